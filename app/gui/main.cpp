@@ -1,0 +1,2 @@
+// Placeholder until the GUI lands.
+int main() { return 0; }

@@ -1,0 +1,16 @@
+# cmake -DOUT=file.cpp -DROOT=dir -DFILES="a;b" -P EmbedFiles.cmake
+# Writes a C++ table {name, bytes, size} for plab::embeddedResource().
+set(_body "#include <cstddef>\nnamespace plab::detail {\nstruct EmbeddedFile { const char* name; const unsigned char* data; std::size_t size; };\n")
+set(_table "")
+set(_i 0)
+foreach(f ${FILES})
+  file(READ "${ROOT}/${f}" _hex HEX)
+  string(LENGTH "${_hex}" _len)
+  math(EXPR _size "${_len} / 2")
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," _bytes "${_hex}")
+  string(APPEND _body "static const unsigned char file_${_i}[] = {${_bytes}0x00};\n")
+  string(APPEND _table "  {\"${f}\", file_${_i}, ${_size}},\n")
+  math(EXPR _i "${_i} + 1")
+endforeach()
+string(APPEND _body "extern const EmbeddedFile kEmbeddedFiles[] = {\n${_table}  {nullptr, nullptr, 0}\n};\n}\n")
+file(WRITE "${OUT}" "${_body}")

@@ -1,0 +1,43 @@
+#pragma once
+// Training data: plain text or JSONL (one object per line, a text field)
+// tokenized into fixed-length blocks, split train/validation with a seed.
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "data/data_config.h"
+#include "tokenizer/tokenizer.h"
+
+namespace plab {
+
+class TextDataset {
+ public:
+  // Reads config.path (or the embedded default corpus when empty), tokenizes
+  // documents (eos between them), cuts blocks of seq_len + 1 tokens,
+  // shuffles blocks with config.seed and holds back val_fraction (at least
+  // one block). Throws DataError if the file is unreadable, a JSONL line is
+  // not valid JSON / lacks the field, or there are fewer than 2 blocks.
+  TextDataset(const DataConfig& config, const Tokenizer& tokenizer, int64_t seq_len);
+
+  int64_t numTrainBlocks() const;
+  int64_t numValBlocks() const;
+  int64_t numTokens() const;
+  int64_t seqLen() const;
+
+  // Random train batch: {inputs, targets}, both [batch, seq_len] int64 CPU.
+  std::pair<torch::Tensor, torch::Tensor> trainBatch(int64_t batch, std::mt19937_64& rng) const;
+  // The validation set cut into batches (deterministic order, at most maxBatches).
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> valBatches(int64_t batch, int64_t maxBatches) const;
+
+ private:
+  torch::Tensor train_;  // [N, seq_len + 1] int64
+  torch::Tensor val_;
+  int64_t numTokens_ = 0;
+  int64_t seqLen_ = 0;
+};
+
+}  // namespace plab

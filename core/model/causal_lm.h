@@ -1,0 +1,39 @@
+#pragma once
+// Base class of the causal language models. Implementations register their
+// submodules with exactly the Hugging Face names (transformer.h.0.attn.c_attn,
+// model.layers.0.self_attn.q_proj, ...) so weights load by name and the UI
+// shows the real layer tree.
+//
+// Mixed precision contract: every leaf module (Linear, Conv1D, Embedding,
+// LayerNorm, RMSNorm) computes in the dtype of its own parameters, casting
+// its input to that dtype; the residual stream stays fp32 and forward()
+// returns fp32 logits. So any per-layer bf16/fp32 plan runs as is.
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+#include "model/model_config.h"
+
+namespace plab {
+
+class CausalLM : public torch::nn::Module {
+ public:
+  explicit CausalLM(ModelConfig config) : config_(std::move(config)) {}
+  const ModelConfig& config() const { return config_; }
+
+  // input_ids: [B, T] int64 on the model's device. Returns [B, T, V] float32.
+  virtual torch::Tensor forward(const torch::Tensor& input_ids) = 0;
+
+  // Mean token cross-entropy in fp32; targets [B, T] int64.
+  torch::Tensor loss(const torch::Tensor& input_ids, const torch::Tensor& targets);
+
+  // Parameter names that are aliases of another parameter (tied embeddings),
+  // e.g. {"lm_head.weight"}. They are not in named_parameters().
+  virtual std::vector<std::string> tiedParameterNames() const { return {}; }
+
+ private:
+  ModelConfig config_;
+};
+
+}  // namespace plab

@@ -1,0 +1,44 @@
+#pragma once
+// Architecture hyper-parameters read from a Hugging Face config.json.
+// Torch-free so that the UI can show them.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace plab {
+
+enum class ArchitectureFamily { Gpt2, Llama };
+
+struct ModelConfig {
+  ArchitectureFamily family = ArchitectureFamily::Gpt2;
+  std::string model_type;            // as in config.json: "gpt2", "llama", "qwen2", "mistral", ...
+  int64_t vocab_size = 0;
+  int64_t hidden_size = 0;           // gpt2: n_embd
+  int64_t num_hidden_layers = 0;     // gpt2: n_layer
+  int64_t num_attention_heads = 0;   // gpt2: n_head
+  int64_t num_key_value_heads = 0;   // llama GQA; == num_attention_heads for gpt2
+  int64_t intermediate_size = 0;     // gpt2: n_inner or 4*n_embd
+  int64_t max_position_embeddings = 0;  // gpt2: n_positions
+  int64_t head_dim = 0;              // hidden_size / num_attention_heads unless given
+  double norm_eps = 1e-5;            // gpt2: layer_norm_epsilon, llama: rms_norm_eps
+  double rope_theta = 10000.0;
+  double initializer_range = 0.02;
+  std::string hidden_act;            // "gelu_new", "silu", ...
+  bool tie_word_embeddings = false;
+  bool attention_bias = false;       // qwen2: q/k/v projections carry a bias
+  bool mlp_bias = false;
+  int64_t bos_token_id = -1;
+  int64_t eos_token_id = -1;
+  nlohmann::json raw;                // the config.json as read, for saving back
+
+  // Throws ConfigError naming the missing/invalid field or the unknown
+  // architecture ("unknown model_type 'x' (supported: gpt2, llama, ...)").
+  static ModelConfig fromJson(const nlohmann::json& j);
+  static ModelConfig fromFile(const std::filesystem::path& configJson);
+  nlohmann::json toJson() const;     // HF-compatible config.json
+  int64_t parameterCount() const;    // exact, including tied weights once
+};
+
+}  // namespace plab

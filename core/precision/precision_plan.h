@@ -1,0 +1,42 @@
+#pragma once
+// Which modules hold bf16 parameters. A plan is a preset plus per-module
+// overrides (an override applies to the module's whole subtree; deeper
+// overrides win). Torch-free; resolved against a ModuleNode tree.
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "model/module_tree.h"
+
+namespace plab {
+
+enum class LayerPrecision { Fp32, Bf16 };
+
+enum class PlanPreset {
+  AllFp32,
+  LinearBf16,  // the seed default: Linear/Conv1D -> bf16, norms and embeddings per flags
+  AllBf16,
+};
+
+struct PrecisionPlan {
+  PlanPreset preset = PlanPreset::LinearBf16;
+  bool norms_bf16 = false;       // LinearBf16 only: LayerNorm/RMSNorm too
+  bool embeddings_bf16 = false;  // LinearBf16 only: Embedding too (and a tied lm_head)
+  std::map<std::string, LayerPrecision> overrides;  // module path -> precision for its subtree
+
+  // Precision of every module that owns parameters (path -> precision).
+  std::map<std::string, LayerPrecision> resolve(const ModuleNode& tree) const;
+  void setSubtree(const std::string& modulePath, LayerPrecision p) { overrides[modulePath] = p; }
+};
+
+std::string planPresetId(PlanPreset p);   // "all-fp32", "linear-bf16", "all-bf16"
+PlanPreset planPresetFromId(const std::string& id);  // throws ConfigError
+nlohmann::json toJson(const PrecisionPlan& p);
+PrecisionPlan precisionPlanFromJson(const nlohmann::json& j);  // throws ConfigError
+
+// Number of parameter elements the resolved plan puts in bf16.
+int64_t bf16ParameterCount(const ModuleNode& tree, const std::map<std::string, LayerPrecision>& resolved);
+
+}  // namespace plab

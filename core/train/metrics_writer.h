@@ -1,0 +1,28 @@
+#pragma once
+// Streams metrics to disk as they are measured, flushed every record, so
+// that a crash keeps everything measured so far.
+//   metrics.jsonl  one StepMetrics JSON per line
+//   metrics.csv    step,loss,val_loss,grad_norm,lr,rounded_away,update_ratio,tokens_per_s,elapsed_s,mem_*
+//   layers.csv     step,layer,rounded_away,update_ratio
+#include <filesystem>
+#include <fstream>
+
+#include "train/step_metrics.h"
+
+namespace plab {
+
+class MetricsWriter {
+ public:
+  explicit MetricsWriter(const std::filesystem::path& dir);  // throws IoError
+  void write(const StepMetrics& m);                          // throws IoError (disk full)
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+  std::ofstream jsonl_, csv_, layers_;
+};
+
+// Reads metrics.jsonl back, skipping a torn last line.
+std::vector<StepMetrics> readMetricsJsonl(const std::filesystem::path& file);
+
+}  // namespace plab

@@ -1,0 +1,62 @@
+#pragma once
+// Everything needed to reproduce a run; serialized as the run's config.json
+// and accepted by `precision-lab-cli run`. Torch-free.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "data/data_config.h"
+#include "precision/optimizer_mode.h"
+#include "precision/precision_plan.h"
+
+namespace plab {
+
+struct ModelSpec {
+  // "embedded": the tiny GPT-2 config shipped in resources (random init)
+  // "config":   random init from the config.json at `path`
+  // "folder":   pretrained weights in the folder at `path`
+  // "hub":      repo id in `path`, taken from the HF cache or downloaded
+  std::string source = "embedded";
+  std::string path;
+  std::string revision = "main";
+};
+
+struct RunConfig {
+  std::string name = "run";
+  ModelSpec model;
+  DataConfig data;
+  PrecisionPlan plan;
+  OptimizerMode mode = OptimizerMode::Bf16Kahan;
+  AdamWOptions adamw;
+  int64_t steps = 200;
+  int64_t batch_size = 8;
+  int64_t grad_accum = 1;
+  int64_t seq_len = 64;
+  std::string lr_schedule = "cosine";  // "constant" | "cosine"
+  int64_t warmup_steps = 10;
+  double min_lr_ratio = 0.1;           // cosine floor as a fraction of lr
+  double grad_clip = 1.0;              // <= 0: off
+  int64_t eval_every = 50;             // 0: only at the end
+  int64_t eval_batches = 4;
+  int64_t layer_stats_every = 1;       // per-layer rounded-away stats cadence
+  int64_t checkpoint_every = 0;        // 0: none
+  uint64_t seed = 0;
+  std::string device = "auto";         // "auto" | "cpu" | "cuda" | "cuda:N"
+  std::string output_dir;              // metrics stream here when set
+
+  // Strict: unknown keys and wrong types raise ConfigError naming the key.
+  static RunConfig fromJson(const nlohmann::json& j);
+  nlohmann::json toJson() const;
+};
+
+// A file holds one run object, or {"runs": [...]}, or
+// {"base": {...}, "sweep": {"mode": ["fp32","bf16",...]}} expanding the base
+// over the listed values (run names get a suffix).
+std::vector<RunConfig> loadRunConfigs(const nlohmann::json& j);
+
+// The embedded default run (tiny GPT-2 from config on the shipped corpus).
+RunConfig defaultRunConfig();
+
+}  // namespace plab

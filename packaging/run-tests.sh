@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs and builds (as setup-debian.sh does), then runs every test.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${PLAB_BUILD_DIR:-$root/build}"
+start=$(date +%s)
+bash "$root/packaging/setup-debian.sh" --build-only
+echo "setup + build: $(( $(date +%s) - start )) s"
+cd "$build"
+QT_QPA_PLATFORM=offscreen ctest --output-on-failure --parallel "$(nproc)" --timeout 900
+echo "total: $(( $(date +%s) - start )) s"
