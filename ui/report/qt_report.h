@@ -1,0 +1,22 @@
+#pragma once
+// The parts of a run report that need Qt rendering: charts as PNG (QCustomPlot,
+// same look as the live charts) and the PDF report (charts + config + summary
+// drawn with QPdfWriter). Used by the desktop app and by the CLI (which runs a
+// QApplication on the offscreen platform for it). Needs a QApplication.
+#include <QString>
+#include <vector>
+
+#include "report/run_report.h"
+
+namespace plab::ui {
+
+// Writes loss.png, memory.png, rounded_away.png, layers_heatmap.png into dir.
+// Throws plab::IoError naming the file on failure.
+void writeChartPngs(const std::vector<plab::RunRecord>& runs, const QString& dir);
+
+// Writes a multi-page PDF: title, summary table, the charts, and the exact
+// config JSON of every run. Throws plab::IoError naming the file on failure.
+void writePdfReport(const std::vector<plab::RunRecord>& runs, const QString& pdfPath,
+                    const QString& title);
+
+}  // namespace plab::ui
