@@ -28,6 +28,7 @@ struct ModelConfig {
   std::string hidden_act;            // "gelu_new", "silu", ...
   bool tie_word_embeddings = false;
   bool attention_bias = false;       // qwen2: q/k/v projections carry a bias
+  bool attention_output_bias = false;  // o_proj bias (llama: == attention_bias; qwen2: none)
   bool mlp_bias = false;
   int64_t bos_token_id = -1;
   int64_t eos_token_id = -1;
@@ -39,6 +40,7 @@ struct ModelConfig {
   static ModelConfig fromFile(const std::filesystem::path& configJson);
   nlohmann::json toJson() const;     // HF-compatible config.json
   int64_t parameterCount() const;    // exact, including tied weights once
+  static std::string supportedModelTypes();  // "gpt2, llama, mistral, qwen2"
 };
 
 }  // namespace plab

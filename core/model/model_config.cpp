@@ -1,0 +1,270 @@
+#include "model/model_config.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "util/errors.h"
+
+namespace plab {
+namespace {
+
+using nlohmann::json;
+
+const char* const kSupportedTypes = "gpt2, llama, mistral, qwen2";
+
+bool isLlamaFamily(const std::string& type) {
+  return type == "llama" || type == "mistral" || type == "qwen2";
+}
+
+// Maps an `architectures` entry to a model_type for configs without one.
+std::string modelTypeFromArchitectures(const json& j) {
+  if (!j.contains("architectures") || !j["architectures"].is_array()) return "";
+  for (const auto& a : j["architectures"]) {
+    if (!a.is_string()) continue;
+    const std::string arch = a.get<std::string>();
+    if (arch.rfind("GPT2", 0) == 0) return "gpt2";
+    if (arch.rfind("Llama", 0) == 0) return "llama";
+    if (arch.rfind("Mistral", 0) == 0) return "mistral";
+    if (arch.rfind("Qwen2", 0) == 0) return "qwen2";
+  }
+  return "";
+}
+
+bool present(const json& j, const char* key) { return j.contains(key) && !j[key].is_null(); }
+
+int64_t requiredInt(const json& j, const char* key, const std::string& type) {
+  if (!present(j, key))
+    throw ConfigError("config.json (" + type + "): missing required field '" + key + "'");
+  const auto& v = j[key];
+  if (!v.is_number_integer() || v.get<int64_t>() <= 0)
+    throw ConfigError("config.json (" + type + "): field '" + key + "' must be a positive integer, got " +
+                      v.dump());
+  return v.get<int64_t>();
+}
+
+int64_t optionalInt(const json& j, const char* key, int64_t fallback, const std::string& type) {
+  if (!present(j, key)) return fallback;
+  const auto& v = j[key];
+  if (!v.is_number_integer() || v.get<int64_t>() <= 0)
+    throw ConfigError("config.json (" + type + "): field '" + key + "' must be a positive integer, got " +
+                      v.dump());
+  return v.get<int64_t>();
+}
+
+double optionalDouble(const json& j, const char* key, double fallback, const std::string& type) {
+  if (!present(j, key)) return fallback;
+  if (!j[key].is_number())
+    throw ConfigError("config.json (" + type + "): field '" + key + "' must be a number, got " + j[key].dump());
+  return j[key].get<double>();
+}
+
+bool optionalBool(const json& j, const char* key, bool fallback, const std::string& type) {
+  if (!present(j, key)) return fallback;
+  if (!j[key].is_boolean())
+    throw ConfigError("config.json (" + type + "): field '" + key + "' must be true or false, got " + j[key].dump());
+  return j[key].get<bool>();
+}
+
+std::string optionalString(const json& j, const char* key, const std::string& fallback, const std::string& type) {
+  if (!present(j, key)) return fallback;
+  if (!j[key].is_string())
+    throw ConfigError("config.json (" + type + "): field '" + key + "' must be a string, got " + j[key].dump());
+  return j[key].get<std::string>();
+}
+
+// eos_token_id may be a list in newer configs; the first id is the one we use.
+int64_t optionalTokenId(const json& j, const char* key) {
+  if (!present(j, key)) return -1;
+  const auto& v = j[key];
+  if (v.is_number_integer()) return v.get<int64_t>();
+  if (v.is_array() && !v.empty() && v[0].is_number_integer()) return v[0].get<int64_t>();
+  return -1;
+}
+
+void checkActivation(const std::string& act, const std::string& type) {
+  static const char* const known[] = {"gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu", "relu", "silu", "swish"};
+  for (const char* k : known)
+    if (act == k) return;
+  throw ConfigError("config.json (" + type + "): unsupported activation '" + act +
+                    "' (supported: gelu_new, gelu_pytorch_tanh, gelu_fast, gelu, relu, silu)");
+}
+
+void parseGpt2(const json& j, ModelConfig& c) {
+  const std::string t = c.model_type;
+  c.family = ArchitectureFamily::Gpt2;
+  c.vocab_size = requiredInt(j, "vocab_size", t);
+  c.hidden_size = requiredInt(j, "n_embd", t);
+  c.num_hidden_layers = requiredInt(j, "n_layer", t);
+  c.num_attention_heads = requiredInt(j, "n_head", t);
+  c.num_key_value_heads = c.num_attention_heads;
+  c.max_position_embeddings = requiredInt(j, "n_positions", t);
+  c.intermediate_size = optionalInt(j, "n_inner", 4 * c.hidden_size, t);
+  c.norm_eps = optionalDouble(j, "layer_norm_epsilon", 1e-5, t);
+  c.hidden_act = optionalString(j, "activation_function", "gelu_new", t);
+  c.tie_word_embeddings = optionalBool(j, "tie_word_embeddings", true, t);
+  c.attention_bias = true;
+  c.attention_output_bias = true;
+  c.mlp_bias = true;
+  if (c.hidden_size % c.num_attention_heads != 0)
+    throw ConfigError("config.json (gpt2): n_embd " + std::to_string(c.hidden_size) +
+                      " is not divisible by n_head " + std::to_string(c.num_attention_heads));
+  c.head_dim = c.hidden_size / c.num_attention_heads;
+}
+
+void parseLlama(const json& j, ModelConfig& c) {
+  const std::string t = c.model_type;
+  c.family = ArchitectureFamily::Llama;
+  c.vocab_size = requiredInt(j, "vocab_size", t);
+  c.hidden_size = requiredInt(j, "hidden_size", t);
+  c.num_hidden_layers = requiredInt(j, "num_hidden_layers", t);
+  c.num_attention_heads = requiredInt(j, "num_attention_heads", t);
+  c.num_key_value_heads = optionalInt(j, "num_key_value_heads", c.num_attention_heads, t);
+  c.intermediate_size = requiredInt(j, "intermediate_size", t);
+  c.max_position_embeddings = optionalInt(j, "max_position_embeddings", 2048, t);
+  c.norm_eps = optionalDouble(j, "rms_norm_eps", 1e-6, t);
+  c.rope_theta = optionalDouble(j, "rope_theta", 10000.0, t);
+  c.hidden_act = optionalString(j, "hidden_act", "silu", t);
+  c.tie_word_embeddings = optionalBool(j, "tie_word_embeddings", false, t);
+  // Qwen2 always has q/k/v biases and never an o_proj bias; Llama's
+  // attention_bias applies to all four projections.
+  if (t == "qwen2") {
+    c.attention_bias = optionalBool(j, "attention_bias", true, t);
+    c.attention_output_bias = false;
+  } else {
+    c.attention_bias = optionalBool(j, "attention_bias", false, t);
+    c.attention_output_bias = c.attention_bias;
+  }
+  c.mlp_bias = optionalBool(j, "mlp_bias", false, t);
+  if (present(j, "rope_scaling"))
+    throw ConfigError("config.json (" + t + "): field 'rope_scaling' = " + j["rope_scaling"].dump() +
+                      " is not supported (only plain RoPE)");
+  if (c.num_attention_heads % c.num_key_value_heads != 0)
+    throw ConfigError("config.json (" + t + "): num_attention_heads " + std::to_string(c.num_attention_heads) +
+                      " is not a multiple of num_key_value_heads " + std::to_string(c.num_key_value_heads));
+  if (present(j, "head_dim")) {
+    c.head_dim = requiredInt(j, "head_dim", t);
+  } else {
+    if (c.hidden_size % c.num_attention_heads != 0)
+      throw ConfigError("config.json (" + t + "): hidden_size " + std::to_string(c.hidden_size) +
+                        " is not divisible by num_attention_heads " + std::to_string(c.num_attention_heads));
+    c.head_dim = c.hidden_size / c.num_attention_heads;
+  }
+  if (c.head_dim % 2 != 0)
+    throw ConfigError("config.json (" + t + "): head_dim " + std::to_string(c.head_dim) + " must be even for RoPE");
+}
+
+}  // namespace
+
+std::string ModelConfig::supportedModelTypes() { return kSupportedTypes; }
+
+ModelConfig ModelConfig::fromJson(const json& j) {
+  if (!j.is_object()) throw ConfigError("config.json: expected a JSON object, got " + std::string(j.type_name()));
+  ModelConfig c;
+  c.raw = j;
+  if (present(j, "model_type")) {
+    if (!j["model_type"].is_string())
+      throw ConfigError("config.json: field 'model_type' must be a string, got " + j["model_type"].dump());
+    c.model_type = j["model_type"].get<std::string>();
+  } else {
+    c.model_type = modelTypeFromArchitectures(j);
+    if (c.model_type.empty())
+      throw ConfigError(std::string("config.json: missing field 'model_type' and no known 'architectures' entry "
+                                    "(supported: ") + kSupportedTypes + ")");
+  }
+  if (c.model_type == "gpt2") {
+    parseGpt2(j, c);
+  } else if (isLlamaFamily(c.model_type)) {
+    parseLlama(j, c);
+  } else {
+    throw ConfigError("config.json: unknown model_type '" + c.model_type + "' (supported: " + kSupportedTypes + ")");
+  }
+  checkActivation(c.hidden_act, c.model_type);
+  c.initializer_range = optionalDouble(j, "initializer_range", 0.02, c.model_type);
+  c.bos_token_id = optionalTokenId(j, "bos_token_id");
+  c.eos_token_id = optionalTokenId(j, "eos_token_id");
+  return c;
+}
+
+ModelConfig ModelConfig::fromFile(const std::filesystem::path& configJson) {
+  std::ifstream in(configJson, std::ios::binary);
+  if (!in) throw ConfigError(configJson.string() + ": cannot open file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  json j;
+  try {
+    j = json::parse(buffer.str());
+  } catch (const json::parse_error& e) {
+    // e.what() carries "line L, column C" and the unexpected token.
+    throw ConfigError(configJson.string() + ": invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+  }
+  try {
+    return fromJson(j);
+  } catch (const ConfigError& e) {
+    throw ConfigError(configJson.string() + ": " + e.what());
+  }
+}
+
+json ModelConfig::toJson() const {
+  json j = raw.is_object() ? raw : json::object();
+  j["model_type"] = model_type;
+  j["vocab_size"] = vocab_size;
+  j["initializer_range"] = initializer_range;
+  j["tie_word_embeddings"] = tie_word_embeddings;
+  if (bos_token_id >= 0 && !j.contains("bos_token_id")) j["bos_token_id"] = bos_token_id;
+  if (eos_token_id >= 0 && !j.contains("eos_token_id")) j["eos_token_id"] = eos_token_id;
+  if (family == ArchitectureFamily::Gpt2) {
+    if (!j.contains("architectures")) j["architectures"] = {"GPT2LMHeadModel"};
+    j["n_embd"] = hidden_size;
+    j["n_layer"] = num_hidden_layers;
+    j["n_head"] = num_attention_heads;
+    j["n_positions"] = max_position_embeddings;
+    j["n_inner"] = intermediate_size == 4 * hidden_size ? json(nullptr) : json(intermediate_size);
+    j["layer_norm_epsilon"] = norm_eps;
+    j["activation_function"] = hidden_act;
+  } else {
+    if (!j.contains("architectures")) {
+      const char* arch = model_type == "qwen2" ? "Qwen2ForCausalLM"
+                         : model_type == "mistral" ? "MistralForCausalLM" : "LlamaForCausalLM";
+      j["architectures"] = {arch};
+    }
+    j["hidden_size"] = hidden_size;
+    j["num_hidden_layers"] = num_hidden_layers;
+    j["num_attention_heads"] = num_attention_heads;
+    j["num_key_value_heads"] = num_key_value_heads;
+    j["intermediate_size"] = intermediate_size;
+    j["max_position_embeddings"] = max_position_embeddings;
+    j["rms_norm_eps"] = norm_eps;
+    j["rope_theta"] = rope_theta;
+    j["hidden_act"] = hidden_act;
+    if (head_dim != hidden_size / num_attention_heads) j["head_dim"] = head_dim;
+    if (model_type != "qwen2" || !attention_bias) j["attention_bias"] = attention_bias;
+    if (mlp_bias) j["mlp_bias"] = mlp_bias;
+  }
+  return j;
+}
+
+int64_t ModelConfig::parameterCount() const {
+  const int64_t H = hidden_size, V = vocab_size, I = intermediate_size;
+  int64_t perLayer = 0, total = 0;
+  if (family == ArchitectureFamily::Gpt2) {
+    perLayer = 2 * H                  // ln_1
+               + H * 3 * H + 3 * H    // c_attn
+               + H * H + H            // attn.c_proj
+               + 2 * H                // ln_2
+               + H * I + I            // c_fc
+               + I * H + H;           // mlp.c_proj
+    total = V * H + max_position_embeddings * H + num_hidden_layers * perLayer + 2 * H;
+  } else {
+    const int64_t q = num_attention_heads * head_dim, kv = num_key_value_heads * head_dim;
+    perLayer = H * q + H * kv * 2 + q * H           // q, k, v, o
+               + (attention_bias ? q + 2 * kv : 0)  // q/k/v biases
+               + (attention_output_bias ? H : 0)    // o bias
+               + 3 * H * I + (mlp_bias ? 2 * I + H : 0)
+               + 2 * H;                             // two RMSNorms
+    total = V * H + num_hidden_layers * perLayer + H;
+  }
+  if (!tie_word_embeddings) total += V * H;
+  return total;
+}
+
+}  // namespace plab
