@@ -23,6 +23,10 @@ struct ModelSpec {
   std::string revision = "main";
 };
 
+// Strict like RunConfig::fromJson (keys source, path, revision).
+ModelSpec modelSpecFromJson(const nlohmann::json& j);
+nlohmann::json toJson(const ModelSpec& s);
+
 struct RunConfig {
   std::string name = "run";
   ModelSpec model;

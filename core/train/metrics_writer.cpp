@@ -1,0 +1,97 @@
+#include "train/metrics_writer.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <iomanip>
+#include <sstream>
+#include <string>
+
+#include "util/errors.h"
+
+namespace plab {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string systemReason() {
+  return errno != 0 ? std::string(std::strerror(errno)) : std::string("write failed");
+}
+
+void openFile(std::ofstream& out, const fs::path& file, const char* header) {
+  errno = 0;
+  out.open(file, std::ios::out | std::ios::trunc);
+  if (!out) throw IoError("cannot open " + file.string() + " for writing: " + systemReason());
+  if (header) out << header << '\n';
+  out.flush();
+  if (!out) throw IoError("cannot write " + file.string() + ": " + systemReason());
+}
+
+// Empty cell for a missing/non-finite value keeps the CSV numeric.
+std::string cell(double v) {
+  if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+  std::ostringstream s;
+  s << std::setprecision(9) << v;
+  return s.str();
+}
+
+void flushOrThrow(std::ofstream& out, const fs::path& file) {
+  errno = 0;
+  out.flush();
+  if (!out) throw IoError("cannot write " + file.string() + ": " + systemReason());
+}
+
+}  // namespace
+
+MetricsWriter::MetricsWriter(const fs::path& dir) : dir_(dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw IoError("cannot create output folder " + dir.string() + ": " + ec.message());
+  openFile(jsonl_, dir / "metrics.jsonl", nullptr);
+  openFile(csv_, dir / "metrics.csv",
+           "step,loss,val_loss,grad_norm,lr,rounded_away,update_ratio,tokens_per_s,elapsed_s,"
+           "mem_weights,mem_gradients,mem_moments,mem_master,mem_kahan,mem_total");
+  openFile(layers_, dir / "layers.csv", "step,layer,rounded_away,update_ratio");
+}
+
+void MetricsWriter::write(const StepMetrics& m) {
+  jsonl_ << toJson(m).dump() << '\n';
+  flushOrThrow(jsonl_, dir_ / "metrics.jsonl");
+
+  csv_ << m.step << ',' << cell(m.loss) << ',' << (m.valLoss ? cell(*m.valLoss) : "") << ','
+       << cell(m.gradNorm) << ',' << cell(m.lr) << ',' << cell(m.roundedAwayFraction) << ','
+       << cell(m.updateRatio) << ',' << cell(m.tokensPerSecond) << ',' << cell(m.elapsedSeconds) << ','
+       << m.memory.weights << ',' << m.memory.gradients << ',' << m.memory.moments << ','
+       << m.memory.master << ',' << m.memory.kahan << ',' << m.memory.total() << '\n';
+  flushOrThrow(csv_, dir_ / "metrics.csv");
+
+  for (const LayerStepMetrics& l : m.layers)
+    layers_ << m.step << ',' << l.layer << ',' << cell(l.roundedAwayFraction) << ','
+            << cell(l.updateRatio) << '\n';
+  flushOrThrow(layers_, dir_ / "layers.csv");
+}
+
+std::vector<StepMetrics> readMetricsJsonl(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) throw IoError("cannot read " + file.string());
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(line);
+  std::vector<StepMetrics> out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    nlohmann::json j = nlohmann::json::parse(lines[i], nullptr, /*allow_exceptions=*/false);
+    const bool last = i + 1 == lines.size();
+    if (j.is_discarded()) {
+      if (last) break;  // torn by a crash mid-write
+      throw ConfigError(file.string() + ": line " + std::to_string(i + 1) + " is not valid JSON");
+    }
+    try {
+      out.push_back(stepMetricsFromJson(j));
+    } catch (const ConfigError& e) {
+      throw ConfigError(file.string() + ": line " + std::to_string(i + 1) + ": " + e.what());
+    }
+  }
+  return out;
+}
+
+}  // namespace plab

@@ -1,0 +1,275 @@
+#include "train/run_config.h"
+
+#include <cmath>
+#include <functional>
+#include <sstream>
+
+#include "util/errors.h"
+
+namespace plab {
+namespace {
+
+using nlohmann::json;
+
+// Strict readers: a wrong type names the key and the expected type, so a
+// typo in a hand-written config.json is reported instead of ignored.
+void requireObject(const json& j, const std::string& what) {
+  if (!j.is_object())
+    throw ConfigError("run config: " + what + " must be a JSON object, got " + j.type_name());
+}
+
+void readString(const json& j, const char* key, const std::string& prefix, std::string& out) {
+  if (!j.contains(key)) return;
+  const json& v = j.at(key);
+  if (!v.is_string())
+    throw ConfigError("run config: '" + prefix + key + "' must be a string, got " + v.type_name());
+  out = v.get<std::string>();
+}
+
+void readInt(const json& j, const char* key, int64_t& out) {
+  if (!j.contains(key)) return;
+  const json& v = j.at(key);
+  if (!v.is_number_integer())
+    throw ConfigError(std::string("run config: '") + key + "' must be an integer, got " + v.type_name());
+  out = v.get<int64_t>();
+}
+
+void readUInt(const json& j, const char* key, uint64_t& out) {
+  if (!j.contains(key)) return;
+  const json& v = j.at(key);
+  if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() < 0))
+    throw ConfigError(std::string("run config: '") + key +
+                      "' must be a non-negative integer, got " + v.dump());
+  out = v.get<uint64_t>();
+}
+
+void readDouble(const json& j, const char* key, double& out) {
+  if (!j.contains(key)) return;
+  const json& v = j.at(key);
+  if (!v.is_number())
+    throw ConfigError(std::string("run config: '") + key + "' must be a number, got " + v.type_name());
+  out = v.get<double>();
+}
+
+// Prefixes a nested parser's ConfigError with where it came from.
+template <typename F>
+auto nested(const char* key, F&& parse) -> decltype(parse()) {
+  try {
+    return parse();
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string("run config: '") + key + "': " + e.what());
+  }
+}
+
+const char* const kKnownKeys[] = {
+    "name",       "model",         "data",          "plan",          "mode",
+    "adamw",      "steps",         "batch_size",    "grad_accum",    "seq_len",
+    "lr_schedule", "warmup_steps", "min_lr_ratio",  "grad_clip",     "eval_every",
+    "eval_batches", "layer_stats_every", "checkpoint_every", "seed",  "device",
+    "output_dir"};
+
+void validate(const RunConfig& c) {
+  auto require = [](bool ok, const std::string& msg) {
+    if (!ok) throw ConfigError("run config: " + msg);
+  };
+  require(!c.name.empty(), "'name' must not be empty");
+  require(c.steps > 0, "'steps' must be > 0 (got " + std::to_string(c.steps) + ")");
+  require(c.batch_size > 0, "'batch_size' must be > 0 (got " + std::to_string(c.batch_size) + ")");
+  require(c.grad_accum > 0, "'grad_accum' must be > 0 (got " + std::to_string(c.grad_accum) + ")");
+  require(c.seq_len > 0, "'seq_len' must be > 0 (got " + std::to_string(c.seq_len) + ")");
+  require(std::isfinite(c.adamw.lr) && c.adamw.lr > 0, "'adamw.lr' must be > 0");
+  require(c.lr_schedule == "constant" || c.lr_schedule == "cosine",
+          "'lr_schedule' must be \"constant\" or \"cosine\" (got \"" + c.lr_schedule + "\")");
+  require(c.warmup_steps >= 0, "'warmup_steps' must be >= 0");
+  require(std::isfinite(c.min_lr_ratio) && c.min_lr_ratio >= 0 && c.min_lr_ratio <= 1,
+          "'min_lr_ratio' must be in [0, 1]");
+  require(std::isfinite(c.grad_clip), "'grad_clip' must be finite");
+  require(c.eval_every >= 0, "'eval_every' must be >= 0");
+  require(c.eval_batches > 0, "'eval_batches' must be > 0");
+  require(c.layer_stats_every > 0, "'layer_stats_every' must be > 0");
+  require(c.checkpoint_every >= 0, "'checkpoint_every' must be >= 0");
+  const bool deviceOk = c.device == "auto" || c.device == "cpu" || c.device == "cuda" ||
+                        (c.device.rfind("cuda:", 0) == 0 && c.device.size() > 5 &&
+                         c.device.find_first_not_of("0123456789", 5) == std::string::npos);
+  require(deviceOk, "'device' must be auto, cpu, cuda or cuda:N (got \"" + c.device + "\")");
+}
+
+}  // namespace
+
+ModelSpec modelSpecFromJson(const json& j) {
+  requireObject(j, "'model'");
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key() != "source" && it.key() != "path" && it.key() != "revision")
+      throw ConfigError("run config: unknown key 'model." + it.key() + "'");
+  ModelSpec s;
+  readString(j, "source", "model.", s.source);
+  readString(j, "path", "model.", s.path);
+  readString(j, "revision", "model.", s.revision);
+  if (s.source != "embedded" && s.source != "config" && s.source != "folder" && s.source != "hub")
+    throw ConfigError("run config: 'model.source' must be one of embedded, config, folder, hub (got '" +
+                      s.source + "')");
+  if (s.source != "embedded" && s.path.empty())
+    throw ConfigError("run config: 'model.path' is required for model source '" + s.source + "'");
+  return s;
+}
+
+json toJson(const ModelSpec& s) {
+  return {{"source", s.source}, {"path", s.path}, {"revision", s.revision}};
+}
+
+RunConfig RunConfig::fromJson(const nlohmann::json& j) {
+  requireObject(j, "the run");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    bool known = false;
+    for (const char* k : kKnownKeys) known = known || it.key() == k;
+    if (!known) throw ConfigError("run config: unknown key '" + it.key() + "'");
+  }
+  RunConfig c;
+  readString(j, "name", "", c.name);
+  if (j.contains("model")) c.model = modelSpecFromJson(j.at("model"));
+  if (j.contains("data")) c.data = nested("data", [&] { return dataConfigFromJson(j.at("data")); });
+  if (j.contains("plan")) c.plan = nested("plan", [&] { return precisionPlanFromJson(j.at("plan")); });
+  if (j.contains("mode")) {
+    std::string id;
+    readString(j, "mode", "", id);
+    c.mode = nested("mode", [&] { return optimizerModeFromId(id); });
+  }
+  if (j.contains("adamw")) c.adamw = nested("adamw", [&] { return adamWOptionsFromJson(j.at("adamw")); });
+  readInt(j, "steps", c.steps);
+  readInt(j, "batch_size", c.batch_size);
+  readInt(j, "grad_accum", c.grad_accum);
+  readInt(j, "seq_len", c.seq_len);
+  readString(j, "lr_schedule", "", c.lr_schedule);
+  readInt(j, "warmup_steps", c.warmup_steps);
+  readDouble(j, "min_lr_ratio", c.min_lr_ratio);
+  readDouble(j, "grad_clip", c.grad_clip);
+  readInt(j, "eval_every", c.eval_every);
+  readInt(j, "eval_batches", c.eval_batches);
+  readInt(j, "layer_stats_every", c.layer_stats_every);
+  readInt(j, "checkpoint_every", c.checkpoint_every);
+  readUInt(j, "seed", c.seed);
+  readString(j, "device", "", c.device);
+  readString(j, "output_dir", "", c.output_dir);
+  validate(c);
+  return c;
+}
+
+nlohmann::json RunConfig::toJson() const {
+  return {{"name", name},
+          {"model", plab::toJson(model)},
+          {"data", plab::toJson(data)},
+          {"plan", plab::toJson(plan)},
+          {"mode", optimizerModeId(mode)},
+          {"adamw", plab::toJson(adamw)},
+          {"steps", steps},
+          {"batch_size", batch_size},
+          {"grad_accum", grad_accum},
+          {"seq_len", seq_len},
+          {"lr_schedule", lr_schedule},
+          {"warmup_steps", warmup_steps},
+          {"min_lr_ratio", min_lr_ratio},
+          {"grad_clip", grad_clip},
+          {"eval_every", eval_every},
+          {"eval_batches", eval_batches},
+          {"layer_stats_every", layer_stats_every},
+          {"checkpoint_every", checkpoint_every},
+          {"seed", seed},
+          {"device", device},
+          {"output_dir", output_dir}};
+}
+
+namespace {
+
+// "adamw.lr" -> the value slot inside a run object (created if missing).
+json& slotAt(json& run, const std::string& dottedKey) {
+  json* node = &run;
+  std::stringstream ss(dottedKey);
+  std::string part;
+  while (std::getline(ss, part, '.')) {
+    if (part.empty()) throw ConfigError("run config: bad sweep key '" + dottedKey + "'");
+    if (!node->is_object()) throw ConfigError("run config: sweep key '" + dottedKey + "' does not name a field");
+    node = &(*node)[part];
+  }
+  return *node;
+}
+
+std::string suffixFor(const std::string& key, const json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  const auto dot = key.rfind('.');
+  return (dot == std::string::npos ? key : key.substr(dot + 1)) + value.dump();
+}
+
+}  // namespace
+
+std::vector<RunConfig> loadRunConfigs(const nlohmann::json& j) {
+  if (!j.is_object()) throw ConfigError("run config: expected a JSON object, got " + std::string(j.type_name()));
+  std::vector<RunConfig> runs;
+  if (j.contains("runs")) {
+    if (j.size() != 1) throw ConfigError("run config: a {\"runs\": [...]} file must have no other keys");
+    const json& list = j.at("runs");
+    if (!list.is_array() || list.empty())
+      throw ConfigError("run config: 'runs' must be a non-empty array of run objects");
+    for (size_t i = 0; i < list.size(); ++i) {
+      try {
+        runs.push_back(RunConfig::fromJson(list[i]));
+      } catch (const ConfigError& e) {
+        throw ConfigError("runs[" + std::to_string(i) + "]: " + e.what());
+      }
+    }
+  } else if (j.contains("sweep")) {
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (it.key() != "base" && it.key() != "sweep")
+        throw ConfigError("run config: unknown key '" + it.key() + "' in a sweep file (expected base, sweep)");
+    const json base = j.value("base", json::object());
+    requireObject(base, "'base'");
+    const json& sweep = j.at("sweep");
+    requireObject(sweep, "'sweep'");
+    if (sweep.empty()) throw ConfigError("run config: 'sweep' lists no field to vary");
+    const std::string baseName = base.value("name", RunConfig{}.name);
+    // Cartesian product over the swept fields, in the order they are listed.
+    std::vector<std::pair<json, std::string>> expanded = {{base, baseName}};
+    for (auto it = sweep.begin(); it != sweep.end(); ++it) {
+      if (!it.value().is_array() || it.value().empty())
+        throw ConfigError("run config: 'sweep." + it.key() + "' must be a non-empty array of values");
+      std::vector<std::pair<json, std::string>> next;
+      for (const auto& [run, name] : expanded) {
+        for (const json& value : it.value()) {
+          json variant = run;
+          slotAt(variant, it.key()) = value;
+          next.emplace_back(variant, name + "-" + suffixFor(it.key(), value));
+        }
+      }
+      expanded = std::move(next);
+    }
+    for (auto& [run, name] : expanded) {
+      run["name"] = name;
+      try {
+        runs.push_back(RunConfig::fromJson(run));
+      } catch (const ConfigError& e) {
+        throw ConfigError("sweep run '" + name + "': " + e.what());
+      }
+    }
+  } else {
+    runs.push_back(RunConfig::fromJson(j));
+  }
+  return runs;
+}
+
+RunConfig defaultRunConfig() {
+  RunConfig c;
+  c.name = "tiny-gpt2-default";
+  c.model.source = "embedded";
+  c.plan.preset = PlanPreset::LinearBf16;
+  c.mode = OptimizerMode::Bf16Kahan;
+  c.adamw.lr = 1e-3;
+  c.steps = 200;
+  c.batch_size = 8;
+  c.seq_len = 64;
+  c.lr_schedule = "cosine";
+  c.warmup_steps = 10;
+  c.eval_every = 50;
+  c.eval_batches = 4;
+  return c;
+}
+
+}  // namespace plab

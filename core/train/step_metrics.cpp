@@ -1,0 +1,127 @@
+#include "train/step_metrics.h"
+
+#include <cmath>
+#include <limits>
+
+#include "util/errors.h"
+
+namespace plab {
+namespace {
+
+using nlohmann::json;
+
+// JSON has no NaN/Inf: they are written as null and read back as NaN, so a
+// diverged step still round-trips as "not a number".
+json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+double readNumber(const json& j, const char* key) {
+  if (!j.contains(key)) throw ConfigError(std::string("step metrics: missing '") + key + "'");
+  const json& v = j.at(key);
+  if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
+  if (!v.is_number()) throw ConfigError(std::string("step metrics: '") + key + "' must be a number");
+  return v.get<double>();
+}
+
+json moduleNodeToJson(const ModuleNode& n) {
+  json children = json::array();
+  for (const ModuleNode& c : n.children) children.push_back(moduleNodeToJson(c));
+  return {{"path", n.path},
+          {"name", n.name},
+          {"type", n.type},
+          {"own_parameters", n.ownParameters},
+          {"total_parameters", n.totalParameters},
+          {"children", children}};
+}
+
+}  // namespace
+
+nlohmann::json toJson(const StepMetrics& m) {
+  json j = {{"step", m.step},
+            {"loss", number(m.loss)},
+            {"grad_norm", number(m.gradNorm)},
+            {"lr", number(m.lr)},
+            {"rounded_away_fraction", number(m.roundedAwayFraction)},
+            {"update_ratio", number(m.updateRatio)},
+            {"tokens_per_second", number(m.tokensPerSecond)},
+            {"elapsed_seconds", number(m.elapsedSeconds)},
+            {"memory", toJson(m.memory)}};
+  if (m.valLoss) j["val_loss"] = number(*m.valLoss);
+  json layers = json::array();
+  for (const LayerStepMetrics& l : m.layers)
+    layers.push_back({{"layer", l.layer},
+                      {"rounded_away_fraction", number(l.roundedAwayFraction)},
+                      {"update_ratio", number(l.updateRatio)}});
+  j["layers"] = layers;
+  return j;
+}
+
+StepMetrics stepMetricsFromJson(const nlohmann::json& j) {
+  if (!j.is_object()) throw ConfigError("step metrics: expected a JSON object");
+  StepMetrics m;
+  if (!j.contains("step") || !j.at("step").is_number_integer())
+    throw ConfigError("step metrics: 'step' must be an integer");
+  m.step = j.at("step").get<int64_t>();
+  m.loss = readNumber(j, "loss");
+  m.gradNorm = readNumber(j, "grad_norm");
+  m.lr = readNumber(j, "lr");
+  m.roundedAwayFraction = readNumber(j, "rounded_away_fraction");
+  m.updateRatio = readNumber(j, "update_ratio");
+  m.tokensPerSecond = readNumber(j, "tokens_per_second");
+  m.elapsedSeconds = readNumber(j, "elapsed_seconds");
+  if (j.contains("val_loss")) m.valLoss = readNumber(j, "val_loss");
+  if (j.contains("memory")) m.memory = memoryBreakdownFromJson(j.at("memory"));
+  if (j.contains("layers")) {
+    const json& layers = j.at("layers");
+    if (!layers.is_array()) throw ConfigError("step metrics: 'layers' must be an array");
+    for (const json& l : layers) {
+      if (!l.is_object() || !l.contains("layer") || !l.at("layer").is_string())
+        throw ConfigError("step metrics: each layer entry needs a 'layer' name");
+      LayerStepMetrics lm;
+      lm.layer = l.at("layer").get<std::string>();
+      lm.roundedAwayFraction = readNumber(l, "rounded_away_fraction");
+      lm.updateRatio = readNumber(l, "update_ratio");
+      m.layers.push_back(std::move(lm));
+    }
+  }
+  return m;
+}
+
+nlohmann::json toJson(const RunInfo& i) {
+  return {{"run_name", i.runName},
+          {"device", i.device},
+          {"model_type", i.modelType},
+          {"modules", moduleNodeToJson(i.modules)},
+          {"parameter_count", i.parameterCount},
+          {"bf16_parameter_count", i.bf16ParameterCount},
+          {"layers", i.layers},
+          {"predicted_memory", toJson(i.predictedMemory)},
+          {"measured_memory", toJson(i.measuredMemory)},
+          {"fp32_baseline", toJson(i.fp32Baseline)},
+          {"tokens_per_step", i.tokensPerStep},
+          {"train_tokens", i.trainTokens},
+          {"cuda_allocator_summary", i.cudaAllocatorSummary}};
+}
+
+nlohmann::json toJson(const RunResult& r) {
+  json j = {{"status", runStatusId(r.status)},
+            {"message", r.message},
+            {"steps_done", r.stepsDone},
+            {"final_loss", number(r.finalLoss)},
+            {"mean_tokens_per_second", number(r.meanTokensPerSecond)},
+            {"mean_rounded_away_fraction", number(r.meanRoundedAwayFraction)},
+            {"memory", toJson(r.memory)},
+            {"memory_saved_fraction", number(r.memorySavedFraction)}};
+  j["final_val_loss"] = r.finalValLoss ? number(*r.finalValLoss) : json(nullptr);
+  return j;
+}
+
+std::string runStatusId(RunStatus s) {
+  switch (s) {
+    case RunStatus::Completed: return "completed";
+    case RunStatus::Stopped: return "stopped";
+    case RunStatus::Failed: return "failed";
+  }
+  return "unknown";
+}
+
+}  // namespace plab
