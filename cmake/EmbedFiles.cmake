@@ -1,7 +1,8 @@
-# cmake -DOUT=file.cpp -DROOT=dir -DFILES="a;b" -P EmbedFiles.cmake
+# cmake -DOUT=file.cpp -DROOT=dir -DFILES="a|b" -P EmbedFiles.cmake
 # Writes a C++ table {name, bytes, size} for plab::embeddedResource().
 set(_body "#include <cstddef>\nnamespace plab::detail {\nstruct EmbeddedFile { const char* name; const unsigned char* data; std::size_t size; };\n")
 set(_table "")
+string(REPLACE "|" ";" FILES "${FILES}")
 set(_i 0)
 foreach(f ${FILES})
   file(READ "${ROOT}/${f}" _hex HEX)
