@@ -20,6 +20,9 @@ namespace plab {
 class CausalLM : public torch::nn::Module {
  public:
   explicit CausalLM(ModelConfig config) : config_(std::move(config)) {}
+  // className: the Hugging Face class name reported by name() ("GPT2LMHeadModel").
+  CausalLM(ModelConfig config, std::string className)
+      : torch::nn::Module(std::move(className)), config_(std::move(config)) {}
   const ModelConfig& config() const { return config_; }
 
   // input_ids: [B, T] int64 on the model's device. Returns [B, T, V] float32.
