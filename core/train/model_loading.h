@@ -1,0 +1,43 @@
+#pragma once
+// Turns a ModelSpec into a model + tokenizer ready to train (torch side of
+// the run setup; model_inspect.h is the torch-free overview).
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "model/causal_lm.h"
+#include "tokenizer/tokenizer.h"
+#include "train/run_config.h"
+
+namespace plab {
+
+struct LoadedModel {
+  std::shared_ptr<CausalLM> model;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::string description;  // "embedded tiny-gpt2", "/path", "org/name@main (cache)"
+};
+
+// Where a spec's config.json / weights / tokenizer live. Never downloads:
+// a hub spec that is not cached throws HubError telling how to fetch it.
+struct ResolvedModelSource {
+  ModelConfig config;
+  std::filesystem::path folder;  // empty for embedded/config specs without a folder
+  bool pretrained = false;       // weights are loaded from `folder`
+  std::string description;
+};
+ResolvedModelSource resolveModelSource(const ModelSpec& spec);
+
+// Tokenizer for a resolved source: tokenizer.json next to the config when
+// present, bytes otherwise. Throws ConfigError when its vocabulary does not
+// fit the model's vocab_size.
+std::unique_ptr<Tokenizer> tokenizerForSource(const ResolvedModelSource& source);
+
+// Builds (random init with seed) or loads the model. When allowDownload is
+// set, a hub model missing from the cache is downloaded first (progress
+// lines go to `log`).
+LoadedModel loadModelForRun(const ModelSpec& spec, uint64_t seed, bool allowDownload = false,
+                            const std::function<void(const std::string&)>& log = {});
+
+}  // namespace plab

@@ -1,0 +1,436 @@
+#include "train/trainer.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <fstream>
+#include <iomanip>
+#include <mutex>
+#include <random>
+#include <sstream>
+
+#include "data/text_dataset.h"
+#include "model/model_factory.h"
+#include "model/module_tree.h"
+#include "precision/precision_adamw.h"
+#include "train/lr_schedule.h"
+#include "train/metrics_writer.h"
+#include "train/model_loading.h"
+#include "util/errors.h"
+
+// Allocator figures need the CUDA half of LibTorch (c10_cuda); the stats
+// API (getDeviceStats, allocated/reserved Stat arrays) exists in 1.13 and 2.x.
+#if defined(PLAB_HAVE_CUDA_KERNELS) && defined(__has_include)
+#if __has_include(<c10/cuda/CUDACachingAllocator.h>)
+#include <c10/cuda/CUDACachingAllocator.h>
+#define PLAB_HAVE_CUDA_ALLOCATOR_STATS 1
+#endif
+#endif
+
+namespace plab {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+// Pause/stop flags shared between the training thread and the controls.
+struct RunControl {
+  mutable std::mutex mutex;
+  std::condition_variable wake;
+  bool pauseRequested = false;
+  bool stopRequested = false;
+
+  bool stopping() const {
+    std::lock_guard<std::mutex> lock(mutex);
+    return stopRequested;
+  }
+  // Blocks while paused; returns the seconds spent waiting.
+  double waitWhilePaused() {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (!pauseRequested || stopRequested) return 0;
+    const auto start = Clock::now();
+    wake.wait(lock, [&] { return !pauseRequested || stopRequested; });
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  }
+};
+}  // namespace
+
+struct Trainer::Impl {
+  RunConfig config;
+  RunControl control;
+};
+
+namespace {
+
+std::string fmt(double v, int precision = 4) {
+  std::ostringstream s;
+  s << std::setprecision(precision) << v;
+  return s.str();
+}
+
+void writeJsonFile(const fs::path& file, const nlohmann::json& j) {
+  std::ofstream out(file, std::ios::out | std::ios::trunc);
+  if (out) {
+    out << j.dump(2) << '\n';
+    out.flush();
+  }
+  if (!out) throw IoError("cannot write " + file.string());
+}
+
+torch::Device resolveDevice(const std::string& requested) {
+  if (requested == "auto")
+    return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+  if (requested == "cpu") return torch::Device(torch::kCPU);
+  if (!torch::cuda::is_available())
+    throw ConfigError("device '" + requested +
+                      "' requested but CUDA is not available (CPU-only LibTorch or no GPU); use \"cpu\" or \"auto\"");
+  const int index = requested == "cuda" ? 0 : std::stoi(requested.substr(5));
+  if (index >= static_cast<int>(torch::cuda::device_count()))
+    throw ConfigError("device '" + requested + "' does not exist (" +
+                      std::to_string(torch::cuda::device_count()) + " CUDA device(s))");
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+std::string cudaAllocatorSummary(const torch::Device& device) {
+#ifdef PLAB_HAVE_CUDA_ALLOCATOR_STATS
+  if (!device.is_cuda()) return "";
+  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+  // Index 0 is the aggregate over small and large pools.
+  std::ostringstream s;
+  s << "allocated " << stats.allocated_bytes[0].current / (1024.0 * 1024.0) << " MiB (peak "
+    << stats.allocated_bytes[0].peak / (1024.0 * 1024.0) << " MiB), reserved "
+    << stats.reserved_bytes[0].current / (1024.0 * 1024.0) << " MiB";
+  return s.str();
+#else
+  return device.is_cuda() ? "allocator statistics unavailable in this build" : "";
+#endif
+}
+
+double gradNorm(const std::vector<TrainableParam>& params) {
+  // Accumulated in fp64 on the host side of each reduction so that bf16
+  // gradients of many layers do not lose the small contributions.
+  double sumSq = 0;
+  for (const TrainableParam& p : params) {
+    const torch::Tensor& g = p.param.grad();
+    if (!g.defined()) continue;
+    sumSq += g.to(torch::kFloat).pow(2).sum().item<double>();
+  }
+  return std::sqrt(sumSq);
+}
+
+void scaleGrads(const std::vector<TrainableParam>& params, double factor) {
+  torch::NoGradGuard noGrad;
+  for (const TrainableParam& p : params) {
+    torch::Tensor g = p.param.grad();
+    if (g.defined()) g.mul_(factor);
+  }
+}
+
+// One training run from setup to summary; members keep what was measured
+// so a failure mid-run still reports it.
+class Session {
+ public:
+  Session(RunControl& control, const RunConfig& cfg, const Trainer::Callbacks& cb)
+      : control_(control), cfg_(cfg), cb_(cb) {}
+
+  void log(const std::string& line) {
+    if (cb_.onLog) cb_.onLog(line);
+  }
+
+  void execute() {
+    if (!cfg_.output_dir.empty()) {
+      const fs::path dir = cfg_.output_dir;
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      if (ec) throw IoError("cannot create output folder " + dir.string() + ": " + ec.message());
+      writeJsonFile(dir / "config.json", cfg_.toJson());
+      writer_ = std::make_unique<MetricsWriter>(dir);
+    }
+    setup();
+    train();
+  }
+
+  void setup() {
+    const torch::Device device = resolveDevice(cfg_.device);
+    device_ = device;
+    torch::manual_seed(cfg_.seed);
+    rng_.seed(cfg_.seed);
+
+    LoadedModel loaded = loadModelForRun(cfg_.model, cfg_.seed, /*allowDownload=*/true,
+                                         [this](const std::string& s) { log(s); });
+    model_ = loaded.model;
+    const int64_t maxPositions = model_->config().max_position_embeddings;
+    if (maxPositions > 0 && cfg_.seq_len > maxPositions)
+      throw ConfigError("run config: 'seq_len' " + std::to_string(cfg_.seq_len) +
+                        " exceeds the model's max positions (" + std::to_string(maxPositions) + ")");
+    dataset_ = std::make_unique<TextDataset>(cfg_.data, *loaded.tokenizer, cfg_.seq_len);
+
+    // Move first, then convert: the optimizer's param list (and any fp32
+    // source copies) then live on the training device.
+    model_->to(device);
+    params_ = applyPrecisionPlan(*model_, cfg_.plan, cfg_.mode);
+    optimizer_ = std::make_unique<PrecisionAdamW>(params_, cfg_.mode, cfg_.adamw, cfg_.seed);
+    model_->train();
+
+    for (auto& [inputs, targets] : dataset_->valBatches(cfg_.batch_size, cfg_.eval_batches))
+      valBatches_.emplace_back(inputs.to(device), targets.to(device));
+
+    RunInfo& info = info_;
+    info.runName = cfg_.name;
+    info.device = device.str();
+    info.modelType = model_->config().model_type;
+    info.modules = describeModules(*model_);
+    for (const TrainableParam& p : params_) {
+      info.parameterCount += p.param.numel();
+      if (p.param.scalar_type() == torch::kBFloat16) info.bf16ParameterCount += p.param.numel();
+      if (info.layers.empty() || info.layers.back() != p.layer) {
+        bool seen = false;
+        for (const auto& l : info.layers) seen = seen || l == p.layer;
+        if (!seen) info.layers.push_back(p.layer);
+      }
+    }
+    info.predictedMemory = predictMemory(params_, cfg_.mode, cfg_.adamw);
+    info.measuredMemory = optimizer_->measuredMemory();
+    info.fp32Baseline = fp32AdamWBaseline(info.parameterCount);
+    info.tokensPerStep = cfg_.batch_size * cfg_.grad_accum * cfg_.seq_len;
+    info.trainTokens = dataset_->numTrainBlocks() * cfg_.seq_len;
+    info.cudaAllocatorSummary = cudaAllocatorSummary(device);
+    if (writer_) writeJsonFile(fs::path(cfg_.output_dir) / "run_info.json", toJson(info));
+
+    log("run " + cfg_.name + ": " + loaded.description + ", " + info.modelType + ", " +
+        std::to_string(info.parameterCount) + " params (" + std::to_string(info.bf16ParameterCount) +
+        " bf16), mode " + optimizerModeId(cfg_.mode) + ", device " + info.device + ", " +
+        std::to_string(dataset_->numTrainBlocks()) + " train / " + std::to_string(dataset_->numValBlocks()) +
+        " val blocks of " + std::to_string(cfg_.seq_len) + " tokens");
+    if (cb_.onStart) cb_.onStart(info);
+  }
+
+  double evaluate() {
+    torch::NoGradGuard noGrad;
+    model_->eval();
+    double sum = 0;
+    for (const auto& [inputs, targets] : valBatches_) sum += model_->loss(inputs, targets).item<double>();
+    model_->train();
+    return valBatches_.empty() ? std::nan("") : sum / static_cast<double>(valBatches_.size());
+  }
+
+  void record(const StepMetrics& m) {
+    steps_.push_back(m);
+    if (writer_) writer_->write(m);
+    if (cb_.onStep) cb_.onStep(m);
+  }
+
+  void train() {
+    const auto start = Clock::now();
+    double pausedSeconds = 0;
+    for (int64_t step = 1; step <= cfg_.steps; ++step) {
+      pausedSeconds += control_.waitWhilePaused();
+      if (control_.stopping()) {
+        status_ = RunStatus::Stopped;
+        message_ = "stopped by the user after step " + std::to_string(step - 1);
+        log("run " + cfg_.name + ": " + message_);
+        return;
+      }
+      StepMetrics m;
+      m.step = step;
+      m.lr = scheduledLr(cfg_, step);
+      const auto stepStart = Clock::now();
+
+      optimizer_->zeroGrad();
+      double lossSum = 0;
+      for (int64_t micro = 0; micro < cfg_.grad_accum; ++micro) {
+        auto [inputs, targets] = dataset_->trainBatch(cfg_.batch_size, rng_);
+        torch::Tensor loss = model_->loss(inputs.to(device_), targets.to(device_));
+        (loss / static_cast<double>(cfg_.grad_accum)).backward();
+        lossSum += loss.item<double>();
+      }
+      m.loss = lossSum / static_cast<double>(cfg_.grad_accum);
+      m.gradNorm = gradNorm(params_);
+      if (!std::isfinite(m.loss)) {
+        m.elapsedSeconds = std::chrono::duration<double>(Clock::now() - start).count() - pausedSeconds;
+        m.memory = optimizer_->measuredMemory();
+        record(m);
+        throw TrainingError("loss became " + std::string(std::isnan(m.loss) ? "NaN" : "infinite") +
+                            " at step " + std::to_string(step) + " (lr=" + fmt(m.lr) +
+                            ", mode=" + optimizerModeId(cfg_.mode) + ")");
+      }
+      if (cfg_.grad_clip > 0 && m.gradNorm > cfg_.grad_clip)
+        scaleGrads(params_, cfg_.grad_clip / (m.gradNorm + 1e-6));
+
+      const bool collect = step % cfg_.layer_stats_every == 0 || step == 1;
+      const std::vector<LayerUpdateStats> stats = optimizer_->step(m.lr, collect);
+      if (collect) {
+        int64_t roundedAway = 0, intendedNonZero = 0;
+        double intendedSq = 0, effectiveSq = 0;
+        for (const LayerUpdateStats& s : stats) {
+          roundedAway += s.roundedAway;
+          intendedNonZero += s.intendedNonZero;
+          intendedSq += s.intendedNormSq;
+          effectiveSq += s.effectiveNormSq;
+          LayerStepMetrics l;
+          l.layer = s.layer;
+          l.roundedAwayFraction = s.intendedNonZero > 0 ? double(s.roundedAway) / double(s.intendedNonZero) : 0.0;
+          l.updateRatio = s.intendedNormSq > 0 ? std::sqrt(s.effectiveNormSq / s.intendedNormSq) : 1.0;
+          m.layers.push_back(std::move(l));
+        }
+        lastRoundedAway_ = intendedNonZero > 0 ? double(roundedAway) / double(intendedNonZero) : 0.0;
+        lastUpdateRatio_ = intendedSq > 0 ? std::sqrt(effectiveSq / intendedSq) : 1.0;
+        roundedAwaySum_ += lastRoundedAway_;
+        ++roundedAwayCount_;
+      }
+      // Steps without stats repeat the last measured totals.
+      m.roundedAwayFraction = lastRoundedAway_;
+      m.updateRatio = lastUpdateRatio_;
+      m.memory = optimizer_->measuredMemory();
+
+      const double stepSeconds = std::chrono::duration<double>(Clock::now() - stepStart).count();
+      trainSeconds_ += stepSeconds;
+      m.tokensPerSecond = stepSeconds > 0 ? double(info_.tokensPerStep) / stepSeconds : 0.0;
+
+      if ((cfg_.eval_every > 0 && step % cfg_.eval_every == 0) || step == cfg_.steps) {
+        m.valLoss = evaluate();
+        lastValLoss_ = m.valLoss;
+        log("step " + std::to_string(step) + "/" + std::to_string(cfg_.steps) + ": train loss " + fmt(m.loss) +
+            ", val loss " + fmt(*m.valLoss) + ", rounded away " + fmt(100 * m.roundedAwayFraction, 3) + "%");
+      }
+      m.elapsedSeconds = std::chrono::duration<double>(Clock::now() - start).count() - pausedSeconds;
+      record(m);
+
+      if (cfg_.checkpoint_every > 0 && step % cfg_.checkpoint_every == 0) {
+        if (cfg_.output_dir.empty()) {
+          if (step == cfg_.checkpoint_every) log("checkpoint_every is set but output_dir is not: no checkpoints");
+        } else {
+          const fs::path dir = fs::path(cfg_.output_dir) / ("checkpoint-" + std::to_string(step));
+          saveCheckpoint(*model_, dir);
+          log("saved checkpoint " + dir.string());
+        }
+      }
+    }
+    status_ = RunStatus::Completed;
+  }
+
+  RunResult result() const {
+    RunResult r;
+    r.status = status_;
+    r.message = message_;
+    r.stepsDone = steps_.empty() ? 0 : steps_.back().step;
+    if (status_ == RunStatus::Failed && !steps_.empty() && !std::isfinite(steps_.back().loss))
+      r.stepsDone = steps_.back().step - 1;  // the diverged step did not update the weights
+    if (!steps_.empty()) {
+      r.finalLoss = steps_.back().loss;
+      r.memory = steps_.back().memory;
+    } else {
+      r.memory = info_.measuredMemory;
+    }
+    r.finalValLoss = lastValLoss_;
+    int64_t tokens = 0;
+    for (const StepMetrics& m : steps_)
+      if (std::isfinite(m.loss)) tokens += info_.tokensPerStep;
+    r.meanTokensPerSecond = trainSeconds_ > 0 ? double(tokens) / trainSeconds_ : 0.0;
+    r.meanRoundedAwayFraction = roundedAwayCount_ > 0 ? roundedAwaySum_ / double(roundedAwayCount_) : 0.0;
+    const double baseline = double(info_.fp32Baseline.total());
+    r.memorySavedFraction = baseline > 0 ? 1.0 - double(r.memory.total()) / baseline : 0.0;
+    return r;
+  }
+
+  void fail(const std::string& message) {
+    status_ = RunStatus::Failed;
+    message_ = message;
+  }
+
+ private:
+  RunControl& control_;
+  const RunConfig& cfg_;
+  const Trainer::Callbacks& cb_;
+  torch::Device device_{torch::kCPU};
+  std::mt19937_64 rng_;
+  std::shared_ptr<CausalLM> model_;
+  std::unique_ptr<TextDataset> dataset_;
+  std::vector<TrainableParam> params_;
+  std::unique_ptr<PrecisionAdamW> optimizer_;
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> valBatches_;
+  std::unique_ptr<MetricsWriter> writer_;
+  RunInfo info_;
+  std::vector<StepMetrics> steps_;
+  RunStatus status_ = RunStatus::Failed;
+  std::string message_;
+  double trainSeconds_ = 0;
+  double lastRoundedAway_ = 0, lastUpdateRatio_ = 1.0;
+  double roundedAwaySum_ = 0;
+  int64_t roundedAwayCount_ = 0;
+  std::optional<double> lastValLoss_;
+};
+
+// LibTorch errors carry a C++ backtrace after the first line; users need
+// only the first line.
+std::string firstLine(const std::string& s) {
+  const auto nl = s.find('\n');
+  return nl == std::string::npos ? s : s.substr(0, nl);
+}
+
+}  // namespace
+
+Trainer::Trainer(RunConfig config) : impl_(std::make_unique<Impl>()) { impl_->config = std::move(config); }
+Trainer::~Trainer() = default;
+
+RunResult Trainer::run(const Callbacks& callbacks) {
+  Session session(impl_->control, impl_->config, callbacks);
+  try {
+    session.execute();
+  } catch (const std::exception& e) {
+    session.fail(firstLine(e.what()));
+  } catch (...) {
+    session.fail("unknown error");
+  }
+  RunResult result = session.result();
+  try {
+    if (!impl_->config.output_dir.empty() && fs::is_directory(impl_->config.output_dir))
+      writeJsonFile(fs::path(impl_->config.output_dir) / "summary.json", toJson(result));
+  } catch (const std::exception& e) {
+    if (result.status != RunStatus::Failed) {
+      result.status = RunStatus::Failed;
+      result.message = e.what();
+    }
+  }
+  try {
+    std::string line = "run " + impl_->config.name + " " + runStatusId(result.status) + " after " +
+                       std::to_string(result.stepsDone) + " steps";
+    if (result.stepsDone > 0)
+      line += ": final loss " + fmt(result.finalLoss) + ", " + fmt(result.meanTokensPerSecond, 5) + " tok/s";
+    if (!result.message.empty()) line += " (" + result.message + ")";
+    session.log(line);
+  } catch (...) {
+  }
+  return result;
+}
+
+void Trainer::pause() {
+  std::lock_guard<std::mutex> lock(impl_->control.mutex);
+  impl_->control.pauseRequested = true;
+}
+
+void Trainer::resume() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->control.mutex);
+    impl_->control.pauseRequested = false;
+  }
+  impl_->control.wake.notify_all();
+}
+
+void Trainer::stop() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->control.mutex);
+    impl_->control.stopRequested = true;
+  }
+  impl_->control.wake.notify_all();
+}
+
+bool Trainer::paused() const {
+  std::lock_guard<std::mutex> lock(impl_->control.mutex);
+  return impl_->control.pauseRequested;
+}
+
+const RunConfig& Trainer::config() const { return impl_->config; }
+
+}  // namespace plab
