@@ -1,0 +1,181 @@
+#include "report/report_charts.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "report/svg_util.h"
+
+namespace plab::report {
+
+namespace {
+
+std::string runLabel(const RunRecord& r) { return r.config.name + " (" + optimizerModeId(r.config.mode) + ")"; }
+
+ChartSeries seriesOf(const RunRecord& r, double (*pick)(const StepMetrics&)) {
+  ChartSeries s;
+  s.label = runLabel(r);
+  for (const StepMetrics& m : r.steps) {
+    s.x.push_back(static_cast<double>(m.step));
+    s.y.push_back(pick(m));
+  }
+  return s;
+}
+
+double mib(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+
+}  // namespace
+
+std::string safeFileName(const std::string& name) {
+  std::string out;
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+  if (out.empty() || out == "." || out == "..") out = "run";
+  return out;
+}
+
+std::string renderMemoryChart(const std::vector<RunRecord>& runs) {
+  struct Bar {
+    std::string label;
+    MemoryBreakdown m;
+  };
+  std::vector<Bar> bars;
+  if (!runs.empty()) bars.push_back({"fp32 AdamW baseline", runs.front().info.fp32Baseline});
+  for (const RunRecord& r : runs) bars.push_back({runLabel(r), r.result.memory});
+  const char* parts[] = {"weights", "gradients", "moments", "master", "kahan"};
+  const char* colors[] = {"#0072B2", "#56B4E9", "#E69F00", "#D55E00", "#009E73"};
+
+  double maxTotal = 0;
+  for (const Bar& b : bars) maxTotal = std::max(maxTotal, mib(b.m.total()));
+  if (maxTotal <= 0) maxTotal = 1;
+  const double width = 720, left = 230, right = 40, top = 36, barH = 22, gap = 10;
+  const double plotW = width - left - right;
+  const double height = top + static_cast<double>(bars.size()) * (barH + gap) + 60;
+
+  std::ostringstream svg;
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+      << "\" viewBox=\"0 0 " << width << ' ' << height << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+  svg << "<title>Training-state memory</title>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  svg << "<text x=\"" << width / 2
+      << "\" y=\"20\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">Training-state memory (MiB)</text>\n";
+  for (size_t i = 0; i < bars.size(); ++i) {
+    const Bar& b = bars[i];
+    const double y = top + static_cast<double>(i) * (barH + gap);
+    svg << "<text x=\"" << left - 8 << "\" y=\"" << y + barH / 2 + 4 << "\" text-anchor=\"end\">" << escapeXml(b.label)
+        << "</text>\n";
+    const int64_t values[] = {b.m.weights, b.m.gradients, b.m.moments, b.m.master, b.m.kahan};
+    double x = left;
+    for (int p = 0; p < 5; ++p) {
+      const double w = mib(values[p]) / maxTotal * plotW;
+      if (w <= 0) continue;
+      svg << "<rect x=\"" << num(x, 6) << "\" y=\"" << y << "\" width=\"" << num(w, 6) << "\" height=\"" << barH
+          << "\" fill=\"" << colors[p] << "\"><title>" << parts[p] << ": " << num(mib(values[p])) << " MiB</title></rect>\n";
+      x += w;
+    }
+    svg << "<text x=\"" << num(x + 4, 6) << "\" y=\"" << y + barH / 2 + 4 << "\">" << num(mib(b.m.total())) << "</text>\n";
+  }
+  const double ly = top + static_cast<double>(bars.size()) * (barH + gap) + 20;
+  for (int p = 0; p < 5; ++p) {
+    const double lx = left + p * 90.0;
+    svg << "<rect x=\"" << lx << "\" y=\"" << ly - 9 << "\" width=\"12\" height=\"12\" fill=\"" << colors[p] << "\"/>"
+        << "<text x=\"" << lx + 16 << "\" y=\"" << ly + 1 << "\">" << parts[p] << "</text>\n";
+  }
+  svg << "</svg>\n";
+  return svg.str();
+}
+
+std::string renderLayerHeatmap(const RunRecord& run, int maxBuckets) {
+  // Layer order: the run's layer list, then any layer only seen in stats.
+  std::vector<std::string> layers = run.info.layers;
+  std::map<std::string, size_t> row;
+  for (size_t i = 0; i < layers.size(); ++i) row[layers[i]] = i;
+  int64_t lastStep = 0;
+  for (const StepMetrics& m : run.steps) {
+    if (m.layers.empty()) continue;
+    lastStep = std::max(lastStep, m.step);
+    for (const LayerStepMetrics& l : m.layers)
+      if (!row.count(l.layer)) {
+        row[l.layer] = layers.size();
+        layers.push_back(l.layer);
+      }
+  }
+  const int buckets = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(maxBuckets, lastStep)));
+  std::vector<std::vector<double>> sum(layers.size(), std::vector<double>(buckets, 0.0));
+  std::vector<std::vector<int>> count(layers.size(), std::vector<int>(buckets, 0));
+  for (const StepMetrics& m : run.steps)
+    for (const LayerStepMetrics& l : m.layers) {
+      if (!std::isfinite(l.roundedAwayFraction)) continue;
+      const int b = std::min(buckets - 1, static_cast<int>((m.step - 1) * buckets / std::max<int64_t>(1, lastStep)));
+      sum[row[l.layer]][b] += l.roundedAwayFraction;
+      count[row[l.layer]][b] += 1;
+    }
+
+  const double cellW = std::max(4.0, 440.0 / buckets), cellH = 12;
+  const double left = 250, top = 40;
+  const double width = left + cellW * buckets + 90;
+  const double height = top + cellH * static_cast<double>(std::max<size_t>(1, layers.size())) + 50;
+  const std::string title = "Rounded-away fraction per layer: " + run.config.name;
+  std::ostringstream svg;
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(width, 6) << "\" height=\"" << num(height, 6)
+      << "\" viewBox=\"0 0 " << num(width, 6) << ' ' << num(height, 6)
+      << "\" font-family=\"sans-serif\" font-size=\"10\">\n";
+  svg << "<title>" << escapeXml(title) << "</title>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  svg << "<text x=\"" << num(width / 2, 6) << "\" y=\"20\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">"
+      << escapeXml(title) << "</text>\n";
+  if (lastStep == 0)
+    svg << "<text x=\"" << left << "\" y=\"" << top + 10 << "\" fill=\"#888\">no per-layer statistics</text>\n";
+  for (size_t r = 0; r < layers.size(); ++r) {
+    const double y = top + cellH * static_cast<double>(r);
+    svg << "<text x=\"" << left - 6 << "\" y=\"" << y + cellH - 2 << "\" text-anchor=\"end\">" << escapeXml(layers[r])
+        << "</text>\n";
+    for (int b = 0; b < buckets; ++b) {
+      if (count[r][b] == 0) continue;
+      const double v = std::clamp(sum[r][b] / count[r][b], 0.0, 1.0);
+      // White (nothing lost) to dark red (every update lost).
+      const int g = static_cast<int>(std::lround(255 * (1 - v)));
+      const int red = static_cast<int>(std::lround(255 - 100 * v));
+      svg << "<rect x=\"" << num(left + cellW * b, 6) << "\" y=\"" << y << "\" width=\"" << num(cellW, 6)
+          << "\" height=\"" << cellH << "\" fill=\"rgb(" << red << ',' << g << ',' << g << ")\"><title>"
+          << escapeXml(layers[r]) << ": " << num(100 * v, 3) << "%</title></rect>\n";
+    }
+  }
+  const double axisY = top + cellH * static_cast<double>(layers.size()) + 14;
+  svg << "<text x=\"" << left << "\" y=\"" << axisY << "\">step 1</text>\n";
+  svg << "<text x=\"" << num(left + cellW * buckets, 6) << "\" y=\"" << axisY << "\" text-anchor=\"end\">step "
+      << lastStep << "</text>\n";
+  svg << "<text x=\"" << num(left + cellW * buckets / 2, 6) << "\" y=\"" << axisY + 16
+      << "\" text-anchor=\"middle\">white 0% .. dark red 100% of non-zero updates rounded away</text>\n";
+  svg << "</svg>\n";
+  return svg.str();
+}
+
+std::vector<SvgChart> renderReportCharts(const std::vector<RunRecord>& runs) {
+  std::vector<ChartSeries> loss, val, rounded;
+  for (const RunRecord& r : runs) {
+    loss.push_back(seriesOf(r, [](const StepMetrics& m) { return m.loss; }));
+    ChartSeries v;
+    v.label = runLabel(r);
+    for (const StepMetrics& m : r.steps)
+      if (m.valLoss) {
+        v.x.push_back(static_cast<double>(m.step));
+        v.y.push_back(*m.valLoss);
+      }
+    val.push_back(v);
+    rounded.push_back(seriesOf(r, [](const StepMetrics& m) { return 100.0 * m.roundedAwayFraction; }));
+  }
+  std::vector<SvgChart> charts = {
+      {"loss.svg", "Train loss", renderSvgLineChart("Train loss", "step", "loss", loss)},
+      {"val_loss.svg", "Validation loss", renderSvgLineChart("Validation loss", "step", "loss", val)},
+      {"rounded_away.svg", "Updates rounded away",
+       renderSvgLineChart("Updates rounded away", "step", "% of non-zero updates", rounded)},
+      {"memory.svg", "Training-state memory", renderMemoryChart(runs)},
+  };
+  for (const RunRecord& r : runs) {
+    const std::string file =
+        runs.size() == 1 ? "layers_heatmap.svg" : "layers_heatmap_" + safeFileName(r.config.name) + ".svg";
+    charts.push_back({file, "Rounded away per layer: " + r.config.name, renderLayerHeatmap(r)});
+  }
+  return charts;
+}
+
+}  // namespace plab::report

@@ -1,0 +1,86 @@
+#include <cmath>
+#include <sstream>
+
+#include "report/report_charts.h"
+#include "report/run_report.h"
+#include "report/svg_util.h"
+
+namespace plab {
+
+using report::escapeXml;
+using report::num;
+
+namespace {
+
+const char* const kCss = R"(
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px; color: #222; max-width: 1100px; }
+h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; font-size: 13px; }
+th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: right; }
+th { background: #f3f3f3; } td.text { text-align: left; }
+.chart { margin: 12px 0; }
+pre { background: #f7f7f7; border: 1px solid #ddd; padding: 8px; font-size: 12px; overflow-x: auto; }
+.failed { color: #b00020; } .stopped { color: #a66300; }
+)";
+
+double meanRoundedAway(const RunRecord& r) { return r.result.meanRoundedAwayFraction; }
+
+std::string mibText(int64_t bytes) { return num(static_cast<double>(bytes) / (1024.0 * 1024.0), 4); }
+
+}  // namespace
+
+std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::string& title) {
+  std::ostringstream h;
+  h << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" << escapeXml(title)
+    << "</title>\n<style>" << kCss << "</style>\n</head>\n<body>\n";
+  h << "<h1>" << escapeXml(title) << "</h1>\n";
+  if (!runs.empty()) {
+    const RunInfo& i = runs.front().info;
+    h << "<p>Model: " << escapeXml(i.modelType) << ", " << i.parameterCount << " parameters; device "
+      << escapeXml(i.device) << "; " << i.tokensPerStep << " tokens per step.</p>\n";
+  }
+
+  h << "<h2>Summary</h2>\n<table>\n<tr><th>run</th><th>mode</th><th>steps</th><th>final loss</th>"
+       "<th>final val loss</th><th>memory (MiB)</th><th>saved vs fp32</th><th>mean rounded away</th>"
+       "<th>tokens/s</th><th>status</th></tr>\n";
+  for (const RunRecord& r : runs) {
+    const RunResult& res = r.result;
+    const std::string status = runStatusId(res.status);
+    h << "<tr><td class=\"text\">" << escapeXml(r.config.name) << "</td><td class=\"text\">"
+      << escapeXml(optimizerModeLabel(r.config.mode)) << "</td><td>" << res.stepsDone << "</td><td>"
+      << num(res.finalLoss) << "</td><td>" << (res.finalValLoss ? num(*res.finalValLoss) : "-") << "</td><td>"
+      << mibText(res.memory.total()) << "</td><td>" << num(100 * res.memorySavedFraction, 3) << "%</td><td>"
+      << num(100 * meanRoundedAway(r), 3) << "%</td><td>" << num(res.meanTokensPerSecond, 5) << "</td><td class=\"text "
+      << status << "\">" << status << (res.message.empty() ? "" : ": " + escapeXml(res.message)) << "</td></tr>\n";
+  }
+  h << "</table>\n";
+
+  h << "<h2>Memory breakdown (MiB)</h2>\n<table>\n<tr><th>run</th><th>weights</th><th>gradients</th>"
+       "<th>moments</th><th>master</th><th>kahan</th><th>total</th><th>predicted total</th></tr>\n";
+  if (!runs.empty()) {
+    const MemoryBreakdown& b = runs.front().info.fp32Baseline;
+    h << "<tr><td class=\"text\">fp32 AdamW baseline</td><td>" << mibText(b.weights) << "</td><td>"
+      << mibText(b.gradients) << "</td><td>" << mibText(b.moments) << "</td><td>" << mibText(b.master) << "</td><td>"
+      << mibText(b.kahan) << "</td><td>" << mibText(b.total()) << "</td><td>-</td></tr>\n";
+  }
+  for (const RunRecord& r : runs) {
+    const MemoryBreakdown& m = r.result.memory;
+    h << "<tr><td class=\"text\">" << escapeXml(r.config.name) << "</td><td>" << mibText(m.weights) << "</td><td>"
+      << mibText(m.gradients) << "</td><td>" << mibText(m.moments) << "</td><td>" << mibText(m.master) << "</td><td>"
+      << mibText(m.kahan) << "</td><td>" << mibText(m.total()) << "</td><td>"
+      << mibText(r.info.predictedMemory.total()) << "</td></tr>\n";
+  }
+  h << "</table>\n";
+
+  h << "<h2>Charts</h2>\n";
+  for (const report::SvgChart& c : report::renderReportCharts(runs))
+    h << "<div class=\"chart\">\n" << c.svg << "</div>\n";
+
+  h << "<h2>Configurations</h2>\n";
+  for (const RunRecord& r : runs)
+    h << "<h3>" << escapeXml(r.config.name) << "</h3>\n<pre>" << escapeXml(r.config.toJson().dump(2)) << "</pre>\n";
+  h << "</body>\n</html>\n";
+  return h.str();
+}
+
+}  // namespace plab

@@ -1,0 +1,88 @@
+#include "report/run_report.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+
+#include "report/report_charts.h"
+#include "train/metrics_writer.h"
+#include "util/errors.h"
+
+namespace plab {
+namespace fs = std::filesystem;
+
+namespace {
+
+void makeDir(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw IoError("cannot create folder " + dir.string() + ": " + (ec ? ec.message() : "not a directory"));
+}
+
+void writeText(const fs::path& file, const std::string& text) {
+  errno = 0;
+  std::ofstream out(file, std::ios::out | std::ios::trunc | std::ios::binary);
+  if (out) {
+    out << text;
+    out.flush();
+  }
+  if (!out)
+    throw IoError("cannot write " + file.string() + ": " + (errno ? std::strerror(errno) : "write failed"));
+}
+
+void writeCharts(const fs::path& dir, const std::vector<RunRecord>& runs) {
+  makeDir(dir / "charts");
+  for (const report::SvgChart& c : report::renderReportCharts(runs)) writeText(dir / "charts" / c.fileName, c.svg);
+}
+
+std::string csvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+void writeRunReport(const fs::path& dir, const RunRecord& run) {
+  makeDir(dir);
+  writeText(dir / "config.json", run.config.toJson().dump(2) + "\n");
+  writeText(dir / "run_info.json", toJson(run.info).dump(2) + "\n");
+  writeText(dir / "summary.json", toJson(run.result).dump(2) + "\n");
+  {
+    // Rewritten from the records so the folder is complete even when the
+    // run did not stream (or streamed elsewhere).
+    MetricsWriter writer(dir);
+    for (const StepMetrics& m : run.steps) writer.write(m);
+  }
+  writeCharts(dir, {run});
+  writeText(dir / "report.html", renderReportHtml({run}, "Precision Lab run: " + run.config.name));
+}
+
+void writeComparisonReport(const fs::path& dir, const std::vector<RunRecord>& runs) {
+  makeDir(dir);
+  std::set<std::string> used;
+  std::string csv =
+      "name,mode,status,steps_done,final_loss,final_val_loss,memory_bytes,memory_saved_fraction,"
+      "mean_rounded_away_fraction,mean_tokens_per_second,folder\n";
+  for (const RunRecord& r : runs) {
+    std::string folder = report::safeFileName(r.config.name);
+    for (int i = 2; used.count(folder); ++i) folder = report::safeFileName(r.config.name) + "-" + std::to_string(i);
+    used.insert(folder);
+    writeRunReport(dir / "runs" / folder, r);
+    const RunResult& res = r.result;
+    csv += csvField(r.config.name) + "," + optimizerModeId(r.config.mode) + "," + runStatusId(res.status) + "," +
+           std::to_string(res.stepsDone) + "," + nlohmann::json(res.finalLoss).dump() + "," +
+           (res.finalValLoss ? nlohmann::json(*res.finalValLoss).dump() : "") + "," +
+           std::to_string(res.memory.total()) + "," + nlohmann::json(res.memorySavedFraction).dump() + "," +
+           nlohmann::json(res.meanRoundedAwayFraction).dump() + "," + nlohmann::json(res.meanTokensPerSecond).dump() +
+           ",runs/" + folder + "\n";
+  }
+  writeText(dir / "summary.csv", csv);
+  writeCharts(dir, runs);
+  writeText(dir / "report.html", renderReportHtml(runs, "Precision Lab comparison (" + std::to_string(runs.size()) + " runs)"));
+}
+
+}  // namespace plab
