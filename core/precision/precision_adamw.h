@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "precision/bf16_rounding.h"
 #include "precision/memory_breakdown.h"
 #include "precision/optimizer_mode.h"
 #include "precision/precision_plan.h"
@@ -19,6 +20,9 @@ struct TrainableParam {
   std::string name;   // "transformer.h.0.attn.c_attn.weight"
   std::string layer;  // owning module path "transformer.h.0.attn.c_attn"
   torch::Tensor param;  // the model's parameter (fp32 or bf16), grad() filled by backward
+  // Mixed mode only: the fp32 values a bf16 param was rounded from. When set,
+  // PrecisionAdamW adopts it as the master copy (no rounding loss at start).
+  torch::Tensor fp32Source;
 };
 
 // Per-layer outcome of one step. "Rounded away": the intended update of an
@@ -49,6 +53,12 @@ class PrecisionAdamW {
   // tensor storage, plus weights and grads of the params it owns.
   MemoryBreakdown measuredMemory() const;
 
+  // Introspection (tests, checkpoints): a param's optimizer state by its
+  // TrainableParam name; undefined tensors where the mode keeps none.
+  // Throws ConfigError for an unknown name.
+  torch::Tensor kahanCompensation(const std::string& paramName) const;
+  torch::Tensor masterWeight(const std::string& paramName) const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
@@ -63,8 +73,6 @@ std::vector<TrainableParam> applyPrecisionPlan(torch::nn::Module& model, const P
 MemoryBreakdown predictMemory(const std::vector<TrainableParam>& params, OptimizerMode mode,
                               const AdamWOptions& options);
 
-// Round-to-nearest-even and stochastic rounding fp32 -> bf16 on CPU tensors
-// (the reference for CUDA kernels). noise: uint16 random bits per element.
-torch::Tensor roundToBf16Stochastic(const torch::Tensor& fp32, torch::Generator& gen);
+// roundToBf16Stochastic / roundToBf16Nearest: see precision/bf16_rounding.h.
 
 }  // namespace plab

@@ -1,0 +1,91 @@
+// applyPrecisionPlan: resolves a plan against a torch module and converts
+// the parameters in place. The module tree is built here from torch's own
+// registry (describeModules belongs to the model area; this only needs
+// paths, short type names and own parameter counts).
+#include <unordered_set>
+
+#include "precision/precision_adamw.h"
+#include "util/errors.h"
+
+namespace plab {
+namespace {
+
+// "torch::nn::LinearImpl" -> "Linear", "plab::Conv1DImpl" -> "Conv1D";
+// the short class names module_tree.h documents.
+std::string shortTypeName(const std::string& qualified) {
+  std::string name = qualified;
+  if (name.find('<') == std::string::npos) {
+    const auto colon = name.rfind("::");
+    if (colon != std::string::npos) name = name.substr(colon + 2);
+  }
+  const std::string suffix = "Impl";
+  if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+    name.resize(name.size() - suffix.size());
+  return name;
+}
+
+std::string joinPath(const std::string& parent, const std::string& child) {
+  return parent.empty() ? child : parent + "." + child;
+}
+
+ModuleNode moduleTree(const torch::nn::Module& module, const std::string& path, const std::string& name) {
+  ModuleNode node;
+  node.path = path;
+  node.type = shortTypeName(module.name());
+  node.name = path.empty() ? node.type : name;
+  for (const auto& item : module.named_parameters(/*recurse=*/false)) node.ownParameters += item.value().numel();
+  node.totalParameters = node.ownParameters;
+  for (const auto& child : module.named_children()) {
+    node.children.push_back(moduleTree(*child.value(), joinPath(path, child.key()), child.key()));
+    node.totalParameters += node.children.back().totalParameters;
+  }
+  return node;
+}
+
+struct Converter {
+  const std::map<std::string, LayerPrecision>* resolved;  // null: everything fp32
+  OptimizerMode mode;
+  std::unordered_set<const void*> seen;
+  std::vector<TrainableParam> out;
+
+  void visit(const torch::nn::Module& module, const std::string& path) {
+    LayerPrecision precision = LayerPrecision::Fp32;
+    if (resolved) {
+      auto it = resolved->find(path);
+      if (it != resolved->end()) precision = it->second;
+    }
+    for (const auto& item : module.named_parameters(/*recurse=*/false)) {
+      torch::Tensor param = item.value();
+      // A tied weight (lm_head sharing the embedding) follows its first owner.
+      if (!seen.insert(param.unsafeGetTensorImpl()).second) continue;
+      if (!param.is_floating_point()) continue;
+      const auto target = precision == LayerPrecision::Bf16 ? torch::kBFloat16 : torch::kFloat32;
+      TrainableParam tp{joinPath(path, item.key()), path, param, torch::Tensor()};
+      if (param.scalar_type() != target) {
+        // Mixed mode keeps the unrounded fp32 values as the master copy; the
+        // old storage is free to adopt since set_data swaps in a new one.
+        if (mode == OptimizerMode::Fp32MasterWeights && param.scalar_type() == torch::kFloat32)
+          tp.fp32Source = param.detach();
+        param.set_data(param.detach().to(target));
+        if (param.grad().defined()) param.mutable_grad() = torch::Tensor();  // old dtype
+      }
+      if (param.requires_grad()) out.push_back(std::move(tp));
+    }
+    for (const auto& child : module.named_children()) visit(*child.value(), joinPath(path, child.key()));
+  }
+};
+
+}  // namespace
+
+std::vector<TrainableParam> applyPrecisionPlan(torch::nn::Module& model, const PrecisionPlan& plan,
+                                               OptimizerMode mode) {
+  torch::NoGradGuard noGrad;
+  std::map<std::string, LayerPrecision> resolved;
+  const bool fp32Only = mode == OptimizerMode::Fp32AdamW;  // the reference ignores the plan
+  if (!fp32Only) resolved = plan.resolve(moduleTree(model, "", ""));
+  Converter converter{fp32Only ? nullptr : &resolved, mode, {}, {}};
+  converter.visit(model, "");
+  return std::move(converter.out);
+}
+
+}  // namespace plab

@@ -1,0 +1,23 @@
+#pragma once
+// fp32 -> bf16 rounding as tensor ops, on whatever device the input is on.
+// These are the reference semantics for any fused kernel.
+#include <torch/torch.h>
+
+#include <cstdint>
+
+namespace plab {
+
+// Round-to-nearest-even, identical to fp32.to(kBFloat16).
+torch::Tensor roundToBf16Nearest(const torch::Tensor& fp32);
+
+// Stochastic rounding: adds 16 uniform random bits to the low half of each
+// fp32 bit pattern and truncates them, so x rounds up to the next bf16 value
+// with probability proportional to its distance from the lower one (unbiased).
+// NaN and +-Inf pass through. gen must live on fp32's device.
+torch::Tensor roundToBf16Stochastic(const torch::Tensor& fp32, torch::Generator& gen);
+
+// A private generator for `device` seeded with `seed` (reproducible, and
+// independent of torch's global generator).
+torch::Generator makeSeededGenerator(const torch::Device& device, uint64_t seed);
+
+}  // namespace plab

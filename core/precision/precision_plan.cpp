@@ -1,0 +1,137 @@
+#include "precision/precision_plan.h"
+
+#include <functional>
+
+#include "precision/json_strict.h"
+#include "util/errors.h"
+
+namespace plab {
+namespace {
+
+bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// The matmul-heavy layers whose weights the LinearBf16 preset puts in bf16:
+// Linear, GPT-2's Conv1D, and the torch Conv*d family.
+bool isLinearLike(const std::string& type) {
+  return contains(type, "Linear") || startsWith(type, "Conv");
+}
+bool isNorm(const std::string& type) { return contains(type, "Norm"); }
+bool isEmbedding(const std::string& type) { return contains(type, "Embedding"); }
+
+LayerPrecision presetPrecision(const PrecisionPlan& plan, const std::string& type) {
+  switch (plan.preset) {
+    case PlanPreset::AllFp32: return LayerPrecision::Fp32;
+    case PlanPreset::AllBf16: return LayerPrecision::Bf16;
+    case PlanPreset::LinearBf16:
+      // Norms and embeddings are checked first: their names may contain "Linear" in custom models.
+      if (isNorm(type)) return plan.norms_bf16 ? LayerPrecision::Bf16 : LayerPrecision::Fp32;
+      if (isEmbedding(type)) return plan.embeddings_bf16 ? LayerPrecision::Bf16 : LayerPrecision::Fp32;
+      return isLinearLike(type) ? LayerPrecision::Bf16 : LayerPrecision::Fp32;
+  }
+  return LayerPrecision::Fp32;
+}
+
+// True when `path` is `ancestor` or lies in its subtree ("" is the root).
+bool inSubtree(const std::string& path, const std::string& ancestor) {
+  if (ancestor.empty()) return true;
+  if (!startsWith(path, ancestor.c_str())) return false;
+  return path.size() == ancestor.size() || path[ancestor.size()] == '.';
+}
+
+std::string precisionId(LayerPrecision p) { return p == LayerPrecision::Bf16 ? "bf16" : "fp32"; }
+
+}  // namespace
+
+std::map<std::string, LayerPrecision> PrecisionPlan::resolve(const ModuleNode& tree) const {
+  std::map<std::string, LayerPrecision> out;
+  std::map<std::string, bool> overrideUsed;
+  for (const auto& [path, p] : overrides) overrideUsed[path] = false;
+
+  std::function<void(const ModuleNode&)> visit = [&](const ModuleNode& node) {
+    for (const auto& [path, p] : overrides)
+      if (path == node.path) overrideUsed[path] = true;
+    if (node.ownParameters > 0) {
+      LayerPrecision precision = presetPrecision(*this, node.type);
+      // The deepest override whose subtree holds this module wins; depth is
+      // the path length since one path is a prefix of the other.
+      size_t bestLength = 0;
+      bool found = false;
+      for (const auto& [path, p] : overrides) {
+        if (inSubtree(node.path, path) && (!found || path.size() >= bestLength)) {
+          precision = p;
+          bestLength = path.size();
+          found = true;
+        }
+      }
+      out[node.path] = precision;
+    }
+    for (const ModuleNode& child : node.children) visit(child);
+  };
+  visit(tree);
+
+  // A typo in an override path would otherwise silently do nothing.
+  for (const auto& [path, used] : overrideUsed)
+    if (!used) throw ConfigError("precision plan: override '" + path + "' names no module of the model");
+  return out;
+}
+
+std::string planPresetId(PlanPreset p) {
+  switch (p) {
+    case PlanPreset::AllFp32: return "all-fp32";
+    case PlanPreset::LinearBf16: return "linear-bf16";
+    case PlanPreset::AllBf16: return "all-bf16";
+  }
+  return "unknown";
+}
+
+PlanPreset planPresetFromId(const std::string& id) {
+  for (PlanPreset p : {PlanPreset::AllFp32, PlanPreset::LinearBf16, PlanPreset::AllBf16})
+    if (planPresetId(p) == id) return p;
+  throw ConfigError("unknown precision preset '" + id + "' (valid: all-fp32, linear-bf16, all-bf16)");
+}
+
+nlohmann::json toJson(const PrecisionPlan& p) {
+  nlohmann::json overrides = nlohmann::json::object();
+  for (const auto& [path, precision] : p.overrides) overrides[path] = precisionId(precision);
+  return {{"preset", planPresetId(p.preset)},
+          {"norms_bf16", p.norms_bf16},
+          {"embeddings_bf16", p.embeddings_bf16},
+          {"overrides", overrides}};
+}
+
+PrecisionPlan precisionPlanFromJson(const nlohmann::json& j) {
+  using namespace json_strict;
+  const std::string what = "plan";
+  requireObject(j, what);
+  rejectUnknownKeys(j, what, {"preset", "norms_bf16", "embeddings_bf16", "overrides"});
+  PrecisionPlan plan;
+  std::string preset = planPresetId(plan.preset);
+  readString(j, "preset", what, preset);
+  plan.preset = planPresetFromId(preset);
+  readBool(j, "norms_bf16", what, plan.norms_bf16);
+  readBool(j, "embeddings_bf16", what, plan.embeddings_bf16);
+  if (j.contains("overrides")) {
+    const auto& o = j.at("overrides");
+    requireObject(o, what + ".overrides");
+    for (auto it = o.begin(); it != o.end(); ++it) {
+      const std::string field = what + ".overrides['" + it.key() + "']";
+      if (!it.value().is_string()) throw ConfigError(field + ": expected \"fp32\" or \"bf16\"");
+      const std::string v = it.value().get<std::string>();
+      if (v == "fp32") plan.overrides[it.key()] = LayerPrecision::Fp32;
+      else if (v == "bf16") plan.overrides[it.key()] = LayerPrecision::Bf16;
+      else throw ConfigError(field + ": '" + v + "' is not \"fp32\" or \"bf16\"");
+    }
+  }
+  return plan;
+}
+
+int64_t bf16ParameterCount(const ModuleNode& tree, const std::map<std::string, LayerPrecision>& resolved) {
+  int64_t count = 0;
+  auto it = resolved.find(tree.path);
+  if (it != resolved.end() && it->second == LayerPrecision::Bf16) count += tree.ownParameters;
+  for (const ModuleNode& child : tree.children) count += bf16ParameterCount(child, resolved);
+  return count;
+}
+
+}  // namespace plab
