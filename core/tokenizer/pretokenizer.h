@@ -1,0 +1,32 @@
+#pragma once
+// Hand-written scanners equivalent to the split regexes of byte-level BPE
+// tokenizers (std::regex has no \p{L} / \p{N}). Each scanner walks the text
+// code point by code point and, at every position, takes the first regex
+// alternative that matches, exactly as the regex engine would, including the
+// one-character backtrack of `\s+(?!\S)`.
+//
+// Gpt2:   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+// Llama3: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+//         ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+// Qwen2:  as Llama3 with \p{N} (one digit) instead of \p{N}{1,3}.
+// Bytes that are not valid UTF-8 count as "other" characters (neither
+// letter, number nor space). (?i) folds ASCII letters only.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace plab {
+
+enum class SplitRule { Gpt2, Llama3, Qwen2 };
+
+extern const char* const kGpt2SplitRegex;
+extern const char* const kLlama3SplitRegex;
+extern const char* const kQwen2SplitRegex;
+
+// The rule whose regex is exactly `pattern`, if it is one we implement.
+std::optional<SplitRule> splitRuleForRegex(const std::string& pattern);
+
+// The pieces of `text` (concatenated they give `text` back).
+std::vector<std::string> preTokenize(const std::string& text, SplitRule rule);
+
+}  // namespace plab
