@@ -1,0 +1,117 @@
+#include "hub/hf_cache.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace plab {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+std::string readTrimmed(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string s = buffer.str();
+  const auto last = s.find_last_not_of(" \t\r\n");
+  s.erase(last == std::string::npos ? 0 : last + 1);
+  return s;
+}
+
+std::string modelTypeOf(const fs::path& configJson) {
+  try {
+    std::ifstream in(configJson, std::ios::binary);
+    const auto j = nlohmann::json::parse(in);
+    if (j.is_object() && j.contains("model_type") && j["model_type"].is_string())
+      return j["model_type"].get<std::string>();
+  } catch (const std::exception&) {
+    // An unreadable config is listed with an empty model type.
+  }
+  return "";
+}
+
+}  // namespace
+
+fs::path hfHome() {
+  if (auto home = env("HF_HOME"); !home.empty()) return home;
+  if (auto xdg = env("XDG_CACHE_HOME"); !xdg.empty()) return fs::path(xdg) / "huggingface";
+  const std::string user = env("HOME");
+  return fs::path(user.empty() ? "." : user) / ".cache" / "huggingface";
+}
+
+fs::path hfHubCache() {
+  if (auto hub = env("HF_HUB_CACHE"); !hub.empty()) return hub;
+  if (auto legacy = env("HUGGINGFACE_HUB_CACHE"); !legacy.empty()) return legacy;
+  return hfHome() / "hub";
+}
+
+fs::path repoCacheDir(const std::string& repoId) {
+  std::string folder = "models--";
+  for (char c : repoId) {
+    if (c == '/')
+      folder += "--";
+    else
+      folder += c;
+  }
+  return hfHubCache() / folder;
+}
+
+std::vector<CachedModel> listCachedModels() {
+  std::vector<std::pair<fs::file_time_type, CachedModel>> found;
+  std::error_code ec;
+  const fs::path cache = hfHubCache();
+  if (!fs::is_directory(cache, ec)) return {};
+  for (const auto& repoDir : fs::directory_iterator(cache, ec)) {
+    const std::string name = repoDir.path().filename().string();
+    if (name.rfind("models--", 0) != 0) continue;
+    std::string repoId = name.substr(8);
+    for (auto pos = repoId.find("--"); pos != std::string::npos; pos = repoId.find("--", pos + 1))
+      repoId.replace(pos, 2, "/");
+    std::error_code snapEc;
+    for (const auto& snap : fs::directory_iterator(repoDir.path() / "snapshots", snapEc)) {
+      std::error_code fileEc;
+      if (!fs::is_regular_file(snap.path() / "config.json", fileEc)) continue;
+      CachedModel m;
+      m.repoId = repoId;
+      m.revision = snap.path().filename().string();
+      m.snapshotDir = snap.path();
+      m.modelType = modelTypeOf(snap.path() / "config.json");
+      for (const auto& f : fs::recursive_directory_iterator(snap.path(), fileEc)) {
+        std::error_code sizeEc;
+        if (!fs::is_regular_file(f.path(), sizeEc)) continue;  // follows blob symlinks
+        m.sizeBytes += fs::file_size(f.path(), sizeEc);
+        if (f.path().extension() == ".safetensors") m.hasWeights = true;
+      }
+      std::error_code timeEc;
+      const auto when = fs::last_write_time(snap.path() / "config.json", timeEc);
+      found.emplace_back(when, std::move(m));
+    }
+  }
+  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<CachedModel> out;
+  for (auto& f : found) out.push_back(std::move(f.second));
+  return out;
+}
+
+std::optional<fs::path> findCachedSnapshot(const std::string& repoId, const std::string& revision) {
+  const fs::path repo = repoCacheDir(repoId);
+  std::error_code ec;
+  std::string commit = revision;
+  if (fs::is_regular_file(repo / "refs" / revision, ec)) commit = readTrimmed(repo / "refs" / revision);
+  if (commit.empty()) return std::nullopt;
+  const fs::path snapshot = repo / "snapshots" / commit;
+  if (fs::is_directory(snapshot, ec)) return snapshot;
+  return std::nullopt;
+}
+
+}  // namespace plab
