@@ -1,0 +1,96 @@
+#include "charts/chart_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "charts/layer_heatmap.h"
+#include "charts/loss_chart.h"
+#include "charts/memory_chart.h"
+#include "charts/rounded_away_chart.h"
+#include "run/run_store.h"
+
+namespace plab::ui {
+
+ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent), store_(store) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+
+  auto* controls = new QHBoxLayout;
+  logScale_ = new QCheckBox("Log-scale loss");
+  logScale_->setObjectName("logScaleLoss");
+  heatmapRun_ = new QComboBox;
+  heatmapRun_->setObjectName("heatmapRun");
+  heatmapRun_->setMinimumContentsLength(18);
+  heatmapRun_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  auto* reset = new QPushButton("Reset zoom");
+  reset->setToolTip("Drag to pan, wheel to zoom; right-click a chart to export it as PNG or PDF");
+  controls->addWidget(logScale_);
+  controls->addSpacing(16);
+  controls->addWidget(new QLabel("Heatmap run:"));
+  controls->addWidget(heatmapRun_);
+  controls->addStretch();
+  controls->addWidget(new QLabel("<small>drag: pan · wheel: zoom · right-click: export</small>"));
+  controls->addWidget(reset);
+  layout->addLayout(controls);
+
+  auto* grid = new QGridLayout;
+  grid->setSpacing(4);
+  loss_ = new LossChart;
+  memory_ = new MemoryChart;
+  rounded_ = new RoundedAwayChart;
+  heatmap_ = new LayerHeatmap;
+  grid->addWidget(loss_, 0, 0);
+  grid->addWidget(rounded_, 0, 1);
+  grid->addWidget(memory_, 1, 0);
+  grid->addWidget(heatmap_, 1, 1);
+  layout->addLayout(grid, 1);
+
+  updateRunChoices();
+  timer_ = new QTimer(this);
+  timer_->setInterval(100);
+  connect(timer_, &QTimer::timeout, this, [this] {
+    if (dirty_) refreshNow();
+  });
+  timer_->start();
+
+  connect(logScale_, &QCheckBox::toggled, loss_, &LossChart::setLogScale);
+  connect(heatmapRun_, &QComboBox::currentIndexChanged, this, [this] {
+    heatmap_->setSelectedRun(heatmapRun_->currentData().toInt());
+    heatmap_->showRuns(store_->records());
+    heatmap_->resetView();
+  });
+  connect(reset, &QPushButton::clicked, this, [this] {
+    for (RunChart* c : std::initializer_list<RunChart*>{loss_, memory_, rounded_, heatmap_}) c->resetView();
+  });
+  connect(store_, &RunStore::runAdded, this, [this] { updateRunChoices(); markDirty(); });
+  connect(store_, &RunStore::runChanged, this, &ChartPanel::markDirty);
+  connect(store_, &RunStore::stepAppended, this, &ChartPanel::markDirty);
+  connect(store_, &RunStore::cleared, this, [this] { updateRunChoices(); markDirty(); });
+}
+
+void ChartPanel::markDirty() { dirty_ = true; }
+
+void ChartPanel::refreshNow() {
+  dirty_ = false;
+  const auto& runs = store_->records();
+  for (RunChart* c : std::initializer_list<RunChart*>{loss_, memory_, rounded_, heatmap_}) c->showRuns(runs);
+}
+
+void ChartPanel::updateRunChoices() {
+  const int selected = heatmapRun_->currentData().isValid() ? heatmapRun_->currentData().toInt() : -1;
+  const QSignalBlocker block(heatmapRun_);
+  heatmapRun_->clear();
+  heatmapRun_->addItem("latest run", -1);
+  for (int i = 0; i < store_->size(); ++i)
+    heatmapRun_->addItem(QString::fromStdString(store_->record(i).config.name), i);
+  const int index = heatmapRun_->findData(selected);
+  heatmapRun_->setCurrentIndex(index >= 0 ? index : 0);
+}
+
+}  // namespace plab::ui

@@ -1,0 +1,113 @@
+#include "charts/layer_heatmap.h"
+
+#include <QHash>
+#include <algorithm>
+
+namespace plab::ui {
+namespace {
+
+// "transformer.h.0.attn.c_attn" -> "h.0.attn.c_attn": the tick labels need room.
+QString shortLayerName(const std::string& path) {
+  QString s = QString::fromStdString(path);
+  for (const char* prefix : {"transformer.", "model."})
+    if (s.startsWith(prefix)) s = s.mid(static_cast<int>(qstrlen(prefix)));
+  return s;
+}
+
+}  // namespace
+
+LayerHeatmap::LayerHeatmap(QWidget* parent) : RunChart("Rounded away per layer", parent) {
+  setObjectName("layerHeatmap");
+  legend->setVisible(false);
+  xAxis->setLabel("step");
+  layerTicker_.reset(new QCPAxisTickerText);
+  yAxis->setTicker(layerTicker_);
+  yAxis->setSubTicks(false);
+  yAxis->setTickLabelFont(QFont(font().family(), 7));
+  map_ = new QCPColorMap(xAxis, yAxis);
+  map_->setInterpolate(false);
+  scale_ = new QCPColorScale(this);
+  scale_->setType(QCPAxis::atRight);
+  scale_->axis()->setLabel("rounded away (%)");
+  plotLayout()->addElement(1, 1, scale_);
+  map_->setColorScale(scale_);
+  map_->setGradient(QCPColorGradient(QCPColorGradient::gpHot).inverted());
+  auto* group = new QCPMarginGroup(this);
+  axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+  scale_->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+}
+
+void LayerHeatmap::setSelectedRun(int run) { selected_ = run; }
+
+void LayerHeatmap::showRuns(const std::vector<plab::RunRecord>& runs) {
+  int run = selected_;
+  if (run < 0 || run >= static_cast<int>(runs.size())) {
+    run = -1;
+    for (int i = static_cast<int>(runs.size()) - 1; i >= 0 && run < 0; --i)
+      for (const auto& m : runs[static_cast<size_t>(i)].steps)
+        if (!m.layers.empty()) {
+          run = i;
+          break;
+        }
+  }
+  shown_ = run;
+  layers_.clear();
+  layerTicker_->clear();
+  if (run < 0) {
+    map_->data()->clear();
+    titleElement_->setText(title());
+    scheduleReplot();
+    return;
+  }
+  const auto& record = runs[static_cast<size_t>(run)];
+  titleElement_->setText(title() + " — " + runLabel(record, run));
+
+  // Rows: the model-order layer list from RunInfo, plus any layer only seen in steps.
+  QHash<QString, int> rowOf;
+  std::vector<std::string> rowNames;
+  auto addRow = [&](const std::string& name) {
+    const QString key = QString::fromStdString(name);
+    if (rowOf.contains(key)) return;
+    rowOf.insert(key, static_cast<int>(rowNames.size()));
+    rowNames.push_back(name);
+  };
+  for (const auto& name : record.info.layers) addRow(name);
+  std::vector<const plab::StepMetrics*> columns;
+  for (const auto& m : record.steps)
+    if (!m.layers.empty()) {
+      columns.push_back(&m);
+      for (const auto& l : m.layers) addRow(l.layer);
+    }
+  if (columns.empty() || rowNames.empty()) {
+    map_->data()->clear();
+    scheduleReplot();
+    return;
+  }
+  const int nx = static_cast<int>(columns.size());
+  const int ny = static_cast<int>(rowNames.size());
+  map_->data()->setSize(nx, ny);
+  map_->data()->setRange(QCPRange(double(columns.front()->step), double(columns.back()->step)),
+                         QCPRange(0, std::max(ny - 1, 0)));
+  map_->data()->fill(0);
+  for (int x = 0; x < nx; ++x)
+    for (const auto& l : columns[static_cast<size_t>(x)]->layers)
+      map_->data()->setCell(x, rowOf.value(QString::fromStdString(l.layer)), 100.0 * l.roundedAwayFraction);
+  // Readable ticks: at most ~24 labels.
+  const int every = std::max(1, (ny + 23) / 24);
+  for (int y = 0; y < ny; ++y) {
+    layers_ << QString::fromStdString(rowNames[static_cast<size_t>(y)]);
+    if (y % every == 0) layerTicker_->addTick(y, shortLayerName(rowNames[static_cast<size_t>(y)]));
+  }
+  map_->rescaleDataRange(true);
+  if (map_->dataRange().upper <= map_->dataRange().lower)
+    map_->setDataRange(QCPRange(map_->dataRange().lower, map_->dataRange().lower + 1.0));
+  scheduleReplot();
+}
+
+void LayerHeatmap::fitView() {
+  map_->rescaleAxes();
+  if (xAxis->range().size() <= 0) xAxis->setRange(xAxis->range().lower - 1, xAxis->range().upper + 1);
+  if (yAxis->range().size() <= 0) yAxis->setRange(yAxis->range().lower - 1, yAxis->range().upper + 1);
+}
+
+}  // namespace plab::ui

@@ -1,0 +1,77 @@
+#include "comparison/comparison_table.h"
+
+#include <QHeaderView>
+
+#include "charts/run_colors.h"
+#include "run/run_store.h"
+#include "run/run_summary.h"
+#include "util/format.h"
+
+namespace plab::ui {
+namespace {
+
+QTableWidgetItem* cell(const QString& text, bool number = true) {
+  auto* item = new QTableWidgetItem(text);
+  item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
+  if (number) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  return item;
+}
+
+QString optionalNumber(const std::optional<double>& v, int decimals = 4) {
+  return v ? QString::number(*v, 'f', decimals) : QString("–");
+}
+
+}  // namespace
+
+ComparisonTable::ComparisonTable(const RunStore* store, QWidget* parent)
+    : QTableWidget(0, ColumnCount, parent), store_(store) {
+  setObjectName("comparisonTable");
+  setHorizontalHeaderLabels({"Run", "Mode", "Status", "Steps", "Final loss", "Final val loss", "Memory",
+                             "Saved vs fp32", "Mean rounded away", "Tokens/s"});
+  horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  horizontalHeader()->setStretchLastSection(true);
+  verticalHeader()->setVisible(false);
+  setSelectionBehavior(QAbstractItemView::SelectRows);
+  setSelectionMode(QAbstractItemView::SingleSelection);
+  setAlternatingRowColors(true);
+}
+
+void ComparisonTable::refreshAll() {
+  setRowCount(store_->size());
+  for (int i = 0; i < store_->size(); ++i) refreshRun(i);
+}
+
+void ComparisonTable::refreshRun(int run) {
+  if (run < 0 || run >= store_->size()) return;
+  if (rowCount() <= run) setRowCount(run + 1);
+  const auto& record = store_->record(run);
+  const RunState state = store_->state(run);
+  const bool finished = state == RunState::Completed || state == RunState::Stopped || state == RunState::Failed;
+  const RunSummary s = summarizeRun(record, finished);
+
+  auto* name = cell(QString::fromStdString(record.config.name), false);
+  name->setForeground(runColor(run));
+  QFont bold = name->font();
+  bold.setBold(true);
+  name->setFont(bold);
+  setItem(run, NameColumn, name);
+  setItem(run, ModeColumn, cell(QString::fromStdString(plab::optimizerModeLabel(record.config.mode)), false));
+  auto* status = cell(runStateText(state), false);
+  if (state == RunState::Failed) {
+    status->setForeground(QColor(176, 0, 32));
+    status->setToolTip(QString::fromStdString(record.result.message));
+  } else if (!record.result.message.empty()) {
+    status->setToolTip(QString::fromStdString(record.result.message));
+  }
+  setItem(run, StatusColumn, status);
+  setItem(run, StepsColumn, cell(QString("%1 / %2").arg(s.stepsDone).arg(record.config.steps)));
+  setItem(run, LossColumn, cell(optionalNumber(s.finalLoss)));
+  setItem(run, ValLossColumn, cell(optionalNumber(s.finalValLoss)));
+  setItem(run, MemoryColumn, cell(s.memoryBytes > 0 ? QString::number(double(s.memoryBytes) / (1024.0 * 1024.0), 'f', 2) + " MiB"
+                                                    : QString("–")));
+  setItem(run, SavedColumn, cell(s.memoryBytes > 0 ? percentText(s.savedFraction) : QString("–")));
+  setItem(run, RoundedColumn, cell(s.stepsDone > 0 ? percentText(s.meanRoundedAway, 2) : QString("–")));
+  setItem(run, TokensColumn, cell(s.tokensPerSecond > 0 ? QString::number(s.tokensPerSecond, 'f', 0) : QString("–")));
+}
+
+}  // namespace plab::ui

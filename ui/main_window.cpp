@@ -1,0 +1,364 @@
+#include "main_window.h"
+
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDateTime>
+#include <QFileDialog>
+#include <QFontDatabase>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <filesystem>
+
+#include "charts/chart_panel.h"
+#include "comparison/comparison_table.h"
+#include "panels/dataset_panel.h"
+#include "panels/layer_tree_panel.h"
+#include "panels/model_picker.h"
+#include "panels/optimizer_panel.h"
+#include "report/qt_report.h"
+#include "util/format.h"
+
+namespace plab::ui {
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  registerMetaTypes();
+  setWindowTitle("Precision Lab");
+  controller_ = new RunController(&store_, this);
+
+  auto* splitter = new QSplitter(Qt::Horizontal);
+  splitter->addWidget(buildSetupPanel());
+  splitter->addWidget(buildResultsPanel());
+  splitter->setStretchFactor(0, 0);
+  splitter->setStretchFactor(1, 1);
+  splitter->setSizes({470, 1100});
+  setCentralWidget(splitter);
+
+  statusText_ = new QLabel("Ready");
+  statusText_->setObjectName("statusText");
+  progress_ = new QProgressBar;
+  progress_->setObjectName("runProgress");
+  progress_->setMaximumWidth(260);
+  progress_->setRange(0, 100);
+  progress_->setValue(0);
+  statusBar()->addWidget(statusText_, 1);
+  statusBar()->addPermanentWidget(progress_);
+
+  optimizerPanel_->setFrom(plab::defaultRunConfig());
+  datasetPanel_->setDataConfig(plab::defaultRunConfig().data);
+  layerPanel_->setPlan(plab::defaultRunConfig().plan);
+  layerPanel_->setOptimizer(optimizerPanel_->mode(), optimizerPanel_->adamw());
+  connectSignals();
+  updateButtons();
+}
+
+MainWindow::~MainWindow() { controller_->shutdown(); }
+
+QWidget* MainWindow::buildSetupPanel() {
+  auto* panel = new QWidget;
+  auto* layout = new QVBoxLayout(panel);
+  layout->setContentsMargins(6, 6, 6, 6);
+
+  auto* tabs = new QTabWidget;
+  tabs->setObjectName("setupTabs");
+
+  auto* modelPage = new QWidget;
+  auto* modelLayout = new QVBoxLayout(modelPage);
+  auto* modelBox = new QGroupBox("Model");
+  auto* modelBoxLayout = new QVBoxLayout(modelBox);
+  modelPicker_ = new ModelPicker;
+  modelBoxLayout->addWidget(modelPicker_);
+  auto* dataBox = new QGroupBox("Training data");
+  auto* dataBoxLayout = new QVBoxLayout(dataBox);
+  datasetPanel_ = new DatasetPanel;
+  dataBoxLayout->addWidget(datasetPanel_);
+  modelLayout->addWidget(modelBox);
+  modelLayout->addWidget(dataBox);
+  modelLayout->addStretch();
+  tabs->addTab(modelPage, "Model && data");
+
+  layerPanel_ = new LayerTreePanel;
+  tabs->addTab(layerPanel_, "Layer precision");
+
+  optimizerPanel_ = new OptimizerPanel;
+  auto* scroll = new QScrollArea;
+  scroll->setWidget(optimizerPanel_);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  tabs->addTab(scroll, "Optimizer && training");
+  layout->addWidget(tabs, 1);
+
+  auto* buttons = new QGridLayout;
+  start_ = new QPushButton("▶ Start");
+  start_->setObjectName("startButton");
+  start_->setDefault(true);
+  pause_ = new QPushButton("Pause");
+  pause_->setObjectName("pauseButton");
+  stop_ = new QPushButton("■ Stop");
+  stop_->setObjectName("stopButton");
+  compare_ = new QPushButton("Compare all modes");
+  compare_->setObjectName("compareButton");
+  compare_->setToolTip("Queue the five optimizer modes with the same model, data, plan and seed");
+  queue_ = new QPushButton("Add to comparison queue");
+  queue_->setObjectName("queueButton");
+  export_ = new QPushButton("Export report…");
+  export_->setObjectName("exportButton");
+  buttons->addWidget(start_, 0, 0);
+  buttons->addWidget(pause_, 0, 1);
+  buttons->addWidget(stop_, 0, 2);
+  buttons->addWidget(compare_, 1, 0);
+  buttons->addWidget(queue_, 1, 1);
+  buttons->addWidget(export_, 1, 2);
+  layout->addLayout(buttons);
+  panel->setMinimumWidth(420);
+  return panel;
+}
+
+QWidget* MainWindow::buildResultsPanel() {
+  auto* splitter = new QSplitter(Qt::Vertical);
+  charts_ = new ChartPanel(&store_);
+  splitter->addWidget(charts_);
+
+  resultTabs_ = new QTabWidget;
+  table_ = new ComparisonTable(&store_);
+  resultTabs_->addTab(table_, "Comparison");
+  log_ = new QPlainTextEdit;
+  log_->setObjectName("logPanel");
+  log_->setReadOnly(true);
+  log_->setMaximumBlockCount(5000);
+  log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  resultTabs_->addTab(log_, "Log");
+  splitter->addWidget(resultTabs_);
+  splitter->setStretchFactor(0, 3);
+  splitter->setStretchFactor(1, 1);
+  splitter->setSizes({700, 220});
+  return splitter;
+}
+
+void MainWindow::connectSignals() {
+  connect(start_, &QPushButton::clicked, this, &MainWindow::startRun);
+  connect(pause_, &QPushButton::clicked, this, &MainWindow::togglePause);
+  connect(stop_, &QPushButton::clicked, this, &MainWindow::stopRuns);
+  connect(compare_, &QPushButton::clicked, this, &MainWindow::compareAllModes);
+  connect(queue_, &QPushButton::clicked, this, &MainWindow::addToQueue);
+  connect(export_, &QPushButton::clicked, this, &MainWindow::exportReport);
+
+  connect(modelPicker_, &ModelPicker::modelInspected, this, [this](const plab::ModelOverview& o) {
+    layerPanel_->setModules(o.modules);
+    statusText_->setText(QString("Model ready: %1 parameters").arg(humanCount(o.parameterCount)));
+    appendLog("model: " + QString::fromStdString(o.sourceDescription) + ", " + humanCount(o.parameterCount) +
+              " parameters");
+  });
+  connect(modelPicker_, &ModelPicker::inspectionFailed, this, [this](const QString& message) {
+    layerPanel_->clearModules();
+    lastError_ = message;
+    statusText_->setText("Model error: " + message);
+    appendLog("model error: " + message);
+  });
+  connect(optimizerPanel_, &OptimizerPanel::settingsChanged, this,
+          [this] { layerPanel_->setOptimizer(optimizerPanel_->mode(), optimizerPanel_->adamw()); });
+
+  connect(&store_, &RunStore::runAdded, this, [this](int run) {
+    table_->refreshRun(run);
+    updateButtons();
+  });
+  connect(&store_, &RunStore::runChanged, this, [this](int run) {
+    table_->refreshRun(run);
+    updateButtons();
+  });
+  connect(&store_, &RunStore::stepAppended, this, [this](int run) {
+    table_->refreshRun(run);
+    updateStatus(run);
+  });
+  connect(controller_, &RunController::runStarted, this, [this](int run) {
+    const auto& r = store_.record(run);
+    appendLog(QString("[%1] started on %2: %3 parameters, %4 in bf16, predicted state %5 (fp32 AdamW %6)")
+                  .arg(QString::fromStdString(r.config.name), QString::fromStdString(r.info.device),
+                       humanCount(r.info.parameterCount), humanCount(r.info.bf16ParameterCount),
+                       humanBytes(r.info.predictedMemory.total()), humanBytes(r.info.fp32Baseline.total())));
+    updateStatus(run);
+  });
+  connect(controller_, &RunController::logLine, this, [this](int run, const QString& line) {
+    const QString name = run >= 0 && run < store_.size() ? QString::fromStdString(store_.record(run).config.name) : "?";
+    appendLog(QString("[%1] %2").arg(name, line));
+  });
+  connect(controller_, &RunController::runFinished, this, [this](int run) {
+    const auto& r = store_.record(run);
+    const QString name = QString::fromStdString(r.config.name);
+    const QString status = QString::fromStdString(plab::runStatusId(r.result.status));
+    QString line = QString("[%1] %2 after %3 steps").arg(name, status).arg(r.result.stepsDone);
+    if (!r.result.message.empty()) line += ": " + QString::fromStdString(r.result.message);
+    appendLog(line);
+    statusText_->setText(line);
+    if (r.result.status == plab::RunStatus::Failed)
+      showError("Run failed", QString("%1 failed: %2\nIts measured metrics are kept and can be exported.")
+                                  .arg(name, QString::fromStdString(r.result.message)));
+    if (r.result.status == plab::RunStatus::Completed) progress_->setValue(progress_->maximum());
+    charts_->markDirty();
+    updateButtons();
+  });
+  connect(controller_, &RunController::idle, this, &MainWindow::updateButtons);
+}
+
+plab::RunConfig MainWindow::currentConfig() const {
+  plab::RunConfig c;
+  c.model = modelPicker_->spec();
+  c.data = datasetPanel_->dataConfig();
+  c.plan = layerPanel_->plan();
+  optimizerPanel_->applyTo(c);
+  c.data.seed = c.seed;
+  return c;
+}
+
+QString MainWindow::nextRunName(plab::OptimizerMode mode) {
+  return QString("run%1-%2").arg(++runCounter_).arg(QString::fromStdString(plab::optimizerModeId(mode)));
+}
+
+bool MainWindow::checkModelUsable() {
+  const QString error = modelPicker_->errorText();
+  if (error.isEmpty()) return true;
+  showError("Model not usable", error + "\nChoose another model first.");
+  return false;
+}
+
+void MainWindow::startRun() {
+  if (controller_->isBusy() || !checkModelUsable()) return;
+  addToQueue();
+}
+
+void MainWindow::addToQueue() {
+  if (!checkModelUsable()) return;
+  plab::RunConfig c = currentConfig();
+  c.name = nextRunName(c.mode).toStdString();
+  controller_->enqueue(c);
+  appendLog(QString("[%1] queued").arg(QString::fromStdString(c.name)));
+  updateButtons();
+}
+
+void MainWindow::compareAllModes() {
+  if (!checkModelUsable()) return;
+  const plab::RunConfig base = currentConfig();
+  for (auto mode : plab::allOptimizerModes()) {
+    plab::RunConfig c = base;
+    c.mode = mode;
+    c.name = nextRunName(mode).toStdString();
+    controller_->enqueue(c);
+  }
+  appendLog(QString("queued a comparison of %1 modes (seed %2)").arg(plab::allOptimizerModes().size()).arg(base.seed));
+  updateButtons();
+}
+
+void MainWindow::togglePause() {
+  if (!controller_->isBusy()) return;
+  if (controller_->isPaused()) {
+    controller_->resume();
+    appendLog("resumed");
+  } else {
+    controller_->pause();
+    appendLog("paused");
+  }
+  updateButtons();
+}
+
+void MainWindow::stopRuns() {
+  if (!controller_->isBusy()) return;
+  controller_->stopAll();
+  statusText_->setText("Stopping…");
+  updateButtons();
+}
+
+void MainWindow::updateButtons() {
+  const bool busy = controller_->isBusy();
+  start_->setEnabled(!busy);
+  compare_->setEnabled(!busy);
+  pause_->setEnabled(busy);
+  stop_->setEnabled(busy);
+  pause_->setText(controller_->isPaused() ? "Resume" : "Pause");
+  export_->setEnabled(store_.size() > 0);
+}
+
+void MainWindow::updateStatus(int run) {
+  if (run < 0 || run >= store_.size()) return;
+  const auto& r = store_.record(run);
+  const int64_t total = std::max<int64_t>(1, r.config.steps);
+  if (r.steps.empty()) {
+    statusText_->setText(QString("%1: starting…").arg(QString::fromStdString(r.config.name)));
+    progress_->setValue(0);
+    return;
+  }
+  const auto& m = r.steps.back();
+  const double perStep = m.elapsedSeconds / static_cast<double>(std::max<int64_t>(1, m.step));
+  const double eta = perStep * static_cast<double>(total - m.step);
+  QString text = QString("%1 — step %2/%3 · loss %4 · %5 tok/s · ETA %6")
+                     .arg(QString::fromStdString(r.config.name))
+                     .arg(m.step)
+                     .arg(total)
+                     .arg(m.loss, 0, 'f', 4)
+                     .arg(m.tokensPerSecond, 0, 'f', 0)
+                     .arg(durationText(eta));
+  if (controller_->queuedCount() > 0) text += QString(" · %1 queued").arg(controller_->queuedCount());
+  statusText_->setText(text);
+  progress_->setValue(static_cast<int>(100 * m.step / total));
+}
+
+void MainWindow::appendLog(const QString& line) {
+  log_->appendPlainText(QDateTime::currentDateTime().toString("HH:mm:ss  ") + line);
+}
+
+void MainWindow::showError(const QString& title, const QString& message) {
+  lastError_ = message;
+  appendLog("error: " + message);
+  statusText_->setText(title + ": " + message.section('\n', 0, 0));
+  // Non-modal so a failing run in a queue never blocks the others.
+  auto* box = new QMessageBox(QMessageBox::Warning, title, message, QMessageBox::Ok, this);
+  box->setObjectName("errorBox");
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->setModal(false);
+  box->show();
+}
+
+void MainWindow::exportReport() {
+  const QString dir = QFileDialog::getExistingDirectory(this, "Export report into folder");
+  if (!dir.isEmpty()) exportReportTo(dir);
+}
+
+bool MainWindow::exportReportTo(const QString& dir) {
+  const std::vector<plab::RunRecord> runs = store_.exportableRecords();
+  if (runs.empty()) {
+    showError("Nothing to export", "No run has measured anything yet.");
+    return false;
+  }
+  try {
+    const std::filesystem::path path(dir.toStdString());
+    if (runs.size() == 1) plab::writeRunReport(path, runs.front());
+    else plab::writeComparisonReport(path, runs);
+    writeChartPngs(runs, dir);
+    const QString title = runs.size() == 1 ? "Precision Lab run " + QString::fromStdString(runs.front().config.name)
+                                           : QString("Precision Lab comparison of %1 runs").arg(runs.size());
+    writePdfReport(runs, dir + "/report.pdf", title);
+  } catch (const std::exception& e) {
+    showError("Export failed", QString("Could not export the report to %1:\n%2").arg(dir, QString::fromUtf8(e.what())));
+    return false;
+  }
+  appendLog("report exported to " + dir);
+  statusText_->setText("Report exported to " + dir);
+  return true;
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (controller_->isBusy()) statusText_->setText("Stopping the run…");
+  controller_->shutdown();  // stops the run and joins the training thread
+  event->accept();
+}
+
+}  // namespace plab::ui

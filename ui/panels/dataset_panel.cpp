@@ -1,0 +1,97 @@
+#include "panels/dataset_panel.h"
+
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+
+#include "util/resources.h"
+
+namespace plab::ui {
+
+DatasetPanel::DatasetPanel(QWidget* parent) : QWidget(parent) {
+  auto* form = new QFormLayout(this);
+  form->setContentsMargins(0, 0, 0, 0);
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+
+  auto* row = new QHBoxLayout;
+  path_ = new QLineEdit;
+  path_->setObjectName("datasetPath");
+  path_->setPlaceholderText("Embedded default corpus");
+  path_->setClearButtonEnabled(true);
+  browse_ = new QPushButton("Text/JSONL file…");
+  useDefault_ = new QPushButton("Default");
+  row->addWidget(path_, 1);
+  row->addWidget(browse_);
+  row->addWidget(useDefault_);
+  form->addRow("Dataset", row);
+
+  textField_ = new QLineEdit("text");
+  textField_->setObjectName("textField");
+  textField_->setToolTip("JSONL only: the field holding the text of each line");
+  form->addRow("JSONL text field", textField_);
+
+  valFraction_ = new QDoubleSpinBox;
+  valFraction_->setObjectName("valFraction");
+  valFraction_->setRange(0.0, 0.9);
+  valFraction_->setDecimals(3);
+  valFraction_->setSingleStep(0.05);
+  form->addRow("Validation fraction", valFraction_);
+
+  description_ = new QLabel;
+  description_->setObjectName("datasetDescription");
+  description_->setWordWrap(true);
+  description_->setStyleSheet("color: palette(mid);");
+  form->addRow("", description_);
+
+  connect(browse_, &QPushButton::clicked, this, [this] {
+    const QString file = QFileDialog::getOpenFileName(this, "Choose training text", QString(),
+                                                      "Text or JSONL (*.txt *.jsonl *.json);;All files (*)");
+    if (!file.isEmpty()) setPath(file);
+  });
+  connect(useDefault_, &QPushButton::clicked, this, [this] { setPath(QString()); });
+  connect(path_, &QLineEdit::textChanged, this, [this] { updateDescription(); });
+
+  setDataConfig(plab::DataConfig{});
+}
+
+plab::DataConfig DatasetPanel::dataConfig() const {
+  plab::DataConfig c;
+  c.path = path_->text().trimmed().toStdString();
+  c.text_field = textField_->text().trimmed().isEmpty() ? "text" : textField_->text().trimmed().toStdString();
+  c.val_fraction = valFraction_->value();
+  return c;
+}
+
+void DatasetPanel::setDataConfig(const plab::DataConfig& config) {
+  path_->setText(QString::fromStdString(config.path));
+  textField_->setText(QString::fromStdString(config.text_field));
+  valFraction_->setValue(config.val_fraction);
+  updateDescription();
+}
+
+void DatasetPanel::setPath(const QString& path) {
+  path_->setText(path);
+  updateDescription();
+}
+
+void DatasetPanel::updateDescription() {
+  const QString path = path_->text().trimmed();
+  textField_->setEnabled(path.endsWith(".jsonl") || path.endsWith(".json"));
+  if (path.isEmpty()) {
+    qint64 size = 0;
+    if (plab::hasEmbeddedResource("data/corpus.txt"))
+      size = static_cast<qint64>(plab::embeddedResource("data/corpus.txt").size());
+    description_->setText(QString("Embedded corpus shipped with the app (%1 bytes)").arg(size));
+    return;
+  }
+  const QFileInfo info(path);
+  if (!info.exists()) description_->setText("<span style='color:#b00020'>File not found</span>");
+  else description_->setText(QString("%1 KiB").arg(info.size() / 1024.0, 0, 'f', 1));
+}
+
+}  // namespace plab::ui

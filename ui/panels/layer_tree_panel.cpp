@@ -1,0 +1,282 @@
+#include "panels/layer_tree_panel.h"
+
+#include <QCheckBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+#include <functional>
+
+#include "panels/memory_estimate.h"
+#include "util/format.h"
+
+namespace plab::ui {
+namespace {
+
+struct SubtreeCount {
+  int64_t bf16 = 0;
+  int64_t total = 0;
+};
+
+SubtreeCount countSubtree(const plab::ModuleNode& node,
+                          const std::map<std::string, plab::LayerPrecision>& resolved) {
+  SubtreeCount c;
+  if (node.ownParameters > 0) {
+    c.total += node.ownParameters;
+    const auto it = resolved.find(node.path);
+    if (it != resolved.end() && it->second == plab::LayerPrecision::Bf16) c.bf16 += node.ownParameters;
+  }
+  for (const auto& child : node.children) {
+    const SubtreeCount cc = countSubtree(child, resolved);
+    c.bf16 += cc.bf16;
+    c.total += cc.total;
+  }
+  return c;
+}
+
+const plab::ModuleNode* findNode(const plab::ModuleNode& node, const std::string& path) {
+  if (node.path == path) return &node;
+  for (const auto& child : node.children)
+    if (const auto* found = findNode(child, path)) return found;
+  return nullptr;
+}
+
+}  // namespace
+
+LayerTreePanel::LayerTreePanel(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+
+  auto* presets = new QHBoxLayout;
+  allFp32_ = new QPushButton("All fp32");
+  linearBf16_ = new QPushButton("Linear → bf16 (default)");
+  allBf16_ = new QPushButton("All bf16");
+  allFp32_->setObjectName("presetAllFp32");
+  linearBf16_->setObjectName("presetLinearBf16");
+  allBf16_->setObjectName("presetAllBf16");
+  presets->addWidget(allFp32_);
+  presets->addWidget(linearBf16_);
+  presets->addWidget(allBf16_);
+  layout->addLayout(presets);
+
+  auto* flags = new QHBoxLayout;
+  norms_ = new QCheckBox("Norms in bf16");
+  embeddings_ = new QCheckBox("Embeddings in bf16");
+  norms_->setToolTip("With the Linear → bf16 preset: LayerNorm/RMSNorm weights in bf16 too");
+  embeddings_->setToolTip("With the Linear → bf16 preset: token/position embeddings (and a tied lm_head) in bf16");
+  flags->addWidget(norms_);
+  flags->addWidget(embeddings_);
+  flags->addStretch();
+  layout->addLayout(flags);
+
+  tree_ = new QTreeWidget;
+  tree_->setObjectName("layerTree");
+  tree_->setColumnCount(4);
+  tree_->setHeaderLabels({"Module (✓ = bf16)", "Type", "Parameters (own / total)", "Precision"});
+  tree_->header()->setSectionResizeMode(NameColumn, QHeaderView::Interactive);
+  tree_->header()->resizeSection(NameColumn, 200);
+  tree_->setUniformRowHeights(true);
+  layout->addWidget(tree_, 1);
+
+  summary_ = new QLabel("No model selected");
+  summary_->setObjectName("layerSummary");
+  summary_->setWordWrap(true);
+  layout->addWidget(summary_);
+
+  connect(allFp32_, &QPushButton::clicked, this, [this] { applyPreset(plab::PlanPreset::AllFp32); });
+  connect(linearBf16_, &QPushButton::clicked, this, [this] { applyPreset(plab::PlanPreset::LinearBf16); });
+  connect(allBf16_, &QPushButton::clicked, this, [this] { applyPreset(plab::PlanPreset::AllBf16); });
+  connect(norms_, &QCheckBox::toggled, this, [this](bool on) {
+    if (updating_) return;
+    plan_.norms_bf16 = on;
+    refresh();
+    emit planChanged();
+  });
+  connect(embeddings_, &QCheckBox::toggled, this, [this](bool on) {
+    if (updating_) return;
+    plan_.embeddings_bf16 = on;
+    refresh();
+    emit planChanged();
+  });
+  connect(tree_, &QTreeWidget::itemChanged, this, &LayerTreePanel::onItemChanged);
+  refresh();
+}
+
+QPushButton* LayerTreePanel::presetButton(plab::PlanPreset preset) const {
+  switch (preset) {
+    case plab::PlanPreset::AllFp32: return allFp32_;
+    case plab::PlanPreset::LinearBf16: return linearBf16_;
+    case plab::PlanPreset::AllBf16: return allBf16_;
+  }
+  return nullptr;
+}
+
+void LayerTreePanel::setModules(const plab::ModuleNode& root) {
+  modules_ = root;
+  hasModules_ = true;
+  updating_ = true;
+  tree_->clear();
+  QTreeWidgetItem* top = buildItem(root, nullptr);
+  tree_->addTopLevelItem(top);
+  tree_->expandToDepth(1);
+  updating_ = false;
+  refresh();
+  tree_->resizeColumnToContents(TypeColumn);
+  tree_->resizeColumnToContents(ParamsColumn);
+}
+
+void LayerTreePanel::clearModules() {
+  modules_ = plab::ModuleNode{};
+  hasModules_ = false;
+  updating_ = true;
+  tree_->clear();
+  updating_ = false;
+  refresh();
+}
+
+QTreeWidgetItem* LayerTreePanel::buildItem(const plab::ModuleNode& node, QTreeWidgetItem* parent) {
+  auto* item = parent ? new QTreeWidgetItem(parent) : new QTreeWidgetItem;
+  item->setText(NameColumn, QString::fromStdString(node.name));
+  item->setToolTip(NameColumn, QString::fromStdString(node.path.empty() ? "(whole model)" : node.path));
+  item->setText(TypeColumn, QString::fromStdString(node.type));
+  item->setText(ParamsColumn, humanCount(node.ownParameters) + " / " + humanCount(node.totalParameters));
+  item->setToolTip(ParamsColumn, QString("%1 own, %2 in subtree").arg(node.ownParameters).arg(node.totalParameters));
+  item->setTextAlignment(ParamsColumn, Qt::AlignRight | Qt::AlignVCenter);
+  item->setData(NameColumn, PathRole, QString::fromStdString(node.path));
+  Qt::ItemFlags flags = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
+  if (node.totalParameters > 0) flags |= Qt::ItemIsUserCheckable;
+  item->setFlags(flags);
+  if (node.totalParameters > 0) item->setCheckState(NameColumn, Qt::Unchecked);
+  for (const auto& child : node.children) buildItem(child, item);
+  return item;
+}
+
+QTreeWidgetItem* LayerTreePanel::itemForPath(const std::string& path) const {
+  const QString wanted = QString::fromStdString(path);
+  std::function<QTreeWidgetItem*(QTreeWidgetItem*)> search = [&](QTreeWidgetItem* item) -> QTreeWidgetItem* {
+    if (item->data(NameColumn, PathRole).toString() == wanted) return item;
+    for (int i = 0; i < item->childCount(); ++i)
+      if (auto* found = search(item->child(i))) return found;
+    return nullptr;
+  };
+  for (int i = 0; i < tree_->topLevelItemCount(); ++i)
+    if (auto* found = search(tree_->topLevelItem(i))) return found;
+  return nullptr;
+}
+
+std::map<std::string, plab::LayerPrecision> LayerTreePanel::resolved() const {
+  if (!hasModules_) return {};
+  return plan_.resolve(modules_);
+}
+
+int64_t LayerTreePanel::bf16Parameters() const {
+  if (!hasModules_) return 0;
+  return plab::bf16ParameterCount(modules_, resolved());
+}
+
+plab::MemoryBreakdown LayerTreePanel::predictedMemory() const {
+  return estimateMemory(modules_, resolved(), mode_, adamw_);
+}
+
+plab::MemoryBreakdown LayerTreePanel::fp32Memory() const {
+  return plab::fp32AdamWBaseline(modules_.totalParameters);
+}
+
+void LayerTreePanel::setPlan(const plab::PrecisionPlan& plan) {
+  plan_ = plan;
+  refresh();
+  emit planChanged();
+}
+
+void LayerTreePanel::setOptimizer(plab::OptimizerMode mode, const plab::AdamWOptions& options) {
+  mode_ = mode;
+  adamw_ = options;
+  refresh();
+}
+
+void LayerTreePanel::applyPreset(plab::PlanPreset preset) {
+  plan_.preset = preset;
+  plan_.overrides.clear();
+  refresh();
+  emit planChanged();
+}
+
+void LayerTreePanel::setSubtreeBf16(const std::string& path, bool bf16) {
+  const auto p = bf16 ? plab::LayerPrecision::Bf16 : plab::LayerPrecision::Fp32;
+  if (path.empty()) {
+    // The whole model: a preset says it more simply than a root override.
+    plan_.preset = bf16 ? plab::PlanPreset::AllBf16 : plab::PlanPreset::AllFp32;
+    plan_.overrides.clear();
+  } else {
+    // Deeper overrides would win over this one: the subtree gets one precision.
+    const std::string prefix = path + ".";
+    for (auto it = plan_.overrides.begin(); it != plan_.overrides.end();) {
+      if (it->first.compare(0, prefix.size(), prefix) == 0) it = plan_.overrides.erase(it);
+      else ++it;
+    }
+    plan_.setSubtree(path, p);
+  }
+  refresh();
+  emit planChanged();
+}
+
+void LayerTreePanel::onItemChanged(QTreeWidgetItem* item, int column) {
+  if (updating_ || column != NameColumn || !(item->flags() & Qt::ItemIsUserCheckable)) return;
+  const bool bf16 = item->checkState(NameColumn) != Qt::Unchecked;
+  setSubtreeBf16(item->data(NameColumn, PathRole).toString().toStdString(), bf16);
+}
+
+void LayerTreePanel::refresh() {
+  updating_ = true;
+  norms_->setChecked(plan_.norms_bf16);
+  embeddings_->setChecked(plan_.embeddings_bf16);
+  const bool flagsMatter = plan_.preset == plab::PlanPreset::LinearBf16;
+  norms_->setEnabled(flagsMatter);
+  embeddings_->setEnabled(flagsMatter);
+
+  if (!hasModules_) {
+    summary_->setText("No model selected");
+    updating_ = false;
+    return;
+  }
+  const auto res = resolved();
+  std::function<void(QTreeWidgetItem*)> update = [&](QTreeWidgetItem* item) {
+    const std::string path = item->data(NameColumn, PathRole).toString().toStdString();
+    if (const auto* node = findNode(modules_, path); node && node->totalParameters > 0) {
+      const SubtreeCount c = countSubtree(*node, res);
+      const Qt::CheckState state = c.bf16 == 0 ? Qt::Unchecked
+                                   : c.bf16 == c.total ? Qt::Checked : Qt::PartiallyChecked;
+      item->setCheckState(NameColumn, state);
+      item->setText(PrecisionColumn, state == Qt::Checked ? "bf16"
+                                     : state == Qt::Unchecked ? "fp32"
+                                     : QString("mixed (%1 bf16)").arg(percentText(double(c.bf16) / double(c.total), 0)));
+      item->setForeground(PrecisionColumn, state == Qt::Unchecked ? QColor(30, 90, 200) : QColor(200, 90, 20));
+    } else {
+      item->setText(PrecisionColumn, "–");
+    }
+    for (int i = 0; i < item->childCount(); ++i) update(item->child(i));
+  };
+  for (int i = 0; i < tree_->topLevelItemCount(); ++i) update(tree_->topLevelItem(i));
+
+  const int64_t total = modules_.totalParameters;
+  const int64_t bf16 = plab::bf16ParameterCount(modules_, res);
+  const plab::MemoryBreakdown predicted = estimateMemory(modules_, res, mode_, adamw_);
+  const plab::MemoryBreakdown baseline = plab::fp32AdamWBaseline(total);
+  const int64_t saved = baseline.total() - predicted.total();
+  const double savedFraction = baseline.total() > 0 ? double(saved) / double(baseline.total()) : 0.0;
+  QString text = QString("<b>bf16 share:</b> %1 of %2 parameters (%3)<br>"
+                         "<b>Predicted training state</b> (%4): %5 vs %6 fp32 AdamW — saves %7 (%8)")
+                     .arg(humanCount(bf16), humanCount(total),
+                          percentText(total > 0 ? double(bf16) / double(total) : 0.0),
+                          QString::fromStdString(plab::optimizerModeLabel(mode_)),
+                          humanBytes(predicted.total()), humanBytes(baseline.total()), humanBytes(saved),
+                          percentText(savedFraction));
+  if (mode_ == plab::OptimizerMode::Fp32AdamW && bf16 > 0)
+    text += "<br><i>fp32 AdamW ignores the plan: everything trains in fp32.</i>";
+  summary_->setText(text);
+  updating_ = false;
+}
+
+}  // namespace plab::ui

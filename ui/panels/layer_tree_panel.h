@@ -1,0 +1,74 @@
+#pragma once
+// The model's module tree with one bf16 checkbox per row. A plan is a preset
+// plus subtree overrides: ticking a row sets an override for its subtree
+// (clearing deeper ones); parents show the tri-state of their subtree.
+#include <QWidget>
+#include <map>
+#include <string>
+
+#include "model/module_tree.h"
+#include "precision/memory_breakdown.h"
+#include "precision/optimizer_mode.h"
+#include "precision/precision_plan.h"
+
+class QCheckBox;
+class QLabel;
+class QPushButton;
+class QTreeWidget;
+class QTreeWidgetItem;
+
+namespace plab::ui {
+
+class LayerTreePanel : public QWidget {
+  Q_OBJECT
+ public:
+  enum Column { NameColumn = 0, TypeColumn, ParamsColumn, PrecisionColumn };
+  static constexpr int PathRole = Qt::UserRole + 1;
+
+  explicit LayerTreePanel(QWidget* parent = nullptr);
+
+  void setModules(const plab::ModuleNode& root);  // keeps the current plan
+  void clearModules();
+  void setPlan(const plab::PrecisionPlan& plan);
+  const plab::PrecisionPlan& plan() const { return plan_; }
+  void setOptimizer(plab::OptimizerMode mode, const plab::AdamWOptions& options);
+
+  void applyPreset(plab::PlanPreset preset);      // clears overrides
+  void setSubtreeBf16(const std::string& path, bool bf16);  // what ticking a row does
+
+  QTreeWidget* tree() const { return tree_; }
+  QTreeWidgetItem* itemForPath(const std::string& path) const;
+  std::map<std::string, plab::LayerPrecision> resolved() const;
+  int64_t bf16Parameters() const;
+  int64_t totalParameters() const { return modules_.totalParameters; }
+  plab::MemoryBreakdown predictedMemory() const;
+  plab::MemoryBreakdown fp32Memory() const;
+  QLabel* summaryLabel() const { return summary_; }
+  QPushButton* presetButton(plab::PlanPreset preset) const;
+  QCheckBox* normsCheckBox() const { return norms_; }
+  QCheckBox* embeddingsCheckBox() const { return embeddings_; }
+
+ signals:
+  void planChanged();
+
+ private:
+  QTreeWidgetItem* buildItem(const plab::ModuleNode& node, QTreeWidgetItem* parent);
+  void refresh();  // check states, precision column, summary from plan_
+  void onItemChanged(QTreeWidgetItem* item, int column);
+
+  QTreeWidget* tree_;
+  QLabel* summary_;
+  QPushButton* allFp32_;
+  QPushButton* linearBf16_;
+  QPushButton* allBf16_;
+  QCheckBox* norms_;
+  QCheckBox* embeddings_;
+  plab::ModuleNode modules_;
+  bool hasModules_ = false;
+  plab::PrecisionPlan plan_;
+  plab::OptimizerMode mode_ = plab::OptimizerMode::Bf16Kahan;
+  plab::AdamWOptions adamw_;
+  bool updating_ = false;
+};
+
+}  // namespace plab::ui

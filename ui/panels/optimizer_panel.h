@@ -1,0 +1,58 @@
+#pragma once
+// Optimizer mode, AdamW hyper-parameters and the training loop settings.
+// applyTo()/setFrom() map the widgets to RunConfig fields and back.
+#include <QWidget>
+
+#include "train/run_config.h"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLineEdit;
+class QSpinBox;
+
+namespace plab::ui {
+
+class OptimizerPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit OptimizerPanel(QWidget* parent = nullptr);
+
+  // Writes mode, adamw, steps, batch, accumulation, seq len, schedule,
+  // warmup, clip, eval cadence, seed and device; leaves the rest untouched.
+  void applyTo(plab::RunConfig& config) const;
+  void setFrom(const plab::RunConfig& config);
+
+  plab::OptimizerMode mode() const;
+  void setMode(plab::OptimizerMode mode);
+  plab::AdamWOptions adamw() const;
+
+  QComboBox* modeCombo() const { return mode_; }
+  QSpinBox* stepsSpin() const { return steps_; }
+
+ signals:
+  void settingsChanged();  // mode or AdamW options (memory estimate depends on them)
+
+ private:
+  QComboBox* mode_;
+  QLineEdit* lr_;
+  QDoubleSpinBox* beta1_;
+  QDoubleSpinBox* beta2_;
+  QLineEdit* eps_;
+  QDoubleSpinBox* weightDecay_;
+  QCheckBox* bf16Moments_;
+  QSpinBox* steps_;
+  QSpinBox* batch_;
+  QSpinBox* gradAccum_;
+  QSpinBox* seqLen_;
+  QComboBox* schedule_;
+  QSpinBox* warmup_;
+  QDoubleSpinBox* minLrRatio_;
+  QDoubleSpinBox* gradClip_;
+  QSpinBox* evalEvery_;
+  QSpinBox* layerStatsEvery_;
+  QSpinBox* seed_;
+  QComboBox* device_;
+};
+
+}  // namespace plab::ui

@@ -1,0 +1,89 @@
+#include "run/run_controller.h"
+
+namespace plab::ui {
+
+RunController::RunController(RunStore* store, QObject* parent)
+    : QObject(parent), store_(store), worker_(new TrainingWorker) {
+  registerMetaTypes();
+  thread_.setObjectName("plab-training");
+  worker_->moveToThread(&thread_);
+  connect(worker_, &TrainingWorker::runStarted, this, &RunController::onRunStarted, Qt::QueuedConnection);
+  connect(worker_, &TrainingWorker::stepMeasured, this, &RunController::onStep, Qt::QueuedConnection);
+  connect(worker_, &TrainingWorker::logLine, this, &RunController::logLine, Qt::QueuedConnection);
+  connect(worker_, &TrainingWorker::runFinished, this, &RunController::onFinished, Qt::QueuedConnection);
+  thread_.start();
+}
+
+RunController::~RunController() { shutdown(); }
+
+int RunController::enqueue(const plab::RunConfig& config) {
+  const int run = store_->addRun(config);
+  queue_.push_back(run);
+  if (activeRun_ < 0) dispatchNext();
+  return run;
+}
+
+void RunController::dispatchNext() {
+  if (shutDown_ || queue_.empty()) {
+    if (activeRun_ < 0) emit idle();
+    return;
+  }
+  activeRun_ = queue_.front();
+  queue_.pop_front();
+  paused_ = false;
+  store_->setState(activeRun_, RunState::Running);
+  const plab::RunConfig config = store_->record(activeRun_).config;
+  const int run = activeRun_;
+  QMetaObject::invokeMethod(worker_, [w = worker_, run, config] { w->runTraining(run, config); },
+                            Qt::QueuedConnection);
+}
+
+void RunController::pause() {
+  if (!worker_ || activeRun_ < 0 || paused_) return;
+  worker_->pause();
+  paused_ = true;
+  store_->setState(activeRun_, RunState::Paused);
+}
+
+void RunController::resume() {
+  if (!worker_ || activeRun_ < 0 || !paused_) return;
+  worker_->resume();
+  paused_ = false;
+  store_->setState(activeRun_, RunState::Running);
+}
+
+void RunController::stopAll() {
+  for (int run : queue_) store_->setState(run, RunState::Stopped);
+  queue_.clear();
+  if (activeRun_ >= 0 && worker_) worker_->stop();
+  paused_ = false;
+}
+
+void RunController::shutdown() {
+  if (shutDown_) return;
+  shutDown_ = true;
+  stopAll();
+  thread_.quit();  // takes effect once the running Trainer::run returns
+  thread_.wait();
+  delete worker_;  // its thread has ended: no event loop left to deleteLater it
+  worker_ = nullptr;
+}
+
+void RunController::onRunStarted(int run, const plab::RunInfo& info) {
+  store_->setInfo(run, info);
+  emit runStarted(run);
+}
+
+void RunController::onStep(int run, const plab::StepMetrics& step) { store_->appendStep(run, step); }
+
+void RunController::onFinished(int run, const plab::RunResult& result) {
+  store_->setResult(run, result);
+  if (run == activeRun_) {
+    activeRun_ = -1;
+    paused_ = false;
+  }
+  emit runFinished(run);
+  dispatchNext();
+}
+
+}  // namespace plab::ui
