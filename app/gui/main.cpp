@@ -1,2 +1,31 @@
-// Placeholder until the GUI lands.
-int main() { return 0; }
+// precision-lab: the desktop application.
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QScreen>
+
+#include "main_window.h"
+#include "run/metatypes.h"
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QApplication::setApplicationName("Precision Lab");
+  QApplication::setOrganizationName("Precision Lab");
+  QApplication::setApplicationVersion(PLAB_VERSION);
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(
+      "Precision Lab: train small causal language models with per-layer fp32/bf16 precision and five "
+      "optimizer modes (fp32 AdamW, bf16, bf16 + Kahan summation, bf16 + stochastic rounding, fp32 master "
+      "weights), watch loss, memory and rounded-away updates live, compare runs and export reports.\n"
+      "Headless runs: precision-lab-cli.");
+  parser.addHelpOption();
+  parser.addVersionOption();
+  parser.process(app);
+
+  plab::ui::registerMetaTypes();
+  plab::ui::MainWindow window;
+  const QRect screen = window.screen() ? window.screen()->availableGeometry() : QRect(0, 0, 1600, 1000);
+  window.resize(std::min(1600, screen.width()), std::min(1000, screen.height()));
+  window.show();
+  return app.exec();
+}
