@@ -1,0 +1,156 @@
+// The whole window: train the embedded tiny GPT-2 for 5 steps by clicking
+// Start, check charts/table, export a report; a broken model folder and an
+// unwritable export folder give visible errors; closing mid-run joins cleanly.
+#include <QComboBox>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QLabel>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QtTest/QtTest>
+
+#include "charts/chart_panel.h"
+#include "charts/layer_heatmap.h"
+#include "charts/loss_chart.h"
+#include "charts/memory_chart.h"
+#include "charts/rounded_away_chart.h"
+#include "comparison/comparison_table.h"
+#include "main_window.h"
+#include "panels/layer_tree_panel.h"
+#include "panels/model_picker.h"
+#include "panels/optimizer_panel.h"
+
+using namespace plab::ui;
+
+namespace {
+
+constexpr int kRunTimeoutMs = 300000;  // generous: 2 shared cores
+
+// Small and quick, whatever the shipped defaults are.
+void makeRunTiny(MainWindow& w, int steps) {
+  plab::RunConfig c = w.currentConfig();
+  c.steps = steps;
+  c.batch_size = 2;
+  c.seq_len = 32;
+  c.grad_accum = 1;
+  c.warmup_steps = 1;
+  c.eval_every = 0;
+  c.eval_batches = 1;
+  c.device = "cpu";
+  w.optimizerPanel()->setFrom(c);
+}
+
+bool fileNonEmpty(const QString& path) { return QFileInfo(path).isFile() && QFileInfo(path).size() > 0; }
+
+QMessageBox* visibleErrorBox(QWidget& w) {
+  for (auto* box : w.findChildren<QMessageBox*>("errorBox"))
+    if (box->isVisible()) return box;
+  return nullptr;
+}
+
+}  // namespace
+
+class TestMainWindowE2e : public QObject {
+  Q_OBJECT
+ private slots:
+  void trainFiveStepsAndExport() {
+    MainWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    // The default model is inspected in the background and fills the layer tree.
+    QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
+    QVERIFY(w.layerPanel()->totalParameters() > 0);
+    QVERIFY(w.layerPanel()->itemForPath("") != nullptr);
+    makeRunTiny(w, 5);
+    QCOMPARE(w.optimizerPanel()->stepsSpin()->value(), 5);
+
+    QTest::mouseClick(w.startButton(), Qt::LeftButton);
+    QCOMPARE(w.store()->size(), 1);
+    QVERIFY(!w.startButton()->isEnabled());
+    QTRY_VERIFY_WITH_TIMEOUT(w.store()->state(0) != RunState::Queued && w.store()->state(0) != RunState::Running,
+                             kRunTimeoutMs);
+    QCOMPARE(runStateText(w.store()->state(0)), QString("completed"));
+    QVERIFY(w.startButton()->isEnabled());
+
+    w.chartPanel()->refreshNow();
+    QVERIFY(w.chartPanel()->lossChart()->trainGraph(0));
+    QCOMPARE(w.chartPanel()->lossChart()->trainGraph(0)->dataCount(), 5);
+    QCOMPARE(w.chartPanel()->roundedAwayChart()->runGraph(0)->dataCount(), 5);
+    QCOMPARE(w.chartPanel()->memoryChart()->savedBytesBars()->dataCount(), 1);
+    QVERIFY(w.chartPanel()->layerHeatmap()->colorMap()->data()->keySize() > 0);
+
+    auto* table = w.comparisonTable();
+    QCOMPARE(table->rowCount(), 1);
+    QCOMPARE(table->item(0, ComparisonTable::StatusColumn)->text(), QString("completed"));
+    QVERIFY(table->item(0, ComparisonTable::LossColumn)->text() != "–");
+
+    QTemporaryDir dir;
+    QVERIFY(w.exportReportTo(dir.path()));
+    for (const char* name : {"report.html", "metrics.csv", "config.json", "report.pdf", "loss.png", "memory.png",
+                             "rounded_away.png", "layers_heatmap.png"})
+      QVERIFY2(fileNonEmpty(dir.filePath(name)), name);
+    QFile pdf(dir.filePath("report.pdf"));
+    QVERIFY(pdf.open(QIODevice::ReadOnly));
+    QCOMPARE(pdf.read(4), QByteArray("%PDF"));
+
+    // Unwritable destination (a file where the folder should be): a message, no crash.
+    const QString blocker = dir.filePath("blocker");
+    QFile f(blocker);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("x");
+    f.close();
+    QVERIFY(!w.exportReportTo(blocker + "/report"));
+    QVERIFY(visibleErrorBox(w));
+    QVERIFY(w.lastError().contains("blocker"));
+  }
+
+  void brokenModelFolderShowsAnError() {
+    MainWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QTemporaryDir dir;
+    QFile config(dir.filePath("config.json"));
+    QVERIFY(config.open(QIODevice::WriteOnly));
+    config.write("{ \"model_type\": \"gpt2\", \"n_embd\": ");  // truncated JSON
+    config.close();
+
+    plab::ModelSpec spec;
+    spec.source = "folder";
+    spec.path = dir.path().toStdString();
+    w.modelPicker()->setModelSpec(spec);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.modelPicker()->isInspecting(), 60000);
+    QTRY_VERIFY(w.modelPicker()->errorLabel()->isVisible());
+    QVERIFY(!w.modelPicker()->errorText().isEmpty());
+    QCOMPARE(w.layerPanel()->itemForPath(""), nullptr);  // no stale tree
+
+    // Start refuses with a visible message instead of launching a doomed run.
+    QTest::mouseClick(w.startButton(), Qt::LeftButton);
+    QCOMPARE(w.store()->size(), 0);
+    QVERIFY(visibleErrorBox(w));
+
+    // Picking the embedded model again clears the error.
+    w.modelPicker()->combo()->setCurrentIndex(0);
+    QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
+    QVERIFY(w.modelPicker()->errorText().isEmpty());
+  }
+
+  void closingWhileTrainingStopsAndJoins() {
+    auto* w = new MainWindow;
+    w->show();
+    QVERIFY(QTest::qWaitForWindowExposed(w));
+    QTRY_VERIFY_WITH_TIMEOUT(w->modelPicker()->hasOverview(), 60000);
+    makeRunTiny(*w, 100000);
+    QTest::mouseClick(w->startButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(!w->store()->record(0).steps.empty(), kRunTimeoutMs);
+    QElapsedTimer timer;
+    timer.start();
+    QVERIFY(w->close());  // stops the run and joins the training thread
+    QVERIFY(timer.elapsed() < 60000);
+    delete w;
+  }
+};
+
+QTEST_MAIN(TestMainWindowE2e)
+#include "test_main_window_e2e.moc"
