@@ -1,0 +1,158 @@
+// Charts fed with synthetic runs: graphs and points per run, incremental
+// updates, log scale, memory bars, heatmap dimensions and PNG export.
+#include <QImage>
+#include <QTemporaryDir>
+#include <QtTest/QtTest>
+
+#include "charts/layer_heatmap.h"
+#include "charts/loss_chart.h"
+#include "charts/memory_chart.h"
+#include "charts/rounded_away_chart.h"
+
+using namespace plab::ui;
+
+namespace {
+
+const std::vector<std::string> kLayers = {"transformer.h.0.attn.c_attn", "transformer.h.0.mlp.c_fc", "lm_head"};
+
+plab::StepMetrics syntheticStep(int64_t step, int run) {
+  plab::StepMetrics m;
+  m.step = step;
+  m.loss = 5.0 / static_cast<double>(step) + run;
+  m.roundedAwayFraction = 0.01 * static_cast<double>(step % 7) + 0.1 * run;
+  m.tokensPerSecond = 1000;
+  m.elapsedSeconds = 0.1 * static_cast<double>(step);
+  if (step % 5 == 0) m.valLoss = m.loss + 0.5;
+  m.memory.weights = 1024 * 1024 * (run + 1);
+  m.memory.gradients = 1024 * 1024;
+  for (size_t l = 0; l < kLayers.size(); ++l)
+    m.layers.push_back({kLayers[l], 0.1 * static_cast<double>(l) + 0.001 * static_cast<double>(step), 1.0});
+  return m;
+}
+
+plab::RunRecord syntheticRun(int run, int steps) {
+  plab::RunRecord r;
+  r.config.name = "run" + std::to_string(run);
+  r.info.runName = r.config.name;
+  r.info.parameterCount = 1 << 20;
+  r.info.fp32Baseline = plab::fp32AdamWBaseline(r.info.parameterCount);  // 16 MiB
+  r.info.layers = kLayers;
+  for (int s = 1; s <= steps; ++s) r.steps.push_back(syntheticStep(s, run));
+  return r;
+}
+
+}  // namespace
+
+class TestCharts : public QObject {
+  Q_OBJECT
+ private slots:
+  void lossChartHasTrainAndValPerRun() {
+    LossChart chart;
+    std::vector<plab::RunRecord> runs = {syntheticRun(0, 10), syntheticRun(1, 7)};
+    chart.showRuns(runs);
+    QCOMPARE(chart.graphCount(), 4);
+    QCOMPARE(chart.trainGraph(0)->dataCount(), 10);
+    QCOMPARE(chart.valGraph(0)->dataCount(), 2);   // steps 5 and 10
+    QCOMPARE(chart.trainGraph(1)->dataCount(), 7);
+    QCOMPARE(chart.valGraph(1)->dataCount(), 1);
+    QCOMPARE(chart.trainGraph(0)->data()->at(2)->key, 3.0);
+    QCOMPARE(chart.trainGraph(0)->data()->at(2)->value, 5.0 / 3.0);
+    QCOMPARE(chart.trainGraph(1)->name(), QString("run1"));
+    QVERIFY(chart.trainGraph(0)->pen().color() != chart.trainGraph(1)->pen().color());
+
+    // Live updates only append the new steps.
+    runs[1].steps.push_back(syntheticStep(8, 1));
+    chart.showRuns(runs);
+    QCOMPARE(chart.trainGraph(1)->dataCount(), 8);
+    QCOMPARE(chart.graphCount(), 4);
+    runs.push_back(syntheticRun(2, 3));
+    chart.showRuns(runs);
+    QCOMPARE(chart.graphCount(), 6);
+
+    // A cleared session starts over.
+    chart.showRuns({});
+    QCOMPARE(chart.graphCount(), 0);
+  }
+
+  void logScaleToggle() {
+    LossChart chart;
+    chart.showRuns({syntheticRun(0, 10)});
+    QVERIFY(!chart.logScale());
+    chart.setLogScale(true);
+    QVERIFY(chart.logScale());
+    QCOMPARE(chart.yAxis->scaleType(), QCPAxis::stLogarithmic);
+    chart.setLogScale(false);
+    QCOMPARE(chart.yAxis->scaleType(), QCPAxis::stLinear);
+  }
+
+  void roundedAwayChartInPercent() {
+    RoundedAwayChart chart;
+    const auto run = syntheticRun(1, 9);
+    chart.showRuns({syntheticRun(0, 4), run});
+    QCOMPARE(chart.graphCount(), 2);
+    QCOMPARE(chart.runGraph(1)->dataCount(), 9);
+    QCOMPARE(chart.runGraph(1)->data()->at(3)->value, 100.0 * run.steps[3].roundedAwayFraction);
+  }
+
+  void memoryChartBarsPerRun() {
+    MemoryChart chart;
+    chart.showRuns({syntheticRun(0, 3), syntheticRun(1, 3)});
+    QCOMPARE(chart.savedBytesBars()->dataCount(), 2);
+    QCOMPARE(chart.savedPercentBars()->dataCount(), 2);
+    // Run 0 holds 2 MiB of state vs the 16 MiB fp32 baseline; run 1 holds 3 MiB.
+    QCOMPARE(chart.savedBytesBars()->data()->at(0)->value, 14.0);
+    QCOMPARE(chart.savedBytesBars()->data()->at(1)->value, 13.0);
+    QCOMPARE(chart.savedPercentBars()->data()->at(0)->value, 100.0 * 14.0 / 16.0);
+    // A run that measured nothing yet has no bar.
+    plab::RunRecord empty;
+    empty.config.name = "queued";
+    chart.showRuns({syntheticRun(0, 3), empty});
+    QCOMPARE(chart.savedBytesBars()->dataCount(), 1);
+  }
+
+  void heatmapIsLayersTimesSteps() {
+    LayerHeatmap heatmap;
+    auto run = syntheticRun(0, 12);
+    run.steps[4].layers.clear();  // a step without layer stats is no column
+    heatmap.showRuns({run, syntheticRun(1, 5)});
+    QCOMPARE(heatmap.shownRun(), 1);  // the latest run by default
+    QCOMPARE(heatmap.colorMap()->data()->keySize(), 5);
+    heatmap.setSelectedRun(0);
+    heatmap.showRuns({run, syntheticRun(1, 5)});
+    QCOMPARE(heatmap.shownRun(), 0);
+    QCOMPARE(heatmap.colorMap()->data()->keySize(), 11);
+    QCOMPARE(heatmap.colorMap()->data()->valueSize(), 3);
+    QCOMPARE(heatmap.layerNames().size(), 3);
+    QCOMPARE(heatmap.layerNames().at(1), QString::fromStdString(kLayers[1]));
+    // Cell (first column, layer 2) = step 1's fraction of lm_head in percent.
+    QVERIFY(qAbs(heatmap.colorMap()->data()->cell(0, 2) - 100.0 * (0.2 + 0.001)) < 1e-9);
+  }
+
+  void exportPngWritesAnImage() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    LossChart chart;
+    chart.resize(640, 400);
+    chart.showRuns({syntheticRun(0, 10)});
+    const QString png = dir.filePath("loss.png");
+    QVERIFY(chart.exportPng(png, 640, 400));
+    QImage image(png);
+    QVERIFY(!image.isNull());
+    QCOMPARE(image.width(), 640);
+    QCOMPARE(image.height(), 400);
+    // Not a blank canvas: the curve's color appears somewhere.
+    bool colored = false;
+    for (int y = 0; y < image.height() && !colored; y += 2)
+      for (int x = 0; x < image.width() && !colored; x += 2) {
+        const QColor c = image.pixelColor(x, y);
+        colored = c.saturation() > 100;
+      }
+    QVERIFY(colored);
+    QVERIFY(chart.exportPdf(dir.filePath("loss.pdf"), 640, 400));
+    QVERIFY(QFileInfo(dir.filePath("loss.pdf")).size() > 0);
+    QVERIFY(!chart.exportPng(dir.filePath("missing-folder/x.png")));
+  }
+};
+
+QTEST_MAIN(TestCharts)
+#include "test_charts.moc"

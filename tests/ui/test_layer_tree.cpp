@@ -1,0 +1,187 @@
+// The layer tree: rows from a hand-made ModuleNode tree, presets, subtree
+// overrides, bf16 share and the predicted memory of a plan.
+#include <QCheckBox>
+#include <QLabel>
+#include <QPushButton>
+#include <QTreeWidget>
+#include <QtTest/QtTest>
+
+#include "panels/layer_tree_panel.h"
+
+using plab::LayerPrecision;
+using plab::ModuleNode;
+using plab::ui::LayerTreePanel;
+
+namespace {
+
+ModuleNode leaf(const std::string& path, const std::string& type, int64_t params) {
+  ModuleNode n;
+  n.path = path;
+  n.name = path.substr(path.rfind('.') + 1);
+  n.type = type;
+  n.ownParameters = params;
+  n.totalParameters = params;
+  return n;
+}
+
+ModuleNode group(const std::string& path, const std::string& type, std::vector<ModuleNode> children) {
+  ModuleNode n;
+  n.path = path;
+  n.name = path.empty() ? type : path.substr(path.rfind('.') + 1);
+  n.type = type;
+  n.children = std::move(children);
+  for (const auto& c : n.children) n.totalParameters += c.totalParameters;
+  return n;
+}
+
+// GPT-2 shaped: embedding 100, one block (ln 8, attn 40+20, mlp 30), ln_f 8,
+// tied lm_head without own parameters. Total 206.
+ModuleNode tinyTree() {
+  ModuleNode block = group("transformer.h.0", "GPT2Block",
+                           {leaf("transformer.h.0.ln_1", "LayerNorm", 8),
+                            group("transformer.h.0.attn", "GPT2Attention",
+                                  {leaf("transformer.h.0.attn.c_attn", "Conv1D", 40),
+                                   leaf("transformer.h.0.attn.c_proj", "Conv1D", 20)}),
+                            group("transformer.h.0.mlp", "GPT2MLP", {leaf("transformer.h.0.mlp.c_fc", "Linear", 30)})});
+  ModuleNode transformer = group("transformer", "GPT2Model",
+                                 {leaf("transformer.wte", "Embedding", 100), group("transformer.h", "ModuleList", {block}),
+                                  leaf("transformer.ln_f", "LayerNorm", 8)});
+  return group("", "GPT2LMHeadModel", {transformer, leaf("lm_head", "Linear", 0)});
+}
+
+int countItems(QTreeWidgetItem* item) {
+  int n = 1;
+  for (int i = 0; i < item->childCount(); ++i) n += countItems(item->child(i));
+  return n;
+}
+
+Qt::CheckState state(LayerTreePanel& panel, const std::string& path) {
+  QTreeWidgetItem* item = panel.itemForPath(path);
+  if (!item) qFatal("no row for %s", path.c_str());
+  return item->checkState(LayerTreePanel::NameColumn);
+}
+
+}  // namespace
+
+class TestLayerTree : public QObject {
+  Q_OBJECT
+ private slots:
+  void rowsMirrorTheTree() {
+    LayerTreePanel panel;
+    panel.setModules(tinyTree());
+    QCOMPARE(panel.tree()->topLevelItemCount(), 1);
+    QCOMPARE(countItems(panel.tree()->topLevelItem(0)), 13);  // every module, lm_head included
+    QTreeWidgetItem* attn = panel.itemForPath("transformer.h.0.attn");
+    QVERIFY(attn);
+    QCOMPARE(attn->childCount(), 2);
+    QCOMPARE(attn->text(LayerTreePanel::TypeColumn), QString("GPT2Attention"));
+    QCOMPARE(attn->text(LayerTreePanel::ParamsColumn), QString("0 / 60"));
+    QCOMPARE(panel.itemForPath("transformer.wte")->text(LayerTreePanel::ParamsColumn), QString("100 / 100"));
+    QCOMPARE(panel.totalParameters(), int64_t(206));
+    // A module without parameters (tied lm_head) has no checkbox.
+    QVERIFY(!(panel.itemForPath("lm_head")->flags() & Qt::ItemIsUserCheckable));
+  }
+
+  void presetsCheckTheRightRows() {
+    LayerTreePanel panel;
+    panel.setModules(tinyTree());
+    panel.presetButton(plab::PlanPreset::LinearBf16)->click();
+    QCOMPARE(panel.plan().preset, plab::PlanPreset::LinearBf16);
+    QCOMPARE(state(panel, "transformer.h.0.attn.c_attn"), Qt::Checked);
+    QCOMPARE(state(panel, "transformer.h.0.mlp.c_fc"), Qt::Checked);
+    QCOMPARE(state(panel, "transformer.h.0.attn"), Qt::Checked);
+    QCOMPARE(state(panel, "transformer.h.0.ln_1"), Qt::Unchecked);
+    QCOMPARE(state(panel, "transformer.wte"), Qt::Unchecked);
+    QCOMPARE(state(panel, "transformer.h.0"), Qt::PartiallyChecked);
+    QCOMPARE(state(panel, ""), Qt::PartiallyChecked);
+    QCOMPARE(panel.bf16Parameters(), int64_t(90));
+
+    panel.normsCheckBox()->setChecked(true);
+    QCOMPARE(state(panel, "transformer.h.0.ln_1"), Qt::Checked);
+    QCOMPARE(state(panel, "transformer.ln_f"), Qt::Checked);
+    QCOMPARE(state(panel, "transformer.h.0"), Qt::Checked);
+    QCOMPARE(panel.bf16Parameters(), int64_t(106));
+    panel.embeddingsCheckBox()->setChecked(true);
+    QCOMPARE(state(panel, ""), Qt::Checked);
+
+    panel.presetButton(plab::PlanPreset::AllFp32)->click();
+    QCOMPARE(state(panel, ""), Qt::Unchecked);
+    QCOMPARE(panel.bf16Parameters(), int64_t(0));
+    QVERIFY(!panel.normsCheckBox()->isEnabled());  // flags only matter for Linear → bf16
+
+    panel.presetButton(plab::PlanPreset::AllBf16)->click();
+    QCOMPARE(state(panel, "transformer.wte"), Qt::Checked);
+    QCOMPARE(panel.bf16Parameters(), int64_t(206));
+  }
+
+  void subtreeToggleWritesOverrides() {
+    LayerTreePanel panel;
+    panel.setModules(tinyTree());
+    panel.applyPreset(plab::PlanPreset::LinearBf16);
+    QSignalSpy changed(&panel, &LayerTreePanel::planChanged);
+
+    // Unticking a parent turns its whole subtree fp32: one override.
+    panel.itemForPath("transformer.h.0.attn")->setCheckState(LayerTreePanel::NameColumn, Qt::Unchecked);
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(panel.plan().overrides.size(), size_t(1));
+    QCOMPARE(panel.plan().overrides.at("transformer.h.0.attn"), LayerPrecision::Fp32);
+    QCOMPARE(state(panel, "transformer.h.0.attn.c_attn"), Qt::Unchecked);
+    QCOMPARE(state(panel, "transformer.h.0.attn.c_proj"), Qt::Unchecked);
+    QCOMPARE(state(panel, "transformer.h.0.mlp.c_fc"), Qt::Checked);
+    QCOMPARE(panel.bf16Parameters(), int64_t(30));
+
+    // A deeper override inside it...
+    panel.itemForPath("transformer.h.0.attn.c_proj")->setCheckState(LayerTreePanel::NameColumn, Qt::Checked);
+    QCOMPARE(panel.plan().overrides.at("transformer.h.0.attn.c_proj"), LayerPrecision::Bf16);
+    QCOMPARE(state(panel, "transformer.h.0.attn"), Qt::PartiallyChecked);
+    QCOMPARE(panel.bf16Parameters(), int64_t(50));
+
+    // ...is replaced when an ancestor is toggled: the whole block becomes bf16.
+    panel.itemForPath("transformer.h.0")->setCheckState(LayerTreePanel::NameColumn, Qt::Checked);
+    const auto& o = panel.plan().overrides;
+    QCOMPARE(o.size(), size_t(1));
+    QCOMPARE(o.at("transformer.h.0"), LayerPrecision::Bf16);
+    QCOMPARE(state(panel, "transformer.h.0.ln_1"), Qt::Checked);
+    QCOMPARE(panel.bf16Parameters(), int64_t(98));
+
+    const auto resolved = panel.resolved();
+    QCOMPARE(resolved.at("transformer.h.0.ln_1"), LayerPrecision::Bf16);
+    QCOMPARE(resolved.at("transformer.ln_f"), LayerPrecision::Fp32);
+    QCOMPARE(resolved.at("transformer.wte"), LayerPrecision::Fp32);
+
+    // The root row switches presets instead of adding a root override.
+    panel.itemForPath("")->setCheckState(LayerTreePanel::NameColumn, Qt::Unchecked);
+    QCOMPARE(panel.plan().preset, plab::PlanPreset::AllFp32);
+    QVERIFY(panel.plan().overrides.empty());
+  }
+
+  void shareAndPredictedMemory() {
+    LayerTreePanel panel;
+    panel.setModules(tinyTree());
+    panel.applyPreset(plab::PlanPreset::LinearBf16);
+    plab::AdamWOptions adamw;
+    adamw.bf16_moments = true;
+
+    // 90 bf16 elements, 116 fp32 elements; per element bytes from the rules
+    // in memory_estimate.h, computed here by hand.
+    panel.setOptimizer(plab::OptimizerMode::Bf16Kahan, adamw);
+    QCOMPARE(panel.predictedMemory().total(), int64_t(90 * (2 + 2 + 4 + 2) + 116 * 16));
+    QCOMPARE(panel.predictedMemory().kahan, int64_t(90 * 2));
+    panel.setOptimizer(plab::OptimizerMode::Fp32MasterWeights, adamw);
+    QCOMPARE(panel.predictedMemory().master, int64_t(90 * 4));
+    QCOMPARE(panel.predictedMemory().kahan, int64_t(0));
+    QCOMPARE(panel.predictedMemory().moments, int64_t(206 * 8));  // mixed keeps fp32 moments
+    adamw.bf16_moments = false;
+    panel.setOptimizer(plab::OptimizerMode::Bf16Plain, adamw);
+    QCOMPARE(panel.predictedMemory().total(), int64_t(90 * (2 + 2 + 8) + 116 * 16));
+    panel.setOptimizer(plab::OptimizerMode::Fp32AdamW, adamw);
+    QCOMPARE(panel.predictedMemory().total(), panel.fp32Memory().total());
+    QCOMPARE(panel.fp32Memory().total(), int64_t(206 * 16));
+
+    QVERIFY(panel.summaryLabel()->text().contains("90"));
+    QVERIFY(panel.summaryLabel()->text().contains("43.7 %"));  // 90 / 206
+  }
+};
+
+QTEST_MAIN(TestLayerTree)
+#include "test_layer_tree.moc"
