@@ -1,6 +1,8 @@
 #pragma once
 // Training data: plain text or JSONL (one object per line, a text field)
 // tokenized into fixed-length blocks, split train/validation with a seed.
+// A .jsonl file holds one document per line; any other file is one
+// document (see data/document_reader.h).
 #include <torch/torch.h>
 
 #include <cstdint>
@@ -17,7 +19,8 @@ namespace plab {
 class TextDataset {
  public:
   // Reads config.path (or the embedded default corpus when empty), tokenizes
-  // documents (eos between them), cuts blocks of seq_len + 1 tokens,
+  // documents (eos between them), cuts blocks of seq_len + 1 tokens
+  // (non-overlapping; the tail that does not fill a block is dropped),
   // shuffles blocks with config.seed and holds back val_fraction (at least
   // one block). Throws DataError if the file is unreadable, a JSONL line is
   // not valid JSON / lacks the field, or there are fewer than 2 blocks.
@@ -30,7 +33,8 @@ class TextDataset {
 
   // Random train batch: {inputs, targets}, both [batch, seq_len] int64 CPU.
   std::pair<torch::Tensor, torch::Tensor> trainBatch(int64_t batch, std::mt19937_64& rng) const;
-  // The validation set cut into batches (deterministic order, at most maxBatches).
+  // The validation set cut into batches (deterministic order, at most
+  // maxBatches; maxBatches <= 0 means all). The last batch may be smaller.
   std::vector<std::pair<torch::Tensor, torch::Tensor>> valBatches(int64_t batch, int64_t maxBatches) const;
 
  private:

@@ -88,7 +88,8 @@ class Downloader {
   [[noreturn]] void failHttp(long status, const std::string& url) const {
     if (status == 401 || status == 403)
       throw HubError(std::to_string(status) + ": access denied for " + url +
-                     " - set HF_TOKEN for gated models (and accept the model's licence on the Hub)");
+                     " - set HF_TOKEN for gated models (and accept the model's licence on the Hub);"
+                     " the Hub also answers 401 for repositories that do not exist");
     if (status == 404) throw HubError("404: not found: " + url);
     throw HubError(std::to_string(status) + ": HTTP error for " + url);
   }
