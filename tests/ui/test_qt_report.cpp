@@ -1,0 +1,86 @@
+// The Qt half of reports: PDF and PNG charts from a synthetic RunRecord;
+// unwritable destinations raise plab::IoError.
+#include <QFile>
+#include <QImage>
+#include <QTemporaryDir>
+#include <QtTest/QtTest>
+
+#include "report/qt_report.h"
+#include "util/errors.h"
+
+namespace {
+
+plab::RunRecord syntheticRecord(bool failed) {
+  plab::RunRecord r;
+  r.config.name = failed ? "bf16-nan" : "bf16-kahan";
+  r.config.mode = failed ? plab::OptimizerMode::Bf16Plain : plab::OptimizerMode::Bf16Kahan;
+  r.config.steps = 20;
+  r.info.runName = r.config.name;
+  r.info.parameterCount = 5000;
+  r.info.fp32Baseline = plab::fp32AdamWBaseline(5000);
+  r.info.layers = {"a", "b"};
+  for (int s = 1; s <= 20; ++s) {
+    plab::StepMetrics m;
+    m.step = s;
+    m.loss = 4.0 - 0.1 * s;
+    m.roundedAwayFraction = 0.3;
+    m.memory.weights = 10000;
+    m.memory.moments = 20000;
+    m.layers = {{"a", 0.1, 1.0}, {"b", 0.5, 1.0}};
+    if (s % 10 == 0) m.valLoss = m.loss + 0.2;
+    r.steps.push_back(m);
+  }
+  r.result.status = failed ? plab::RunStatus::Failed : plab::RunStatus::Completed;
+  r.result.message = failed ? "loss became NaN at step 20" : "";
+  r.result.stepsDone = 20;
+  r.result.finalLoss = 2.0;
+  return r;
+}
+
+}  // namespace
+
+class TestQtReport : public QObject {
+  Q_OBJECT
+ private slots:
+  void pdfStartsWithMagic() {
+    QTemporaryDir dir;
+    const QString pdf = dir.filePath("report.pdf");
+    plab::ui::writePdfReport({syntheticRecord(false), syntheticRecord(true)}, pdf, "Synthetic comparison");
+    QFile f(pdf);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QVERIFY(f.size() > 10000);  // charts are embedded as images
+    QCOMPARE(f.read(4), QByteArray("%PDF"));
+  }
+
+  void chartPngs() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("nested/charts");
+    plab::ui::writeChartPngs({syntheticRecord(false)}, out);
+    for (const char* name : {"loss.png", "memory.png", "rounded_away.png", "layers_heatmap.png"}) {
+      QImage image(out + "/" + name);
+      QVERIFY2(!image.isNull(), name);
+      QVERIFY(image.width() > 100);
+    }
+  }
+
+  void unwritableDestinationsThrowIoError() {
+    QTemporaryDir dir;
+    // A regular file where a folder should be: fails even for root.
+    const QString file = dir.filePath("not-a-folder");
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("x");
+    f.close();
+    QVERIFY_THROWS_EXCEPTION(plab::IoError,
+                             plab::ui::writePdfReport({syntheticRecord(false)}, file + "/report.pdf", "x"));
+    QVERIFY_THROWS_EXCEPTION(plab::IoError, plab::ui::writeChartPngs({syntheticRecord(false)}, file + "/charts"));
+    try {
+      plab::ui::writePdfReport({syntheticRecord(false)}, file + "/report.pdf", "x");
+    } catch (const plab::IoError& e) {
+      QVERIFY(QString(e.what()).contains("report.pdf"));  // names the file
+    }
+  }
+};
+
+QTEST_MAIN(TestQtReport)
+#include "test_qt_report.moc"
