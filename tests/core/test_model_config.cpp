@@ -1,0 +1,231 @@
+// config.json parsing for GPT-2 and the Llama family: field mapping,
+// Hugging Face defaults, exact parameter counts of published models, and
+// error messages that name the field, value or file.
+#include <QtTest/QtTest>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "model/model_config.h"
+#include "support/tiny_models.h"
+#include "util/errors.h"
+
+using namespace plab;
+using nlohmann::json;
+
+namespace {
+
+std::string configErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("WRONG EXCEPTION TYPE: ") + e.what();
+  }
+  return "NO EXCEPTION";
+}
+
+bool mentions(const std::string& msg, const std::string& what) { return msg.find(what) != std::string::npos; }
+
+// The published gpt2 (124M) config.json.
+json gpt2Small() {
+  return json::parse(R"({"activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"],
+    "attn_pdrop": 0.1, "bos_token_id": 50256, "embd_pdrop": 0.1, "eos_token_id": 50256,
+    "initializer_range": 0.02, "layer_norm_epsilon": 1e-05, "model_type": "gpt2", "n_ctx": 1024,
+    "n_embd": 768, "n_head": 12, "n_layer": 12, "n_positions": 1024, "vocab_size": 50257})");
+}
+
+// The published SmolLM-135M config.json (Llama, GQA, tied embeddings).
+json smolLm135m() {
+  return json::parse(R"({"architectures": ["LlamaForCausalLM"], "attention_bias": false,
+    "bos_token_id": 0, "eos_token_id": 0, "hidden_act": "silu", "hidden_size": 576,
+    "initializer_range": 0.02, "intermediate_size": 1536, "max_position_embeddings": 2048,
+    "model_type": "llama", "num_attention_heads": 9, "num_hidden_layers": 30, "num_key_value_heads": 3,
+    "pretraining_tp": 1, "rms_norm_eps": 1e-05, "rope_scaling": null, "rope_theta": 10000.0,
+    "tie_word_embeddings": true, "torch_dtype": "float32", "use_cache": true, "vocab_size": 49152})");
+}
+
+}  // namespace
+
+class ModelConfigTest : public QObject {
+  Q_OBJECT
+  QTemporaryDir tmp_;
+
+ private slots:
+  void gpt2Fields() {
+    const ModelConfig c = ModelConfig::fromJson(gpt2Small());
+    QVERIFY(c.family == ArchitectureFamily::Gpt2);
+    QCOMPARE(c.hidden_size, int64_t(768));
+    QCOMPARE(c.num_hidden_layers, int64_t(12));
+    QCOMPARE(c.num_attention_heads, int64_t(12));
+    QCOMPARE(c.num_key_value_heads, int64_t(12));
+    QCOMPARE(c.intermediate_size, int64_t(4 * 768));  // n_inner absent -> 4 * n_embd
+    QCOMPARE(c.max_position_embeddings, int64_t(1024));
+    QCOMPARE(c.head_dim, int64_t(64));
+    QCOMPARE(c.norm_eps, 1e-5);
+    QCOMPARE(c.hidden_act, std::string("gelu_new"));
+    QVERIFY(c.tie_word_embeddings);
+    QCOMPARE(c.eos_token_id, int64_t(50256));
+  }
+
+  void gpt2ExplicitInner() {
+    json j = gpt2Small();
+    j["n_inner"] = 1000;
+    j["tie_word_embeddings"] = false;
+    const ModelConfig c = ModelConfig::fromJson(j);
+    QCOMPARE(c.intermediate_size, int64_t(1000));
+    QVERIFY(!c.tie_word_embeddings);
+  }
+
+  // Published totals: gpt2 124,439,808; SmolLM-135M 134,515,008.
+  void parameterCountsOfPublishedModels() {
+    QCOMPARE(ModelConfig::fromJson(gpt2Small()).parameterCount(), int64_t(124439808));
+    QCOMPARE(ModelConfig::fromJson(smolLm135m()).parameterCount(), int64_t(134515008));
+  }
+
+  void llamaFieldsAndDefaults() {
+    const ModelConfig s = ModelConfig::fromJson(smolLm135m());
+    QVERIFY(s.family == ArchitectureFamily::Llama);
+    QCOMPARE(s.num_key_value_heads, int64_t(3));
+    QCOMPARE(s.head_dim, int64_t(64));
+    QVERIFY(s.tie_word_embeddings);
+    QVERIFY(!s.attention_bias);
+
+    const json minimal = {{"model_type", "llama"},      {"vocab_size", 100},        {"hidden_size", 64},
+                          {"num_hidden_layers", 2},     {"num_attention_heads", 8}, {"intermediate_size", 128}};
+    const ModelConfig c = ModelConfig::fromJson(minimal);
+    QCOMPARE(c.num_key_value_heads, int64_t(8));  // defaults to the number of heads
+    QVERIFY(!c.tie_word_embeddings);               // Llama default
+    QCOMPARE(c.hidden_act, std::string("silu"));
+    QCOMPARE(c.rope_theta, 10000.0);
+    QCOMPARE(c.head_dim, int64_t(8));
+    QCOMPARE(c.norm_eps, 1e-6);
+
+    json withHeadDim = minimal;
+    withHeadDim["head_dim"] = 16;
+    withHeadDim["rope_theta"] = 500000.0;
+    const ModelConfig h = ModelConfig::fromJson(withHeadDim);
+    QCOMPARE(h.head_dim, int64_t(16));
+    QCOMPARE(h.rope_theta, 500000.0);
+    QCOMPARE(h.parameterCount(),
+             int64_t(100 * 64 * 2 + 2 * (64 * 128 * 2 + 64 * 128 * 2 + 3 * 64 * 128 + 2 * 64) + 64));
+  }
+
+  void qwen2AndMistral() {
+    json q = smolLm135m();
+    q["model_type"] = "qwen2";
+    q.erase("attention_bias");
+    const ModelConfig c = ModelConfig::fromJson(q);
+    QVERIFY(c.attention_bias);          // q/k/v biases by default
+    QVERIFY(!c.attention_output_bias);  // but never on o_proj
+    const int64_t qkvBias = 576 + 2 * 192;
+    QCOMPARE(c.parameterCount(), int64_t(134515008 + 30 * qkvBias));
+
+    json m = smolLm135m();
+    m["model_type"] = "mistral";
+    QCOMPARE(ModelConfig::fromJson(m).model_type, std::string("mistral"));
+    QCOMPARE(ModelConfig::fromJson(m).parameterCount(), int64_t(134515008));
+  }
+
+  void architecturesHintWhenModelTypeMissing() {
+    json j = smolLm135m();
+    j.erase("model_type");
+    QCOMPARE(ModelConfig::fromJson(j).model_type, std::string("llama"));
+    json g = gpt2Small();
+    g.erase("model_type");
+    QVERIFY(ModelConfig::fromJson(g).family == ArchitectureFamily::Gpt2);
+  }
+
+  void unknownArchitectureNamesItAndListsSupported() {
+    json j = gpt2Small();
+    j["model_type"] = "bert";
+    const std::string msg = configErrorOf([&] { ModelConfig::fromJson(j); });
+    QVERIFY2(mentions(msg, "'bert'"), msg.c_str());
+    QVERIFY2(mentions(msg, "gpt2") && mentions(msg, "llama") && mentions(msg, "qwen2"), msg.c_str());
+
+    json none = gpt2Small();
+    none.erase("model_type");
+    none["architectures"] = {"BertModel"};
+    const std::string msg2 = configErrorOf([&] { ModelConfig::fromJson(none); });
+    QVERIFY2(mentions(msg2, "model_type") && mentions(msg2, "gpt2"), msg2.c_str());
+  }
+
+  void missingOrInvalidFieldsAreNamed() {
+    json j = smolLm135m();
+    j.erase("hidden_size");
+    QVERIFY(mentions(configErrorOf([&] { ModelConfig::fromJson(j); }), "'hidden_size'"));
+    json g = gpt2Small();
+    g.erase("n_head");
+    QVERIFY(mentions(configErrorOf([&] { ModelConfig::fromJson(g); }), "'n_head'"));
+    json neg = gpt2Small();
+    neg["n_layer"] = -1;
+    QVERIFY(mentions(configErrorOf([&] { ModelConfig::fromJson(neg); }), "'n_layer'"));
+    json gqa = smolLm135m();
+    gqa["num_key_value_heads"] = 4;
+    QVERIFY(mentions(configErrorOf([&] { ModelConfig::fromJson(gqa); }), "num_key_value_heads"));
+    json act = smolLm135m();
+    act["hidden_act"] = "mish";
+    QVERIFY(mentions(configErrorOf([&] { ModelConfig::fromJson(act); }), "'mish'"));
+    json scaling = smolLm135m();
+    scaling["rope_scaling"] = {{"rope_type", "llama3"}};
+    QVERIFY(mentions(configErrorOf([&] { ModelConfig::fromJson(scaling); }), "rope_scaling"));
+    QVERIFY(mentions(configErrorOf([&] { ModelConfig::fromJson(json::array()); }), "object"));
+  }
+
+  void fromFileErrorsNameFileAndPosition() {
+    const std::filesystem::path p = tmp_.path().toStdString() + "/broken-config.json";
+    {
+      std::ofstream out(p);
+      out << "{\n  \"model_type\": \"gpt2\",\n  \"n_embd\": 32,,\n}\n";
+    }
+    const std::string msg = configErrorOf([&] { ModelConfig::fromFile(p); });
+    QVERIFY2(mentions(msg, "broken-config.json"), msg.c_str());
+    QVERIFY2(mentions(msg, "line 3"), msg.c_str());
+
+    const std::string missing = configErrorOf([&] { ModelConfig::fromFile(tmp_.path().toStdString() + "/absent.json"); });
+    QVERIFY2(mentions(missing, "absent.json"), missing.c_str());
+
+    const std::filesystem::path bad = tmp_.path().toStdString() + "/bad-type.json";
+    {
+      std::ofstream out(bad);
+      out << R"({"model_type": "t5"})";
+    }
+    const std::string typeMsg = configErrorOf([&] { ModelConfig::fromFile(bad); });
+    QVERIFY2(mentions(typeMsg, "bad-type.json") && mentions(typeMsg, "'t5'"), typeMsg.c_str());
+  }
+
+  void toJsonRoundTrips() {
+    for (const ModelConfig& c : {test::tinyGpt2Config(), test::tinyLlamaConfig(), ModelConfig::fromJson(smolLm135m())}) {
+      const json j = c.toJson();
+      const ModelConfig back = ModelConfig::fromJson(j);
+      QCOMPARE(back.model_type, c.model_type);
+      QCOMPARE(back.hidden_size, c.hidden_size);
+      QCOMPARE(back.num_hidden_layers, c.num_hidden_layers);
+      QCOMPARE(back.num_key_value_heads, c.num_key_value_heads);
+      QCOMPARE(back.intermediate_size, c.intermediate_size);
+      QCOMPARE(back.max_position_embeddings, c.max_position_embeddings);
+      QCOMPARE(back.norm_eps, c.norm_eps);
+      QCOMPARE(back.tie_word_embeddings, c.tie_word_embeddings);
+      QCOMPARE(back.parameterCount(), c.parameterCount());
+    }
+    // A changed field is written back under its Hugging Face name.
+    ModelConfig c = test::tinyGpt2Config();
+    c.num_hidden_layers = 5;
+    QCOMPARE(c.toJson()["n_layer"].get<int64_t>(), int64_t(5));
+  }
+
+  void tinyConfigsAreWhatTheyPromise() {
+    const ModelConfig g = test::tinyGpt2Config();
+    QCOMPARE(g.vocab_size, int64_t(61));
+    QCOMPARE(g.hidden_size, int64_t(32));
+    QCOMPARE(g.intermediate_size, int64_t(128));
+    const ModelConfig l = test::tinyLlamaConfig();
+    QCOMPARE(l.num_key_value_heads, int64_t(2));
+    QCOMPARE(l.head_dim, int64_t(8));
+  }
+};
+
+QTEST_APPLESS_MAIN(ModelConfigTest)
+#include "test_model_config.moc"
