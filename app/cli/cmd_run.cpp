@@ -1,0 +1,212 @@
+// `precision-lab-cli run`: one run or a sweep, streamed to disk, then the
+// report (HTML/SVG, plus PNG/PDF when built with Qt).
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "cli_support.h"
+#include "progress.h"
+#include "qt_report_writer.h"
+#include "report/report_charts.h"
+#include "report/run_report.h"
+#include "train/trainer.h"
+#include "util/errors.h"
+
+namespace plab::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+volatile std::sig_atomic_t gInterrupted = 0;
+
+void onSigint(int) {
+  if (gInterrupted) std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C kills at once
+  gInterrupted = 1;
+}
+
+std::string timestamp() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y%m%d-%H%M%S", &tm);
+  return buf;
+}
+
+nlohmann::json readJsonFile(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError("cannot read config file " + path.string());
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw ConfigError(path.string() + " is not valid JSON");
+  return j;
+}
+
+RunRecord trainOne(RunConfig config, bool terminal, bool& interrupted) {
+  RunRecord record;
+  Trainer trainer(config);
+  ProgressPrinter progress(config.name, config.steps, terminal);
+  Trainer::Callbacks cb;
+  cb.onStart = [&](const RunInfo& info) { record.info = info; };
+  cb.onStep = [&](const StepMetrics& m) {
+    record.steps.push_back(m);
+    progress.step(m);
+  };
+  cb.onLog = [&](const std::string& line) { progress.log(line); };
+
+  // The signal handler only sets a flag; this watcher turns it into stop().
+  std::atomic<bool> done{false};
+  std::thread watcher([&] {
+    while (!done) {
+      if (gInterrupted) {
+        trainer.stop();
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
+  record.result = trainer.run(cb);
+  done = true;
+  watcher.join();
+  progress.finish();
+  record.config = trainer.config();
+  interrupted = gInterrupted != 0;
+  return record;
+}
+
+void printSummary(const std::vector<RunRecord>& runs) {
+  std::cout << std::left << std::setw(28) << "run" << std::setw(12) << "mode" << std::setw(11) << "status"
+            << std::right << std::setw(7) << "steps" << std::setw(11) << "loss" << std::setw(11) << "val loss"
+            << std::setw(12) << "memory MiB" << std::setw(9) << "saved" << std::setw(10) << "rounded" << std::setw(10)
+            << "tok/s" << '\n';
+  for (const RunRecord& r : runs) {
+    const RunResult& res = r.result;
+    std::cout << std::left << std::setw(28) << r.config.name << std::setw(12) << optimizerModeId(r.config.mode)
+              << std::setw(11) << runStatusId(res.status) << std::right << std::setw(7) << res.stepsDone << std::fixed
+              << std::setprecision(4) << std::setw(11) << res.finalLoss << std::setw(11)
+              << (res.finalValLoss ? *res.finalValLoss : std::nan("")) << std::setprecision(2) << std::setw(12)
+              << res.memory.total() / (1024.0 * 1024.0) << std::setprecision(1) << std::setw(8)
+              << 100 * res.memorySavedFraction << '%' << std::setw(9) << 100 * res.meanRoundedAwayFraction << '%'
+              << std::setprecision(0) << std::setw(10) << res.meanTokensPerSecond << '\n';
+    std::cout.unsetf(std::ios::fixed);
+  }
+}
+
+}  // namespace
+
+const char* const kRunHelp =
+    "usage: precision-lab-cli run [CONFIG.json] [--default] [--out DIR] [--steps N] [--mode ID]\n"
+    "                             [--device D] [--no-pdf]\n"
+    "\n"
+    "Trains one run, or every run of a sweep file, and writes a report.\n"
+    "\n"
+    "  CONFIG.json    a run config (see `default-config`), {\"runs\": [...]}, or\n"
+    "                 {\"base\": {...}, \"sweep\": {\"mode\": [\"fp32\", \"bf16\", ...]}}\n"
+    "                 (sweepable: any field, e.g. \"mode\", \"seed\", \"adamw.lr\")\n"
+    "  --default      use the built-in default run (tiny GPT-2 on the shipped corpus)\n"
+    "  --out DIR      report folder (default ./runs/<name>-<timestamp>); with several\n"
+    "                 runs each gets DIR/runs/<name>/ plus a comparison report in DIR\n"
+    "  --steps N      override the number of optimizer steps\n"
+    "  --mode ID      override the optimizer mode: fp32, bf16, bf16-kahan, bf16-sr, mixed\n"
+    "  --device D     override the device: auto, cpu, cuda, cuda:N\n"
+    "  --no-pdf       skip the Qt-rendered PNG charts and report.pdf\n"
+    "\n"
+    "Writes config.json (re-runnable), run_info.json, summary.json, metrics.jsonl,\n"
+    "metrics.csv, layers.csv, charts/*.svg, report.html (and charts/*.png,\n"
+    "report.pdf in GUI builds). Metrics stream to disk as they are measured.\n"
+    "Ctrl-C stops the run gracefully and still writes the report.\n"
+    "Exit codes: 0 ok, 1 a run failed, 2 usage or config error, 130 interrupted.\n";
+
+int runCommand(Args& args) {
+  if (args.wantsHelp()) {
+    std::cout << kRunHelp;
+    return kOk;
+  }
+  const bool useDefault = args.flag("--default");
+  const bool noPdf = args.flag("--no-pdf");
+  const auto out = args.value("--out");
+  const auto steps = args.intValue("--steps", 1);
+  const auto mode = args.value("--mode");
+  const auto device = args.value("--device");
+  const std::vector<std::string> pos = args.positionals(1);
+  if (useDefault == !pos.empty())
+    throw UsageError(useDefault ? "give either CONFIG.json or --default, not both"
+                                : "missing CONFIG.json (or --default)");
+
+  std::vector<RunConfig> runs;
+  try {
+    runs = useDefault ? std::vector<RunConfig>{defaultRunConfig()} : loadRunConfigs(readJsonFile(pos[0]));
+    for (RunConfig& c : runs) {
+      if (steps) c.steps = *steps;
+      if (mode) c.mode = optimizerModeFromId(*mode);
+      if (device) c.device = *device;
+      c = RunConfig::fromJson(c.toJson());  // re-validate after overrides
+    }
+  } catch (const ConfigError& e) {
+    std::cerr << "error: " << e.what() << '\n';
+    return kUsage;
+  }
+
+  const fs::path outDir = out ? fs::path(*out) : fs::path("runs") / (runs.front().name + "-" + timestamp());
+  {
+    std::error_code ec;
+    fs::create_directories(outDir, ec);
+    if (ec || !fs::is_directory(outDir)) {
+      std::cerr << "error: cannot create output folder " << outDir.string() << ": "
+                << (ec ? ec.message() : "not a directory") << '\n';
+      return kUsage;
+    }
+  }
+  const bool several = runs.size() > 1;
+  std::set<std::string> usedFolders;
+  for (RunConfig& c : runs) {
+    if (!several) {
+      c.output_dir = outDir.string();
+      continue;
+    }
+    // Same folder naming as writeComparisonReport, so the streamed metrics
+    // and the final report share one folder per run.
+    std::string folder = report::safeFileName(c.name);
+    for (int i = 2; usedFolders.count(folder); ++i) folder = report::safeFileName(c.name) + "-" + std::to_string(i);
+    usedFolders.insert(folder);
+    c.output_dir = (outDir / "runs" / folder).string();
+  }
+
+  std::signal(SIGINT, onSigint);
+  const bool terminal = stderrIsTerminal();
+  std::vector<RunRecord> records;
+  bool interrupted = false, failed = false;
+  for (const RunConfig& c : runs) {
+    RunRecord r = trainOne(c, terminal, interrupted);
+    if (r.result.status == RunStatus::Failed) {
+      std::cerr << "error: run " << c.name << " failed: " << r.result.message << '\n';
+      failed = true;
+    }
+    records.push_back(std::move(r));
+    if (interrupted) break;
+  }
+  std::signal(SIGINT, SIG_DFL);
+
+  const std::string title = several ? "Precision Lab comparison" : "Precision Lab run: " + runs.front().name;
+  try {
+    if (several) writeComparisonReport(outDir, records);
+    else writeRunReport(outDir, records.front());
+    if (!noPdf && qtReportAvailable()) writeQtReport(records, outDir, title);
+  } catch (const std::exception& e) {
+    std::cerr << "error: writing the report failed: " << e.what() << '\n';
+    return kRunFailed;
+  }
+  printSummary(records);
+  std::cout << "report: " << (outDir / "report.html").string() << '\n';
+  if (failed) return kRunFailed;
+  return interrupted ? kInterrupted : kOk;
+}
+
+}  // namespace plab::cli

@@ -1,0 +1,152 @@
+// The precision-lab-cli executable, run as a user would (path in $PLAB_CLI).
+#include <QtTest/QtTest>
+
+#include <fstream>
+
+#include "train/metrics_writer.h"
+#include "train/run_config.h"
+
+using namespace plab;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Outcome {
+  int exitCode = -1;
+  QString out, err;
+};
+
+Outcome runCli(const QStringList& args, int timeoutMs = 120000) {
+  QProcess p;
+  p.start(qEnvironmentVariable("PLAB_CLI"), args);
+  Outcome o;
+  if (!p.waitForStarted(10000)) {
+    o.err = "cannot start " + qEnvironmentVariable("PLAB_CLI");
+    return o;
+  }
+  if (!p.waitForFinished(timeoutMs)) {
+    p.kill();
+    p.waitForFinished();
+  }
+  o.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+  o.out = QString::fromUtf8(p.readAllStandardOutput());
+  o.err = QString::fromUtf8(p.readAllStandardError());
+  return o;
+}
+
+QByteArray describe(const Outcome& o) {
+  return ("exit " + QString::number(o.exitCode) + "\nstdout: " + o.out + "\nstderr: " + o.err).toUtf8();
+}
+
+}  // namespace
+
+class TestCli : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    if (qEnvironmentVariableIsEmpty("PLAB_CLI")) QSKIP("PLAB_CLI not set (run through ctest)");
+  }
+
+  void helpListsEverything() {
+    const Outcome o = runCli({"--help"});
+    QCOMPARE(o.exitCode, 0);
+    for (const char* cmd : {"run", "default-config", "inspect", "cache", "download", "bench", "--no-pdf", "--out"})
+      QVERIFY2(o.out.contains(cmd), cmd);
+    for (const char* cmd : {"run", "default-config", "inspect", "cache", "download", "bench"}) {
+      const Outcome h = runCli({cmd, "--help"});
+      QVERIFY2(h.exitCode == 0 && h.out.contains("usage: precision-lab-cli"), describe(h));
+    }
+  }
+
+  void usageErrors() {
+    const Outcome unknown = runCli({"frobnicate"});
+    QCOMPARE(unknown.exitCode, 2);
+    QVERIFY(unknown.err.contains("error:"));
+    const Outcome noConfig = runCli({"run"});
+    QCOMPARE(noConfig.exitCode, 2);
+    const Outcome badOption = runCli({"run", "--default", "--stepz", "3"});
+    QVERIFY2(badOption.exitCode == 2 && badOption.err.contains("--stepz"), describe(badOption));
+    const Outcome badSteps = runCli({"run", "--default", "--steps", "many"});
+    QCOMPARE(badSteps.exitCode, 2);
+  }
+
+  void defaultConfigIsAValidRunConfig() {
+    const Outcome o = runCli({"default-config"});
+    QCOMPARE(o.exitCode, 0);
+    const RunConfig c = RunConfig::fromJson(nlohmann::json::parse(o.out.toStdString()));
+    QCOMPARE(c.toJson(), defaultRunConfig().toJson());
+  }
+
+  void runDefaultWritesReport() {
+    QTemporaryDir tmp;
+    const fs::path out = fs::path(tmp.path().toStdString()) / "report";
+    const Outcome o = runCli({"run", "--default", "--steps", "3", "--out", QString::fromStdString(out.string()),
+                              "--no-pdf"});
+    QVERIFY2(o.exitCode == 0, describe(o));
+    for (const char* f : {"config.json", "run_info.json", "summary.json", "metrics.jsonl", "metrics.csv", "layers.csv",
+                          "report.html", "charts/loss.svg"})
+      QVERIFY2(fs::is_regular_file(out / f), f);
+    QCOMPARE(readMetricsJsonl(out / "metrics.jsonl").size(), size_t(3));
+    std::ifstream cfg(out / "config.json");
+    QCOMPARE(RunConfig::fromJson(nlohmann::json::parse(cfg)).steps, int64_t(3));
+    QVERIFY(o.out.contains("report:"));
+    QVERIFY(o.err.contains("step 3/3"));  // progress (plain lines: stderr is a pipe)
+  }
+
+  void sweepWritesComparison() {
+    QTemporaryDir tmp;
+    const fs::path dir = tmp.path().toStdString();
+    std::ofstream(dir / "sweep.json") << R"({"base": {"name": "sw", "steps": 2, "seq_len": 16, "batch_size": 2,
+        "eval_batches": 1}, "sweep": {"mode": ["fp32", "bf16"]}})";
+    const Outcome o = runCli({"run", QString::fromStdString((dir / "sweep.json").string()), "--out",
+                              QString::fromStdString((dir / "out").string()), "--no-pdf"});
+    QVERIFY2(o.exitCode == 0, describe(o));
+    QVERIFY(fs::exists(dir / "out" / "summary.csv"));
+    QVERIFY(fs::exists(dir / "out" / "report.html"));
+    QCOMPARE(readMetricsJsonl(dir / "out" / "runs" / "sw-bf16" / "metrics.jsonl").size(), size_t(2));
+  }
+
+  void brokenConfigIsAUsageError() {
+    QTemporaryDir tmp;
+    const fs::path dir = tmp.path().toStdString();
+    std::ofstream(dir / "broken.json") << "{\"steps\": 3,";
+    const Outcome broken = runCli({"run", QString::fromStdString((dir / "broken.json").string())});
+    QVERIFY2(broken.exitCode == 2 && broken.err.startsWith("error:") && broken.err.contains("broken.json"),
+             describe(broken));
+    std::ofstream(dir / "typo.json") << R"({"stepz": 3})";
+    const Outcome typo = runCli({"run", QString::fromStdString((dir / "typo.json").string())});
+    QVERIFY2(typo.exitCode == 2 && typo.err.contains("stepz"), describe(typo));
+    const Outcome missing = runCli({"run", "/nonexistent/run.json"});
+    QVERIFY2(missing.exitCode == 2 && missing.err.contains("/nonexistent/run.json"), describe(missing));
+  }
+
+  void missingModelFolderFailsClearly() {
+    QTemporaryDir tmp;
+    const fs::path dir = tmp.path().toStdString();
+    std::ofstream(dir / "run.json") << R"({"model": {"source": "folder", "path": "/nonexistent/model-dir"},
+        "steps": 2})";
+    const Outcome o = runCli({"run", QString::fromStdString((dir / "run.json").string()), "--out",
+                              QString::fromStdString((dir / "out").string()), "--no-pdf"});
+    QVERIFY2(o.exitCode == 1, describe(o));
+    QVERIFY2(o.err.contains("error:") && o.err.contains("/nonexistent/model-dir"), describe(o));
+    QVERIFY(fs::exists(dir / "out" / "summary.json"));  // the failed run is still reported
+
+    const Outcome inspect = runCli({"inspect", "/nonexistent/model-dir"});
+    QVERIFY2(inspect.exitCode != 0 && inspect.err.contains("error:"), describe(inspect));
+  }
+
+  void unwritableOutIsAnError() {
+    const Outcome o = runCli({"run", "--default", "--steps", "1", "--out", "/dev/full/out", "--no-pdf"});
+    QVERIFY2(o.exitCode != 0 && o.err.contains("error:") && o.err.contains("/dev/full/out"), describe(o));
+  }
+
+  void inspectEmbedded() {
+    const Outcome o = runCli({"inspect", "embedded"});
+    QVERIFY2(o.exitCode == 0, describe(o));
+    QVERIFY(o.out.contains("gpt2"));
+    QVERIFY(o.out.contains("c_attn"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"

@@ -1,0 +1,178 @@
+// Reports from synthetic run records: SVG charts, the self-contained HTML,
+// the report folder (config.json re-runnable) and I/O errors.
+#include <QtTest/QtTest>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "report/run_report.h"
+#include "train/metrics_writer.h"
+#include "util/errors.h"
+
+using namespace plab;
+namespace fs = std::filesystem;
+
+namespace {
+
+RunRecord syntheticRun(const std::string& name, OptimizerMode mode, int steps) {
+  RunRecord r;
+  r.config = defaultRunConfig();
+  r.config.name = name;
+  r.config.mode = mode;
+  r.config.steps = steps;
+  r.info.runName = name;
+  r.info.modelType = "gpt2";
+  r.info.device = "cpu";
+  r.info.parameterCount = 1000;
+  r.info.layers = {"transformer.h.0.attn.c_attn", "transformer.h.0.mlp.c_fc", "lm_head"};
+  r.info.fp32Baseline = fp32AdamWBaseline(1000);
+  r.info.predictedMemory.weights = 2000;
+  r.info.predictedMemory.moments = 4000;
+  for (int s = 1; s <= steps; ++s) {
+    StepMetrics m;
+    m.step = s;
+    m.loss = 5.0 * std::exp(-0.05 * s);
+    m.roundedAwayFraction = 0.5 / s;
+    if (s % 5 == 0) m.valLoss = m.loss + 0.1;
+    m.memory = r.info.predictedMemory;
+    for (const std::string& l : r.info.layers) m.layers.push_back({l, 0.3, 0.8});
+    r.steps.push_back(m);
+  }
+  r.result.stepsDone = steps;
+  r.result.finalLoss = r.steps.back().loss;
+  r.result.memory = r.info.predictedMemory;
+  r.result.memorySavedFraction = 1.0 - 6000.0 / 16000.0;
+  return r;
+}
+
+int count(const std::string& s, const std::string& part) {
+  int n = 0;
+  for (size_t p = s.find(part); p != std::string::npos; p = s.find(part, p + 1)) ++n;
+  return n;
+}
+
+std::string unescapeXml(std::string s) {
+  const std::pair<const char*, const char*> entities[] = {
+      {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&amp;", "&"}};
+  for (const auto& [from, to] : entities)
+    for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + std::strlen(to)))
+      s.replace(p, std::strlen(from), to);
+  return s;
+}
+
+std::string readFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+class TestReport : public QObject {
+  Q_OBJECT
+ private slots:
+  void lineChartBasics() {
+    ChartSeries a{"fp32 <ref> & co", {1, 2, 3, 4}, {4.0, 3.0, std::nan(""), 2.0}};
+    const std::string svg = renderSvgLineChart("Loss \"train\"", "step", "loss", {a});
+    QVERIFY(svg.rfind("<svg", 0) == 0);
+    QCOMPARE(count(svg, "</svg>"), 1);
+    QVERIFY(svg.find("fp32 &lt;ref&gt; &amp; co") != std::string::npos);
+    QVERIFY(svg.find("<ref>") == std::string::npos);
+    QVERIFY(svg.find("Loss &quot;train&quot;") != std::string::npos);
+    QVERIFY(svg.find("nan") == std::string::npos);  // the NaN point is skipped
+    // The NaN splits the line: a 2-point polyline and a lone point.
+    QCOMPARE(count(svg, "<polyline"), 1);
+    QCOMPARE(count(svg, "<circle"), 1);
+    QVERIFY(svg.find(">step<") != std::string::npos);
+  }
+
+  void lineChartEdgeCases() {
+    const std::string empty = renderSvgLineChart("Empty", "x", "y", {});
+    QVERIFY(empty.find("no data") != std::string::npos);
+    const std::string single = renderSvgLineChart("One", "x", "y", {{"s", {1}, {2}}});
+    QCOMPARE(count(single, "<circle"), 1);
+    QVERIFY(single.find("nan") == std::string::npos);
+    // Log axis: non-positive values cannot be drawn and are skipped.
+    const std::string logY = renderSvgLineChart("Log", "x", "y", {{"s", {1, 2, 3}, {0.0, 10, 100}}}, true);
+    QCOMPARE(count(logY, "<polyline"), 1);
+    QVERIFY(logY.find("(log)") != std::string::npos);
+    QVERIFY(logY.find("nan") == std::string::npos && logY.find("inf") == std::string::npos);
+  }
+
+  void htmlHasChartsAndExactConfig() {
+    const RunRecord run = syntheticRun("demo<1>", OptimizerMode::Bf16Kahan, 20);
+    const std::string html = renderReportHtml({run}, "Demo & test");
+    QVERIFY(html.rfind("<!DOCTYPE html>", 0) == 0);
+    QVERIFY(html.find("<style>") != std::string::npos);
+    QVERIFY(html.find("<script") == std::string::npos && html.find("http://") == html.find("http://www.w3.org"));
+    // loss, val loss, rounded away, memory, one heatmap.
+    QCOMPARE(count(html, "<svg"), 5);
+    QVERIFY(html.find("Demo &amp; test") != std::string::npos);
+    // The config in <pre> is the exact JSON once unescaped.
+    const size_t a = html.find("<pre>") + 5, b = html.find("</pre>");
+    QCOMPARE(nlohmann::json::parse(unescapeXml(html.substr(a, b - a))), run.config.toJson());
+    // Heatmap: one rect per layer and step bucket (+ the background).
+    const size_t h = html.find("Rounded-away fraction per layer");
+    QVERIFY(h != std::string::npos);
+    QVERIFY(html.find("bf16 + Kahan") != std::string::npos);  // summary table mode label
+  }
+
+  void runReportFolder() {
+    QTemporaryDir tmp;
+    const fs::path dir = fs::path(tmp.path().toStdString()) / "report";
+    const RunRecord run = syntheticRun("folder", OptimizerMode::Bf16Plain, 12);
+    writeRunReport(dir, run);
+    for (const char* f : {"config.json", "run_info.json", "summary.json", "metrics.jsonl", "metrics.csv", "layers.csv",
+                          "report.html", "charts/loss.svg", "charts/val_loss.svg", "charts/rounded_away.svg",
+                          "charts/memory.svg", "charts/layers_heatmap.svg"})
+      QVERIFY2(fs::is_regular_file(dir / f) && fs::file_size(dir / f) > 0, f);
+    std::ifstream cfg(dir / "config.json");
+    const RunConfig back = RunConfig::fromJson(nlohmann::json::parse(cfg));
+    QCOMPARE(back.toJson(), run.config.toJson());
+    QCOMPARE(readMetricsJsonl(dir / "metrics.jsonl").size(), size_t(12));
+    std::ifstream summary(dir / "summary.json");
+    QCOMPARE(nlohmann::json::parse(summary).at("steps_done").get<int64_t>(), int64_t(12));
+    // layers.csv is rebuilt from the steps: header + 3 layers x 12 steps.
+    std::ifstream layers(dir / "layers.csv");
+    int lines = 0;
+    for (std::string l; std::getline(layers, l);) ++lines;
+    QCOMPARE(lines, 1 + 3 * 12);
+  }
+
+  void comparisonReport() {
+    QTemporaryDir tmp;
+    const fs::path dir = tmp.path().toStdString();
+    const std::vector<RunRecord> runs = {syntheticRun("cmp/fp32", OptimizerMode::Fp32AdamW, 8),
+                                         syntheticRun("cmp-bf16", OptimizerMode::Bf16Plain, 8)};
+    writeComparisonReport(dir, runs);
+    QVERIFY(fs::exists(dir / "runs" / "cmp_fp32" / "report.html"));
+    QVERIFY(fs::exists(dir / "runs" / "cmp-bf16" / "config.json"));
+    const std::string csv = readFile(dir / "summary.csv");
+    QCOMPARE(count(csv, "\n"), 3);
+    QVERIFY(csv.find("cmp/fp32,fp32,completed,8,") != std::string::npos);
+    const std::string html = readFile(dir / "report.html");
+    QCOMPARE(count(html, "<svg"), 4 + 2);  // overlaid charts + one heatmap per run
+    QCOMPARE(count(html, "<pre>"), 2);
+  }
+
+  void unwritableTargetsNameThePath() {
+    const RunRecord run = syntheticRun("x", OptimizerMode::Bf16Kahan, 3);
+    QTemporaryDir tmp;
+    const fs::path file = fs::path(tmp.path().toStdString()) / "a-file";
+    std::ofstream(file) << "not a folder";
+    for (const fs::path& target : {file / "report", fs::path("/dev/full/report")}) {
+      try {
+        writeRunReport(target, run);
+        QFAIL("expected IoError");
+      } catch (const IoError& e) {
+        QVERIFY2(std::string(e.what()).find(target.string()) != std::string::npos, e.what());
+      }
+    }
+  }
+};
+
+QTEST_APPLESS_MAIN(TestReport)
+#include "test_report.moc"
