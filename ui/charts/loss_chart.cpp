@@ -7,7 +7,7 @@ namespace plab::ui {
 LossChart::LossChart(QWidget* parent) : RunChart("Loss", parent) {
   setObjectName("lossChart");
   xAxis->setLabel("step");
-  yAxis->setLabel("cross-entropy loss");
+  yAxis->setLabel("loss (solid: train, dashed: val)");
 }
 
 void LossChart::showRuns(const std::vector<plab::RunRecord>& runs) {
@@ -42,9 +42,9 @@ void LossChart::showRuns(const std::vector<plab::RunRecord>& runs) {
       if (m.valLoss) g.val->addData(static_cast<double>(m.step), *m.valLoss);
     }
     g.stepsShown = run.steps.size();
-    // A legend entry for a validation curve that has no points yet is noise.
-    if (g.val->dataCount() == 0) g.val->removeFromLegend();
-    else if (!legend->hasItemWithPlottable(g.val)) g.val->addToLegend();
+    // One legend entry per run keeps the legend off the curves; the axis
+    // label explains the dashed validation curves.
+    g.val->removeFromLegend();
   }
   scheduleReplot();
 }

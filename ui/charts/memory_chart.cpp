@@ -56,8 +56,9 @@ void MemoryChart::showRuns(const std::vector<plab::RunRecord>& runs) {
   savedMiB_->setData(keys, mib, true);
   savedPercent_->setData(keys, percent, true);
   keyRange_ = QCPRange(0.4, static_cast<double>(std::max<size_t>(runs.size(), 1)) + 0.6);
-  mibRange_ = QCPRange(minMiB * 1.15, std::max(maxMiB * 1.15, 1e-3));
-  percentRange_ = QCPRange(minPct * 1.15, std::max(maxPct * 1.15, 1.0));
+  // Headroom above the bars for the legend.
+  mibRange_ = QCPRange(minMiB * 1.15, std::max(maxMiB * 1.45, 1e-3));
+  percentRange_ = QCPRange(minPct * 1.15, std::max(maxPct * 1.45, 1.0));
   fitView();
   scheduleReplot();
 }

@@ -8,6 +8,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QVBoxLayout>
 
 #include "util/resources.h"
 
@@ -18,6 +19,7 @@ DatasetPanel::DatasetPanel(QWidget* parent) : QWidget(parent) {
   form->setContentsMargins(0, 0, 0, 0);
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
 
+  auto* column = new QVBoxLayout;
   auto* row = new QHBoxLayout;
   path_ = new QLineEdit;
   path_->setObjectName("datasetPath");
@@ -25,10 +27,12 @@ DatasetPanel::DatasetPanel(QWidget* parent) : QWidget(parent) {
   path_->setClearButtonEnabled(true);
   browse_ = new QPushButton("Text/JSONL file…");
   useDefault_ = new QPushButton("Default");
-  row->addWidget(path_, 1);
+  column->addWidget(path_);
   row->addWidget(browse_);
   row->addWidget(useDefault_);
-  form->addRow("Dataset", row);
+  row->addStretch();
+  column->addLayout(row);
+  form->addRow("Dataset", column);
 
   textField_ = new QLineEdit("text");
   textField_->setObjectName("textField");
