@@ -59,8 +59,9 @@ int main(int argc, char** argv) {
     if (command == "bench") return benchCommand(args);
     throw UsageError("unknown command '" + command + "'");
   } catch (const UsageError& e) {
-    std::cerr << "error: " << e.what() << "\n(see precision-lab-cli " << (command.rfind('-', 0) == 0 ? "" : command + " ")
-              << "--help)\n";
+    const bool known = command == "run" || command == "default-config" || command == "inspect" ||
+                       command == "cache" || command == "download" || command == "bench";
+    std::cerr << "error: " << e.what() << "\n(see precision-lab-cli " << (known ? command + " " : "") << "--help)\n";
     return kUsage;
   } catch (const plab::ConfigError& e) {
     std::cerr << "error: " << e.what() << '\n';
