@@ -2,6 +2,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QScreen>
+#include <algorithm>
 
 #include "main_window.h"
 #include "run/metatypes.h"

@@ -58,6 +58,7 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
     if (dirty_) refreshNow();
   });
   timer_->start();
+  markDirty();  // first draw shows the empty state (no stray legends)
 
   connect(logScale_, &QCheckBox::toggled, loss_, &LossChart::setLogScale);
   connect(heatmapRun_, &QComboBox::currentIndexChanged, this, [this] {

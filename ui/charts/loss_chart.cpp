@@ -46,6 +46,7 @@ void LossChart::showRuns(const std::vector<plab::RunRecord>& runs) {
     // label explains the dashed validation curves.
     g.val->removeFromLegend();
   }
+  legend->setVisible(graphCount() > 0);  // an empty legend is just a stray box
   scheduleReplot();
 }
 

@@ -34,6 +34,7 @@ void RoundedAwayChart::showRuns(const std::vector<plab::RunRecord>& runs) {
       g->addData(static_cast<double>(run.steps[s].step), 100.0 * run.steps[s].roundedAwayFraction);
     stepsShown_[i] = run.steps.size();
   }
+  legend->setVisible(graphCount() > 0);  // an empty legend is just a stray box
   scheduleReplot();
 }
 

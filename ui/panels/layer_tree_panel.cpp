@@ -76,7 +76,7 @@ LayerTreePanel::LayerTreePanel(QWidget* parent) : QWidget(parent) {
   tree_->setColumnCount(4);
   tree_->setHeaderLabels({"Module (✓ = bf16)", "Type", "Parameters (own / total)", "Precision"});
   tree_->header()->setSectionResizeMode(NameColumn, QHeaderView::Interactive);
-  tree_->header()->resizeSection(NameColumn, 200);
+  tree_->header()->resizeSection(NameColumn, 150);
   tree_->setUniformRowHeights(true);
   layout->addWidget(tree_, 1);
 
@@ -120,7 +120,7 @@ void LayerTreePanel::setModules(const plab::ModuleNode& root) {
   tree_->clear();
   QTreeWidgetItem* top = buildItem(root, nullptr);
   tree_->addTopLevelItem(top);
-  tree_->expandToDepth(1);
+  tree_->expandToDepth(3);  // down to the blocks' sub-modules
   updating_ = false;
   refresh();
   tree_->resizeColumnToContents(TypeColumn);
