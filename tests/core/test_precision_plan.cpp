@@ -1,0 +1,217 @@
+// Precision plans on a hand-built GPT-2-shaped module tree: presets, subtree
+// overrides (deepest wins), strict JSON, bf16 parameter counts.
+#include <QtTest/QtTest>
+
+#include <functional>
+
+#include "precision/precision_plan.h"
+#include "util/errors.h"
+
+using namespace plab;
+
+namespace {
+
+ModuleNode node(const std::string& path, const std::string& type, int64_t own,
+                std::vector<ModuleNode> children = {}) {
+  ModuleNode n;
+  n.path = path;
+  n.name = path.empty() ? type : path.substr(path.rfind('.') == std::string::npos ? 0 : path.rfind('.') + 1);
+  n.type = type;
+  n.ownParameters = own;
+  n.totalParameters = own;
+  for (const auto& c : children) n.totalParameters += c.totalParameters;
+  n.children = std::move(children);
+  return n;
+}
+
+ModuleNode block(const std::string& p) {
+  return node(p, "GPT2Block", 0,
+              {node(p + ".ln_1", "LayerNorm", 8),
+               node(p + ".attn", "GPT2Attention", 0,
+                    {node(p + ".attn.c_attn", "Conv1D", 48), node(p + ".attn.c_proj", "Conv1D", 16)}),
+               node(p + ".ln_2", "LayerNorm", 8),
+               node(p + ".mlp", "GPT2MLP", 0,
+                    {node(p + ".mlp.c_fc", "Conv1D", 64), node(p + ".mlp.c_proj", "Conv1D", 64)})});
+}
+
+// Blocks 0, 1 and 10: "transformer.h.1" must not be taken for a prefix of "transformer.h.10".
+ModuleNode gpt2Tree() {
+  return node("", "GPT2LMHeadModel", 0,
+              {node("transformer", "GPT2Model", 0,
+                    {node("transformer.wte", "Embedding", 100), node("transformer.wpe", "Embedding", 20),
+                     node("transformer.h", "ModuleList", 0,
+                          {block("transformer.h.0"), block("transformer.h.1"), block("transformer.h.10")}),
+                     node("transformer.ln_f", "LayerNorm", 8)}),
+               node("lm_head", "Linear", 30), node("score", "Conv2d", 6), node("scale", "CustomScale", 2)});
+}
+
+std::vector<const ModuleNode*> withParameters(const ModuleNode& tree) {
+  std::vector<const ModuleNode*> out;
+  std::function<void(const ModuleNode&)> visit = [&](const ModuleNode& n) {
+    if (n.ownParameters > 0) out.push_back(&n);
+    for (const auto& c : n.children) visit(c);
+  };
+  visit(tree);
+  return out;
+}
+
+bool under(const std::string& path, const std::string& prefix) {
+  return path == prefix || path.rfind(prefix + ".", 0) == 0;
+}
+
+// Independent statement of the presets: by type name.
+LayerPrecision expectedPreset(const ModuleNode& n, PlanPreset preset, bool norms, bool embeddings) {
+  if (preset == PlanPreset::AllFp32) return LayerPrecision::Fp32;
+  if (preset == PlanPreset::AllBf16) return LayerPrecision::Bf16;
+  if (n.type == "LayerNorm") return norms ? LayerPrecision::Bf16 : LayerPrecision::Fp32;
+  if (n.type == "Embedding") return embeddings ? LayerPrecision::Bf16 : LayerPrecision::Fp32;
+  if (n.type == "Conv1D" || n.type == "Linear" || n.type == "Conv2d") return LayerPrecision::Bf16;
+  return LayerPrecision::Fp32;
+}
+
+int64_t countBf16(const ModuleNode& tree, const std::map<std::string, LayerPrecision>& r) {
+  int64_t n = 0;
+  for (const ModuleNode* m : withParameters(tree))
+    if (r.at(m->path) == LayerPrecision::Bf16) n += m->ownParameters;
+  return n;
+}
+
+}  // namespace
+
+class PrecisionPlanTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void presets_data() {
+    QTest::addColumn<int>("preset");
+    QTest::addColumn<bool>("norms");
+    QTest::addColumn<bool>("embeddings");
+    QTest::newRow("all-fp32") << int(PlanPreset::AllFp32) << false << false;
+    QTest::newRow("all-bf16") << int(PlanPreset::AllBf16) << false << false;
+    QTest::newRow("linear") << int(PlanPreset::LinearBf16) << false << false;
+    QTest::newRow("linear+norms") << int(PlanPreset::LinearBf16) << true << false;
+    QTest::newRow("linear+embeddings") << int(PlanPreset::LinearBf16) << false << true;
+    QTest::newRow("linear+both") << int(PlanPreset::LinearBf16) << true << true;
+  }
+  void presets() {
+    QFETCH(int, preset);
+    QFETCH(bool, norms);
+    QFETCH(bool, embeddings);
+    PrecisionPlan plan;
+    plan.preset = PlanPreset(preset);
+    plan.norms_bf16 = norms;
+    plan.embeddings_bf16 = embeddings;
+    const ModuleNode tree = gpt2Tree();
+    const auto resolved = plan.resolve(tree);
+    const auto modules = withParameters(tree);
+    QCOMPARE(resolved.size(), modules.size());  // exactly the modules that own parameters
+    for (const ModuleNode* m : modules) {
+      QVERIFY2(resolved.count(m->path), m->path.c_str());
+      QVERIFY2(resolved.at(m->path) == expectedPreset(*m, plan.preset, norms, embeddings), m->path.c_str());
+    }
+    QCOMPARE(bf16ParameterCount(tree, resolved), countBf16(tree, resolved));
+  }
+
+  void linearPresetCountsByHand() {
+    const ModuleNode tree = gpt2Tree();
+    PrecisionPlan plan;  // default: LinearBf16, norms and embeddings fp32
+    const auto resolved = plan.resolve(tree);
+    // 3 blocks x (48+16+64+64) Conv1D + lm_head 30 + Conv2d 6.
+    QCOMPARE(bf16ParameterCount(tree, resolved), int64_t(3 * 192 + 30 + 6));
+    QVERIFY(resolved.at("scale") == LayerPrecision::Fp32);
+    QVERIFY(resolved.at("transformer.h.0.ln_1") == LayerPrecision::Fp32);
+    QVERIFY(resolved.at("transformer.wte") == LayerPrecision::Fp32);
+    plan.norms_bf16 = plan.embeddings_bf16 = true;
+    QCOMPARE(bf16ParameterCount(tree, plan.resolve(tree)), int64_t(3 * 192 + 30 + 6 + 3 * 16 + 8 + 120));
+  }
+
+  void subtreeOverridesDeepestWins() {
+    const ModuleNode tree = gpt2Tree();
+    PrecisionPlan plan;
+    plan.preset = PlanPreset::AllBf16;
+    plan.setSubtree("transformer.h.1", LayerPrecision::Fp32);
+    plan.setSubtree("transformer.h.1.mlp", LayerPrecision::Bf16);   // deeper: wins inside the mlp
+    plan.setSubtree("transformer.h.1.mlp.c_fc", LayerPrecision::Fp32);  // deeper still
+    const auto r = plan.resolve(tree);
+    for (const ModuleNode* m : withParameters(tree)) {
+      LayerPrecision want = LayerPrecision::Bf16;
+      if (under(m->path, "transformer.h.1")) want = LayerPrecision::Fp32;
+      if (under(m->path, "transformer.h.1.mlp")) want = LayerPrecision::Bf16;
+      if (under(m->path, "transformer.h.1.mlp.c_fc")) want = LayerPrecision::Fp32;
+      QVERIFY2(r.at(m->path) == want, m->path.c_str());
+    }
+    // h.10 is not inside h.1.
+    QVERIFY(r.at("transformer.h.10.ln_1") == LayerPrecision::Bf16);
+    QVERIFY(r.at("transformer.h.1.ln_1") == LayerPrecision::Fp32);
+    QVERIFY(r.at("transformer.h.1.mlp.c_proj") == LayerPrecision::Bf16);
+    QVERIFY(r.at("transformer.h.1.mlp.c_fc") == LayerPrecision::Fp32);
+  }
+
+  void rootOverrideAndLeafOverride() {
+    const ModuleNode tree = gpt2Tree();
+    PrecisionPlan plan;  // LinearBf16
+    plan.setSubtree("", LayerPrecision::Fp32);
+    plan.setSubtree("lm_head", LayerPrecision::Bf16);
+    const auto r = plan.resolve(tree);
+    QCOMPARE(bf16ParameterCount(tree, r), int64_t(30));
+  }
+
+  void overrideOfUnknownModuleIsAnError() {
+    PrecisionPlan plan;
+    plan.setSubtree("transformer.h.7", LayerPrecision::Fp32);
+    try {
+      plan.resolve(gpt2Tree());
+      QFAIL("no exception");
+    } catch (const ConfigError& e) {
+      QVERIFY2(QString(e.what()).contains("transformer.h.7"), e.what());
+    }
+  }
+
+  void jsonRoundTrip() {
+    PrecisionPlan plan;
+    plan.preset = PlanPreset::LinearBf16;
+    plan.norms_bf16 = true;
+    plan.embeddings_bf16 = false;
+    plan.setSubtree("transformer.h.0", LayerPrecision::Fp32);
+    plan.setSubtree("lm_head", LayerPrecision::Bf16);
+    const nlohmann::json j = toJson(plan);
+    QCOMPARE(QString::fromStdString(j.at("preset").get<std::string>()), QString("linear-bf16"));
+    QCOMPARE(QString::fromStdString(j.at("overrides").at("lm_head").get<std::string>()), QString("bf16"));
+    const PrecisionPlan back = precisionPlanFromJson(nlohmann::json::parse(j.dump()));
+    QVERIFY(back.preset == plan.preset);
+    QCOMPARE(back.norms_bf16, plan.norms_bf16);
+    QCOMPARE(back.embeddings_bf16, plan.embeddings_bf16);
+    QVERIFY(back.overrides == plan.overrides);
+    for (PlanPreset p : {PlanPreset::AllFp32, PlanPreset::LinearBf16, PlanPreset::AllBf16})
+      QVERIFY(planPresetFromId(planPresetId(p)) == p);
+    // Missing keys take the defaults.
+    const PrecisionPlan minimal = precisionPlanFromJson(nlohmann::json::parse(R"({"preset":"all-bf16"})"));
+    QVERIFY(minimal.preset == PlanPreset::AllBf16);
+    QVERIFY(minimal.overrides.empty());
+  }
+
+  void jsonStrictErrors_data() {
+    QTest::addColumn<QString>("json");
+    QTest::addColumn<QString>("mentions");
+    QTest::newRow("unknown key") << R"({"preset":"all-bf16","norm_bf16":true})" << "norm_bf16";
+    QTest::newRow("bad preset") << R"({"preset":"half"})" << "half";
+    QTest::newRow("preset type") << R"({"preset":3})" << "preset";
+    QTest::newRow("flag type") << R"({"embeddings_bf16":"yes"})" << "embeddings_bf16";
+    QTest::newRow("overrides type") << R"({"overrides":["lm_head"]})" << "overrides";
+    QTest::newRow("override value") << R"({"overrides":{"lm_head":"fp16"}})" << "lm_head";
+    QTest::newRow("override type") << R"({"overrides":{"lm_head":1}})" << "lm_head";
+    QTest::newRow("not an object") << R"(["all-bf16"])" << "plan";
+  }
+  void jsonStrictErrors() {
+    QFETCH(QString, json);
+    QFETCH(QString, mentions);
+    try {
+      precisionPlanFromJson(nlohmann::json::parse(json.toStdString()));
+      QFAIL("no exception");
+    } catch (const ConfigError& e) {
+      QVERIFY2(QString(e.what()).contains(mentions), e.what());
+    }
+  }
+};
+
+QTEST_APPLESS_MAIN(PrecisionPlanTest)
+#include "test_precision_plan.moc"
