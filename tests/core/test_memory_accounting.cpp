@@ -1,0 +1,186 @@
+// Memory accounting: the shape-based prediction equals the bytes of the
+// tensors the optimizer actually holds, and both equal hand-computed totals.
+#include <QtTest/QtTest>
+#include <torch/torch.h>
+
+#include "precision/precision_adamw.h"
+#include "util/errors.h"
+
+using namespace plab;
+
+namespace {
+
+// Embedding 50x8 (400), Linear 8->16 (144), LayerNorm 16 (32), Linear 16->4 (68).
+struct TinyNetImpl : torch::nn::Module {
+  torch::nn::Embedding emb{nullptr};
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+  torch::nn::LayerNorm ln{nullptr};
+  TinyNetImpl() {
+    emb = register_module("emb", torch::nn::Embedding(50, 8));
+    fc1 = register_module("fc1", torch::nn::Linear(8, 16));
+    ln = register_module("ln", torch::nn::LayerNorm(torch::nn::LayerNormOptions({16})));
+    fc2 = register_module("fc2", torch::nn::Linear(16, 4));
+  }
+  torch::Tensor forward(const torch::Tensor& tokens) {
+    torch::Tensor h = emb(tokens);
+    h = fc1(h.to(fc1->weight.scalar_type())).to(torch::kFloat32);
+    h = ln(torch::relu(h).to(ln->weight.scalar_type())).to(torch::kFloat32);
+    return fc2(h.to(fc2->weight.scalar_type())).to(torch::kFloat32);
+  }
+};
+TORCH_MODULE(TinyNet);
+
+constexpr int64_t kBf16Elements = 144 + 68;  // the Linear layers under LinearBf16
+constexpr int64_t kFp32Elements = 400 + 32;
+constexpr int64_t kAll = kBf16Elements + kFp32Elements;
+
+void trainOneStep(TinyNet& net, PrecisionAdamW& opt) {
+  const torch::Tensor tokens = torch::randint(0, 50, {6, 5});
+  net->forward(tokens).square().mean().backward();
+  opt.step(1e-3, true);
+}
+
+MemoryBreakdown handComputed(OptimizerMode mode, bool bf16Moments) {
+  MemoryBreakdown m;
+  if (mode == OptimizerMode::Fp32AdamW) return fp32AdamWBaseline(kAll);
+  m.weights = 2 * kBf16Elements + 4 * kFp32Elements;
+  m.gradients = m.weights;
+  const bool momentsBf16 = bf16Moments && mode != OptimizerMode::Fp32MasterWeights;
+  m.moments = 2 * ((momentsBf16 ? 2 : 4) * kBf16Elements + 4 * kFp32Elements);
+  if (mode == OptimizerMode::Fp32MasterWeights) m.master = 4 * kBf16Elements;
+  if (mode == OptimizerMode::Bf16Kahan) m.kahan = 2 * kBf16Elements;
+  return m;
+}
+
+QString describe(const MemoryBreakdown& m) { return QString::fromStdString(toJson(m).dump()); }
+
+}  // namespace
+
+class MemoryAccountingTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void predictionMatchesMeasurementAndHandCount_data() {
+    QTest::addColumn<int>("mode");
+    QTest::addColumn<bool>("bf16Moments");
+    for (OptimizerMode m : allOptimizerModes()) {
+      QTest::newRow((optimizerModeId(m) + " bf16 moments").c_str()) << int(m) << true;
+      QTest::newRow((optimizerModeId(m) + " fp32 moments").c_str()) << int(m) << false;
+    }
+  }
+  void predictionMatchesMeasurementAndHandCount() {
+    QFETCH(int, mode);
+    QFETCH(bool, bf16Moments);
+    torch::manual_seed(0);
+    TinyNet net;
+    const PrecisionPlan plan;  // LinearBf16
+    AdamWOptions options;
+    options.bf16_moments = bf16Moments;
+    auto params = applyPrecisionPlan(*net, plan, OptimizerMode(mode));
+    QCOMPARE(int64_t(params.size()), int64_t(7));
+    const MemoryBreakdown predicted = predictMemory(params, OptimizerMode(mode), options);
+    PrecisionAdamW opt(params, OptimizerMode(mode), options, 1);
+    trainOneStep(net, opt);
+    const MemoryBreakdown measured = opt.measuredMemory();
+    const MemoryBreakdown expected = handComputed(OptimizerMode(mode), bf16Moments);
+    QCOMPARE(describe(measured), describe(predicted));
+    QCOMPARE(describe(predicted), describe(expected));
+  }
+
+  void planConvertsDtypesPerMode() {
+    for (OptimizerMode mode : allOptimizerModes()) {
+      torch::manual_seed(0);
+      TinyNet net;
+      const torch::Tensor fc1Before = net->fc1->weight.detach().clone();
+      auto params = applyPrecisionPlan(*net, PrecisionPlan{}, mode);
+      const auto linearType = mode == OptimizerMode::Fp32AdamW ? torch::kFloat32 : torch::kBFloat16;
+      QCOMPARE(net->fc1->weight.scalar_type(), linearType);
+      QCOMPARE(net->fc2->bias.scalar_type(), linearType);
+      QCOMPARE(net->emb->weight.scalar_type(), torch::kFloat32);
+      QCOMPARE(net->ln->weight.scalar_type(), torch::kFloat32);
+      QCOMPARE(QString::fromStdString(params[1].name), QString("fc1.weight"));
+      QCOMPARE(QString::fromStdString(params[1].layer), QString("fc1"));
+      QVERIFY(params[1].param.is_same(net->fc1->weight));
+      // Mixed mode keeps the unrounded fp32 init for the master copy.
+      if (mode == OptimizerMode::Fp32MasterWeights) {
+        QVERIFY(params[1].fp32Source.defined());
+        QVERIFY(torch::equal(params[1].fp32Source, fc1Before));
+        PrecisionAdamW opt(params, mode, AdamWOptions{}, 0);
+        QVERIFY(torch::equal(opt.masterWeight("fc1.weight"), fc1Before));
+      } else {
+        QVERIFY(!params[1].fp32Source.defined());
+      }
+    }
+  }
+
+  void fp32ModeUndoesAnEarlierBf16Conversion() {
+    TinyNet net;
+    PrecisionPlan allBf16;
+    allBf16.preset = PlanPreset::AllBf16;
+    applyPrecisionPlan(*net, allBf16, OptimizerMode::Bf16Plain);
+    QCOMPARE(net->ln->weight.scalar_type(), torch::kBFloat16);
+    auto params = applyPrecisionPlan(*net, allBf16, OptimizerMode::Fp32AdamW);
+    for (const auto& p : params) QCOMPARE(p.param.scalar_type(), torch::kFloat32);
+  }
+
+  void tiedWeightIsListedOnce() {
+    struct Tied : torch::nn::Module {
+      torch::nn::Embedding emb{nullptr};
+      std::shared_ptr<torch::nn::Module> head;
+      Tied() {
+        emb = register_module("emb", torch::nn::Embedding(10, 4));
+        head = register_module("head", std::make_shared<torch::nn::Module>());
+        head->register_parameter("weight", emb->weight);  // an lm_head tied to the embedding
+      }
+    } tied;
+    PrecisionPlan plan;
+    plan.embeddings_bf16 = true;
+    auto params = applyPrecisionPlan(tied, plan, OptimizerMode::Bf16Kahan);
+    QCOMPARE(int64_t(params.size()), int64_t(1));
+    QCOMPARE(QString::fromStdString(params[0].name), QString("emb.weight"));
+    QCOMPARE(tied.head->named_parameters()["weight"].scalar_type(), torch::kBFloat16);  // shared storage follows its owner
+    QCOMPARE(predictMemory(params, OptimizerMode::Bf16Kahan, AdamWOptions{}).total(), int64_t(40 * 10));
+    // Listing it twice by hand is refused: it would be updated twice.
+    std::vector<TrainableParam> twice = {params[0], params[0]};
+    twice[1].name = "head.weight";
+    QVERIFY_THROWS_EXCEPTION(ConfigError, PrecisionAdamW(twice, OptimizerMode::Bf16Kahan, AdamWOptions{}, 0));
+  }
+
+  void savingsVersusFp32Baseline() {
+    const int64_t n = 1000;
+    const MemoryBreakdown base = fp32AdamWBaseline(n);
+    QCOMPARE(base.total(), 16 * n);
+    QCOMPARE(base.weights, 4 * n);
+    QCOMPARE(base.moments, 8 * n);
+    // All-bf16 Kahan with bf16 moments: weights 2 + grads 2 + m 2 + v 2 + kahan 2 = 10 B.
+    torch::nn::Linear lin(torch::nn::LinearOptions(40, 25).bias(false));  // 1000 elements
+    PrecisionPlan allBf16;
+    allBf16.preset = PlanPreset::AllBf16;
+    auto params = applyPrecisionPlan(*lin, allBf16, OptimizerMode::Bf16Kahan);
+    const MemoryBreakdown kahan = predictMemory(params, OptimizerMode::Bf16Kahan, AdamWOptions{});
+    QCOMPARE(kahan.total(), 10 * n);
+    QCOMPARE(1.0 - double(kahan.total()) / double(base.total()), 0.375);
+    // Plain and SR: 8 B (50% saved); mixed: w2 + g2 + m4 + v4 + master4 = 16 B (nothing saved).
+    QCOMPARE(predictMemory(params, OptimizerMode::Bf16Plain, AdamWOptions{}).total(), 8 * n);
+    QCOMPARE(predictMemory(params, OptimizerMode::Bf16StochasticRounding, AdamWOptions{}).total(), 8 * n);
+    QCOMPARE(predictMemory(params, OptimizerMode::Fp32MasterWeights, AdamWOptions{}).total(), 16 * n);
+  }
+
+  void breakdownJsonRoundTripAndStrictness() {
+    MemoryBreakdown m;
+    m.weights = 1;
+    m.gradients = 2;
+    m.moments = 3;
+    m.master = 4;
+    m.kahan = 5;
+    const nlohmann::json j = toJson(m);
+    QCOMPARE(j.at("total").get<int64_t>(), int64_t(15));
+    QCOMPARE(describe(memoryBreakdownFromJson(j)), describe(m));
+    QVERIFY_THROWS_EXCEPTION(ConfigError, memoryBreakdownFromJson(nlohmann::json{{"weights", 1}, {"extra", 2}}));
+    QVERIFY_THROWS_EXCEPTION(ConfigError, memoryBreakdownFromJson(nlohmann::json{{"weights", "1"}}));
+    QVERIFY_THROWS_EXCEPTION(ConfigError, memoryBreakdownFromJson(nlohmann::json{{"weights", 1}, {"total", 2}}));
+    QVERIFY_THROWS_EXCEPTION(ConfigError, memoryBreakdownFromJson(nlohmann::json::array()));
+  }
+};
+
+QTEST_APPLESS_MAIN(MemoryAccountingTest)
+#include "test_memory_accounting.moc"
