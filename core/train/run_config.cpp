@@ -187,6 +187,7 @@ json& slotAt(json& run, const std::string& dottedKey) {
   std::string part;
   while (std::getline(ss, part, '.')) {
     if (part.empty()) throw ConfigError("run config: bad sweep key '" + dottedKey + "'");
+    if (node->is_null()) *node = json::object();  // "adamw.lr" without an "adamw" in the base
     if (!node->is_object()) throw ConfigError("run config: sweep key '" + dottedKey + "' does not name a field");
     node = &(*node)[part];
   }
