@@ -10,26 +10,17 @@
 
 #include "model/model_factory.h"
 #include "model/safetensors.h"
+#include "support/error_capture.h"
 #include "support/tiny_models.h"
 #include "util/errors.h"
 
 using namespace plab;
 namespace fs = std::filesystem;
 
+using plab::test::errorMessageOf;
+using plab::test::mentions;
+
 namespace {
-
-std::string modelErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ModelError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("WRONG EXCEPTION TYPE: ") + e.what();
-  }
-  return "NO EXCEPTION";
-}
-
-bool mentions(const std::string& msg, const std::string& what) { return msg.find(what) != std::string::npos; }
 
 void writeConfig(const fs::path& dir, const ModelConfig& c) {
   fs::create_directories(dir);
@@ -134,7 +125,7 @@ class CheckpointTest : public QObject {
     const fs::path d = dir("missing");
     writeConfig(d, c);
     writeSafetensors(d / "model.safetensors", tensors);
-    const std::string msg = modelErrorOf([&] { loadPretrained(d); });
+    const std::string msg = errorMessageOf<ModelError>([&] { loadPretrained(d); });
     QVERIFY2(mentions(msg, "model.safetensors"), msg.c_str());
     QVERIFY2(mentions(msg, "missing tensor 'transformer.h.1.mlp.c_fc.bias'"), msg.c_str());
     QVERIFY2(mentions(msg, "[128]"), msg.c_str());
@@ -148,7 +139,7 @@ class CheckpointTest : public QObject {
     const fs::path d = dir("shape");
     writeConfig(d, c);
     writeSafetensors(d / "model.safetensors", tensors);
-    const std::string msg = modelErrorOf([&] { loadPretrained(d); });
+    const std::string msg = errorMessageOf<ModelError>([&] { loadPretrained(d); });
     QVERIFY2(mentions(msg, "'model.layers.0.self_attn.k_proj.weight'"), msg.c_str());
     QVERIFY2(mentions(msg, "[32, 32]") && mentions(msg, "[16, 32]"), msg.c_str());
   }
@@ -173,7 +164,7 @@ class CheckpointTest : public QObject {
   void brokenConfigOrMissingWeightsFile() {
     const fs::path d = dir("no-weights");
     writeConfig(d, test::tinyGpt2Config());
-    QVERIFY(mentions(modelErrorOf([&] { loadPretrained(d); }), "model.safetensors"));
+    QVERIFY(mentions(errorMessageOf<ModelError>([&] { loadPretrained(d); }), "model.safetensors"));
     const fs::path e = dir("no-config");
     fs::create_directories(e);
     QVERIFY_EXCEPTION_THROWN(loadPretrained(e), ConfigError);

@@ -14,6 +14,7 @@
 
 #include "data/data_config.h"
 #include "data/text_dataset.h"
+#include "support/error_capture.h"
 #include "tokenizer/tokenizer.h"
 #include "util/errors.h"
 #include "util/resources.h"
@@ -21,21 +22,10 @@
 using namespace plab;
 using nlohmann::json;
 
+using plab::test::errorMessageOf;
+using plab::test::mentions;
+
 namespace {
-
-template <typename E>
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("WRONG EXCEPTION TYPE: ") + e.what();
-  }
-  return "NO EXCEPTION";
-}
-
-bool mentions(const std::string& msg, const std::string& what) { return msg.find(what) != std::string::npos; }
 
 // "000000000\n000000001\n...": with seq_len 9 every block is exactly one line.
 std::string numberedLines(int n) {
@@ -186,28 +176,28 @@ class TestDataset : public QObject {
 
   void badJsonlNamesTheLine() {
     const auto bad = write("bad.jsonl", "{\"text\": \"fine\"}\n\n{\"text\": broken\n");
-    std::string msg = errorOf<DataError>([&] { (void)TextDataset(config(bad), *bytes_, 4); });
+    std::string msg = errorMessageOf<DataError>([&] { (void)TextDataset(config(bad), *bytes_, 4); });
     QVERIFY2(mentions(msg, "bad.jsonl:3"), msg.c_str());
 
     const auto noField = write("nofield.jsonl", "{\"text\": \"fine\"}\n{\"content\": \"x\"}\n");
-    msg = errorOf<DataError>([&] { (void)TextDataset(config(noField), *bytes_, 4); });
+    msg = errorMessageOf<DataError>([&] { (void)TextDataset(config(noField), *bytes_, 4); });
     QVERIFY2(mentions(msg, "nofield.jsonl:2") && mentions(msg, "'text'"), msg.c_str());
 
     const auto notString = write("num.jsonl", "{\"text\": 5}\n");
-    QVERIFY(mentions(errorOf<DataError>([&] { (void)TextDataset(config(notString), *bytes_, 4); }), "num.jsonl:1"));
+    QVERIFY(mentions(errorMessageOf<DataError>([&] { (void)TextDataset(config(notString), *bytes_, 4); }), "num.jsonl:1"));
   }
 
   void tooSmallOrMissingData() {
     const auto tiny = write("tiny.txt", "0123456789abcde");  // 15 tokens: one block of 10
-    std::string msg = errorOf<DataError>([&] { (void)TextDataset(config(tiny), *bytes_, 9); });
+    std::string msg = errorMessageOf<DataError>([&] { (void)TextDataset(config(tiny), *bytes_, 9); });
     QVERIFY2(mentions(msg, "tiny.txt") && mentions(msg, "15"), msg.c_str());
     TextDataset ok(config(write("twenty.txt", "0123456789abcdefghij")), *bytes_, 9);  // exactly two blocks
     QCOMPARE(ok.numTrainBlocks(), int64_t(1));
     QCOMPARE(ok.numValBlocks(), int64_t(1));
 
     const std::string missing = (std::filesystem::path(tmp_.path().toStdString()) / "missing.txt").string();
-    QVERIFY(mentions(errorOf<DataError>([&] { (void)TextDataset(config(missing), *bytes_, 9); }), missing));
-    QVERIFY(mentions(errorOf<DataError>([&] { (void)TextDataset(config(tiny), *bytes_, 0); }), "0"));
+    QVERIFY(mentions(errorMessageOf<DataError>([&] { (void)TextDataset(config(missing), *bytes_, 9); }), missing));
+    QVERIFY(mentions(errorMessageOf<DataError>([&] { (void)TextDataset(config(tiny), *bytes_, 0); }), "0"));
   }
 
   void defaultCorpusLoads() {
@@ -235,13 +225,13 @@ class TestDataset : public QObject {
     QCOMPARE(QString::fromStdString(defaults.text_field), QString("text"));
     QCOMPARE(defaults.val_fraction, 0.1);
 
-    std::string msg = errorOf<ConfigError>([] { dataConfigFromJson(json{{"path", ""}, {"shuffle", true}}); });
+    std::string msg = errorMessageOf<ConfigError>([] { dataConfigFromJson(json{{"path", ""}, {"shuffle", true}}); });
     QVERIFY2(mentions(msg, "'shuffle'"), msg.c_str());
-    msg = errorOf<ConfigError>([] { dataConfigFromJson(json{{"val_fraction", "lots"}}); });
+    msg = errorMessageOf<ConfigError>([] { dataConfigFromJson(json{{"val_fraction", "lots"}}); });
     QVERIFY2(mentions(msg, "val_fraction"), msg.c_str());
-    QVERIFY(mentions(errorOf<ConfigError>([] { dataConfigFromJson(json{{"val_fraction", 1.0}}); }), "val_fraction"));
-    QVERIFY(mentions(errorOf<ConfigError>([] { dataConfigFromJson(json{{"seed", -3}}); }), "seed"));
-    QVERIFY(mentions(errorOf<ConfigError>([] { dataConfigFromJson(json::array()); }), "object"));
+    QVERIFY(mentions(errorMessageOf<ConfigError>([] { dataConfigFromJson(json{{"val_fraction", 1.0}}); }), "val_fraction"));
+    QVERIFY(mentions(errorMessageOf<ConfigError>([] { dataConfigFromJson(json{{"seed", -3}}); }), "seed"));
+    QVERIFY(mentions(errorMessageOf<ConfigError>([] { dataConfigFromJson(json::array()); }), "object"));
   }
 };
 

@@ -14,6 +14,7 @@
 #include "hub/hf_cache.h"
 #include "hub/hub_download.h"
 #include "hub/sha256.h"
+#include "support/error_capture.h"
 #include "support/local_http_server.h"
 #include "util/errors.h"
 
@@ -22,23 +23,13 @@ using plab::test::LocalHttpServer;
 using plab::test::ServedFile;
 namespace fs = std::filesystem;
 
+using plab::test::errorMessageOf;
+using plab::test::mentions;
+
 namespace {
 
 const std::string kCommit = "0123456789abcdef0123456789abcdef01234567";
 const std::string kRepo = "org/tiny";
-
-std::string hubErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const HubError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("WRONG EXCEPTION TYPE: ") + e.what();
-  }
-  return "NO EXCEPTION";
-}
-
-bool mentions(const std::string& msg, const std::string& what) { return msg.find(what) != std::string::npos; }
 
 std::string randomBytes(std::size_t n, unsigned seed) {
   std::mt19937 rng(seed);
@@ -197,7 +188,7 @@ class TestHub : public QObject {
     ServedFile cut = lfsFile(weights_);
     cut.abortAfterBytes = 70000;
     server_->setFile(path("model.safetensors"), cut);
-    const std::string msg = hubErrorOf([] { downloadModel(kRepo, DownloadOptions{}); });
+    const std::string msg = errorMessageOf<HubError>([] { downloadModel(kRepo, DownloadOptions{}); });
     QVERIFY2(mentions(msg, "model.safetensors") && mentions(msg, "resume"), msg.c_str());
     const fs::path partial = repoDir() / "blobs" / (sha256Hex(weights_) + ".incomplete");
     QVERIFY(fs::exists(partial));
@@ -221,27 +212,27 @@ class TestHub : public QObject {
     const std::string otherSha = sha256Hex("something else");
     wrong.headers["X-Linked-Etag"] = "\"" + otherSha + "\"";
     server_->setFile(path("model.safetensors"), wrong);
-    const std::string msg = hubErrorOf([] { downloadModel(kRepo, DownloadOptions{}); });
+    const std::string msg = errorMessageOf<HubError>([] { downloadModel(kRepo, DownloadOptions{}); });
     QVERIFY2(mentions(msg, "sha256") && mentions(msg, otherSha) && mentions(msg, "model.safetensors"), msg.c_str());
     QVERIFY(!fs::exists(repoDir() / "blobs" / otherSha));
     QVERIFY(!fs::exists(repoDir() / "blobs" / (otherSha + ".incomplete")));
   }
 
   void httpErrorsExplainThemselves() {
-    std::string msg = hubErrorOf([] { downloadModel(kRepo, DownloadOptions{}); });
+    std::string msg = errorMessageOf<HubError>([] { downloadModel(kRepo, DownloadOptions{}); });
     QVERIFY2(mentions(msg, "404") && mentions(msg, server_->url() + path("config.json")), msg.c_str());
 
     ServedFile gated;
     gated.forcedStatus = 401;
     server_->setFile(path("config.json"), gated);
-    msg = hubErrorOf([] { downloadModel(kRepo, DownloadOptions{}); });
+    msg = errorMessageOf<HubError>([] { downloadModel(kRepo, DownloadOptions{}); });
     QVERIFY2(mentions(msg, "401") && mentions(msg, "HF_TOKEN"), msg.c_str());
 
     serveBasicRepo();
     ServedFile broken;
     broken.forcedStatus = 500;
     server_->setFile(path("model.safetensors"), broken);
-    msg = hubErrorOf([] { downloadModel(kRepo, DownloadOptions{}); });
+    msg = errorMessageOf<HubError>([] { downloadModel(kRepo, DownloadOptions{}); });
     QVERIFY2(mentions(msg, "500") && mentions(msg, "model.safetensors"), msg.c_str());
 
     // Nothing listening: the message names the endpoint.
@@ -252,7 +243,7 @@ class TestHub : public QObject {
     }
     DownloadOptions o;
     o.endpoint = deadUrl;
-    msg = hubErrorOf([&] { downloadModel(kRepo, o); });
+    msg = errorMessageOf<HubError>([&] { downloadModel(kRepo, o); });
     QVERIFY2(mentions(msg, deadUrl), msg.c_str());
   }
 
@@ -285,7 +276,7 @@ class TestHub : public QObject {
       ++calls;
       return p.file != "model.safetensors";  // cancel at the first weights chunk
     };
-    const std::string msg = hubErrorOf([&] { downloadModel(kRepo, o); });
+    const std::string msg = errorMessageOf<HubError>([&] { downloadModel(kRepo, o); });
     QVERIFY2(mentions(msg, "cancelled"), msg.c_str());
     QVERIFY(calls > 0);
     const fs::path partial = repoDir() / "blobs" / (sha256Hex(weights_) + ".incomplete");

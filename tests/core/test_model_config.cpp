@@ -8,26 +8,17 @@
 #include <functional>
 
 #include "model/model_config.h"
+#include "support/error_capture.h"
 #include "support/tiny_models.h"
 #include "util/errors.h"
 
 using namespace plab;
 using nlohmann::json;
 
+using plab::test::errorMessageOf;
+using plab::test::mentions;
+
 namespace {
-
-std::string configErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("WRONG EXCEPTION TYPE: ") + e.what();
-  }
-  return "NO EXCEPTION";
-}
-
-bool mentions(const std::string& msg, const std::string& what) { return msg.find(what) != std::string::npos; }
 
 // The published gpt2 (124M) config.json.
 json gpt2Small() {
@@ -141,37 +132,37 @@ class ModelConfigTest : public QObject {
   void unknownArchitectureNamesItAndListsSupported() {
     json j = gpt2Small();
     j["model_type"] = "bert";
-    const std::string msg = configErrorOf([&] { ModelConfig::fromJson(j); });
+    const std::string msg = errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(j); });
     QVERIFY2(mentions(msg, "'bert'"), msg.c_str());
     QVERIFY2(mentions(msg, "gpt2") && mentions(msg, "llama") && mentions(msg, "qwen2"), msg.c_str());
 
     json none = gpt2Small();
     none.erase("model_type");
     none["architectures"] = {"BertModel"};
-    const std::string msg2 = configErrorOf([&] { ModelConfig::fromJson(none); });
+    const std::string msg2 = errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(none); });
     QVERIFY2(mentions(msg2, "model_type") && mentions(msg2, "gpt2"), msg2.c_str());
   }
 
   void missingOrInvalidFieldsAreNamed() {
     json j = smolLm135m();
     j.erase("hidden_size");
-    QVERIFY(mentions(configErrorOf([&] { ModelConfig::fromJson(j); }), "'hidden_size'"));
+    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(j); }), "'hidden_size'"));
     json g = gpt2Small();
     g.erase("n_head");
-    QVERIFY(mentions(configErrorOf([&] { ModelConfig::fromJson(g); }), "'n_head'"));
+    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(g); }), "'n_head'"));
     json neg = gpt2Small();
     neg["n_layer"] = -1;
-    QVERIFY(mentions(configErrorOf([&] { ModelConfig::fromJson(neg); }), "'n_layer'"));
+    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(neg); }), "'n_layer'"));
     json gqa = smolLm135m();
     gqa["num_key_value_heads"] = 4;
-    QVERIFY(mentions(configErrorOf([&] { ModelConfig::fromJson(gqa); }), "num_key_value_heads"));
+    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(gqa); }), "num_key_value_heads"));
     json act = smolLm135m();
     act["hidden_act"] = "mish";
-    QVERIFY(mentions(configErrorOf([&] { ModelConfig::fromJson(act); }), "'mish'"));
+    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(act); }), "'mish'"));
     json scaling = smolLm135m();
     scaling["rope_scaling"] = {{"rope_type", "llama3"}};
-    QVERIFY(mentions(configErrorOf([&] { ModelConfig::fromJson(scaling); }), "rope_scaling"));
-    QVERIFY(mentions(configErrorOf([&] { ModelConfig::fromJson(json::array()); }), "object"));
+    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(scaling); }), "rope_scaling"));
+    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(json::array()); }), "object"));
   }
 
   void fromFileErrorsNameFileAndPosition() {
@@ -180,11 +171,11 @@ class ModelConfigTest : public QObject {
       std::ofstream out(p);
       out << "{\n  \"model_type\": \"gpt2\",\n  \"n_embd\": 32,,\n}\n";
     }
-    const std::string msg = configErrorOf([&] { ModelConfig::fromFile(p); });
+    const std::string msg = errorMessageOf<ConfigError>([&] { ModelConfig::fromFile(p); });
     QVERIFY2(mentions(msg, "broken-config.json"), msg.c_str());
     QVERIFY2(mentions(msg, "line 3"), msg.c_str());
 
-    const std::string missing = configErrorOf([&] { ModelConfig::fromFile(tmp_.path().toStdString() + "/absent.json"); });
+    const std::string missing = errorMessageOf<ConfigError>([&] { ModelConfig::fromFile(tmp_.path().toStdString() + "/absent.json"); });
     QVERIFY2(mentions(missing, "absent.json"), missing.c_str());
 
     const std::filesystem::path bad = tmp_.path().toStdString() + "/bad-type.json";
@@ -192,7 +183,7 @@ class ModelConfigTest : public QObject {
       std::ofstream out(bad);
       out << R"({"model_type": "t5"})";
     }
-    const std::string typeMsg = configErrorOf([&] { ModelConfig::fromFile(bad); });
+    const std::string typeMsg = errorMessageOf<ConfigError>([&] { ModelConfig::fromFile(bad); });
     QVERIFY2(mentions(typeMsg, "bad-type.json") && mentions(typeMsg, "'t5'"), typeMsg.c_str());
   }
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "support/error_capture.h"
 #include "train/lr_schedule.h"
 #include "train/run_config.h"
 #include "util/errors.h"
@@ -11,22 +12,9 @@
 using namespace plab;
 using nlohmann::json;
 
-namespace {
-
-// Message of the ConfigError thrown by f, or "" when nothing was thrown.
-template <typename F>
-std::string configErrorOf(F&& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-}  // namespace
+using plab::test::errorMessageOf;
+using plab::test::mentions;
+using plab::test::throwsError;
 
 class TestRunConfig : public QObject {
   Q_OBJECT
@@ -83,35 +71,35 @@ class TestRunConfig : public QObject {
   }
 
   void unknownKeysAreNamed() {
-    QVERIFY(contains(configErrorOf([] { RunConfig::fromJson({{"stepz", 3}}); }), "unknown key 'stepz'"));
-    QVERIFY(contains(configErrorOf([] { RunConfig::fromJson({{"model", {{"pth", "x"}}}}); }), "model.pth"));
-    QVERIFY(contains(configErrorOf([] { RunConfig::fromJson({{"adamw", {{"lrr", 1}}}}); }), "lrr"));
+    QVERIFY(mentions(errorMessageOf<ConfigError>([] { RunConfig::fromJson({{"stepz", 3}}); }), "unknown key 'stepz'"));
+    QVERIFY(mentions(errorMessageOf<ConfigError>([] { RunConfig::fromJson({{"model", {{"pth", "x"}}}}); }), "model.pth"));
+    QVERIFY(mentions(errorMessageOf<ConfigError>([] { RunConfig::fromJson({{"adamw", {{"lrr", 1}}}}); }), "lrr"));
   }
 
   void wrongTypesNameKeyAndType() {
-    const std::string e1 = configErrorOf([] { RunConfig::fromJson({{"steps", "ten"}}); });
-    QVERIFY2(contains(e1, "'steps'") && contains(e1, "integer"), e1.c_str());
-    const std::string e2 = configErrorOf([] { RunConfig::fromJson({{"grad_clip", true}}); });
-    QVERIFY2(contains(e2, "'grad_clip'") && contains(e2, "number"), e2.c_str());
-    const std::string e3 = configErrorOf([] { RunConfig::fromJson({{"device", 0}}); });
-    QVERIFY2(contains(e3, "'device'") && contains(e3, "string"), e3.c_str());
-    const std::string e4 = configErrorOf([] { RunConfig::fromJson({{"seed", -1}}); });
-    QVERIFY2(contains(e4, "'seed'"), e4.c_str());
-    const std::string e5 = configErrorOf([] { RunConfig::fromJson({{"mode", "bf17"}}); });
-    QVERIFY2(contains(e5, "mode") && contains(e5, "bf17"), e5.c_str());
-    QVERIFY(!configErrorOf([] { RunConfig::fromJson(json::array()); }).empty());
+    const std::string e1 = errorMessageOf<ConfigError>([] { RunConfig::fromJson({{"steps", "ten"}}); });
+    QVERIFY2(mentions(e1, "'steps'") && mentions(e1, "integer"), e1.c_str());
+    const std::string e2 = errorMessageOf<ConfigError>([] { RunConfig::fromJson({{"grad_clip", true}}); });
+    QVERIFY2(mentions(e2, "'grad_clip'") && mentions(e2, "number"), e2.c_str());
+    const std::string e3 = errorMessageOf<ConfigError>([] { RunConfig::fromJson({{"device", 0}}); });
+    QVERIFY2(mentions(e3, "'device'") && mentions(e3, "string"), e3.c_str());
+    const std::string e4 = errorMessageOf<ConfigError>([] { RunConfig::fromJson({{"seed", -1}}); });
+    QVERIFY2(mentions(e4, "'seed'"), e4.c_str());
+    const std::string e5 = errorMessageOf<ConfigError>([] { RunConfig::fromJson({{"mode", "bf17"}}); });
+    QVERIFY2(mentions(e5, "mode") && mentions(e5, "bf17"), e5.c_str());
+    QVERIFY(throwsError<ConfigError>([] { RunConfig::fromJson(json::array()); }));
   }
 
   void validation() {
-    QVERIFY(contains(configErrorOf([] { RunConfig::fromJson({{"steps", 0}}); }), "'steps'"));
-    QVERIFY(contains(configErrorOf([] { RunConfig::fromJson({{"batch_size", -2}}); }), "'batch_size'"));
-    QVERIFY(contains(configErrorOf([] { RunConfig::fromJson({{"seq_len", 0}}); }), "'seq_len'"));
-    QVERIFY(contains(configErrorOf([] { RunConfig::fromJson({{"lr_schedule", "linear"}}); }), "'lr_schedule'"));
-    QVERIFY(contains(configErrorOf([] { RunConfig::fromJson({{"adamw", {{"lr", 0.0}}}}); }), "lr"));
-    QVERIFY(contains(configErrorOf([] { RunConfig::fromJson({{"device", "tpu"}}); }), "'device'"));
-    QVERIFY(contains(configErrorOf([] { RunConfig::fromJson({{"model", {{"source", "folder"}}}}); }),
+    QVERIFY(mentions(errorMessageOf<ConfigError>([] { RunConfig::fromJson({{"steps", 0}}); }), "'steps'"));
+    QVERIFY(mentions(errorMessageOf<ConfigError>([] { RunConfig::fromJson({{"batch_size", -2}}); }), "'batch_size'"));
+    QVERIFY(mentions(errorMessageOf<ConfigError>([] { RunConfig::fromJson({{"seq_len", 0}}); }), "'seq_len'"));
+    QVERIFY(mentions(errorMessageOf<ConfigError>([] { RunConfig::fromJson({{"lr_schedule", "linear"}}); }), "'lr_schedule'"));
+    QVERIFY(mentions(errorMessageOf<ConfigError>([] { RunConfig::fromJson({{"adamw", {{"lr", 0.0}}}}); }), "lr"));
+    QVERIFY(mentions(errorMessageOf<ConfigError>([] { RunConfig::fromJson({{"device", "tpu"}}); }), "'device'"));
+    QVERIFY(mentions(errorMessageOf<ConfigError>([] { RunConfig::fromJson({{"model", {{"source", "folder"}}}}); }),
                      "model.path"));
-    QVERIFY(contains(configErrorOf([] { RunConfig::fromJson({{"model", {{"source", "ftp"}}}}); }),
+    QVERIFY(mentions(errorMessageOf<ConfigError>([] { RunConfig::fromJson({{"model", {{"source", "ftp"}}}}); }),
                      "model.source"));
   }
 
@@ -140,16 +128,16 @@ class TestRunConfig : public QObject {
     }
     QCOMPARE(lr4, 2);
     QCOMPARE(seed2, 2);
-    QVERIFY(!configErrorOf([] { loadRunConfigs({{"sweep", {{"stepz", {1, 2}}}}}); }).empty());
-    QVERIFY(!configErrorOf([] { loadRunConfigs({{"sweep", {{"mode", json::array()}}}}); }).empty());
+    QVERIFY(throwsError<ConfigError>([] { loadRunConfigs({{"sweep", {{"stepz", {1, 2}}}}}); }));
+    QVERIFY(throwsError<ConfigError>([] { loadRunConfigs({{"sweep", {{"mode", json::array()}}}}); }));
   }
 
   void runsListAndSingle() {
     const auto runs = loadRunConfigs({{"runs", {{{"name", "a"}}, {{"name", "b"}, {"mode", "fp32"}}}}});
     QCOMPARE(runs.size(), size_t(2));
     QVERIFY(runs[1].mode == OptimizerMode::Fp32AdamW);
-    const std::string e = configErrorOf([] { loadRunConfigs({{"runs", {{{"name", "a"}}, {{"bogus", 1}}}}}); });
-    QVERIFY2(contains(e, "runs[1]") && contains(e, "bogus"), e.c_str());
+    const std::string e = errorMessageOf<ConfigError>([] { loadRunConfigs({{"runs", {{{"name", "a"}}, {{"bogus", 1}}}}}); });
+    QVERIFY2(mentions(e, "runs[1]") && mentions(e, "bogus"), e.c_str());
     QCOMPARE(loadRunConfigs({{"name", "single"}}).size(), size_t(1));
   }
 

@@ -14,11 +14,15 @@
 #include <nlohmann/json.hpp>
 
 #include "model/safetensors.h"
+#include "support/error_capture.h"
 #include "util/errors.h"
 
 using namespace plab;
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+using plab::test::errorMessageOf;
+using plab::test::mentions;
 
 namespace {
 
@@ -42,18 +46,6 @@ std::string le64(uint64_t n) {
 void writeRawSafetensors(const fs::path& p, const std::string& header, const std::string& data,
                          int64_t forgedLength = -1) {
   writeBytes(p, le64(forgedLength >= 0 ? uint64_t(forgedLength) : header.size()) + header + data);
-}
-
-// Runs f, expects a SafetensorsError and returns its message.
-std::string safetensorsErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const SafetensorsError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("WRONG EXCEPTION TYPE: ") + e.what();
-  }
-  return "NO EXCEPTION";
 }
 
 bool bitsEqual(const torch::Tensor& a, const torch::Tensor& b) {
@@ -149,7 +141,7 @@ class SafetensorsTest : public QObject {
     QVERIFY(f.contains("x"));
     QVERIFY(!f.contains("y"));
     QVERIFY(torch::equal(f.load("x"), torch::tensor({1.5f, -2.0f})));
-    QVERIFY(safetensorsErrorOf([&] { f.load("y"); }).find("'y'") != std::string::npos);
+    QVERIFY(errorMessageOf<SafetensorsError>([&] { f.load("y"); }).find("'y'") != std::string::npos);
   }
 
   void corruptFilesGiveNamedErrors_data() {
@@ -186,7 +178,7 @@ class SafetensorsTest : public QObject {
     QFETCH(QString, mustMention);
     const fs::path p = dir() / "corrupt-case.safetensors";
     writeBytes(p, bytes.toStdString());
-    const std::string msg = safetensorsErrorOf([&] { SafetensorsFile f(p); });
+    const std::string msg = errorMessageOf<SafetensorsError>([&] { SafetensorsFile f(p); });
     QVERIFY2(msg.find("corrupt-case.safetensors") != std::string::npos, msg.c_str());
     QVERIFY2(msg.find(mustMention.toStdString()) != std::string::npos, msg.c_str());
   }
@@ -195,7 +187,7 @@ class SafetensorsTest : public QObject {
     const fs::path p = dir() / "named.safetensors";
     writeRawSafetensors(p, R"({"layer.weight":{"dtype":"F8_XYZ","shape":[2],"data_offsets":[0,8]}})",
                         std::string(8, '\0'));
-    const std::string msg = safetensorsErrorOf([&] { SafetensorsFile f(p); });
+    const std::string msg = errorMessageOf<SafetensorsError>([&] { SafetensorsFile f(p); });
     QVERIFY2(msg.find("'layer.weight'") != std::string::npos, msg.c_str());
   }
 
@@ -204,13 +196,13 @@ class SafetensorsTest : public QObject {
     writeSafetensors(p, {{"big", torch::randn({64})}, {"small", torch::randn({2})}});
     const std::string bytes = readAll(p);
     writeBytes(p, bytes.substr(0, bytes.size() - 4));  // cuts into "small", the last tensor
-    const std::string msg = safetensorsErrorOf([&] { SafetensorsFile f(p); });
+    const std::string msg = errorMessageOf<SafetensorsError>([&] { SafetensorsFile f(p); });
     QVERIFY2(msg.find("cut.safetensors") != std::string::npos, msg.c_str());
     QVERIFY2(msg.find("'small'") != std::string::npos, msg.c_str());  // the tensor at the end of the buffer
   }
 
   void missingFile() {
-    const std::string msg = safetensorsErrorOf([&] { SafetensorsFile f(dir() / "nope.safetensors"); });
+    const std::string msg = errorMessageOf<SafetensorsError>([&] { SafetensorsFile f(dir() / "nope.safetensors"); });
     QVERIFY2(msg.find("nope.safetensors") != std::string::npos, msg.c_str());
   }
 
@@ -222,7 +214,7 @@ class SafetensorsTest : public QObject {
     SafetensorsCheckpoint ckpt(d);
     QCOMPARE(ckpt.names(), std::vector<std::string>{"a"});
     QVERIFY(torch::equal(ckpt.load("a"), t));
-    QVERIFY(safetensorsErrorOf([&] { ckpt.load("b"); }).find("'b'") != std::string::npos);
+    QVERIFY(errorMessageOf<SafetensorsError>([&] { ckpt.load("b"); }).find("'b'") != std::string::npos);
   }
 
   void shardedCheckpoint() {
@@ -245,7 +237,7 @@ class SafetensorsTest : public QObject {
     QVERIFY(torch::equal(ckpt.load("c"), c));
 
     fs::remove(d / "model-00002-of-00002.safetensors");
-    const std::string msg = safetensorsErrorOf([&] { SafetensorsCheckpoint broken(d); });
+    const std::string msg = errorMessageOf<SafetensorsError>([&] { SafetensorsCheckpoint broken(d); });
     QVERIFY2(msg.find("model-00002-of-00002.safetensors") != std::string::npos, msg.c_str());
     QVERIFY2(msg.find("missing") != std::string::npos, msg.c_str());
   }
@@ -256,14 +248,14 @@ class SafetensorsTest : public QObject {
     writeSafetensors(d / "shard.safetensors", {{"a", torch::randn({2})}});
     writeBytes(d / "model.safetensors.index.json",
                json({{"weight_map", {{"a", "shard.safetensors"}, {"ghost", "shard.safetensors"}}}}).dump());
-    const std::string msg = safetensorsErrorOf([&] { SafetensorsCheckpoint ckpt(d); });
+    const std::string msg = errorMessageOf<SafetensorsError>([&] { SafetensorsCheckpoint ckpt(d); });
     QVERIFY2(msg.find("'ghost'") != std::string::npos, msg.c_str());
   }
 
   void emptyFolderIsAnError() {
     const fs::path d = dir() / "empty";
     fs::create_directories(d);
-    const std::string msg = safetensorsErrorOf([&] { SafetensorsCheckpoint ckpt(d); });
+    const std::string msg = errorMessageOf<SafetensorsError>([&] { SafetensorsCheckpoint ckpt(d); });
     QVERIFY2(msg.find("model.safetensors") != std::string::npos, msg.c_str());
   }
 
@@ -298,9 +290,9 @@ class SafetensorsTest : public QObject {
 
   void rejectsDuplicateAndUnsupported() {
     const fs::path p = dir() / "dup.safetensors";
-    QVERIFY(safetensorsErrorOf([&] { writeSafetensors(p, {{"a", torch::ones({1})}, {"a", torch::ones({1})}}); })
+    QVERIFY(errorMessageOf<SafetensorsError>([&] { writeSafetensors(p, {{"a", torch::ones({1})}, {"a", torch::ones({1})}}); })
                 .find("'a'") != std::string::npos);
-    QVERIFY(safetensorsErrorOf([&] { writeSafetensors(p, {{"c", torch::ones({1}, torch::kComplexFloat)}}); })
+    QVERIFY(errorMessageOf<SafetensorsError>([&] { writeSafetensors(p, {{"c", torch::ones({1}, torch::kComplexFloat)}}); })
                 .find("'c'") != std::string::npos);
   }
 };

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 
+#include "support/error_capture.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
@@ -21,20 +22,10 @@ using nlohmann::json;
 using Ids = std::vector<int64_t>;
 using Pieces = std::vector<std::string>;
 
+using plab::test::errorMessageOf;
+using plab::test::mentions;
+
 namespace {
-
-std::string tokenizerErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const TokenizerError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("WRONG EXCEPTION TYPE: ") + e.what();
-  }
-  return "NO EXCEPTION";
-}
-
-bool mentions(const std::string& msg, const std::string& what) { return msg.find(what) != std::string::npos; }
 
 std::string spell(const std::string& raw) { return byte_level::encodeBytes(raw); }
 
@@ -122,8 +113,8 @@ class TestTokenizer : public QObject {
     for (std::size_t i = 0; i < ids.size(); ++i) QCOMPARE(ids[i], int64_t(static_cast<unsigned char>(withNul[i])));
     QVERIFY(t->decode(ids) == withNul);
     QCOMPARE(QString::fromStdString(t->decode({104, 256, 105})), QString("h<|endoftext|>i"));
-    QVERIFY(mentions(tokenizerErrorOf([&] { t->decode({257}); }), "257"));
-    QVERIFY(mentions(tokenizerErrorOf([&] { t->decode({-1}); }), "-1"));
+    QVERIFY(mentions(errorMessageOf<TokenizerError>([&] { t->decode({257}); }), "257"));
+    QVERIFY(mentions(errorMessageOf<TokenizerError>([&] { t->decode({-1}); }), "-1"));
   }
 
   void unicodeClasses() {
@@ -234,8 +225,8 @@ class TestTokenizer : public QObject {
       QVERIFY2(llama->decode(llama->encode(s)) == s, s.c_str());
     }
     QVERIFY(gpt2->decode({258, kEndOfText, 264}) == " the<|endoftext|> c");
-    QVERIFY(mentions(tokenizerErrorOf([&] { gpt2->decode({5000}); }), "5000"));
-    QVERIFY(mentions(tokenizerErrorOf([&] { gpt2->decode({290}); }), "290"));  // a gap in the ids
+    QVERIFY(mentions(errorMessageOf<TokenizerError>([&] { gpt2->decode({5000}); }), "5000"));
+    QVERIFY(mentions(errorMessageOf<TokenizerError>([&] { gpt2->decode({290}); }), "290"));  // a gap in the ids
   }
 
   void loadForModelDir() {
@@ -252,36 +243,36 @@ class TestTokenizer : public QObject {
 
   void errorsNameTheFile() {
     const std::string missing = (std::filesystem::path(tmp_.path().toStdString()) / "nope.json").string();
-    QVERIFY(mentions(tokenizerErrorOf([&] { loadTokenizerJson(missing); }), missing));
+    QVERIFY(mentions(errorMessageOf<TokenizerError>([&] { loadTokenizerJson(missing); }), missing));
 
     const auto broken = write("broken.json", "{\"model\": {");
-    QVERIFY(mentions(tokenizerErrorOf([&] { loadTokenizerJson(broken); }), broken.string()));
+    QVERIFY(mentions(errorMessageOf<TokenizerError>([&] { loadTokenizerJson(broken); }), broken.string()));
 
     json wordPiece = baseTokenizerJson(false);
     wordPiece["model"]["type"] = "WordPiece";
-    std::string msg = tokenizerErrorOf([&] { load(wordPiece, "wp.json"); });
+    std::string msg = errorMessageOf<TokenizerError>([&] { load(wordPiece, "wp.json"); });
     QVERIFY2(mentions(msg, "WordPiece") && mentions(msg, "wp.json"), msg.c_str());
 
     json unigram = baseTokenizerJson(false);
     unigram["model"]["type"] = "Unigram";
-    QVERIFY(mentions(tokenizerErrorOf([&] { load(unigram, "uni.json"); }), "Unigram"));
+    QVERIFY(mentions(errorMessageOf<TokenizerError>([&] { load(unigram, "uni.json"); }), "Unigram"));
 
     json oddRegex = llama3Style(baseTokenizerJson(false));
     oddRegex["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = "\\p{L}+|\\d";
-    msg = tokenizerErrorOf([&] { load(oddRegex, "odd.json"); });
+    msg = errorMessageOf<TokenizerError>([&] { load(oddRegex, "odd.json"); });
     QVERIFY2(mentions(msg, "odd.json") && mentions(msg, "\\p{L}+|\\d"), msg.c_str());
 
     json metaspace = baseTokenizerJson(false);
     metaspace["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"}};
-    QVERIFY(mentions(tokenizerErrorOf([&] { load(metaspace, "meta.json"); }), "Metaspace"));
+    QVERIFY(mentions(errorMessageOf<TokenizerError>([&] { load(metaspace, "meta.json"); }), "Metaspace"));
 
     json noBytes = baseTokenizerJson(false);
     noBytes["model"]["vocab"].erase(spell("a"));
-    QVERIFY(mentions(tokenizerErrorOf([&] { load(noBytes, "nobytes.json"); }), "nobytes.json"));
+    QVERIFY(mentions(errorMessageOf<TokenizerError>([&] { load(noBytes, "nobytes.json"); }), "nobytes.json"));
 
     json badMerge = baseTokenizerJson(false);
     badMerge["model"]["merges"].push_back("q z");  // "qz" is not in the vocab
-    QVERIFY(mentions(tokenizerErrorOf([&] { load(badMerge, "merge.json"); }), "q z"));
+    QVERIFY(mentions(errorMessageOf<TokenizerError>([&] { load(badMerge, "merge.json"); }), "q z"));
   }
 };
 
