@@ -1,4 +1,5 @@
 #include "hub/hf_cache.h"
+#include "util/env.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -12,11 +13,6 @@ namespace plab {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
-}
 
 std::string readTrimmed(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
@@ -43,15 +39,15 @@ std::string modelTypeOf(const fs::path& configJson) {
 }  // namespace
 
 fs::path hfHome() {
-  if (auto home = env("HF_HOME"); !home.empty()) return home;
-  if (auto xdg = env("XDG_CACHE_HOME"); !xdg.empty()) return fs::path(xdg) / "huggingface";
-  const std::string user = env("HOME");
+  if (auto home = envOrEmpty("HF_HOME"); !home.empty()) return home;
+  if (auto xdg = envOrEmpty("XDG_CACHE_HOME"); !xdg.empty()) return fs::path(xdg) / "huggingface";
+  const std::string user = envOrEmpty("HOME");
   return fs::path(user.empty() ? "." : user) / ".cache" / "huggingface";
 }
 
 fs::path hfHubCache() {
-  if (auto hub = env("HF_HUB_CACHE"); !hub.empty()) return hub;
-  if (auto legacy = env("HUGGINGFACE_HUB_CACHE"); !legacy.empty()) return legacy;
+  if (auto hub = envOrEmpty("HF_HUB_CACHE"); !hub.empty()) return hub;
+  if (auto legacy = envOrEmpty("HUGGINGFACE_HUB_CACHE"); !legacy.empty()) return legacy;
   return hfHome() / "hub";
 }
 

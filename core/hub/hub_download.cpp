@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hub/hf_cache.h"
+#include "util/env.h"
 #include "hub/http_client.h"
 #include "hub/sha256.h"
 #include "util/errors.h"
@@ -19,11 +20,6 @@ namespace plab {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
-}
 
 // "W/\"abc\"" -> "abc"
 std::string normalizeEtag(std::string etag) {
@@ -53,7 +49,7 @@ class Downloader {
  public:
   Downloader(std::string repoId, const DownloadOptions& options)
       : repoId_(std::move(repoId)), options_(options), endpoint_(hubEndpoint(options)),
-        token_(options.token.empty() ? env("HF_TOKEN") : options.token), repoDir_(repoCacheDir(repoId_)) {
+        token_(options.token.empty() ? envOrEmpty("HF_TOKEN") : options.token), repoDir_(repoCacheDir(repoId_)) {
     if (repoId_.empty() || repoId_.find("..") != std::string::npos || repoId_.front() == '/')
       throw HubError("invalid repository id '" + repoId_ + "'");
     if (options_.revision.empty()) throw HubError("empty revision for " + repoId_);
@@ -255,7 +251,7 @@ class Downloader {
 
 std::string hubEndpoint(const DownloadOptions& options) {
   std::string endpoint = options.endpoint;
-  if (endpoint.empty()) endpoint = env("HF_ENDPOINT");
+  if (endpoint.empty()) endpoint = envOrEmpty("HF_ENDPOINT");
   if (endpoint.empty()) endpoint = "https://huggingface.co";
   while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
   return endpoint;
