@@ -33,6 +33,8 @@ bash "$root/packaging/fetch-qcustomplot.sh"
 
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/precision-lab-ccache}"
 export CCACHE_SLOPPINESS="pch_defines,time_macros,include_file_mtime,include_file_ctime"
+export CCACHE_BASEDIR="$root"   # cache hits across checkouts in different folders
+export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build" --parallel "$(nproc)"
 
