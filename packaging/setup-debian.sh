@@ -33,7 +33,9 @@ bash "$root/packaging/fetch-qcustomplot.sh"
 
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/precision-lab-ccache}"
 export CCACHE_SLOPPINESS="pch_defines,time_macros,include_file_mtime,include_file_ctime"
-export CCACHE_BASEDIR="$root"   # cache hits across checkouts in different folders
+# Relative paths in cache keys; note the precompiled torch header still ties
+# most entries to one build folder, so ccache mainly speeds rebuilds in place.
+export CCACHE_BASEDIR="$root"
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build" --parallel "$(nproc)"
