@@ -54,6 +54,14 @@ Recorded runAndRecord(Trainer& t, std::function<void(const StepMetrics&)> extra 
 
 int jsonlLines(const fs::path& dir) { return int(readMetricsJsonl(dir / "metrics.jsonl").size()); }
 
+// Runs c to its end and checks it failed with a message naming `what`.
+void expectFailureMentioning(const RunConfig& c, const std::string& what) {
+  Trainer t(c);
+  const Recorded r = runAndRecord(t);
+  QVERIFY(r.result.status == RunStatus::Failed);
+  QVERIFY2(r.result.message.find(what) != std::string::npos, r.result.message.c_str());
+}
+
 }  // namespace
 
 class TestTrainer : public QObject {
@@ -234,10 +242,7 @@ class TestTrainer : public QObject {
     RunConfig c = smallRun(OptimizerMode::Bf16Kahan, 2);
     c.model.source = "config";
     c.model.path = (dir / "config.json").string();
-    Trainer t(c);
-    const Recorded r = runAndRecord(t);
-    QVERIFY(r.result.status == RunStatus::Failed);
-    QVERIFY2(r.result.message.find("config.json") != std::string::npos, r.result.message.c_str());
+    expectFailureMentioning(c, "config.json");
   }
 
   void tokenizerMustFitVocabulary() {
@@ -250,38 +255,26 @@ class TestTrainer : public QObject {
     RunConfig c = smallRun(OptimizerMode::Bf16Kahan, 2);
     c.model.source = "config";
     c.model.path = dir.string();
-    Trainer t(c);
-    const Recorded r = runAndRecord(t);
-    QVERIFY(r.result.status == RunStatus::Failed);
-    QVERIFY2(r.result.message.find("vocab_size") != std::string::npos, r.result.message.c_str());
+    expectFailureMentioning(c, "vocab_size");
   }
 
   void sequenceLongerThanPositionsFails() {
     RunConfig c = smallRun(OptimizerMode::Bf16Kahan, 2);
     c.seq_len = 4096;
-    Trainer t(c);
-    const Recorded r = runAndRecord(t);
-    QVERIFY(r.result.status == RunStatus::Failed);
-    QVERIFY2(r.result.message.find("seq_len") != std::string::npos, r.result.message.c_str());
+    expectFailureMentioning(c, "seq_len");
   }
 
   void unavailableCudaFails() {
     if (torch::cuda::is_available()) QSKIP("CUDA present");
     RunConfig c = smallRun(OptimizerMode::Bf16Kahan, 2);
     c.device = "cuda";
-    Trainer t(c);
-    const Recorded r = runAndRecord(t);
-    QVERIFY(r.result.status == RunStatus::Failed);
-    QVERIFY2(r.result.message.find("CUDA") != std::string::npos, r.result.message.c_str());
+    expectFailureMentioning(c, "CUDA");
   }
 
   void unwritableOutputFails() {
     RunConfig c = smallRun(OptimizerMode::Bf16Kahan, 2);
     c.output_dir = "/dev/full/run";
-    Trainer t(c);
-    const Recorded r = runAndRecord(t);
-    QVERIFY(r.result.status == RunStatus::Failed);
-    QVERIFY2(r.result.message.find("/dev/full/run") != std::string::npos, r.result.message.c_str());
+    expectFailureMentioning(c, "/dev/full/run");
   }
 };
 
