@@ -9,7 +9,8 @@ namespace plab {
 
 const std::vector<OptimizerMode>& allOptimizerModes() {
   static const std::vector<OptimizerMode> modes = {
-      OptimizerMode::Fp32AdamW, OptimizerMode::Bf16Plain, OptimizerMode::Bf16Kahan,
+      OptimizerMode::Fp32AdamW,  OptimizerMode::Bf16Plain,
+      OptimizerMode::Bf16Nearest, OptimizerMode::Bf16Kahan,
       OptimizerMode::Bf16StochasticRounding, OptimizerMode::Fp32MasterWeights};
   return modes;
 }
@@ -18,6 +19,7 @@ std::string optimizerModeId(OptimizerMode m) {
   switch (m) {
     case OptimizerMode::Fp32AdamW: return "fp32";
     case OptimizerMode::Bf16Plain: return "bf16";
+    case OptimizerMode::Bf16Nearest: return "bf16-nearest";
     case OptimizerMode::Bf16Kahan: return "bf16-kahan";
     case OptimizerMode::Bf16StochasticRounding: return "bf16-sr";
     case OptimizerMode::Fp32MasterWeights: return "mixed";
@@ -28,12 +30,38 @@ std::string optimizerModeId(OptimizerMode m) {
 std::string optimizerModeLabel(OptimizerMode m) {
   switch (m) {
     case OptimizerMode::Fp32AdamW: return "fp32 AdamW";
-    case OptimizerMode::Bf16Plain: return "bf16 AdamW (plain)";
+    case OptimizerMode::Bf16Plain: return "bf16 AdamW (plain, as torch)";
+    case OptimizerMode::Bf16Nearest: return "bf16, fp32 math, nearest write";
     case OptimizerMode::Bf16Kahan: return "bf16 + Kahan summation";
     case OptimizerMode::Bf16StochasticRounding: return "bf16 + stochastic rounding";
     case OptimizerMode::Fp32MasterWeights: return "fp32 master weights (mixed)";
   }
   return "unknown";
+}
+
+std::string optimizerModeSummary(OptimizerMode m) {
+  switch (m) {
+    case OptimizerMode::Fp32AdamW:
+      return "Every parameter and moment in fp32; bit-identical to torch::optim::AdamW. The reference.";
+    case OptimizerMode::Bf16Plain:
+      return "What model.to(torch.bfloat16) + torch.optim.AdamW does: bf16 weights and moments, every "
+             "operation rounded to bf16; bit-identical to torch::optim::AdamW on bf16 parameters.";
+    case OptimizerMode::Bf16Nearest:
+      return "bf16 weights; the AdamW update (decay included) is computed in fp32 and written once with "
+             "round-to-nearest. The control for Kahan and stochastic rounding: same math, plain write.";
+    case OptimizerMode::Bf16Kahan:
+      return "bf16 weights plus a bf16 compensation buffer: the fp32 update (decay included) is Kahan-summed "
+             "into the weight, so what a write loses is carried to the next step. Like optimi's "
+             "kahan_sum=True, but not identical: optimi computes in bf16 and decays the bf16 weight outside "
+             "the compensated sum, so its weight decay vanishes at small lr.";
+    case OptimizerMode::Bf16StochasticRounding:
+      return "bf16 weights; the fp32 update is written with stochastic rounding (unbiased: rounds up with "
+             "probability equal to the distance from the lower bf16 value), seeded per run.";
+    case OptimizerMode::Fp32MasterWeights:
+      return "fp32 master weights and moments in the optimizer; the model computes with a bf16 copy rounded "
+             "to nearest from the master after each step.";
+  }
+  return "";
 }
 
 OptimizerMode optimizerModeFromId(const std::string& id) {
@@ -45,24 +73,79 @@ OptimizerMode optimizerModeFromId(const std::string& id) {
   throw ConfigError("unknown optimizer mode '" + id + "' (valid: " + valid + ")");
 }
 
+const std::vector<MomentPrecision>& allMomentPrecisions() {
+  static const std::vector<MomentPrecision> all = {MomentPrecision::ModeDefault, MomentPrecision::Fp32,
+                                                   MomentPrecision::Bf16Nearest, MomentPrecision::Bf16Stochastic};
+  return all;
+}
+
+std::string momentPrecisionId(MomentPrecision p) {
+  switch (p) {
+    case MomentPrecision::ModeDefault: return "default";
+    case MomentPrecision::Fp32: return "fp32";
+    case MomentPrecision::Bf16Nearest: return "bf16";
+    case MomentPrecision::Bf16Stochastic: return "bf16-sr";
+  }
+  return "unknown";
+}
+
+MomentPrecision momentPrecisionFromId(const std::string& id) {
+  std::string valid;
+  for (MomentPrecision p : allMomentPrecisions()) {
+    if (momentPrecisionId(p) == id) return p;
+    valid += (valid.empty() ? "" : ", ") + momentPrecisionId(p);
+  }
+  throw ConfigError("adamw.moments: unknown value '" + id + "' (valid: " + valid + ")");
+}
+
+bool modeHasMomentChoice(OptimizerMode m) {
+  return m == OptimizerMode::Bf16Nearest || m == OptimizerMode::Bf16Kahan ||
+         m == OptimizerMode::Bf16StochasticRounding;
+}
+
+MomentPrecision momentPrecisionDefault(OptimizerMode m) {
+  switch (m) {
+    case OptimizerMode::Bf16Plain: return MomentPrecision::Bf16Nearest;
+    // The nearest-write control keeps the plain recipe's state so that only
+    // the arithmetic of the update differs from "bf16".
+    case OptimizerMode::Bf16Nearest: return MomentPrecision::Bf16Nearest;
+    // Stochastically rounded bf16 moments decay like fp32 moments on average
+    // at half their bytes (test_moment_precision measures the three choices).
+    case OptimizerMode::Bf16Kahan:
+    case OptimizerMode::Bf16StochasticRounding: return MomentPrecision::Bf16Stochastic;
+    case OptimizerMode::Fp32AdamW:
+    case OptimizerMode::Fp32MasterWeights: return MomentPrecision::Fp32;
+  }
+  return MomentPrecision::Fp32;
+}
+
 nlohmann::json toJson(const AdamWOptions& o) {
-  return {{"lr", o.lr},         {"beta1", o.beta1},
-          {"beta2", o.beta2},   {"eps", o.eps},
-          {"weight_decay", o.weight_decay}, {"bf16_moments", o.bf16_moments}};
+  return {{"lr", o.lr},   {"beta1", o.beta1},
+          {"beta2", o.beta2}, {"eps", o.eps},
+          {"weight_decay", o.weight_decay}, {"moments", momentPrecisionId(o.moments)}};
 }
 
 AdamWOptions adamWOptionsFromJson(const nlohmann::json& j) {
   using namespace json_strict;
   const std::string what = "adamw";
   requireObject(j, what);
-  rejectUnknownKeys(j, what, {"lr", "beta1", "beta2", "eps", "weight_decay", "bf16_moments"});
+  rejectUnknownKeys(j, what, {"lr", "beta1", "beta2", "eps", "weight_decay", "moments", "bf16_moments"});
   AdamWOptions o;
   readNumber(j, "lr", what, o.lr);
   readNumber(j, "beta1", what, o.beta1);
   readNumber(j, "beta2", what, o.beta2);
   readNumber(j, "eps", what, o.eps);
   readNumber(j, "weight_decay", what, o.weight_decay);
-  readBool(j, "bf16_moments", what, o.bf16_moments);
+  if (j.contains("moments") && j.contains("bf16_moments"))
+    throw ConfigError("adamw: give either 'moments' or the older 'bf16_moments', not both");
+  if (j.contains("bf16_moments")) {
+    bool bf16 = true;
+    readBool(j, "bf16_moments", what, bf16);
+    o.moments = bf16 ? MomentPrecision::Bf16Nearest : MomentPrecision::Fp32;
+  }
+  std::string moments = momentPrecisionId(o.moments);
+  readString(j, "moments", what, moments);
+  o.moments = momentPrecisionFromId(moments);
   // Values outside these ranges make AdamW diverge or divide by zero.
   auto require = [&](bool ok, const char* key, const char* rule) {
     if (!ok) throw ConfigError(what + "." + key + ": must be " + rule);
@@ -73,6 +156,11 @@ AdamWOptions adamWOptionsFromJson(const nlohmann::json& j) {
   require(std::isfinite(o.eps) && o.eps > 0, "eps", "> 0");
   require(std::isfinite(o.weight_decay) && o.weight_decay >= 0, "weight_decay", ">= 0");
   return o;
+}
+
+bool weightDecayRoundedAway(OptimizerMode mode, const AdamWOptions& o) {
+  const bool decayWrittenToBf16 = mode == OptimizerMode::Bf16Plain || mode == OptimizerMode::Bf16Nearest;
+  return decayWrittenToBf16 && o.weight_decay > 0 && o.lr * o.weight_decay < std::ldexp(1.0, -9);
 }
 
 }  // namespace plab

@@ -1,5 +1,7 @@
 #pragma once
-// The five optimizer modes and AdamW hyper-parameters. Torch-free.
+// The optimizer recipes, their moment precision and the AdamW
+// hyper-parameters. Torch-free. README's mode table says exactly what each
+// recipe computes; keep the two in step.
 #include <string>
 #include <vector>
 
@@ -8,17 +10,38 @@
 namespace plab {
 
 enum class OptimizerMode {
-  Fp32AdamW,               // everything fp32 (plan ignored): the reference
-  Bf16Plain,               // bf16 params + states, round-to-nearest weight write
-  Bf16Kahan,               // bf16 params + bf16 Kahan compensation buffer
-  Bf16StochasticRounding,  // bf16 params, stochastically rounded weight write
-  Fp32MasterWeights,       // fp32 master copy in the optimizer, bf16 compute params
+  Fp32AdamW,               // "fp32": everything fp32 (plan ignored), == torch::optim::AdamW
+  Bf16Plain,               // "bf16": torch::optim::AdamW on bf16 params, every operation in bf16
+  Bf16Nearest,             // "bf16-nearest": fp32 update math, one round-to-nearest write
+  Bf16Kahan,               // "bf16-kahan": fp32 update math, Kahan-compensated write (bf16 buffer)
+  Bf16StochasticRounding,  // "bf16-sr": fp32 update math, stochastically rounded write
+  Fp32MasterWeights,       // "mixed": fp32 master copy in the optimizer, bf16 compute params
+};
+
+// How AdamW's m and v of bf16 parameters are stored. fp32 parameters always
+// keep fp32 moments; "fp32" and "mixed" keep fp32 moments everywhere, and
+// "bf16" keeps bf16 moments (torch's state follows the parameter's dtype).
+enum class MomentPrecision {
+  ModeDefault,     // "default": the recipe's own choice (momentPrecisionDefault)
+  Fp32,            // "fp32": 8 bytes per parameter
+  Bf16Nearest,     // "bf16": 4 bytes; 0.999 * v rounds back to v, so v stops decaying
+  Bf16Stochastic,  // "bf16-sr": 4 bytes, stochastically rounded writes (decay survives on average)
 };
 
 const std::vector<OptimizerMode>& allOptimizerModes();
-std::string optimizerModeId(OptimizerMode m);     // "fp32", "bf16", "bf16-kahan", "bf16-sr", "mixed"
-std::string optimizerModeLabel(OptimizerMode m);  // "fp32 AdamW", "bf16 AdamW", "bf16 + Kahan", ...
+std::string optimizerModeId(OptimizerMode m);       // "fp32", "bf16", "bf16-nearest", ...
+std::string optimizerModeLabel(OptimizerMode m);    // "fp32 AdamW", "bf16 AdamW (torch, naive)", ...
+std::string optimizerModeSummary(OptimizerMode m);  // one sentence: what the recipe computes
 OptimizerMode optimizerModeFromId(const std::string& id);  // throws ConfigError listing valid ids
+
+const std::vector<MomentPrecision>& allMomentPrecisions();
+std::string momentPrecisionId(MomentPrecision p);  // "default", "fp32", "bf16", "bf16-sr"
+MomentPrecision momentPrecisionFromId(const std::string& id);  // throws ConfigError
+// Whether the moment setting changes anything for this mode.
+bool modeHasMomentChoice(OptimizerMode m);
+// The choice a recipe makes when the config says "default"; chosen by the
+// moment-precision measurements in tests/core/test_moment_precision.cpp.
+MomentPrecision momentPrecisionDefault(OptimizerMode m);
 
 struct AdamWOptions {
   double lr = 1e-3;
@@ -26,12 +49,19 @@ struct AdamWOptions {
   double beta2 = 0.999;
   double eps = 1e-8;
   double weight_decay = 0.01;
-  // Moments of bf16 layers stored in bf16 (true) or fp32 (false). In
-  // Bf16Plain mode states follow the params (bf16) unless this is false.
-  bool bf16_moments = true;
+  // Moments of bf16 layers in the recipes that offer a choice
+  // (bf16-nearest, bf16-kahan, bf16-sr); ignored by the others.
+  MomentPrecision moments = MomentPrecision::ModeDefault;
 };
 
 nlohmann::json toJson(const AdamWOptions& o);
+// Strict; also accepts the older "bf16_moments": true/false (= "bf16"/"fp32").
 AdamWOptions adamWOptionsFromJson(const nlohmann::json& j);  // throws ConfigError
+
+// Decoupled weight decay multiplies each weight by (1 - lr * wd). When that
+// factor is written straight to a bf16 weight (modes "bf16" and
+// "bf16-nearest") it rounds back to the old weight for every value once
+// lr * wd < 2^-9, half a bf16 ulp of numbers just below 1: decay vanishes.
+bool weightDecayRoundedAway(OptimizerMode mode, const AdamWOptions& o);
 
 }  // namespace plab

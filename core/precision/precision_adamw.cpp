@@ -1,50 +1,40 @@
 #include "precision/precision_adamw.h"
 
-#include <cmath>
 #include <unordered_map>
 #include <utility>
 
 #include "precision/state_layout.h"
+#include "precision/steps/adamw_step.h"
+#include "precision/update_window.h"
 #include "util/errors.h"
 
 namespace plab {
 namespace {
 
-// How the new weight of a parameter reaches its storage.
-enum class WriteRule {
-  Fp32InPlace,  // fp32 param: torch::optim::AdamW's in-place arithmetic on the param
-  Master,       // bf16 param with fp32 master: exact fp32 AdamW on the master, param = nearest(master)
-  Nearest,      // bf16 param: round-to-nearest-even write
-  Kahan,        // bf16 param: compensated write with a bf16 error buffer
-  Stochastic,   // bf16 param: stochastically rounded write
-};
+// Which step function of precision/steps/ a parameter takes.
+enum class StepRule { Fp32, Bf16Plain, Bf16Write, Master };
 
 struct Slot {
   TrainableParam tp;
-  WriteRule rule = WriteRule::Fp32InPlace;
-  torch::Tensor m, v;    // fp32, or bf16 for bf16 params in the pure-bf16 modes
-  torch::Tensor master;  // Master only (fp32)
-  torch::Tensor comp;    // Kahan only (bf16)
-  int64_t steps = 0;     // per param, like torch: params without grads do not advance
-  size_t layer = 0;      // index into Impl::layers
+  StepRule rule = StepRule::Fp32;
+  steps::WeightWrite write = steps::WeightWrite::Nearest;  // Bf16Write only
+  MomentPrecision moments = MomentPrecision::Fp32;
+  steps::ParamState state;  // param, m, v, master, comp (grad filled per step)
+  int64_t steps = 0;        // per param, like torch: params without grads do not advance
+  size_t layer = 0;         // index into Impl::layers
+  UpdateWindow window;
 };
 
 int64_t bytesOf(const torch::Tensor& t) {
   return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
 }
 
-// Accumulates one param's stats: intended = the fp32 AdamW update of the
-// weight, before/after = the stored weight (fp32 view) around the write.
-struct StatTerms {
-  torch::Tensor intendedNonZero, roundedAway, intendedNormSq, effectiveNormSq;
-};
-
-StatTerms statTerms(const torch::Tensor& intended, const torch::Tensor& before, const torch::Tensor& after) {
+// [intended non-zero, rounded away, ||intended||^2, ||stored change||^2] in fp64.
+torch::Tensor stepTerms(const torch::Tensor& intended, const torch::Tensor& before32, const torch::Tensor& after32) {
   const torch::Tensor nonZero = intended.ne(0);
-  const torch::Tensor unchanged = after.eq(before);
-  const torch::Tensor effective = after - before;
-  return {nonZero.sum(), nonZero.logical_and(unchanged).sum(), intended.square().sum(torch::kDouble),
-          effective.square().sum(torch::kDouble)};
+  const torch::Tensor roundedAway = nonZero.logical_and(after32.eq(before32));
+  return torch::stack({nonZero.sum().to(torch::kFloat64), roundedAway.sum().to(torch::kFloat64),
+                       intended.square().sum(torch::kFloat64), (after32 - before32).square().sum(torch::kFloat64)});
 }
 
 }  // namespace
@@ -52,6 +42,7 @@ StatTerms statTerms(const torch::Tensor& intended, const torch::Tensor& before, 
 struct PrecisionAdamW::Impl {
   OptimizerMode mode;
   AdamWOptions options;
+  UpdateStatsOptions statsOptions;
   uint64_t seed;
   int64_t stepCount = 0;
   std::vector<Slot> slots;
@@ -65,16 +56,41 @@ struct PrecisionAdamW::Impl {
     return generators.back().second;
   }
 
-  // Updates one param that has a grad; fills *stats when given.
-  void stepOne(Slot& s, double lr, StatTerms* stats);
+  // Runs the slot's step rule; returns the intended update when before32 is defined.
+  torch::Tensor runStep(Slot& s, double lr, const torch::Tensor& before32) {
+    s.steps += 1;
+    steps::StepScalars k;
+    k.lr = lr;
+    k.beta1 = options.beta1;
+    k.beta2 = options.beta2;
+    k.eps = options.eps;
+    k.weightDecay = options.weight_decay;
+    k.step = s.steps;
+    s.state.grad = s.tp.param.grad();
+    torch::Tensor intended;
+    switch (s.rule) {
+      case StepRule::Fp32: intended = steps::fp32Step(s.state, k, before32); break;
+      case StepRule::Bf16Plain: intended = steps::bf16PlainStep(s.state, k, before32); break;
+      case StepRule::Master: intended = steps::masterStep(s.state, k, before32); break;
+      case StepRule::Bf16Write: {
+        const bool random = s.write == steps::WeightWrite::Stochastic || s.moments == MomentPrecision::Bf16Stochastic;
+        torch::Generator* gen = random ? &generatorFor(s.tp.param.device()) : nullptr;
+        intended = steps::bf16WriteStep(s.state, k, s.write, s.moments, gen, before32);
+        break;
+      }
+    }
+    s.state.grad = torch::Tensor();
+    return intended;
+  }
 };
 
 PrecisionAdamW::PrecisionAdamW(std::vector<TrainableParam> params, OptimizerMode mode, AdamWOptions options,
-                               uint64_t seed)
+                               uint64_t seed, UpdateStatsOptions stats)
     : impl_(std::make_unique<Impl>()) {
   torch::NoGradGuard noGrad;
   impl_->mode = mode;
   impl_->options = options;
+  impl_->statsOptions = stats;
   impl_->seed = seed;
   std::unordered_map<const void*, std::string> seen;
   std::unordered_map<std::string, size_t> layerIndex;
@@ -91,26 +107,42 @@ PrecisionAdamW::PrecisionAdamW(std::vector<TrainableParam> params, OptimizerMode
 
     Slot s;
     const bool bf16 = dtype == torch::kBFloat16;
-    if (!bf16) s.rule = WriteRule::Fp32InPlace;
-    else if (state_layout::hasMaster(mode, true)) s.rule = WriteRule::Master;
-    else if (state_layout::hasKahan(mode, true)) s.rule = WriteRule::Kahan;
-    else if (mode == OptimizerMode::Bf16StochasticRounding) s.rule = WriteRule::Stochastic;
-    else s.rule = WriteRule::Nearest;  // Bf16Plain, or a stray bf16 param in Fp32AdamW mode
-
-    const auto momentType = state_layout::bf16Moments(mode, options, bf16) ? torch::kBFloat16 : torch::kFloat32;
-    s.m = torch::zeros_like(tp.param, torch::TensorOptions().dtype(momentType));
-    s.v = torch::zeros_like(tp.param, torch::TensorOptions().dtype(momentType));
-    if (s.rule == WriteRule::Master) {
+    s.moments = state_layout::moments(mode, options, bf16);
+    if (!bf16) {
+      s.rule = StepRule::Fp32;
+    } else {
+      switch (mode) {
+        case OptimizerMode::Fp32MasterWeights: s.rule = StepRule::Master; break;
+        case OptimizerMode::Bf16Nearest: s.rule = StepRule::Bf16Write; break;
+        case OptimizerMode::Bf16Kahan:
+          s.rule = StepRule::Bf16Write;
+          s.write = steps::WeightWrite::Kahan;
+          break;
+        case OptimizerMode::Bf16StochasticRounding:
+          s.rule = StepRule::Bf16Write;
+          s.write = steps::WeightWrite::Stochastic;
+          break;
+        // A bf16 param handed to the fp32 recipe steps as torch would step it.
+        case OptimizerMode::Fp32AdamW:
+        case OptimizerMode::Bf16Plain: s.rule = StepRule::Bf16Plain; break;
+      }
+    }
+    s.state.param = tp.param.detach();
+    const auto momentType = s.moments == MomentPrecision::Fp32 ? torch::kFloat32 : torch::kBFloat16;
+    s.state.m = torch::zeros_like(tp.param, torch::TensorOptions().dtype(momentType));
+    s.state.v = torch::zeros_like(tp.param, torch::TensorOptions().dtype(momentType));
+    if (s.rule == StepRule::Master) {
       if (tp.fp32Source.defined()) {
         if (!tp.fp32Source.sizes().equals(tp.param.sizes()))
           throw ConfigError("optimizer: fp32 source of '" + tp.name + "' has a different shape");
-        s.master = tp.fp32Source.detach().to(tp.param.device(), torch::kFloat32).contiguous();
+        s.state.master = tp.fp32Source.detach().to(tp.param.device(), torch::kFloat32).contiguous();
       } else {
-        s.master = tp.param.detach().to(torch::kFloat32).contiguous();
+        s.state.master = tp.param.detach().to(torch::kFloat32).contiguous();
       }
     }
-    if (s.rule == WriteRule::Kahan) s.comp = torch::zeros_like(tp.param);
-    if (s.rule == WriteRule::Stochastic) impl_->generatorFor(tp.param.device());
+    if (state_layout::hasKahan(mode, bf16)) s.state.comp = torch::zeros_like(tp.param);
+    if (s.write == steps::WeightWrite::Stochastic || s.moments == MomentPrecision::Bf16Stochastic)
+      impl_->generatorFor(tp.param.device());
     tp.fp32Source = torch::Tensor();  // adopted as master or not needed
 
     auto [li, newLayer] = layerIndex.emplace(tp.layer, impl_->layers.size());
@@ -123,112 +155,79 @@ PrecisionAdamW::PrecisionAdamW(std::vector<TrainableParam> params, OptimizerMode
 
 PrecisionAdamW::~PrecisionAdamW() = default;
 
-void PrecisionAdamW::Impl::stepOne(Slot& s, double lr, StatTerms* stats) {
-  const bool collectStats = stats != nullptr;
-  const torch::Tensor& p = s.tp.param;
-  const torch::Tensor& grad = p.grad();
-  if (grad.is_sparse()) throw TrainingError("optimizer: sparse gradient for '" + s.tp.name + "' is not supported");
-
-  s.steps += 1;
-  const double beta1 = options.beta1, beta2 = options.beta2, wd = options.weight_decay;
-  const double biasCorrection1 = 1 - std::pow(beta1, static_cast<double>(s.steps));
-  const double biasCorrection2 = 1 - std::pow(beta2, static_cast<double>(s.steps));
-  const double stepSize = lr / biasCorrection1;
-
-  // The fp32 AdamW update of `w` in torch::optim::AdamW's exact order of
-  // operations (LibTorch 1.13 adamw.cpp); m32/v32 are updated in place.
-  auto adamw = [&](const torch::Tensor& w, const torch::Tensor& g32, const torch::Tensor& m32,
-                   const torch::Tensor& v32, const torch::Tensor& wBefore) -> torch::Tensor {
-    if (wd != 0) w.mul_(1 - lr * wd);
-    m32.mul_(beta1).add_(g32, 1 - beta1);
-    v32.mul_(beta2).addcmul_(g32, g32, 1 - beta2);
-    torch::Tensor denom = (v32.sqrt() / std::sqrt(biasCorrection2)).add_(options.eps);
-    w.addcdiv_(m32, denom, -stepSize);
-    if (!collectStats) return {};
-    // The exact update term, unrounded by the addition to w.
-    torch::Tensor decay = wd != 0 ? wBefore * (-(lr * wd)) : torch::zeros_like(wBefore);
-    return decay.addcdiv_(m32, denom, -stepSize);
-  };
-
-  switch (s.rule) {
-    case WriteRule::Fp32InPlace: {
-      torch::Tensor before = collectStats ? p.detach().clone() : torch::Tensor();
-      torch::Tensor intended = adamw(p, grad.to(torch::kFloat32), s.m, s.v, before);  // fp32 moments
-      if (collectStats) *stats = statTerms(intended, before, p);
-      return;
-    }
-    case WriteRule::Master: {
-      torch::Tensor before = collectStats ? s.master.clone() : torch::Tensor();
-      torch::Tensor intended = adamw(s.master, grad.to(torch::kFloat32), s.m, s.v, before);
-      p.copy_(s.master);  // round-to-nearest compute copy
-      if (collectStats) *stats = statTerms(intended, before, s.master);
-      return;
-    }
-    case WriteRule::Nearest:
-    case WriteRule::Kahan:
-    case WriteRule::Stochastic: {
-      const bool fp32Moments = s.m.scalar_type() == torch::kFloat32;
-      torch::Tensor m32 = fp32Moments ? s.m : s.m.to(torch::kFloat32);
-      torch::Tensor v32 = fp32Moments ? s.v : s.v.to(torch::kFloat32);
-      const torch::Tensor before = p.to(torch::kFloat32);  // exact upcast of the stored weight
-      torch::Tensor wNew = before.clone();
-      torch::Tensor intended = adamw(wNew, grad.to(torch::kFloat32), m32, v32, before);
-      if (!fp32Moments) {
-        s.m.copy_(m32);
-        s.v.copy_(v32);
-      }
-      if (s.rule == WriteRule::Nearest) {
-        p.copy_(wNew);
-      } else if (s.rule == WriteRule::Kahan) {
-        // optimi's kahan_sum: the buffer carries what the bf16 write lost and
-        // is added to the next update.
-        const torch::Tensor c = s.comp.to(torch::kFloat32).add_(wNew - before);
-        const torch::Tensor written = (before + c).to(torch::kBFloat16);
-        s.comp.copy_(c - (written.to(torch::kFloat32) - before));
-        p.copy_(written);
-      } else {
-        p.copy_(roundToBf16Stochastic(wNew, generatorFor(p.device())));
-      }
-      if (collectStats) *stats = statTerms(intended, before, p.to(torch::kFloat32));
-      return;
-    }
-  }
-}
-
-std::vector<LayerUpdateStats> PrecisionAdamW::step(double lr, bool collectStats) {
+OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
   torch::NoGradGuard noGrad;
-  impl_->stepCount += 1;
-  const size_t layerCount = impl_->layers.size();
-  std::vector<int64_t> numel(layerCount, 0);
-  std::vector<bool> stepped(layerCount, false);
-  // Per layer, one small CPU tensor per param: [nonZero, roundedAway, intendedSq, effectiveSq].
-  std::vector<std::vector<torch::Tensor>> terms(layerCount);
-  for (Slot& s : impl_->slots) {
-    if (!s.tp.param.grad().defined()) continue;  // unused this step: state untouched
-    StatTerms t;
-    impl_->stepOne(s, lr, collectStats ? &t : nullptr);
-    stepped[s.layer] = true;
-    numel[s.layer] += s.tp.param.numel();
-    if (collectStats)
-      terms[s.layer].push_back(torch::stack({t.intendedNonZero.to(torch::kDouble), t.roundedAway.to(torch::kDouble),
-                                             t.intendedNormSq, t.effectiveNormSq}));
+  Impl& im = *impl_;
+  im.stepCount += 1;
+  const int64_t window = im.statsOptions.window;
+  const bool windowOn = window > 0;
+  const bool windowCloses = windowOn && im.stepCount % window == 0;
+
+  // Small fp64 term tensors, one per param, read back in one transfer.
+  std::vector<torch::Tensor> stepTermList, windowTermList;
+  std::vector<size_t> stepLayer, windowLayer;
+  std::vector<int64_t> numel(im.layers.size(), 0);
+  for (Slot& s : im.slots) {
+    const torch::Tensor& p = s.tp.param;
+    if (p.grad().defined()) {
+      if (p.grad().is_sparse()) throw TrainingError("optimizer: sparse gradient for '" + s.tp.name + "' is not supported");
+      const bool track = collectStats || windowOn;
+      // An fp32 copy of the compute weights before the step (a clone for fp32).
+      const torch::Tensor before32 = track ? p.to(torch::kFloat32, false, /*copy=*/true) : torch::Tensor();
+      if (windowOn && !s.window.started()) s.window.begin(before32, im.statsOptions.maxTrackedPerTensor);
+      const torch::Tensor intended = im.runStep(s, lr, before32);
+      if (collectStats) {
+        stepTermList.push_back(stepTerms(intended, before32, p.to(torch::kFloat32)));
+        stepLayer.push_back(s.layer);
+        numel[s.layer] += p.numel();
+      }
+      if (windowOn) s.window.add(intended);
+    }
+    if (windowCloses && s.window.started()) {
+      windowTermList.push_back(s.window.close(p));
+      windowLayer.push_back(s.layer);
+    }
   }
 
-  std::vector<LayerUpdateStats> out;
-  if (!collectStats) return out;
-  for (size_t i = 0; i < layerCount; ++i) {
-    if (!stepped[i]) continue;
-    LayerUpdateStats st;
-    st.layer = impl_->layers[i];
-    st.numel = numel[i];
-    // One device-to-host transfer per layer.
-    const torch::Tensor sums = torch::stack(terms[i]).sum(0).cpu();
-    auto a = sums.accessor<double, 1>();
-    st.intendedNonZero = static_cast<int64_t>(a[0]);
-    st.roundedAway = static_cast<int64_t>(a[1]);
-    st.intendedNormSq = a[2];
-    st.effectiveNormSq = a[3];
-    out.push_back(std::move(st));
+  OptimizerStepStats out;
+  if (!stepTermList.empty()) {
+    const torch::Tensor all = torch::stack(stepTermList).cpu();
+    const auto a = all.accessor<double, 2>();
+    std::vector<LayerUpdateStats> perLayer(im.layers.size());
+    std::vector<bool> present(im.layers.size(), false);
+    for (size_t i = 0; i < stepLayer.size(); ++i) {
+      LayerUpdateStats& l = perLayer[stepLayer[i]];
+      present[stepLayer[i]] = true;
+      l.intendedNonZero += static_cast<int64_t>(a[i][0]);
+      l.roundedAway += static_cast<int64_t>(a[i][1]);
+      l.intendedNormSq += a[i][2];
+      l.effectiveNormSq += a[i][3];
+    }
+    for (size_t i = 0; i < perLayer.size(); ++i) {
+      if (!present[i]) continue;
+      perLayer[i].layer = im.layers[i];
+      perLayer[i].numel = numel[i];
+      out.layers.push_back(std::move(perLayer[i]));
+    }
+  }
+  if (!windowTermList.empty()) {
+    const torch::Tensor all = torch::stack(windowTermList).cpu();
+    const auto a = all.accessor<double, 2>();
+    std::vector<LayerWindowStats> perLayer(im.layers.size());
+    std::vector<bool> present(im.layers.size(), false);
+    for (size_t i = 0; i < windowLayer.size(); ++i) {
+      LayerWindowStats& l = perLayer[windowLayer[i]];
+      present[windowLayer[i]] = true;
+      l.residualDotIntended += a[i][0];
+      l.intendedSumSq += a[i][1];
+      l.residualSq += a[i][2];
+      l.trackedElements += static_cast<int64_t>(a[i][3]);
+    }
+    for (size_t i = 0; i < perLayer.size(); ++i) {
+      if (!present[i]) continue;
+      perLayer[i].layer = im.layers[i];
+      out.window.push_back(std::move(perLayer[i]));
+    }
   }
   return out;
 }
@@ -251,11 +250,19 @@ MemoryBreakdown PrecisionAdamW::measuredMemory() const {
   for (const Slot& s : impl_->slots) {
     mem.weights += bytesOf(s.tp.param);
     mem.gradients += bytesOf(s.tp.param.grad());
-    mem.moments += bytesOf(s.m) + bytesOf(s.v);
-    mem.master += bytesOf(s.master);
-    mem.kahan += bytesOf(s.comp);
+    mem.moments += bytesOf(s.state.m) + bytesOf(s.state.v);
+    mem.master += bytesOf(s.state.master);
+    mem.kahan += bytesOf(s.state.comp);
   }
   return mem;
+}
+
+int64_t PrecisionAdamW::statisticsBytes() const {
+  if (impl_->statsOptions.window <= 0) return 0;
+  int64_t bytes = 0;
+  for (const Slot& s : impl_->slots)
+    bytes += UpdateWindow::bytesFor(s.tp.param.numel(), impl_->statsOptions.maxTrackedPerTensor);
+  return bytes;
 }
 
 namespace {
@@ -267,11 +274,19 @@ const Slot& findSlot(const std::vector<Slot>& slots, const std::string& name) {
 }  // namespace
 
 torch::Tensor PrecisionAdamW::kahanCompensation(const std::string& paramName) const {
-  return findSlot(impl_->slots, paramName).comp;
+  return findSlot(impl_->slots, paramName).state.comp;
 }
 
 torch::Tensor PrecisionAdamW::masterWeight(const std::string& paramName) const {
-  return findSlot(impl_->slots, paramName).master;
+  return findSlot(impl_->slots, paramName).state.master;
+}
+
+torch::Tensor PrecisionAdamW::firstMoment(const std::string& paramName) const {
+  return findSlot(impl_->slots, paramName).state.m;
+}
+
+torch::Tensor PrecisionAdamW::secondMoment(const std::string& paramName) const {
+  return findSlot(impl_->slots, paramName).state.v;
 }
 
 MemoryBreakdown predictMemory(const std::vector<TrainableParam>& params, OptimizerMode mode,

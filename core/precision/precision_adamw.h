@@ -1,8 +1,7 @@
 #pragma once
-// AdamW with decoupled weight decay for all five optimizer modes, one
-// implementation. fp32 params follow torch::optim::AdamW's arithmetic
-// exactly; bf16 params compute the update in fp32 and then write it with
-// the mode's rounding (nearest, Kahan-compensated, or stochastic).
+// AdamW for every optimizer recipe: keeps each parameter's state, runs the
+// step rule of its recipe (precision/steps/) and measures what of the
+// intended update reached the weights the forward pass uses.
 #include <torch/torch.h>
 
 #include <memory>
@@ -13,6 +12,7 @@
 #include "precision/memory_breakdown.h"
 #include "precision/optimizer_mode.h"
 #include "precision/precision_plan.h"
+#include "precision/update_stats.h"
 
 namespace plab {
 
@@ -25,26 +25,17 @@ struct TrainableParam {
   torch::Tensor fp32Source;
 };
 
-// Per-layer outcome of one step. "Rounded away": the intended update of an
-// element was non-zero but its stored weight did not change.
-struct LayerUpdateStats {
-  std::string layer;
-  int64_t numel = 0;
-  int64_t intendedNonZero = 0;
-  int64_t roundedAway = 0;
-  double intendedNormSq = 0;   // ||intended update||^2 (fp32 math)
-  double effectiveNormSq = 0;  // ||stored_after - stored_before||^2
-};
-
 class PrecisionAdamW {
  public:
-  PrecisionAdamW(std::vector<TrainableParam> params, OptimizerMode mode, AdamWOptions options,
-                 uint64_t seed);
+  PrecisionAdamW(std::vector<TrainableParam> params, OptimizerMode mode, AdamWOptions options, uint64_t seed,
+                 UpdateStatsOptions stats = {});
   ~PrecisionAdamW();
 
   // One step at learning rate lr using each param's grad (missing grads are
-  // skipped). With collectStats the per-layer stats are computed (extra cost).
-  std::vector<LayerUpdateStats> step(double lr, bool collectStats);
+  // skipped). With collectStats the per-step layer stats are computed; the
+  // window stats come at every step that closes a window of
+  // UpdateStatsOptions::window steps (when the window is on).
+  OptimizerStepStats step(double lr, bool collectStats);
   void zeroGrad();
   int64_t stepCount() const;
   OptimizerMode mode() const;
@@ -52,12 +43,16 @@ class PrecisionAdamW {
   // Bytes held by the optimizer (moments, master, kahan) measured from
   // tensor storage, plus weights and grads of the params it owns.
   MemoryBreakdown measuredMemory() const;
+  // Bytes the update-lost windows hold while open (diagnostics, not training state).
+  int64_t statisticsBytes() const;
 
   // Introspection (tests, checkpoints): a param's optimizer state by its
   // TrainableParam name; undefined tensors where the mode keeps none.
   // Throws ConfigError for an unknown name.
   torch::Tensor kahanCompensation(const std::string& paramName) const;
   torch::Tensor masterWeight(const std::string& paramName) const;
+  torch::Tensor firstMoment(const std::string& paramName) const;
+  torch::Tensor secondMoment(const std::string& paramName) const;
 
  private:
   struct Impl;

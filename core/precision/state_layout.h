@@ -1,17 +1,23 @@
 #pragma once
 // Which optimizer state a parameter gets under a mode: shared by the
-// optimizer (allocation) and predictMemory (bytes from shapes) so that the
-// prediction cannot drift from what is allocated. Torch-free.
+// optimizer (allocation) and the memory predictions (bytes from shapes) so
+// that a prediction cannot drift from what is allocated. Torch-free.
 #include "precision/optimizer_mode.h"
 
 namespace plab::state_layout {
 
-// Moments follow a bf16 param only in the pure-bf16 modes; fp32 and mixed
-// always keep fp32 moments.
+// The moment precision a parameter really gets: fp32 params and the fp32 and
+// mixed modes keep fp32 moments; "bf16" follows torch (state in the param's
+// dtype); the other bf16 recipes take the configured choice.
+inline MomentPrecision moments(OptimizerMode mode, const AdamWOptions& o, bool paramIsBf16) {
+  if (!paramIsBf16 || mode == OptimizerMode::Fp32AdamW || mode == OptimizerMode::Fp32MasterWeights)
+    return MomentPrecision::Fp32;
+  if (mode == OptimizerMode::Bf16Plain) return MomentPrecision::Bf16Nearest;
+  return o.moments == MomentPrecision::ModeDefault ? momentPrecisionDefault(mode) : o.moments;
+}
+
 inline bool bf16Moments(OptimizerMode mode, const AdamWOptions& o, bool paramIsBf16) {
-  const bool pureBf16Mode = mode == OptimizerMode::Bf16Plain || mode == OptimizerMode::Bf16Kahan ||
-                            mode == OptimizerMode::Bf16StochasticRounding;
-  return paramIsBf16 && pureBf16Mode && o.bf16_moments;
+  return moments(mode, o, paramIsBf16) != MomentPrecision::Fp32;
 }
 
 inline bool hasMaster(OptimizerMode mode, bool paramIsBf16) {

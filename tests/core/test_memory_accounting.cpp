@@ -40,12 +40,26 @@ void trainOneStep(TinyNet& net, PrecisionAdamW& opt) {
   opt.step(1e-3, true);
 }
 
-MemoryBreakdown handComputed(OptimizerMode mode, bool bf16Moments) {
+// Which moments the bf16 layers get, written out per recipe (README's table).
+bool bf16MomentsExpected(OptimizerMode mode, MomentPrecision asked) {
+  switch (mode) {
+    case OptimizerMode::Fp32AdamW:
+    case OptimizerMode::Fp32MasterWeights: return false;
+    case OptimizerMode::Bf16Plain: return true;  // torch: state follows the param
+    case OptimizerMode::Bf16Nearest:
+      return asked != MomentPrecision::Fp32;  // default: bf16
+    case OptimizerMode::Bf16Kahan:
+    case OptimizerMode::Bf16StochasticRounding: return asked != MomentPrecision::Fp32;  // default: bf16-sr
+  }
+  return false;
+}
+
+MemoryBreakdown handComputed(OptimizerMode mode, MomentPrecision moments) {
   MemoryBreakdown m;
   if (mode == OptimizerMode::Fp32AdamW) return fp32AdamWBaseline(kAll);
   m.weights = 2 * kBf16Elements + 4 * kFp32Elements;
   m.gradients = m.weights;
-  const bool momentsBf16 = bf16Moments && mode != OptimizerMode::Fp32MasterWeights;
+  const bool momentsBf16 = bf16MomentsExpected(mode, moments);
   m.moments = 2 * ((momentsBf16 ? 2 : 4) * kBf16Elements + 4 * kFp32Elements);
   if (mode == OptimizerMode::Fp32MasterWeights) m.master = 4 * kBf16Elements;
   if (mode == OptimizerMode::Bf16Kahan) m.kahan = 2 * kBf16Elements;
@@ -61,27 +75,26 @@ class MemoryAccountingTest : public QObject {
  private slots:
   void predictionMatchesMeasurementAndHandCount_data() {
     QTest::addColumn<int>("mode");
-    QTest::addColumn<bool>("bf16Moments");
-    for (OptimizerMode m : allOptimizerModes()) {
-      QTest::newRow((optimizerModeId(m) + " bf16 moments").c_str()) << int(m) << true;
-      QTest::newRow((optimizerModeId(m) + " fp32 moments").c_str()) << int(m) << false;
-    }
+    QTest::addColumn<int>("moments");
+    for (OptimizerMode m : allOptimizerModes())
+      for (MomentPrecision p : allMomentPrecisions())
+        QTest::newRow((optimizerModeId(m) + " moments " + momentPrecisionId(p)).c_str()) << int(m) << int(p);
   }
   void predictionMatchesMeasurementAndHandCount() {
     QFETCH(int, mode);
-    QFETCH(bool, bf16Moments);
+    QFETCH(int, moments);
     torch::manual_seed(0);
     TinyNet net;
     const PrecisionPlan plan;  // LinearBf16
     AdamWOptions options;
-    options.bf16_moments = bf16Moments;
+    options.moments = MomentPrecision(moments);
     auto params = applyPrecisionPlan(*net, plan, OptimizerMode(mode));
     QCOMPARE(int64_t(params.size()), int64_t(7));
     const MemoryBreakdown predicted = predictMemory(params, OptimizerMode(mode), options);
     PrecisionAdamW opt(params, OptimizerMode(mode), options, 1);
     trainOneStep(net, opt);
     const MemoryBreakdown measured = opt.measuredMemory();
-    const MemoryBreakdown expected = handComputed(OptimizerMode(mode), bf16Moments);
+    const MemoryBreakdown expected = handComputed(OptimizerMode(mode), MomentPrecision(moments));
     QCOMPARE(describe(measured), describe(predicted));
     QCOMPARE(describe(predicted), describe(expected));
   }
@@ -151,7 +164,7 @@ class MemoryAccountingTest : public QObject {
     QCOMPARE(base.total(), 16 * n);
     QCOMPARE(base.weights, 4 * n);
     QCOMPARE(base.moments, 8 * n);
-    // All-bf16 Kahan with bf16 moments: weights 2 + grads 2 + m 2 + v 2 + kahan 2 = 10 B.
+    // All-bf16 Kahan with its default bf16-sr moments: weights 2 + grads 2 + m 2 + v 2 + kahan 2 = 10 B.
     torch::nn::Linear lin(torch::nn::LinearOptions(40, 25).bias(false));  // 1000 elements
     PrecisionPlan allBf16;
     allBf16.preset = PlanPreset::AllBf16;
@@ -159,8 +172,9 @@ class MemoryAccountingTest : public QObject {
     const MemoryBreakdown kahan = predictMemory(params, OptimizerMode::Bf16Kahan, AdamWOptions{});
     QCOMPARE(kahan.total(), 10 * n);
     QCOMPARE(1.0 - double(kahan.total()) / double(base.total()), 0.375);
-    // Plain and SR: 8 B (50% saved); mixed: w2 + g2 + m4 + v4 + master4 = 16 B (nothing saved).
+    // Plain, nearest and SR: 8 B (50% saved); mixed: w2 + g2 + m4 + v4 + master4 = 16 B (nothing saved).
     QCOMPARE(predictMemory(params, OptimizerMode::Bf16Plain, AdamWOptions{}).total(), 8 * n);
+    QCOMPARE(predictMemory(params, OptimizerMode::Bf16Nearest, AdamWOptions{}).total(), 8 * n);
     QCOMPARE(predictMemory(params, OptimizerMode::Bf16StochasticRounding, AdamWOptions{}).total(), 8 * n);
     QCOMPARE(predictMemory(params, OptimizerMode::Fp32MasterWeights, AdamWOptions{}).total(), 16 * n);
   }

@@ -1,10 +1,15 @@
-// The five optimizer modes: fp32 equals torch::optim::AdamW, and on a task
-// whose updates are far below bf16's resolution plain bf16 stalls while Kahan
+// The optimizer recipes: fp32 equals torch::optim::AdamW, bf16 equals
+// torch::optim::AdamW stepping bf16 parameters, and on a task whose updates
+// are far below bf16's resolution the plain recipes stall while Kahan
 // summation, stochastic rounding and fp32 master weights train like fp32.
+// The update statistics (rounded away per step, update lost per window) are
+// pinned on hand-computed cases and on that task over several seeds.
 #include <QtTest/QtTest>
 #include <torch/torch.h>
 
 #include <cmath>
+#include <map>
+#include <memory>
 
 #include "precision/precision_adamw.h"
 #include "util/errors.h"
@@ -33,6 +38,11 @@ void copyParams(Mlp& from, Mlp& to) {
   for (auto& p : to->named_parameters()) p.value().copy_(src[p.key()]);
 }
 
+void toBf16(Mlp& net) {
+  torch::NoGradGuard g;
+  for (auto& p : net->parameters()) p.set_data(p.detach().to(torch::kBFloat16));
+}
+
 std::vector<TrainableParam> listParams(Mlp& net) {
   std::vector<TrainableParam> out;
   for (auto& p : net->named_parameters()) {
@@ -45,14 +55,15 @@ std::vector<TrainableParam> listParams(Mlp& net) {
 
 // The regression task of the physics tests: y = W* x + noise with |W| in
 // [1, 4]. Adam moves each weight by about lr per step, well under half a bf16
-// ulp there (1/256 .. 1/64), so plain bf16 cannot follow.
+// ulp there (1/256 .. 1/64), so plain bf16 cannot follow. `seed` draws the
+// weights, the data and the stochastic-rounding stream.
 struct Task {
   static constexpr int64_t dim = 32, batch = 64, steps = 300;
   static constexpr double lr = 2e-3, noise = 0.2;
   torch::Tensor w0, target, evalX, evalY;
   std::vector<torch::Tensor> xs, ys;
-  Task() {
-    torch::manual_seed(123);
+  explicit Task(uint64_t seed) {
+    torch::manual_seed(seed);
     const torch::Tensor sign = torch::randint(0, 2, {dim, dim}).mul(2).sub(1).to(torch::kFloat32);
     w0 = sign * torch::empty({dim, dim}).uniform_(1, 4);
     target = w0 + torch::empty({dim, dim}).uniform_(-0.2, 0.2);
@@ -63,65 +74,93 @@ struct Task {
     evalX = torch::randn({2048, dim});
     evalY = evalX.matmul(target.t()) + noise * torch::randn({2048, dim});
   }
+  double initialLoss() const {
+    return torch::mse_loss(evalX.matmul(w0.to(torch::kBFloat16).to(torch::kFloat32).t()), evalY).item<double>();
+  }
 };
 
-const Task& task() {
-  static const Task t;
-  return t;
+const Task& task(uint64_t seed) {
+  static std::map<uint64_t, std::unique_ptr<Task>> tasks;
+  auto& t = tasks[seed];
+  if (!t) t = std::make_unique<Task>(seed);
+  return *t;
 }
 
 struct RunResult {
   double finalLoss = 0;
   double roundedAwayFraction = 0;  // over all steps
+  double updateLost = 0;           // over the whole run (one window of Task::steps)
+  double updateError = 0;
   torch::Tensor weight;            // final stored weight, fp32
 };
 
-RunResult runTask(OptimizerMode mode, uint64_t seed = 0) {
-  const Task& t = task();
+RunResult runTask(OptimizerMode mode, uint64_t seed = 1, int64_t window = Task::steps) {
+  const Task& t = task(seed);
   torch::nn::Linear model(torch::nn::LinearOptions(Task::dim, Task::dim).bias(false));
   {
     torch::NoGradGuard g;
     model->weight.copy_(t.w0);
   }
-  auto params = applyPrecisionPlan(*model, PrecisionPlan{}, mode);
+  PrecisionPlan allBf16;
+  allBf16.preset = PlanPreset::AllBf16;
+  auto params = applyPrecisionPlan(*model, allBf16, mode);
   AdamWOptions options;
   options.weight_decay = 0;
-  PrecisionAdamW opt(params, mode, options, seed);
+  UpdateStatsOptions stats;
+  stats.window = window;
+  PrecisionAdamW opt(params, mode, options, seed, stats);
   int64_t intended = 0, roundedAway = 0;
+  std::vector<LayerWindowStats> windows;
   for (int64_t i = 0; i < Task::steps; ++i) {
     opt.zeroGrad();
     const torch::Tensor pred = t.xs[i].matmul(model->weight.to(torch::kFloat32).t());
     torch::mse_loss(pred, t.ys[i]).backward();
-    for (const auto& s : opt.step(Task::lr, true)) {
-      intended += s.intendedNonZero;
-      roundedAway += s.roundedAway;
+    const OptimizerStepStats s = opt.step(Task::lr, true);
+    for (const auto& l : s.layers) {
+      intended += l.intendedNonZero;
+      roundedAway += l.roundedAway;
     }
+    for (const auto& w : s.window) windows.push_back(w);
   }
   torch::NoGradGuard g;
   RunResult r;
   r.weight = model->weight.to(torch::kFloat32);
   r.finalLoss = torch::mse_loss(t.evalX.matmul(r.weight.t()), t.evalY).item<double>();
   r.roundedAwayFraction = double(roundedAway) / double(std::max<int64_t>(intended, 1));
+  const LayerWindowStats total = totalOf(windows);
+  r.updateLost = total.updateLost();
+  r.updateError = total.updateError();
   return r;
 }
 
-double initialLoss() {
-  const Task& t = task();
-  return torch::mse_loss(t.evalX.matmul(t.w0.to(torch::kBFloat16).to(torch::kFloat32).t()), t.evalY).item<double>();
+struct Spread {
+  double mean = 0, sd = 0;
+};
+Spread spreadOf(const std::vector<double>& v) {
+  Spread s;
+  for (double x : v) s.mean += x / double(v.size());
+  for (double x : v) s.sd += (x - s.mean) * (x - s.mean) / double(v.size() - 1);
+  s.sd = std::sqrt(s.sd);
+  return s;
 }
+
+const std::vector<uint64_t> kSeeds = {1, 2, 3, 4, 5};
 
 // One bf16 param with weights at `value` and a constant gradient of 1: Adam's
 // bias-corrected update is then exactly -lr per step (weight decay off).
 struct ConstantGradient {
   torch::Tensor param;
   std::unique_ptr<PrecisionAdamW> opt;
-  ConstantGradient(OptimizerMode mode, float value, int64_t n = 64) {
+  ConstantGradient(OptimizerMode mode, float value, int64_t n = 64, int64_t window = 0) {
     param = torch::full({n}, value, torch::kBFloat16).set_requires_grad(true);
     AdamWOptions o;
     o.weight_decay = 0;
-    opt = std::make_unique<PrecisionAdamW>(std::vector<TrainableParam>{{"w", "layer", param, {}}}, mode, o, 9);
+    o.moments = MomentPrecision::Fp32;  // exact moments: the update is exactly -lr
+    UpdateStatsOptions stats;
+    stats.window = window;
+    opt = std::make_unique<PrecisionAdamW>(std::vector<TrainableParam>{{"w", "layer", param, {}}}, mode, o, 9, stats);
   }
-  std::vector<LayerUpdateStats> step(double lr) {
+  OptimizerStepStats step(double lr) {
     param.mutable_grad() = torch::ones_like(param);
     return opt->step(lr, true);
   }
@@ -133,14 +172,14 @@ class OptimizerModesTest : public QObject {
   Q_OBJECT
  private slots:
   void modeIdsAndLabels() {
-    QCOMPARE(int(allOptimizerModes().size()), 5);
     QStringList ids;
     for (OptimizerMode m : allOptimizerModes()) {
       QVERIFY(optimizerModeFromId(optimizerModeId(m)) == m);
       QVERIFY(!optimizerModeLabel(m).empty());
+      QVERIFY(!optimizerModeSummary(m).empty());
       ids << QString::fromStdString(optimizerModeId(m));
     }
-    QCOMPARE(ids, QStringList({"fp32", "bf16", "bf16-kahan", "bf16-sr", "mixed"}));
+    QCOMPARE(ids, QStringList({"fp32", "bf16", "bf16-nearest", "bf16-kahan", "bf16-sr", "mixed"}));
     QCOMPARE(QString::fromStdString(optimizerModeLabel(OptimizerMode::Bf16Kahan)), QString("bf16 + Kahan summation"));
     try {
       optimizerModeFromId("fp16");
@@ -155,19 +194,25 @@ class OptimizerModesTest : public QObject {
     o.lr = 3e-4;
     o.beta2 = 0.95;
     o.weight_decay = 0.1;
-    o.bf16_moments = false;
+    o.moments = MomentPrecision::Bf16Stochastic;
     const AdamWOptions back = adamWOptionsFromJson(nlohmann::json::parse(toJson(o).dump()));
     QCOMPARE(back.lr, o.lr);
     QCOMPARE(back.beta1, o.beta1);
     QCOMPARE(back.beta2, o.beta2);
     QCOMPARE(back.eps, o.eps);
     QCOMPARE(back.weight_decay, o.weight_decay);
-    QCOMPARE(back.bf16_moments, o.bf16_moments);
+    QVERIFY(back.moments == o.moments);
     QCOMPARE(adamWOptionsFromJson(nlohmann::json::parse(R"({"lr": 0.5})")).lr, 0.5);
+    QVERIFY(adamWOptionsFromJson(nlohmann::json::parse(R"({})")).moments == MomentPrecision::ModeDefault);
+    // The older boolean still reads.
+    QVERIFY(adamWOptionsFromJson(nlohmann::json::parse(R"({"bf16_moments": false})")).moments == MomentPrecision::Fp32);
+    QVERIFY(adamWOptionsFromJson(nlohmann::json::parse(R"({"bf16_moments": true})")).moments ==
+            MomentPrecision::Bf16Nearest);
     const std::pair<const char*, const char*> bad[] = {
         {R"({"learning_rate": 0.1})", "learning_rate"}, {R"({"lr": "0.1"})", "lr"},
         {R"({"bf16_moments": 1})", "bf16_moments"},     {R"({"beta2": 1.0})", "beta2"},
-        {R"({"eps": 0})", "eps"},                       {R"([1])", "adamw"}};
+        {R"({"eps": 0})", "eps"},                       {R"([1])", "adamw"},
+        {R"({"moments": "fp16"})", "bf16-sr"},          {R"({"moments": "bf16", "bf16_moments": true})", "either"}};
     for (const auto& [json, key] : bad) {
       try {
         adamWOptionsFromJson(nlohmann::json::parse(json));
@@ -178,16 +223,26 @@ class OptimizerModesTest : public QObject {
     }
   }
 
-  void fp32MatchesTorchAdamW_data() {
+  void matchesTorchAdamW_data() {
+    QTest::addColumn<bool>("bf16");
     QTest::addColumn<double>("weightDecay");
-    QTest::newRow("weight decay 0.1") << 0.1;
-    QTest::newRow("no weight decay") << 0.0;
+    QTest::newRow("fp32, weight decay 0.1") << false << 0.1;
+    QTest::newRow("fp32, no weight decay") << false << 0.0;
+    QTest::newRow("bf16, weight decay 0.1") << true << 0.1;
+    QTest::newRow("bf16, no weight decay") << true << 0.0;
   }
-  void fp32MatchesTorchAdamW() {
+  // "fp32" and "bf16" are torch::optim::AdamW on fp32 and on bf16 parameters,
+  // bit for bit over 100 steps, whatever statistics are collected.
+  void matchesTorchAdamW() {
+    QFETCH(bool, bf16);
     QFETCH(double, weightDecay);
     torch::manual_seed(7);
     Mlp reference, ours;
     copyParams(reference, ours);
+    if (bf16) {
+      toBf16(reference);
+      toBf16(ours);
+    }
     const double lr = 1e-2;
     torch::optim::AdamW torchOpt(reference->parameters(),
                                  torch::optim::AdamWOptions(lr).betas({0.9, 0.99}).eps(1e-8).weight_decay(weightDecay));
@@ -195,14 +250,21 @@ class OptimizerModesTest : public QObject {
     options.lr = lr;
     options.beta2 = 0.99;
     options.weight_decay = weightDecay;
-    PrecisionAdamW opt(listParams(ours), OptimizerMode::Fp32AdamW, options, 0);
+    UpdateStatsOptions stats;
+    stats.window = 7;
+    const OptimizerMode mode = bf16 ? OptimizerMode::Bf16Plain : OptimizerMode::Fp32AdamW;
+    PrecisionAdamW opt(listParams(ours), mode, options, 0, stats);
+    const auto dtype = bf16 ? torch::kBFloat16 : torch::kFloat32;
+    int changedSteps = 0;
     for (int step = 0; step < 100; ++step) {
       torchOpt.zero_grad();
-      const torch::Tensor x = torch::randn({16, 6});
-      const torch::Tensor y = torch::randn({16, 3});
-      torch::mse_loss(reference->forward(x), y).backward();
+      const torch::Tensor before = reference->fc1->weight.detach().clone();
+      const torch::Tensor x = torch::randn({16, 6}).to(dtype);
+      const torch::Tensor y = torch::randn({16, 3}).to(dtype);
+      // The loss in fp32 (CPU mse has no bf16 kernel); the gradients reach the bf16 params as bf16.
+      torch::mse_loss(reference->forward(x).to(torch::kFloat32), y.to(torch::kFloat32)).backward();
       // The same gradients for both; "sometimes" only on even steps (per-param step counts).
-      reference->sometimes.mutable_grad() = step % 2 == 0 ? torch::randn({2, 5}) : torch::Tensor();
+      reference->sometimes.mutable_grad() = step % 2 == 0 ? torch::randn({2, 5}).to(dtype) : torch::Tensor();
       auto theirs = reference->named_parameters();
       for (auto& p : ours->named_parameters()) {
         const torch::Tensor& g = theirs[p.key()].grad();
@@ -210,16 +272,44 @@ class OptimizerModesTest : public QObject {
       }
       torchOpt.step();
       opt.step(lr, step % 10 == 0);  // stats must not disturb the arithmetic
+      changedSteps += torch::equal(before, reference->fc1->weight) ? 0 : 1;
     }
     auto theirs = reference->named_parameters();
     double maxDiff = 0;
     bool bitExact = true;
     for (auto& p : ours->named_parameters()) {
+      QCOMPARE(p.value().scalar_type(), dtype);
       maxDiff = std::max(maxDiff, (p.value() - theirs[p.key()]).abs().max().item<double>());
       bitExact = bitExact && torch::equal(p.value(), theirs[p.key()]);
     }
     qInfo("max |ours - torch::optim::AdamW| after 100 steps: %g (bit-exact: %s)", maxDiff, bitExact ? "yes" : "no");
     QVERIFY(bitExact);
+    QVERIFY(changedSteps > 50);  // the weights really moved: not a vacuous comparison
+  }
+
+  // The round-once recipe is a different computation from torch's: after one
+  // step at a small lr some weights differ.
+  void bf16NearestDiffersFromTorchBf16() {
+    torch::manual_seed(3);
+    Mlp a, b;
+    copyParams(a, b);
+    toBf16(a);
+    toBf16(b);
+    AdamWOptions o;
+    o.lr = 1e-3;
+    PrecisionAdamW plain(listParams(a), OptimizerMode::Bf16Plain, o, 0);
+    PrecisionAdamW nearest(listParams(b), OptimizerMode::Bf16Nearest, o, 0);
+    for (int step = 0; step < 20; ++step) {
+      const torch::Tensor g = torch::randn({12, 6}).to(torch::kBFloat16);
+      for (Mlp* net : {&a, &b})
+        for (auto& p : (*net)->named_parameters())
+          p.value().mutable_grad() = p.key() == "fc1.weight" ? g.clone() : torch::Tensor();
+      plain.step(o.lr, false);
+      nearest.step(o.lr, false);
+    }
+    const double differ = a->fc1->weight.ne(b->fc1->weight).to(torch::kFloat32).mean().item<double>();
+    qInfo("bf16 vs bf16-nearest after 20 steps: %.1f%% of weights differ", 100 * differ);
+    QVERIFY(differ > 0.05);
   }
 
   void paramsWithoutGradAreSkipped() {
@@ -231,11 +321,11 @@ class OptimizerModesTest : public QObject {
     for (int i = 0; i < 5; ++i) {
       used.mutable_grad() = torch::ones({4});
       const auto stats = opt.step(1e-2, true);
-      QCOMPARE(int(stats.size()), 1);  // no stats for a layer that did not step
-      QCOMPARE(QString::fromStdString(stats[0].layer), QString("a"));
+      QCOMPARE(int(stats.layers.size()), 1);  // no stats for a layer that did not step
+      QCOMPARE(QString::fromStdString(stats.layers[0].layer), QString("a"));
     }
     QVERIFY(torch::equal(idle, torch::full({4}, 1.0f)));
-    // Its first real step is a first AdamW step (own bias correction): -lr*(1+wd... ) exactly like a fresh one.
+    // Its first real step is a first AdamW step (own bias correction), exactly like a fresh one.
     idle.mutable_grad() = torch::ones({4});
     used.mutable_grad() = torch::Tensor();
     opt.step(1e-2, false);
@@ -247,34 +337,102 @@ class OptimizerModesTest : public QObject {
     QCOMPARE(opt.stepCount(), int64_t(6));
   }
 
+  void statsOfHandConstructedUpdates_data() {
+    QTest::addColumn<int>("mode");
+    QTest::newRow("bf16 (torch)") << int(OptimizerMode::Bf16Plain);
+    QTest::newRow("bf16-nearest") << int(OptimizerMode::Bf16Nearest);
+  }
   void statsOfHandConstructedUpdates() {
+    QFETCH(int, mode);
     // Update 1e-4 on weights at 1.0: far below half a bf16 ulp (2^-9) -> all rounded away.
-    ConstantGradient tiny(OptimizerMode::Bf16Plain, 1.0f);
-    auto s = tiny.step(1e-4);
+    ConstantGradient tiny(OptimizerMode(mode), 1.0f);
+    auto s = tiny.step(1e-4).layers;
     QCOMPARE(int(s.size()), 1);
     QCOMPARE(s[0].numel, int64_t(64));
     QCOMPARE(s[0].intendedNonZero, int64_t(64));
     QCOMPARE(s[0].roundedAway, int64_t(64));
     QCOMPARE(s[0].effectiveNormSq, 0.0);
-    QVERIFY(std::abs(s[0].intendedNormSq - 64 * 1e-8) < 64 * 1e-8 * 1e-4);
+    // The intended update is fp32's: 1 - 1e-4 in fp32, minus 1.
+    const double intended = double(1.0f - 1e-4f) - 1.0;
+    QVERIFY(std::abs(s[0].intendedNormSq - 64 * intended * intended) < 64 * 1e-8 * 1e-3);
     QVERIFY(torch::equal(tiny.param, torch::full({64}, 1.0f, torch::kBFloat16)));
-    // Update 0.1: every weight moves to the bf16 value nearest 0.9.
-    ConstantGradient big(OptimizerMode::Bf16Plain, 1.0f);
-    s = big.step(0.1);
+    // Update 0.1: every weight moves to a bf16 value next to 0.9.
+    ConstantGradient big(OptimizerMode(mode), 1.0f);
+    s = big.step(0.1).layers;
     QCOMPARE(s[0].intendedNonZero, int64_t(64));
     QCOMPARE(s[0].roundedAway, int64_t(0));
     const double stored = big.param[0].item<float>();
-    QCOMPARE(stored, double(torch::tensor(0.9f).to(torch::kBFloat16).item<float>()));
+    QVERIFY(std::abs(stored - 0.9) <= 1.0 / 256);
     QVERIFY(std::abs(s[0].effectiveNormSq - 64 * (1 - stored) * (1 - stored)) < 1e-9);
     // Zero gradient on half the elements: those have no intended update.
     torch::Tensor w = torch::full({8}, 1.0f, torch::kBFloat16).set_requires_grad(true);
     AdamWOptions o;
     o.weight_decay = 0;
-    PrecisionAdamW opt({{"w", "half", w, {}}}, OptimizerMode::Bf16Plain, o, 0);
+    PrecisionAdamW opt({{"w", "half", w, {}}}, OptimizerMode(mode), o, 0);
     w.mutable_grad() = torch::tensor({1, 1, 1, 1, 0, 0, 0, 0}, torch::kBFloat16);
-    s = opt.step(0.1, true);
+    s = opt.step(0.1, true).layers;
     QCOMPARE(s[0].intendedNonZero, int64_t(4));
     QCOMPARE(s[0].roundedAway, int64_t(0));
+  }
+
+  // Update lost over a window, on a constant update of 1e-4 from 1.0 (ulp
+  // 2^-8 below 1): plain writes lose all of it, Kahan and the master copy
+  // deliver it up to the part still held back at the window's end, fp32
+  // exactly. Expected values: plain 1; Kahan < one ulp of 40 steps x 1e-4.
+  void updateLostOnAConstantUpdate() {
+    const double lr = 1e-4;
+    const int64_t window = 40;
+    std::map<OptimizerMode, LayerWindowStats> lost;
+    for (OptimizerMode mode : {OptimizerMode::Bf16Plain, OptimizerMode::Bf16Nearest, OptimizerMode::Bf16Kahan,
+                               OptimizerMode::Fp32MasterWeights}) {
+      ConstantGradient c(mode, 1.0f, 64, window);
+      for (int64_t k = 1; k <= window; ++k) {
+        const OptimizerStepStats s = c.step(lr);
+        QCOMPARE(int(s.window.size()), k == window ? 1 : 0);
+        if (k == window) lost[mode] = s.window[0];
+      }
+      qInfo("%-14s update lost %.4f, update error %.4f", optimizerModeId(mode).c_str(), lost[mode].updateLost(),
+            lost[mode].updateError());
+      QCOMPARE(lost[mode].trackedElements, int64_t(64));
+    }
+    QCOMPARE(lost[OptimizerMode::Bf16Plain].updateLost(), 1.0);
+    QCOMPARE(lost[OptimizerMode::Bf16Nearest].updateLost(), 1.0);
+    // 40 x 1e-4 = 0.004 intended; Kahan and mixed deliver whole ulps (2^-8 = 0.0039).
+    QVERIFY(std::abs(lost[OptimizerMode::Bf16Kahan].updateLost()) < 0.05);
+    QVERIFY(std::abs(lost[OptimizerMode::Fp32MasterWeights].updateLost()) < 0.05);
+
+    // fp32 reads exactly zero.
+    torch::Tensor w = torch::full({64}, 1.0f).set_requires_grad(true);
+    AdamWOptions o;
+    UpdateStatsOptions stats;
+    stats.window = 5;
+    PrecisionAdamW fp32({{"w", "layer", w, {}}}, OptimizerMode::Fp32AdamW, o, 0, stats);
+    for (int k = 1; k <= 10; ++k) {
+      w.mutable_grad() = torch::randn({64});
+      const OptimizerStepStats s = fp32.step(1e-3, true);
+      QCOMPARE(s.layers[0].roundedAway, int64_t(0));
+      if (k % 5 == 0) {
+        QCOMPARE(s.window[0].updateLost(), 0.0);
+        QCOMPARE(s.window[0].updateError(), 0.0);
+      }
+    }
+  }
+
+  void largeTensorsAreSampledEvenly() {
+    torch::Tensor w = torch::full({1000}, 1.0f, torch::kBFloat16).set_requires_grad(true);
+    AdamWOptions o;
+    o.weight_decay = 0;
+    UpdateStatsOptions stats;
+    stats.window = 2;
+    stats.maxTrackedPerTensor = 300;  // stride 4 -> 250 elements
+    PrecisionAdamW opt({{"w", "layer", w, {}}}, OptimizerMode::Bf16Plain, o, 0, stats);
+    QCOMPARE(opt.statisticsBytes(), int64_t(250 * 16));
+    w.mutable_grad() = torch::ones({1000}, torch::kBFloat16);
+    opt.step(1e-4, false);
+    w.mutable_grad() = torch::ones({1000}, torch::kBFloat16);
+    const OptimizerStepStats s = opt.step(1e-4, false);
+    QCOMPARE(s.window[0].trackedElements, int64_t(250));
+    QCOMPARE(s.window[0].updateLost(), 1.0);
   }
 
   void kahanBufferCarriesTheLostUpdate() {
@@ -298,32 +456,74 @@ class OptimizerModesTest : public QObject {
     QVERIFY(!plain.opt->kahanCompensation("w").defined());
   }
 
-  void physicsPlainStallsOthersTrain() {
-    const double start = initialLoss();
-    const RunResult fp32 = runTask(OptimizerMode::Fp32AdamW);
-    const RunResult plain = runTask(OptimizerMode::Bf16Plain);
-    const RunResult kahan = runTask(OptimizerMode::Bf16Kahan);
-    const RunResult sr = runTask(OptimizerMode::Bf16StochasticRounding);
-    const RunResult mixed = runTask(OptimizerMode::Fp32MasterWeights);
-    qInfo("eval loss: start %.4f | fp32 %.4f | bf16 plain %.4f (%.1fx fp32, %.0f%% rounded away) | kahan %.4f "
-          "(%.0f%%) | sr %.4f (%.0f%%) | mixed %.4f",
-          start, fp32.finalLoss, plain.finalLoss, plain.finalLoss / fp32.finalLoss, 100 * plain.roundedAwayFraction,
-          kahan.finalLoss, 100 * kahan.roundedAwayFraction, sr.finalLoss, 100 * sr.roundedAwayFraction,
-          mixed.finalLoss);
-    QVERIFY(fp32.finalLoss < 0.5 * start);
-    QVERIFY(plain.roundedAwayFraction > 0.9);
-    QVERIFY(plain.finalLoss > 3 * fp32.finalLoss);
-    QVERIFY(std::abs(kahan.finalLoss / fp32.finalLoss - 1) < 0.1);
-    QVERIFY(std::abs(sr.finalLoss / fp32.finalLoss - 1) < 0.1);
-    QVERIFY(std::abs(mixed.finalLoss / fp32.finalLoss - 1) < 0.05);  // evaluated with bf16 compute weights
+  // The regression task over five seeds: plain recipes stall, the fixes
+  // track fp32. Margins come from the seed-to-seed spread of the losses.
+  void physicsOverSeeds() {
+    std::map<OptimizerMode, std::vector<double>> relLoss, lost, rounded;
+    for (uint64_t seed : kSeeds) {
+      const double start = task(seed).initialLoss();
+      for (OptimizerMode m : allOptimizerModes()) {
+        const RunResult r = runTask(m, seed);
+        relLoss[m].push_back(r.finalLoss / start);
+        lost[m].push_back(r.updateLost);
+        rounded[m].push_back(r.roundedAwayFraction);
+      }
+    }
+    for (OptimizerMode m : allOptimizerModes()) {
+      const Spread l = spreadOf(relLoss[m]), u = spreadOf(lost[m]), ra = spreadOf(rounded[m]);
+      qInfo("%-13s final/initial loss %.4f +- %.4f | update lost %.4f +- %.4f | rounded away %.3f", optimizerModeId(m).c_str(),
+            l.mean, l.sd, u.mean, u.sd, ra.mean);
+    }
+    const Spread fp32 = spreadOf(relLoss[OptimizerMode::Fp32AdamW]);
+    QVERIFY(fp32.mean < 0.5);  // fp32 learns
+    for (OptimizerMode m : {OptimizerMode::Bf16Plain, OptimizerMode::Bf16Nearest}) {
+      const Spread plain = spreadOf(relLoss[m]);
+      QVERIFY2(plain.mean > 2 * fp32.mean && plain.mean - fp32.mean > 5 * (plain.sd + fp32.sd),
+               optimizerModeId(m).c_str());
+      QVERIFY(spreadOf(lost[m]).mean > 0.9);
+      QVERIFY(spreadOf(rounded[m]).mean > 0.9);
+    }
+    for (OptimizerMode m : {OptimizerMode::Bf16Kahan, OptimizerMode::Bf16StochasticRounding,
+                            OptimizerMode::Fp32MasterWeights}) {
+      const Spread fix = spreadOf(relLoss[m]);
+      // Within three spreads of fp32's mean (and a 5% floor where the spread is tiny).
+      QVERIFY2(std::abs(fix.mean - fp32.mean) < std::max(3 * (fix.sd + fp32.sd), 0.05 * fp32.mean),
+               optimizerModeId(m).c_str());
+    }
+    // Update lost: Kahan and the master copy deliver the summed update. SR
+    // delivers it on average, but near convergence later updates partly undo
+    // earlier rounding noise, and that share reads as lost (measured 12 % +-
+    // 1 % here; 0.1 % on the default LM fine-tune): far below plain, not zero.
+    for (OptimizerMode m : {OptimizerMode::Bf16Kahan, OptimizerMode::Fp32MasterWeights})
+      QVERIFY2(std::abs(spreadOf(lost[m]).mean) < 0.05, optimizerModeId(m).c_str());
+    const double srLost = spreadOf(lost[OptimizerMode::Bf16StochasticRounding]).mean;
+    QVERIFY(srLost > 0 && srLost < 0.25 * spreadOf(lost[OptimizerMode::Bf16Plain]).mean);
+    for (double v : lost[OptimizerMode::Fp32AdamW]) QCOMPARE(v, 0.0);
   }
 
   void stochasticRoundingIsSeeded() {
     const RunResult a = runTask(OptimizerMode::Bf16StochasticRounding, 1);
     const RunResult b = runTask(OptimizerMode::Bf16StochasticRounding, 1);
-    const RunResult c = runTask(OptimizerMode::Bf16StochasticRounding, 2);
     QVERIFY(torch::equal(a.weight, b.weight));
-    QVERIFY(!torch::equal(a.weight, c.weight));
+    // Same task data, another stream: different roundings.
+    const Task& t = task(1);
+    torch::nn::Linear model(torch::nn::LinearOptions(Task::dim, Task::dim).bias(false));
+    {
+      torch::NoGradGuard g;
+      model->weight.copy_(t.w0);
+    }
+    PrecisionPlan allBf16;
+    allBf16.preset = PlanPreset::AllBf16;
+    auto params = applyPrecisionPlan(*model, allBf16, OptimizerMode::Bf16StochasticRounding);
+    AdamWOptions o;
+    o.weight_decay = 0;
+    PrecisionAdamW opt(params, OptimizerMode::Bf16StochasticRounding, o, /*seed=*/99);
+    for (int64_t i = 0; i < Task::steps; ++i) {
+      opt.zeroGrad();
+      torch::mse_loss(t.xs[i].matmul(model->weight.to(torch::kFloat32).t()), t.ys[i]).backward();
+      opt.step(Task::lr, false);
+    }
+    QVERIFY(!torch::equal(a.weight, model->weight.to(torch::kFloat32)));
   }
 
   void mixedMasterStaysFp32ComputeCopyIsNearest() {
@@ -335,15 +535,74 @@ class OptimizerModesTest : public QObject {
     QVERIFY(torch::equal(mixed.param, master.to(torch::kBFloat16)));
   }
 
-  void bf16MomentsFollowOptions() {
+  // Per step, mixed mode's rounded-away share is measured on the bf16 copy the
+  // forward uses: most single steps do not move it, although the master moves.
+  void mixedRoundedAwayIsMeasuredOnTheComputeCopy() {
+    ConstantGradient mixed(OptimizerMode::Fp32MasterWeights, 1.0f);
+    int64_t rounded = 0, intended = 0;
+    for (int i = 0; i < 50; ++i)
+      for (const auto& l : mixed.step(1e-4).layers) {
+        rounded += l.roundedAway;
+        intended += l.intendedNonZero;
+      }
+    QVERIFY(double(rounded) / double(intended) > 0.9);  // the copy moves once per ~39 steps
+  }
+
+  void momentPrecisionPerMode() {
     torch::Tensor w = torch::ones({4}, torch::kBFloat16).set_requires_grad(true);
+    const auto momentBytes = [&](OptimizerMode mode, MomentPrecision p) {
+      AdamWOptions o;
+      o.moments = p;
+      return PrecisionAdamW({{"w", "l", w, {}}}, mode, o, 0).measuredMemory().moments;
+    };
+    for (OptimizerMode m : {OptimizerMode::Bf16Nearest, OptimizerMode::Bf16Kahan, OptimizerMode::Bf16StochasticRounding}) {
+      QCOMPARE(momentBytes(m, MomentPrecision::Fp32), int64_t(2 * 4 * 4));
+      QCOMPARE(momentBytes(m, MomentPrecision::Bf16Nearest), int64_t(2 * 4 * 2));
+      QCOMPARE(momentBytes(m, MomentPrecision::Bf16Stochastic), int64_t(2 * 4 * 2));
+    }
+    // torch's state follows the parameter; fp32 and mixed keep fp32 moments.
+    QCOMPARE(momentBytes(OptimizerMode::Bf16Plain, MomentPrecision::Fp32), int64_t(2 * 4 * 2));
+    QCOMPARE(momentBytes(OptimizerMode::Fp32MasterWeights, MomentPrecision::Bf16Nearest), int64_t(2 * 4 * 4));
+  }
+
+  void weightDecayRoundedAwayRule() {
     AdamWOptions o;
-    o.bf16_moments = false;
-    PrecisionAdamW fp32Moments({{"w", "l", w, {}}}, OptimizerMode::Bf16Plain, o, 0);
-    QCOMPARE(fp32Moments.measuredMemory().moments, int64_t(2 * 4 * 4));
-    o.bf16_moments = true;
-    PrecisionAdamW bf16Moments({{"w", "l", w, {}}}, OptimizerMode::Bf16Plain, o, 0);
-    QCOMPARE(bf16Moments.measuredMemory().moments, int64_t(2 * 4 * 2));
+    o.lr = 1e-3;
+    o.weight_decay = 0.1;  // 1e-4 < 2^-9
+    QVERIFY(weightDecayRoundedAway(OptimizerMode::Bf16Plain, o));
+    QVERIFY(weightDecayRoundedAway(OptimizerMode::Bf16Nearest, o));
+    for (OptimizerMode m : {OptimizerMode::Fp32AdamW, OptimizerMode::Bf16Kahan, OptimizerMode::Bf16StochasticRounding,
+                            OptimizerMode::Fp32MasterWeights})
+      QVERIFY(!weightDecayRoundedAway(m, o));
+    o.lr = 0.05;  // 5e-3 > 2^-9
+    QVERIFY(!weightDecayRoundedAway(OptimizerMode::Bf16Plain, o));
+    o.weight_decay = 0;
+    QVERIFY(!weightDecayRoundedAway(OptimizerMode::Bf16Plain, o));
+
+    // And it really vanishes: zero gradients, lr 1e-3, wd 0.1, 1000 steps.
+    const auto decayed = [](OptimizerMode mode) {
+      torch::Tensor w = torch::ones({16}, mode == OptimizerMode::Fp32AdamW ? torch::kFloat32 : torch::kBFloat16)
+                            .set_requires_grad(true);
+      AdamWOptions d;
+      d.lr = 1e-3;
+      d.weight_decay = 0.1;
+      d.moments = MomentPrecision::Fp32;
+      PrecisionAdamW opt({{"w", "l", w, {}}}, mode, d, 0);
+      for (int i = 0; i < 1000; ++i) {
+        w.mutable_grad() = torch::zeros_like(w);
+        opt.step(d.lr, false);
+      }
+      const torch::Tensor comp = opt.kahanCompensation("w");
+      return (w.to(torch::kFloat64) + (comp.defined() ? comp.to(torch::kFloat64) : torch::zeros({16}, torch::kFloat64)))
+          .mean()
+          .item<double>();
+    };
+    const double fp32 = decayed(OptimizerMode::Fp32AdamW), plain = decayed(OptimizerMode::Bf16Plain),
+                 kahan = decayed(OptimizerMode::Bf16Kahan);
+    qInfo("after 1000 steps of pure decay (lr 1e-3, wd 0.1): fp32 %.4f, bf16 %.4f, bf16-kahan %.4f", fp32, plain, kahan);
+    QVERIFY(std::abs(fp32 - std::pow(1 - 1e-4, 1000)) < 1e-4);
+    QCOMPARE(plain, 1.0);
+    QVERIFY(std::abs(kahan - fp32) < 1e-3);
   }
 
   void rejectsUnsupportedDtype() {

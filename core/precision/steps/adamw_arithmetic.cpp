@@ -1,0 +1,20 @@
+// The AdamW arithmetic every step rule shares, and its scalars.
+#include <cmath>
+
+#include "precision/steps/adamw_step.h"
+
+namespace plab::steps {
+
+double StepScalars::biasCorrection1() const { return 1 - std::pow(beta1, static_cast<double>(step)); }
+double StepScalars::biasCorrection2() const { return 1 - std::pow(beta2, static_cast<double>(step)); }
+
+void adamwInPlace(const torch::Tensor& w, const torch::Tensor& grad, const torch::Tensor& m,
+                  const torch::Tensor& v, const StepScalars& s) {
+  if (s.weightDecay != 0) w.mul_(1 - s.lr * s.weightDecay);
+  m.mul_(s.beta1).add_(grad, 1 - s.beta1);
+  v.mul_(s.beta2).addcmul_(grad, grad, 1 - s.beta2);
+  const torch::Tensor denom = (v.sqrt() / std::sqrt(s.biasCorrection2())).add_(s.eps);
+  w.addcdiv_(m, denom, -s.lr / s.biasCorrection1());
+}
+
+}  // namespace plab::steps

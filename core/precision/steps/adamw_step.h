@@ -1,0 +1,59 @@
+#pragma once
+// The step contract: one AdamW step of one parameter, one function per write
+// rule. These tensor-op functions are the reference semantics; a fused CPU or
+// CUDA kernel of a rule must reproduce its function (bit for bit where the
+// rule is deterministic) and is tested against it.
+//
+// Every function updates the tensors in place and, when `before32` is
+// defined (the fp32 value of the weights the model computes with, taken just
+// before the step), returns the intended update: the change an fp32 weight
+// would receive from the same step, i.e. fp32(before + u) - before, with u
+// the AdamW update computed in fp32 from the step's inputs. The update
+// statistics compare it with what the compute weights really received.
+#include <torch/torch.h>
+
+#include <cstdint>
+
+#include "precision/optimizer_mode.h"
+
+namespace plab::steps {
+
+struct StepScalars {
+  double lr = 0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0;
+  int64_t step = 1;  // 1-based count of this parameter's steps
+  double biasCorrection1() const;
+  double biasCorrection2() const;
+};
+
+struct ParamState {
+  torch::Tensor param;   // as stored in the model (fp32 or bf16); updated in place
+  torch::Tensor grad;    // param's gradient, same dtype as param
+  torch::Tensor m, v;    // AdamW moments (fp32, or bf16)
+  torch::Tensor master;  // mixed mode: fp32 master weights
+  torch::Tensor comp;    // Kahan mode: bf16 compensation buffer
+};
+
+// torch::optim::AdamW's in-place arithmetic on w, m and v (LibTorch 1.13 and
+// 2.x adamw.cpp, in its order of operations), in the tensors' own dtypes.
+void adamwInPlace(const torch::Tensor& w, const torch::Tensor& grad, const torch::Tensor& m,
+                  const torch::Tensor& v, const StepScalars& s);
+
+// "fp32" (and fp32 layers of every mode): torch::optim::AdamW on fp32 state.
+torch::Tensor fp32Step(ParamState& p, const StepScalars& s, const torch::Tensor& before32);
+
+// "bf16": torch::optim::AdamW on bf16 param, grad and moments; every
+// operation rounds to bf16.
+torch::Tensor bf16PlainStep(ParamState& p, const StepScalars& s, const torch::Tensor& before32);
+
+// "bf16-nearest", "bf16-kahan", "bf16-sr": the update is computed in fp32
+// from upcast state; moments and weight are then written back with their
+// rounding. gen: the run's generator on the param's device (stochastic
+// writes only; may be null otherwise).
+enum class WeightWrite { Nearest, Kahan, Stochastic };
+torch::Tensor bf16WriteStep(ParamState& p, const StepScalars& s, WeightWrite write, MomentPrecision moments,
+                            torch::Generator* gen, const torch::Tensor& before32);
+
+// "mixed": fp32 AdamW on the master copy, then param = nearest(master).
+torch::Tensor masterStep(ParamState& p, const StepScalars& s, const torch::Tensor& before32);
+
+}  // namespace plab::steps

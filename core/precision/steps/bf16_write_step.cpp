@@ -1,0 +1,51 @@
+// "bf16-nearest", "bf16-kahan", "bf16-sr": fp32 update math on upcast state,
+// then one rounded write of the moments and of the weight.
+#include "precision/bf16_rounding.h"
+#include "precision/steps/adamw_step.h"
+
+namespace plab::steps {
+namespace {
+
+void writeMoment(const torch::Tensor& stored, const torch::Tensor& value32, MomentPrecision moments,
+                 torch::Generator* gen) {
+  if (stored.scalar_type() == torch::kFloat32) return;  // updated in place already
+  if (moments == MomentPrecision::Bf16Stochastic)
+    stored.copy_(roundToBf16Stochastic(value32, *gen));
+  else
+    stored.copy_(value32);  // round to nearest even
+}
+
+}  // namespace
+
+torch::Tensor bf16WriteStep(ParamState& p, const StepScalars& s, WeightWrite write, MomentPrecision moments,
+                            torch::Generator* gen, const torch::Tensor& before32) {
+  const torch::Tensor before = before32.defined() ? before32 : p.param.to(torch::kFloat32);
+  const bool fp32Moments = p.m.scalar_type() == torch::kFloat32;
+  const torch::Tensor m32 = fp32Moments ? p.m : p.m.to(torch::kFloat32);
+  const torch::Tensor v32 = fp32Moments ? p.v : p.v.to(torch::kFloat32);
+  torch::Tensor wNew = before.clone();
+  adamwInPlace(wNew, p.grad.to(torch::kFloat32), m32, v32, s);
+  writeMoment(p.m, m32, moments, gen);
+  writeMoment(p.v, v32, moments, gen);
+
+  switch (write) {
+    case WeightWrite::Nearest:
+      p.param.copy_(wNew);
+      break;
+    case WeightWrite::Kahan: {
+      // The buffer holds what earlier writes lost; it joins this update, and
+      // what this write loses in turn goes back into it.
+      const torch::Tensor total = p.comp.to(torch::kFloat32).add_(wNew - before);
+      const torch::Tensor written = (before + total).to(torch::kBFloat16);
+      p.comp.copy_(total.sub_(written.to(torch::kFloat32) - before));
+      p.param.copy_(written);
+      break;
+    }
+    case WeightWrite::Stochastic:
+      p.param.copy_(roundToBf16Stochastic(wNew, *gen));
+      break;
+  }
+  return before32.defined() ? wNew.sub_(before32) : torch::Tensor();
+}
+
+}  // namespace plab::steps

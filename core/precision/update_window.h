@@ -1,0 +1,34 @@
+#pragma once
+// The windowed "update lost" measurement of one parameter: over K steps,
+// what reached the compute weights (w_t - w_(t-K)) against the sum of the
+// intended updates. Tracks every element of tensors up to maxTracked
+// elements and an evenly strided sample of larger ones, in fp64 so that the
+// fp32 reference reads exactly zero.
+#include <torch/torch.h>
+
+#include <cstdint>
+
+namespace plab {
+
+class UpdateWindow {
+ public:
+  bool started() const { return start_.defined(); }
+  // Opens a window at the compute weights' fp32 values before its first step.
+  void begin(const torch::Tensor& weights32, int64_t maxTracked);
+  void add(const torch::Tensor& intended);
+  // Closes the window at the current compute weights (any float dtype):
+  // returns a small fp64 tensor [<arrived - intended, intended>,
+  // ||intended||^2, ||arrived - intended||^2, tracked elements] on the
+  // param's device. (The residual form makes exact arrival read exactly 0.)
+  torch::Tensor close(const torch::Tensor& weights);
+  // Bytes a window over a tensor of `numel` elements holds.
+  static int64_t bytesFor(int64_t numel, int64_t maxTracked);
+
+ private:
+  static int64_t strideFor(int64_t numel, int64_t maxTracked);
+  torch::Tensor tracked(const torch::Tensor& t) const;
+  int64_t stride_ = 1;
+  torch::Tensor start_, intendedSum_;  // fp64, tracked elements
+};
+
+}  // namespace plab
