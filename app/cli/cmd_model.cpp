@@ -57,6 +57,11 @@ namespace {
 
 ModelSpec specFromArgument(const std::string& arg) {
   if (arg == "embedded") return ModelSpec{};
+  if (arg == "embedded-init") {
+    ModelSpec spec;
+    spec.source = "embedded-init";
+    return spec;
+  }
   if (!arg.empty() && arg.front() == '{') {
     const auto j = nlohmann::json::parse(arg, nullptr, false);
     if (j.is_discarded()) throw ConfigError("the model spec is not valid JSON: " + arg);

@@ -4,8 +4,11 @@
 #include <cmath>
 #include <cstring>
 #include <iomanip>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "util/errors.h"
 
@@ -35,6 +38,8 @@ std::string cell(double v) {
   return s.str();
 }
 
+std::string optionalCell(const std::optional<double>& v) { return v ? cell(*v) : ""; }
+
 void flushOrThrow(std::ofstream& out, const fs::path& file) {
   errno = 0;
   out.flush();
@@ -49,9 +54,9 @@ MetricsWriter::MetricsWriter(const fs::path& dir) : dir_(dir) {
   if (ec) throw IoError("cannot create output folder " + dir.string() + ": " + ec.message());
   openFile(jsonl_, dir / "metrics.jsonl", nullptr);
   openFile(csv_, dir / "metrics.csv",
-           "step,loss,val_loss,grad_norm,lr,rounded_away,update_ratio,tokens_per_s,elapsed_s,"
+           "step,loss,val_loss,grad_norm,lr,rounded_away,update_ratio,update_lost,update_error,tokens_per_s,elapsed_s,"
            "mem_weights,mem_gradients,mem_moments,mem_master,mem_kahan,mem_total");
-  openFile(layers_, dir / "layers.csv", "step,layer,rounded_away,update_ratio");
+  openFile(layers_, dir / "layers.csv", "step,layer,rounded_away,update_ratio,update_lost,update_error");
 }
 
 void MetricsWriter::write(const StepMetrics& m) {
@@ -60,14 +65,29 @@ void MetricsWriter::write(const StepMetrics& m) {
 
   csv_ << m.step << ',' << cell(m.loss) << ',' << (m.valLoss ? cell(*m.valLoss) : "") << ','
        << cell(m.gradNorm) << ',' << cell(m.lr) << ',' << cell(m.roundedAwayFraction) << ','
-       << cell(m.updateRatio) << ',' << cell(m.tokensPerSecond) << ',' << cell(m.elapsedSeconds) << ','
+       << cell(m.updateRatio) << ',' << optionalCell(m.updateLost) << ',' << optionalCell(m.updateError) << ','
+       << cell(m.tokensPerSecond) << ',' << cell(m.elapsedSeconds) << ','
        << m.memory.weights << ',' << m.memory.gradients << ',' << m.memory.moments << ','
        << m.memory.master << ',' << m.memory.kahan << ',' << m.memory.total() << '\n';
   flushOrThrow(csv_, dir_ / "metrics.csv");
 
-  for (const LayerStepMetrics& l : m.layers)
-    layers_ << m.step << ',' << l.layer << ',' << cell(l.roundedAwayFraction) << ','
-            << cell(l.updateRatio) << '\n';
+  // One row per layer: the per-step columns and, on window steps, the window's.
+  std::vector<std::string> order;
+  std::map<std::string, std::pair<const LayerStepMetrics*, const LayerWindowMetrics*>> rows;
+  for (const LayerStepMetrics& l : m.layers) {
+    if (!rows.count(l.layer)) order.push_back(l.layer);
+    rows[l.layer].first = &l;
+  }
+  for (const LayerWindowMetrics& w : m.windowLayers) {
+    if (!rows.count(w.layer)) order.push_back(w.layer);
+    rows[w.layer].second = &w;
+  }
+  for (const std::string& layer : order) {
+    const auto& [l, w] = rows[layer];
+    layers_ << m.step << ',' << layer << ',' << (l ? cell(l->roundedAwayFraction) : "") << ','
+            << (l ? cell(l->updateRatio) : "") << ',' << (w ? cell(w->updateLost) : "") << ','
+            << (w ? cell(w->updateError) : "") << '\n';
+  }
   flushOrThrow(layers_, dir_ / "layers.csv");
 }
 

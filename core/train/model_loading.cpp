@@ -1,5 +1,8 @@
 #include "train/model_loading.h"
 
+#include <chrono>
+#include <cstdint>
+#include <fstream>
 #include <sstream>
 
 #include "hub/hf_cache.h"
@@ -14,6 +17,9 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kEmbeddedConfig = "models/tiny-gpt2/config.json";
+// The pretrained checkpoint of that config (resources/models/tiny-gpt2/README.md
+// says which command made it).
+constexpr const char* kEmbeddedWeights = "models/tiny-gpt2/model.safetensors";
 
 ModelConfig embeddedConfig() {
   const std::string_view text = embeddedResource(kEmbeddedConfig);
@@ -28,7 +34,11 @@ ResolvedModelSource resolveModelSource(const ModelSpec& spec) {
   ResolvedModelSource r;
   if (spec.source == "embedded") {
     r.config = embeddedConfig();
-    r.description = "embedded tiny-gpt2";
+    r.pretrained = hasEmbeddedResource(kEmbeddedWeights);
+    r.description = r.pretrained ? "embedded tiny-gpt2 (pretrained)" : "embedded tiny-gpt2 (random init)";
+  } else if (spec.source == "embedded-init") {
+    r.config = embeddedConfig();
+    r.description = "embedded tiny-gpt2 (random init)";
   } else if (spec.source == "config") {
     fs::path file = spec.path;
     if (fs::is_directory(file)) file /= "config.json";
@@ -56,7 +66,8 @@ ResolvedModelSource resolveModelSource(const ModelSpec& spec) {
     r.pretrained = true;
     r.description = spec.path + "@" + spec.revision + " (cache)";
   } else {
-    throw ConfigError("unknown model source '" + spec.source + "' (expected embedded, config, folder, hub)");
+    throw ConfigError("unknown model source '" + spec.source +
+                      "' (expected embedded, embedded-init, config, folder, hub)");
   }
   return r;
 }
@@ -74,6 +85,36 @@ std::unique_ptr<Tokenizer> tokenizerForSource(const ResolvedModelSource& source)
   return tok;
 }
 
+namespace {
+
+// The embedded checkpoint is read through the ordinary folder loader from a
+// private temporary folder that is removed again.
+std::shared_ptr<CausalLM> loadEmbeddedPretrained() {
+  std::error_code ec;
+  const fs::path dir = fs::temp_directory_path(ec) /
+                       ("precision-lab-embedded-" + std::to_string(reinterpret_cast<std::uintptr_t>(&ec)) + "-" +
+                        std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+  if (ec || !fs::create_directories(dir, ec))
+    throw IoError("cannot create a temporary folder for the embedded checkpoint: " + ec.message());
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } cleanup{dir};
+  for (const char* name : {kEmbeddedConfig, kEmbeddedWeights}) {
+    const std::string_view bytes = embeddedResource(name);
+    std::ofstream out(dir / fs::path(name).filename(), std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) throw IoError("cannot write the embedded checkpoint to " + dir.string());
+  }
+  return loadPretrained(dir);
+}
+
+}  // namespace
+
 LoadedModel loadModelForRun(const ModelSpec& spec, uint64_t seed, bool allowDownload,
                             const std::function<void(const std::string&)>& log) {
   if (allowDownload && spec.source == "hub" && !findCachedSnapshot(spec.path, spec.revision)) {
@@ -85,7 +126,10 @@ LoadedModel loadModelForRun(const ModelSpec& spec, uint64_t seed, bool allowDown
   ResolvedModelSource source = resolveModelSource(spec);
   LoadedModel loaded;
   loaded.tokenizer = tokenizerForSource(source);
-  loaded.model = source.pretrained ? loadPretrained(source.folder) : createModel(source.config, seed);
+  if (!source.pretrained)
+    loaded.model = createModel(source.config, seed);
+  else
+    loaded.model = source.folder.empty() ? loadEmbeddedPretrained() : loadPretrained(source.folder);
   loaded.description = source.description;
   return loaded;
 }

@@ -65,8 +65,8 @@ const char* const kKnownKeys[] = {
     "name",       "model",         "data",          "plan",          "mode",
     "adamw",      "steps",         "batch_size",    "grad_accum",    "seq_len",
     "lr_schedule", "warmup_steps", "min_lr_ratio",  "grad_clip",     "eval_every",
-    "eval_batches", "layer_stats_every", "checkpoint_every", "seed",  "device",
-    "output_dir"};
+    "eval_batches", "layer_stats_every", "update_window", "checkpoint_every", "seed",
+    "device",     "output_dir"};
 
 void validate(const RunConfig& c) {
   auto require = [](bool ok, const std::string& msg) {
@@ -87,6 +87,7 @@ void validate(const RunConfig& c) {
   require(c.eval_every >= 0, "'eval_every' must be >= 0");
   require(c.eval_batches > 0, "'eval_batches' must be > 0");
   require(c.layer_stats_every > 0, "'layer_stats_every' must be > 0");
+  require(c.update_window >= 0, "'update_window' must be >= 0 (0 turns the update-lost window off)");
   require(c.checkpoint_every >= 0, "'checkpoint_every' must be >= 0");
   const bool deviceOk = c.device == "auto" || c.device == "cpu" || c.device == "cuda" ||
                         (c.device.rfind("cuda:", 0) == 0 && c.device.size() > 5 &&
@@ -105,10 +106,11 @@ ModelSpec modelSpecFromJson(const json& j) {
   readString(j, "source", "model.", s.source);
   readString(j, "path", "model.", s.path);
   readString(j, "revision", "model.", s.revision);
-  if (s.source != "embedded" && s.source != "config" && s.source != "folder" && s.source != "hub")
-    throw ConfigError("run config: 'model.source' must be one of embedded, config, folder, hub (got '" +
+  const bool embedded = s.source == "embedded" || s.source == "embedded-init";
+  if (!embedded && s.source != "config" && s.source != "folder" && s.source != "hub")
+    throw ConfigError("run config: 'model.source' must be one of embedded, embedded-init, config, folder, hub (got '" +
                       s.source + "')");
-  if (s.source != "embedded" && s.path.empty())
+  if (!embedded && s.path.empty())
     throw ConfigError("run config: 'model.path' is required for model source '" + s.source + "'");
   return s;
 }
@@ -146,6 +148,7 @@ RunConfig RunConfig::fromJson(const nlohmann::json& j) {
   readInt(j, "eval_every", c.eval_every);
   readInt(j, "eval_batches", c.eval_batches);
   readInt(j, "layer_stats_every", c.layer_stats_every);
+  readInt(j, "update_window", c.update_window);
   readInt(j, "checkpoint_every", c.checkpoint_every);
   readUInt(j, "seed", c.seed);
   readString(j, "device", "", c.device);
@@ -172,6 +175,7 @@ nlohmann::json RunConfig::toJson() const {
           {"eval_every", eval_every},
           {"eval_batches", eval_batches},
           {"layer_stats_every", layer_stats_every},
+          {"update_window", update_window},
           {"checkpoint_every", checkpoint_every},
           {"seed", seed},
           {"device", device},
@@ -257,20 +261,36 @@ std::vector<RunConfig> loadRunConfigs(const nlohmann::json& j) {
 }
 
 RunConfig defaultRunConfig() {
+  // Fine-tuning the embedded pretrained tiny GPT-2 at a small learning rate,
+  // every parameter in bf16 (what model.to(torch.bfloat16) does): the case in
+  // which plain bf16 AdamW loses most updates. Measured in README ("The
+  // default experiment").
   RunConfig c;
-  c.name = "tiny-gpt2-default";
+  c.name = "tiny-gpt2-finetune";
   c.model.source = "embedded";
-  c.plan.preset = PlanPreset::LinearBf16;
+  c.plan.preset = PlanPreset::AllBf16;
   c.mode = OptimizerMode::Bf16Kahan;
-  c.adamw.lr = 1e-3;
+  c.adamw.lr = 5e-5;
+  c.adamw.weight_decay = 0.0;
   c.steps = 200;
   c.batch_size = 8;
   c.seq_len = 64;
-  c.lr_schedule = "cosine";
+  c.lr_schedule = "constant";
   c.warmup_steps = 10;
   c.eval_every = 50;
-  c.eval_batches = 4;
+  c.eval_batches = 16;
+  c.layer_stats_every = 5;
+  c.update_window = 20;
   return c;
+}
+
+nlohmann::json defaultExperimentJson() {
+  json base = defaultRunConfig().toJson();
+  base.erase("mode");
+  base.erase("output_dir");
+  json modes = json::array();
+  for (OptimizerMode m : allOptimizerModes()) modes.push_back(optimizerModeId(m));
+  return {{"base", base}, {"sweep", {{"mode", modes}}}};
 }
 
 }  // namespace plab

@@ -14,7 +14,9 @@
 namespace plab {
 
 struct ModelSpec {
-  // "embedded": the tiny GPT-2 config shipped in resources (random init)
+  // "embedded": the tiny GPT-2 shipped in resources, pretrained on the
+  //             shipped corpus (random init if the binary has no checkpoint)
+  // "embedded-init": the same config, random init
   // "config":   random init from the config.json at `path`
   // "folder":   pretrained weights in the folder at `path`
   // "hub":      repo id in `path`, taken from the HF cache or downloaded
@@ -45,6 +47,7 @@ struct RunConfig {
   int64_t eval_every = 50;             // 0: only at the end
   int64_t eval_batches = 4;
   int64_t layer_stats_every = 1;       // per-layer rounded-away stats cadence
+  int64_t update_window = 20;          // K steps of the update-lost measurement; 0: off
   int64_t checkpoint_every = 0;        // 0: none
   uint64_t seed = 0;
   std::string device = "auto";         // "auto" | "cpu" | "cuda" | "cuda:N"
@@ -60,7 +63,11 @@ struct RunConfig {
 // over the listed values (run names get a suffix).
 std::vector<RunConfig> loadRunConfigs(const nlohmann::json& j);
 
-// The embedded default run (tiny GPT-2 from config on the shipped corpus).
+// The embedded default run: fine-tuning the embedded pretrained tiny GPT-2
+// on the shipped corpus at lr 5e-5, all parameters bf16, mode bf16-kahan.
 RunConfig defaultRunConfig();
+// The default experiment: that run under every optimizer mode, as a sweep
+// file ({"base": ..., "sweep": {"mode": [...]}}) for loadRunConfigs.
+nlohmann::json defaultExperimentJson();
 
 }  // namespace plab

@@ -46,12 +46,20 @@ nlohmann::json toJson(const StepMetrics& m) {
             {"elapsed_seconds", number(m.elapsedSeconds)},
             {"memory", toJson(m.memory)}};
   if (m.valLoss) j["val_loss"] = number(*m.valLoss);
+  if (m.updateLost) j["update_lost"] = number(*m.updateLost);
+  if (m.updateError) j["update_error"] = number(*m.updateError);
   json layers = json::array();
   for (const LayerStepMetrics& l : m.layers)
     layers.push_back({{"layer", l.layer},
                       {"rounded_away_fraction", number(l.roundedAwayFraction)},
                       {"update_ratio", number(l.updateRatio)}});
   j["layers"] = layers;
+  if (!m.windowLayers.empty()) {
+    json windows = json::array();
+    for (const LayerWindowMetrics& w : m.windowLayers)
+      windows.push_back({{"layer", w.layer}, {"update_lost", number(w.updateLost)}, {"update_error", number(w.updateError)}});
+    j["window_layers"] = windows;
+  }
   return j;
 }
 
@@ -69,6 +77,8 @@ StepMetrics stepMetricsFromJson(const nlohmann::json& j) {
   m.tokensPerSecond = readNumber(j, "tokens_per_second");
   m.elapsedSeconds = readNumber(j, "elapsed_seconds");
   if (j.contains("val_loss")) m.valLoss = readNumber(j, "val_loss");
+  if (j.contains("update_lost")) m.updateLost = readNumber(j, "update_lost");
+  if (j.contains("update_error")) m.updateError = readNumber(j, "update_error");
   if (j.contains("memory")) m.memory = memoryBreakdownFromJson(j.at("memory"));
   if (j.contains("layers")) {
     const json& layers = j.at("layers");
@@ -81,6 +91,19 @@ StepMetrics stepMetricsFromJson(const nlohmann::json& j) {
       lm.roundedAwayFraction = readNumber(l, "rounded_away_fraction");
       lm.updateRatio = readNumber(l, "update_ratio");
       m.layers.push_back(std::move(lm));
+    }
+  }
+  if (j.contains("window_layers")) {
+    const json& windows = j.at("window_layers");
+    if (!windows.is_array()) throw ConfigError("step metrics: 'window_layers' must be an array");
+    for (const json& w : windows) {
+      if (!w.is_object() || !w.contains("layer") || !w.at("layer").is_string())
+        throw ConfigError("step metrics: each window_layers entry needs a 'layer' name");
+      LayerWindowMetrics wm;
+      wm.layer = w.at("layer").get<std::string>();
+      wm.updateLost = readNumber(w, "update_lost");
+      wm.updateError = readNumber(w, "update_error");
+      m.windowLayers.push_back(std::move(wm));
     }
   }
   return m;
@@ -97,6 +120,11 @@ nlohmann::json toJson(const RunInfo& i) {
           {"predicted_memory", toJson(i.predictedMemory)},
           {"measured_memory", toJson(i.measuredMemory)},
           {"fp32_baseline", toJson(i.fp32Baseline)},
+          {"optimizer_mode", i.optimizerMode},
+          {"moment_precision", i.momentPrecision},
+          {"weight_decay_rounded_away", i.weightDecayRoundedAway},
+          {"update_window", i.updateWindow},
+          {"statistics_bytes", i.statisticsBytes},
           {"tokens_per_step", i.tokensPerStep},
           {"train_tokens", i.trainTokens},
           {"cuda_allocator_summary", i.cudaAllocatorSummary}};
@@ -112,6 +140,8 @@ nlohmann::json toJson(const RunResult& r) {
             {"memory", toJson(r.memory)},
             {"memory_saved_fraction", number(r.memorySavedFraction)}};
   j["final_val_loss"] = r.finalValLoss ? number(*r.finalValLoss) : json(nullptr);
+  j["mean_update_lost"] = r.meanUpdateLost ? number(*r.meanUpdateLost) : json(nullptr);
+  j["mean_update_error"] = r.meanUpdateError ? number(*r.meanUpdateError) : json(nullptr);
   return j;
 }
 

@@ -19,18 +19,29 @@ struct LayerStepMetrics {
   double updateRatio = 0;           // ||effective|| / ||intended||
 };
 
+// The windowed "update lost" of one layer (precision/update_stats.h), on
+// the steps that close a window.
+struct LayerWindowMetrics {
+  std::string layer;
+  double updateLost = 0;            // 1 - <arrived, intended> / ||intended||^2 over the window
+  double updateError = 0;           // ||arrived - intended|| / ||intended|| over the window
+};
+
 struct StepMetrics {
   int64_t step = 0;                 // 1-based optimizer step
   double loss = 0;                  // mean train loss over the accumulated micro-batches
   double gradNorm = 0;              // before clipping
   double lr = 0;
-  double roundedAwayFraction = 0;   // over all parameters (bf16 and fp32)
+  double roundedAwayFraction = 0;   // over all parameters (bf16 and fp32), on the compute weights
   double updateRatio = 0;
+  std::optional<double> updateLost;   // set on steps that close an update window
+  std::optional<double> updateError;  // likewise
   double tokensPerSecond = 0;
   double elapsedSeconds = 0;
   std::optional<double> valLoss;    // set on evaluation steps
   MemoryBreakdown memory;           // measured
   std::vector<LayerStepMetrics> layers;  // empty on steps without layer stats
+  std::vector<LayerWindowMetrics> windowLayers;  // empty unless the step closes a window
 };
 
 struct RunInfo {                    // sent once, before step 1
@@ -44,6 +55,11 @@ struct RunInfo {                    // sent once, before step 1
   MemoryBreakdown predictedMemory;
   MemoryBreakdown measuredMemory;
   MemoryBreakdown fp32Baseline;
+  std::string optimizerMode;        // "bf16-kahan", ...
+  std::string momentPrecision;      // what the bf16 layers' moments really are: "fp32", "bf16", "bf16-sr"
+  bool weightDecayRoundedAway = false;  // see weightDecayRoundedAway() in precision/optimizer_mode.h
+  int64_t updateWindow = 0;         // K of the update-lost window; 0 = off
+  int64_t statisticsBytes = 0;      // diagnostics buffers, not training state
   int64_t tokensPerStep = 0;
   int64_t trainTokens = 0;
   std::string cudaAllocatorSummary; // empty on CPU
@@ -59,6 +75,8 @@ struct RunResult {
   std::optional<double> finalValLoss;
   double meanTokensPerSecond = 0;
   double meanRoundedAwayFraction = 0;
+  std::optional<double> meanUpdateLost;   // over all completed windows
+  std::optional<double> meanUpdateError;
   MemoryBreakdown memory;
   double memorySavedFraction = 0;   // 1 - memory.total / fp32Baseline.total
 };

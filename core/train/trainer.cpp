@@ -15,6 +15,7 @@
 #include "model/model_factory.h"
 #include "model/module_tree.h"
 #include "precision/precision_adamw.h"
+#include "precision/state_layout.h"
 #include "train/lr_schedule.h"
 #include "train/metrics_writer.h"
 #include "train/model_loading.h"
@@ -119,6 +120,14 @@ double gradNorm(const std::vector<TrainableParam>& params) {
   return std::sqrt(sumSq);
 }
 
+LayerStepMetrics layerMetrics(const LayerUpdateStats& s) {
+  LayerStepMetrics l;
+  l.layer = s.layer;
+  l.roundedAwayFraction = s.intendedNonZero > 0 ? double(s.roundedAway) / double(s.intendedNonZero) : 0.0;
+  l.updateRatio = s.intendedNormSq > 0 ? std::sqrt(s.effectiveNormSq / s.intendedNormSq) : 1.0;
+  return l;
+}
+
 void scaleGrads(const std::vector<TrainableParam>& params, double factor) {
   torch::NoGradGuard noGrad;
   for (const TrainableParam& p : params) {
@@ -170,7 +179,9 @@ class Session {
     // source copies) then live on the training device.
     model_->to(device);
     params_ = applyPrecisionPlan(*model_, cfg_.plan, cfg_.mode);
-    optimizer_ = std::make_unique<PrecisionAdamW>(params_, cfg_.mode, cfg_.adamw, cfg_.seed);
+    UpdateStatsOptions statsOptions;
+    statsOptions.window = cfg_.update_window;
+    optimizer_ = std::make_unique<PrecisionAdamW>(params_, cfg_.mode, cfg_.adamw, cfg_.seed, statsOptions);
     model_->train();
 
     for (auto& [inputs, targets] : dataset_->valBatches(cfg_.batch_size, cfg_.eval_batches))
@@ -193,6 +204,11 @@ class Session {
     info.predictedMemory = predictMemory(params_, cfg_.mode, cfg_.adamw);
     info.measuredMemory = optimizer_->measuredMemory();
     info.fp32Baseline = fp32AdamWBaseline(info.parameterCount);
+    info.optimizerMode = optimizerModeId(cfg_.mode);
+    info.momentPrecision = momentPrecisionId(state_layout::moments(cfg_.mode, cfg_.adamw, info.bf16ParameterCount > 0));
+    info.weightDecayRoundedAway = info.bf16ParameterCount > 0 && weightDecayRoundedAway(cfg_.mode, cfg_.adamw);
+    info.updateWindow = cfg_.update_window;
+    info.statisticsBytes = optimizer_->statisticsBytes();
     info.tokensPerStep = cfg_.batch_size * cfg_.grad_accum * cfg_.seq_len;
     info.trainTokens = dataset_->numTrainBlocks() * cfg_.seq_len;
     info.cudaAllocatorSummary = cudaAllocatorSummary(device);
@@ -203,6 +219,10 @@ class Session {
         " bf16), mode " + optimizerModeId(cfg_.mode) + ", device " + info.device + ", " +
         std::to_string(dataset_->numTrainBlocks()) + " train / " + std::to_string(dataset_->numValBlocks()) +
         " val blocks of " + std::to_string(cfg_.seq_len) + " tokens");
+    if (info.weightDecayRoundedAway)
+      log("note: weight decay is rounded away in mode " + info.optimizerMode + ": lr x weight_decay = " +
+          fmt(cfg_.adamw.lr * cfg_.adamw.weight_decay) + " is below half a bf16 ulp (2^-9), so (1 - lr x wd) x w "
+          "rounds back to w");
     if (cb_.onStart) cb_.onStart(info);
   }
 
@@ -259,29 +279,28 @@ class Session {
         scaleGrads(params_, cfg_.grad_clip / (m.gradNorm + 1e-6));
 
       const bool collect = step % cfg_.layer_stats_every == 0 || step == 1;
-      const std::vector<LayerUpdateStats> stats = optimizer_->step(m.lr, collect);
+      const OptimizerStepStats stats = optimizer_->step(m.lr, collect);
       if (collect) {
-        int64_t roundedAway = 0, intendedNonZero = 0;
-        double intendedSq = 0, effectiveSq = 0;
-        for (const LayerUpdateStats& s : stats) {
-          roundedAway += s.roundedAway;
-          intendedNonZero += s.intendedNonZero;
-          intendedSq += s.intendedNormSq;
-          effectiveSq += s.effectiveNormSq;
-          LayerStepMetrics l;
-          l.layer = s.layer;
-          l.roundedAwayFraction = s.intendedNonZero > 0 ? double(s.roundedAway) / double(s.intendedNonZero) : 0.0;
-          l.updateRatio = s.intendedNormSq > 0 ? std::sqrt(s.effectiveNormSq / s.intendedNormSq) : 1.0;
-          m.layers.push_back(std::move(l));
-        }
-        lastRoundedAway_ = intendedNonZero > 0 ? double(roundedAway) / double(intendedNonZero) : 0.0;
-        lastUpdateRatio_ = intendedSq > 0 ? std::sqrt(effectiveSq / intendedSq) : 1.0;
+        for (const LayerUpdateStats& s : stats.layers) m.layers.push_back(layerMetrics(s));
+        const LayerStepMetrics total = layerMetrics(totalOf(stats.layers));
+        lastRoundedAway_ = total.roundedAwayFraction;
+        lastUpdateRatio_ = total.updateRatio;
         roundedAwaySum_ += lastRoundedAway_;
         ++roundedAwayCount_;
       }
       // Steps without stats repeat the last measured totals.
       m.roundedAwayFraction = lastRoundedAway_;
       m.updateRatio = lastUpdateRatio_;
+      if (!stats.window.empty()) {
+        for (const LayerWindowStats& w : stats.window)
+          m.windowLayers.push_back({w.layer, w.updateLost(), w.updateError()});
+        const LayerWindowStats total = totalOf(stats.window);
+        m.updateLost = total.updateLost();
+        m.updateError = total.updateError();
+        updateLostSum_ += *m.updateLost;
+        updateErrorSum_ += *m.updateError;
+        ++windowCount_;
+      }
       m.memory = optimizer_->measuredMemory();
 
       const double stepSeconds = std::chrono::duration<double>(Clock::now() - stepStart).count();
@@ -292,7 +311,8 @@ class Session {
         m.valLoss = evaluate();
         lastValLoss_ = m.valLoss;
         log("step " + std::to_string(step) + "/" + std::to_string(cfg_.steps) + ": train loss " + fmt(m.loss) +
-            ", val loss " + fmt(*m.valLoss) + ", rounded away " + fmt(100 * m.roundedAwayFraction, 3) + "%");
+            ", val loss " + fmt(*m.valLoss) + ", rounded away " + fmt(100 * m.roundedAwayFraction, 3) + "%" +
+            (windowCount_ > 0 ? ", update lost " + fmt(100 * updateLostSum_ / double(windowCount_), 3) + "%" : ""));
       }
       m.elapsedSeconds = std::chrono::duration<double>(Clock::now() - start).count() - pausedSeconds;
       record(m);
@@ -329,6 +349,10 @@ class Session {
       if (std::isfinite(m.loss)) tokens += info_.tokensPerStep;
     r.meanTokensPerSecond = trainSeconds_ > 0 ? double(tokens) / trainSeconds_ : 0.0;
     r.meanRoundedAwayFraction = roundedAwayCount_ > 0 ? roundedAwaySum_ / double(roundedAwayCount_) : 0.0;
+    if (windowCount_ > 0) {
+      r.meanUpdateLost = updateLostSum_ / double(windowCount_);
+      r.meanUpdateError = updateErrorSum_ / double(windowCount_);
+    }
     const double baseline = double(info_.fp32Baseline.total());
     r.memorySavedFraction = baseline > 0 ? 1.0 - double(r.memory.total()) / baseline : 0.0;
     return r;
@@ -359,6 +383,8 @@ class Session {
   double lastRoundedAway_ = 0, lastUpdateRatio_ = 1.0;
   double roundedAwaySum_ = 0;
   int64_t roundedAwayCount_ = 0;
+  double updateLostSum_ = 0, updateErrorSum_ = 0;
+  int64_t windowCount_ = 0;
   std::optional<double> lastValLoss_;
 };
 

@@ -82,7 +82,8 @@ class TestMetricsWriter : public QObject {
     std::ifstream csv(dir / "metrics.csv");
     std::string header;
     std::getline(csv, header);
-    QVERIFY(header.rfind("step,loss,val_loss,grad_norm,lr,rounded_away,update_ratio,tokens_per_s,elapsed_s,mem_", 0) == 0);
+    QVERIFY(header.rfind("step,loss,val_loss,grad_norm,lr,rounded_away,update_ratio,update_lost,update_error,"
+                         "tokens_per_s,elapsed_s,mem_", 0) == 0);
   }
 
   void nonFiniteLossRoundTripsAsNaN() {

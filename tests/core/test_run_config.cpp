@@ -43,7 +43,7 @@ class TestRunConfig : public QObject {
     c.mode = OptimizerMode::Bf16StochasticRounding;
     c.adamw.lr = 3e-4;
     c.adamw.beta2 = 0.95;
-    c.adamw.bf16_moments = false;
+    c.adamw.moments = MomentPrecision::Fp32;
     c.steps = 17;
     c.batch_size = 3;
     c.grad_accum = 2;
@@ -55,6 +55,7 @@ class TestRunConfig : public QObject {
     c.eval_every = 7;
     c.eval_batches = 2;
     c.layer_stats_every = 5;
+    c.update_window = 13;
     c.checkpoint_every = 10;
     c.seed = 1234567890123ULL;
     c.device = "cuda:1";
@@ -66,8 +67,9 @@ class TestRunConfig : public QObject {
     QCOMPARE(back.model.path, std::string("org/model"));
     QVERIFY(back.mode == OptimizerMode::Bf16StochasticRounding);
     QCOMPARE(back.plan.overrides.size(), size_t(1));
-    // Every struct field is serialized (21 top-level keys).
-    QCOMPARE(j.size(), size_t(21));
+    QCOMPARE(back.update_window, int64_t(13));
+    // Every struct field is serialized (22 top-level keys).
+    QCOMPARE(j.size(), size_t(22));
   }
 
   void unknownKeysAreNamed() {

@@ -28,6 +28,8 @@ RunConfig smallRun(OptimizerMode mode, int64_t steps) {
   c.warmup_steps = 0;
   c.eval_every = 2;
   c.eval_batches = 2;
+  c.layer_stats_every = 1;
+  c.update_window = 2;
   c.device = "cpu";
   return c;
 }
@@ -85,7 +87,13 @@ class TestTrainer : public QObject {
         QCOMPARE(toJson(m.memory), toJson(r.info.predictedMemory));
         QVERIFY(!m.layers.empty());  // layer_stats_every = 1
         QCOMPARE(m.layers.size(), r.info.layers.size());
+        // A window of 2 steps closes on even steps, with a figure per layer.
+        QCOMPARE(bool(m.updateLost), m.step % 2 == 0);
+        QCOMPARE(m.windowLayers.size(), m.step % 2 == 0 ? r.info.layers.size() : size_t(0));
+        if (mode == OptimizerMode::Fp32AdamW && m.updateLost) QCOMPARE(*m.updateLost, 0.0);
       }
+      QCOMPARE(r.info.optimizerMode, optimizerModeId(mode));
+      QVERIFY(r.result.meanUpdateLost.has_value());
       QVERIFY(r.steps[1].valLoss && r.steps[3].valLoss && !r.steps[0].valLoss);
       QCOMPARE(r.info.tokensPerStep, int64_t(4 * 16));
       QCOMPARE(r.info.fp32Baseline.total(), 16 * r.info.parameterCount);
@@ -102,8 +110,36 @@ class TestTrainer : public QObject {
     }
   }
 
+  // The default model is the embedded pretrained checkpoint: far below the
+  // uniform loss of a fresh model from its first step.
+  void embeddedModelIsPretrained() {
+    RunConfig c = smallRun(OptimizerMode::Fp32AdamW, 1);
+    Trainer t(c);
+    const Recorded r = runAndRecord(t);
+    QVERIFY2(r.result.status == RunStatus::Completed, r.result.message.c_str());
+    QVERIFY2(r.steps.front().loss < 2.6, std::to_string(r.steps.front().loss).c_str());
+    bool said = false;
+    for (const std::string& l : r.logs) said = said || l.find("embedded tiny-gpt2 (pretrained)") != std::string::npos;
+    QVERIFY(said);
+  }
+
+  void weightDecayRoundedAwayIsReported() {
+    RunConfig c = smallRun(OptimizerMode::Bf16Plain, 1);
+    c.adamw.weight_decay = 0.1;  // lr 5e-5 x 0.1 = 5e-6 < 2^-9
+    Trainer t(c);
+    const Recorded r = runAndRecord(t);
+    QVERIFY(r.info.weightDecayRoundedAway);
+    bool said = false;
+    for (const std::string& l : r.logs) said = said || l.find("weight decay is rounded away") != std::string::npos;
+    QVERIFY(said);
+    c.mode = OptimizerMode::Bf16Kahan;
+    Trainer kahan(c);
+    QVERIFY(!runAndRecord(kahan).info.weightDecayRoundedAway);
+  }
+
   void fp32LossStartsNearUniformAndFalls() {
     RunConfig c = smallRun(OptimizerMode::Fp32AdamW, 30);
+    c.model.source = "embedded-init";
     c.adamw.lr = 3e-3;
     c.lr_schedule = "constant";
     c.eval_every = 0;

@@ -1,11 +1,12 @@
-// The effect the product is about, measured on the embedded tiny GPT-2 with
-// every parameter in bf16 and a small learning rate: plain bf16 AdamW loses
-// most updates to rounding and lags fp32; Kahan summation and stochastic
-// rounding recover fp32's loss; fp32 master weights match fp32.
-// Thresholds were set by measurement (120 steps, lr 3e-4, batch 8 x 32,
-// mean train loss of the last 10 steps, same batches for every mode):
-// fp32 3.414, bf16 3.465 (29% of updates rounded away), bf16+Kahan 3.415.
-// Margins: gap > 0.02 (measured 0.05), fixes within 0.02 of fp32.
+// The effect the product is about, on the default experiment (fine-tuning the
+// embedded pretrained tiny GPT-2 at lr 5e-5, every parameter in bf16) over
+// three seeds. Measured when this test was written (seeds 1-3, mean +- sd):
+//   fp32 val loss 1.9391 +- 0.0014; bf16 +0.060, bf16-nearest +0.059,
+//   bf16-kahan +0.0004, bf16-sr +0.0003, mixed +0.0002 (vs fp32);
+//   update lost: bf16 88.6 %, kahan/sr/mixed |.| < 0.3 %, fp32 0.
+// The assertions are the requirements with the spread measured here:
+// plain bf16 behind fp32 by >= 0.05 nats and >= 5x fp32's seed-to-seed spread;
+// Kahan, SR and mixed within that spread of fp32.
 #include <QtTest/QtTest>
 
 #include <cmath>
@@ -17,39 +18,36 @@ using namespace plab;
 
 namespace {
 
-constexpr int64_t kSteps = 120;
-constexpr double kLr = 3e-4;
+const std::vector<uint64_t> kSeeds = {1, 2, 3};
 
 struct Outcome {
-  double finalLoss = 0;       // mean train loss over the last 10 steps
-  double roundedAway = 0;     // mean over steps
-  RunResult result;
+  double valLoss = 0;
+  double updateLost = 0;
 };
 
-Outcome train(OptimizerMode mode) {
+Outcome train(OptimizerMode mode, uint64_t seed) {
   RunConfig c = defaultRunConfig();
   c.name = "physics-" + optimizerModeId(mode);
   c.mode = mode;
-  c.plan.preset = PlanPreset::AllBf16;
-  c.adamw.lr = kLr;
-  c.lr_schedule = "constant";
-  c.warmup_steps = 0;
-  c.steps = kSteps;
-  c.batch_size = 8;
-  c.seq_len = 32;
-  c.eval_every = 0;
-  c.eval_batches = 1;
-  c.layer_stats_every = 5;
+  c.seed = seed;
+  c.eval_every = 0;  // evaluate at the end only
   c.device = "cpu";
   Trainer t(c);
-  std::vector<double> losses;
-  Trainer::Callbacks cb;
-  cb.onStep = [&](const StepMetrics& m) { losses.push_back(m.loss); };
-  Outcome o;
-  o.result = t.run(cb);
-  for (size_t i = losses.size() - 10; i < losses.size(); ++i) o.finalLoss += losses[i] / 10;
-  o.roundedAway = o.result.meanRoundedAwayFraction;
-  return o;
+  const RunResult r = t.run({});
+  if (r.status != RunStatus::Completed || !r.finalValLoss || !r.meanUpdateLost)
+    qFatal("run %s failed: %s", c.name.c_str(), r.message.c_str());
+  return {*r.finalValLoss, *r.meanUpdateLost};
+}
+
+struct Spread {
+  double mean = 0, sd = 0;
+};
+Spread spreadOf(const std::vector<double>& v) {
+  Spread s;
+  for (double x : v) s.mean += x / double(v.size());
+  for (double x : v) s.sd += (x - s.mean) * (x - s.mean) / double(v.size() - 1);
+  s.sd = std::sqrt(s.sd);
+  return s;
 }
 
 }  // namespace
@@ -58,45 +56,47 @@ class TestTrainingPhysics : public QObject {
   Q_OBJECT
  private slots:
   void initTestCase() {
+    for (uint64_t seed : kSeeds)
+      for (OptimizerMode m : allOptimizerModes()) {
+        const Outcome o = train(m, seed);
+        val_[m].push_back(o.valLoss);
+        lost_[m].push_back(o.updateLost);
+      }
+    fp32_ = spreadOf(val_[OptimizerMode::Fp32AdamW]);
     for (OptimizerMode m : allOptimizerModes()) {
-      outcomes_[m] = train(m);
-      QVERIFY2(outcomes_[m].result.status == RunStatus::Completed, outcomes_[m].result.message.c_str());
-      qInfo("%-30s final loss %.4f  rounded away %.1f%%", optimizerModeLabel(m).c_str(), outcomes_[m].finalLoss,
-            100 * outcomes_[m].roundedAway);
+      const Spread v = spreadOf(val_[m]), l = spreadOf(lost_[m]);
+      qInfo("%-13s val loss %.4f +- %.4f (%+.4f vs fp32)  update lost %6.2f%% +- %.2f", optimizerModeId(m).c_str(),
+            v.mean, v.sd, v.mean - fp32_.mean, 100 * l.mean, 100 * l.sd);
     }
   }
 
-  void fp32Learns() {
-    QVERIFY(outcomes_[OptimizerMode::Fp32AdamW].finalLoss < std::log(257.0) - 1.5);
-    // fp32 keeps 24 mantissa bits: practically no update is lost.
-    QVERIFY(outcomes_[OptimizerMode::Fp32AdamW].roundedAway < 0.01);
-  }
-
-  void plainBf16RoundsAwayAndLags() {
-    const Outcome& bf16 = outcomes_[OptimizerMode::Bf16Plain];
-    const Outcome& fp32 = outcomes_[OptimizerMode::Fp32AdamW];
-    QVERIFY2(bf16.roundedAway > 0.2, std::to_string(bf16.roundedAway).c_str());
-    QVERIFY2(bf16.finalLoss > fp32.finalLoss + 0.02,
-             (std::to_string(bf16.finalLoss) + " vs fp32 " + std::to_string(fp32.finalLoss)).c_str());
-  }
-
-  void kahanAndStochasticRoundingTrackFp32() {
-    const double fp32 = outcomes_[OptimizerMode::Fp32AdamW].finalLoss;
-    for (OptimizerMode m : {OptimizerMode::Bf16Kahan, OptimizerMode::Bf16StochasticRounding}) {
-      const double loss = outcomes_[m].finalLoss;
-      QVERIFY2(std::fabs(loss - fp32) < 0.02,
-               (optimizerModeId(m) + " " + std::to_string(loss) + " vs fp32 " + std::to_string(fp32)).c_str());
+  void plainBf16IsClearlyBehind() {
+    for (OptimizerMode m : {OptimizerMode::Bf16Plain, OptimizerMode::Bf16Nearest}) {
+      const double gap = spreadOf(val_[m]).mean - fp32_.mean;
+      QVERIFY2(gap >= 0.05, (optimizerModeId(m) + " gap " + std::to_string(gap)).c_str());
+      QVERIFY2(gap >= 5 * fp32_.sd, (optimizerModeId(m) + " gap " + std::to_string(gap) + " vs spread " +
+                                     std::to_string(fp32_.sd)).c_str());
+      QVERIFY(spreadOf(lost_[m]).mean > 0.5);
     }
   }
 
-  void masterWeightsMatchFp32() {
-    const double fp32 = outcomes_[OptimizerMode::Fp32AdamW].finalLoss;
-    const double mixed = outcomes_[OptimizerMode::Fp32MasterWeights].finalLoss;
-    QVERIFY2(std::fabs(mixed - fp32) < 0.02, (std::to_string(mixed) + " vs " + std::to_string(fp32)).c_str());
+  void fixesTrackFp32WithinTheSeedSpread() {
+    for (OptimizerMode m : {OptimizerMode::Bf16Kahan, OptimizerMode::Bf16StochasticRounding,
+                            OptimizerMode::Fp32MasterWeights}) {
+      const double diff = spreadOf(val_[m]).mean - fp32_.mean;
+      QVERIFY2(std::abs(diff) <= fp32_.sd, (optimizerModeId(m) + " differs by " + std::to_string(diff) +
+                                            ", fp32 spread " + std::to_string(fp32_.sd)).c_str());
+      QVERIFY2(std::abs(spreadOf(lost_[m]).mean) < 0.02, optimizerModeId(m).c_str());
+    }
+  }
+
+  void fp32LosesNothing() {
+    for (double v : lost_[OptimizerMode::Fp32AdamW]) QCOMPARE(v, 0.0);
   }
 
  private:
-  std::map<OptimizerMode, Outcome> outcomes_;
+  std::map<OptimizerMode, std::vector<double>> val_, lost_;
+  Spread fp32_;
 };
 
 QTEST_GUILESS_MAIN(TestTrainingPhysics)
