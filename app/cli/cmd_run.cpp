@@ -1,5 +1,6 @@
 // `precision-lab-cli run`: one run or a sweep, streamed to disk, then the
 // report (HTML/SVG, plus PNG/PDF when built with Qt).
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -15,6 +16,7 @@
 #include "cli_support.h"
 #include "progress.h"
 #include "qt_report_writer.h"
+#include "report/fp32_comparison.h"
 #include "report/report_charts.h"
 #include "report/run_report.h"
 #include "train/trainer.h"
@@ -82,20 +84,31 @@ RunRecord trainOne(RunConfig config, bool terminal, bool& interrupted) {
 }
 
 void printSummary(const std::vector<RunRecord>& runs) {
-  std::cout << std::left << std::setw(28) << "run" << std::setw(12) << "mode" << std::setw(11) << "status"
+  size_t nameWidth = 4;
+  for (const RunRecord& r : runs) nameWidth = std::max(nameWidth, r.config.name.size() + 2);
+  const int nw = static_cast<int>(nameWidth);
+  std::cout << std::left << std::setw(nw) << "run" << std::setw(14) << "mode" << std::setw(11) << "status"
             << std::right << std::setw(7) << "steps" << std::setw(11) << "loss" << std::setw(11) << "val loss"
-            << std::setw(12) << "memory MiB" << std::setw(9) << "saved" << std::setw(10) << "rounded" << std::setw(10)
-            << "tok/s" << '\n';
+            << std::setw(12) << "memory MiB" << std::setw(9) << "saved" << std::setw(9) << "lost" << std::setw(10)
+            << "rounded" << std::setw(10) << "tok/s" << '\n';
   for (const RunRecord& r : runs) {
     const RunResult& res = r.result;
-    std::cout << std::left << std::setw(28) << r.config.name << std::setw(12) << optimizerModeId(r.config.mode)
+    std::cout << std::left << std::setw(nw) << r.config.name << std::setw(14) << optimizerModeId(r.config.mode)
               << std::setw(11) << runStatusId(res.status) << std::right << std::setw(7) << res.stepsDone << std::fixed
               << std::setprecision(4) << std::setw(11) << res.finalLoss << std::setw(11)
               << (res.finalValLoss ? *res.finalValLoss : std::nan("")) << std::setprecision(2) << std::setw(12)
               << res.memory.total() / (1024.0 * 1024.0) << std::setprecision(1) << std::setw(8)
-              << 100 * res.memorySavedFraction << '%' << std::setw(9) << 100 * res.meanRoundedAwayFraction << '%'
-              << std::setprecision(0) << std::setw(10) << res.meanTokensPerSecond << '\n';
+              << 100 * res.memorySavedFraction << '%' << std::setw(8)
+              << (res.meanUpdateLost ? 100 * *res.meanUpdateLost : std::nan("")) << '%' << std::setw(9)
+              << 100 * res.meanRoundedAwayFraction << '%' << std::setprecision(0) << std::setw(10)
+              << res.meanTokensPerSecond << '\n';
     std::cout.unsetf(std::ios::fixed);
+  }
+  if (runs.size() < 2) return;
+  std::cout << '\n';
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto ref = report::fp32ReferenceIndex(runs, i);
+    std::cout << "  " << runs[i].config.name << ": " << report::runVerdict(runs[i], ref ? &runs[*ref] : nullptr) << '\n';
   }
 }
 
@@ -110,11 +123,13 @@ const char* const kRunHelp =
     "  CONFIG.json    a run config (see `default-config`), {\"runs\": [...]}, or\n"
     "                 {\"base\": {...}, \"sweep\": {\"mode\": [\"fp32\", \"bf16\", ...]}}\n"
     "                 (sweepable: any field, e.g. \"mode\", \"seed\", \"adamw.lr\")\n"
-    "  --default      use the built-in default run (tiny GPT-2 on the shipped corpus)\n"
+    "  --default      the default experiment: fine-tune the embedded pretrained tiny GPT-2\n"
+    "                 at lr 5e-5 under every optimizer mode and compare them (with --mode,\n"
+    "                 that mode alone); `default-config` prints its base run\n"
     "  --out DIR      report folder (default ./runs/<name>-<timestamp>); with several\n"
     "                 runs each gets DIR/runs/<name>/ plus a comparison report in DIR\n"
     "  --steps N      override the number of optimizer steps\n"
-    "  --mode ID      override the optimizer mode: fp32, bf16, bf16-kahan, bf16-sr, mixed\n"
+    "  --mode ID      override the optimizer mode: fp32, bf16, bf16-nearest, bf16-kahan, bf16-sr, mixed\n"
     "  --device D     override the device: auto, cpu, cuda, cuda:N\n"
     "  --no-pdf       skip the Qt-rendered PNG charts and report.pdf\n"
     "\n"
@@ -142,7 +157,10 @@ int runCommand(Args& args) {
 
   std::vector<RunConfig> runs;
   try {
-    runs = useDefault ? std::vector<RunConfig>{defaultRunConfig()} : loadRunConfigs(readJsonFile(pos[0]));
+    if (useDefault)
+      runs = mode ? std::vector<RunConfig>{defaultRunConfig()} : loadRunConfigs(defaultExperimentJson());
+    else
+      runs = loadRunConfigs(readJsonFile(pos[0]));
     for (RunConfig& c : runs) {
       if (steps) c.steps = *steps;
       if (mode) c.mode = optimizerModeFromId(*mode);

@@ -13,7 +13,7 @@ const char* const kTopHelp =
     "\n"
     "Precision Lab: train causal LMs in pure bf16 with plain AdamW, Kahan-summed\n"
     "updates, stochastic rounding, fp32 master weights or fp32, and measure loss,\n"
-    "memory and the fraction of updates rounded away.\n"
+    "memory and how much of the intended update bf16 rounding loses.\n"
     "\n"
     "commands:\n"
     "  run [CONFIG.json] [--default] [--out DIR] [--steps N] [--mode ID] [--device D] [--no-pdf]\n"
@@ -26,7 +26,7 @@ const char* const kTopHelp =
     "  bench [--steps N] [--device D]\n"
     "                   tokens/s, ms/step and memory of every optimizer mode\n"
     "\n"
-    "optimizer modes: fp32, bf16, bf16-kahan, bf16-sr, mixed\n"
+    "optimizer modes: fp32, bf16, bf16-nearest, bf16-kahan, bf16-sr, mixed (README: the mode table)\n"
     "`precision-lab-cli <command> --help` describes a command in detail.\n"
     "Exit codes: 0 ok, 1 run/command failed, 2 usage or config error, 130 interrupted.\n";
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "report/fp32_comparison.h"
 #include "report/svg_util.h"
 
 namespace plab::report {
@@ -150,26 +151,49 @@ std::string renderLayerHeatmap(const RunRecord& run, int maxBuckets) {
 }
 
 std::vector<SvgChart> renderReportCharts(const std::vector<RunRecord>& runs) {
-  std::vector<ChartSeries> loss, val, rounded;
-  for (const RunRecord& r : runs) {
+  std::vector<ChartSeries> loss, val, rounded, lost, difference;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const RunRecord& r = runs[i];
     loss.push_back(seriesOf(r, [](const StepMetrics& m) { return m.loss; }));
-    ChartSeries v;
-    v.label = runLabel(r);
-    for (const StepMetrics& m : r.steps)
+    ChartSeries v, u;
+    v.label = u.label = runLabel(r);
+    for (const StepMetrics& m : r.steps) {
       if (m.valLoss) {
         v.x.push_back(static_cast<double>(m.step));
         v.y.push_back(*m.valLoss);
       }
+      if (m.updateLost) {
+        u.x.push_back(static_cast<double>(m.step));
+        u.y.push_back(100.0 * *m.updateLost);
+      }
+    }
     val.push_back(v);
+    lost.push_back(u);
     rounded.push_back(seriesOf(r, [](const StepMetrics& m) { return 100.0 * m.roundedAwayFraction; }));
+    const auto ref = fp32ReferenceIndex(runs, i);
+    if (ref && *ref != i) {
+      const LossDifference d = lossDifference(r, runs[*ref]);
+      ChartSeries s;
+      s.label = runLabel(r);
+      s.x = d.steps;
+      s.y = d.train;
+      difference.push_back(s);
+    }
   }
   std::vector<SvgChart> charts = {
       {"loss.svg", "Train loss", renderSvgLineChart("Train loss", "step", "loss", loss)},
       {"val_loss.svg", "Validation loss", renderSvgLineChart("Validation loss", "step", "loss", val)},
-      {"rounded_away.svg", "Updates rounded away",
-       renderSvgLineChart("Updates rounded away", "step", "% of non-zero updates", rounded)},
-      {"memory.svg", "Training-state memory", renderMemoryChart(runs)},
   };
+  if (!difference.empty())
+    charts.push_back({"loss_vs_fp32.svg", "Train loss minus fp32's at the same step",
+                      renderSvgLineChart("Train loss minus fp32's at the same step", "step", "nats", difference)});
+  charts.push_back({"update_lost.svg", "Update lost (windowed)",
+                    renderSvgLineChart("Update lost: share of the intended update that did not reach the weights",
+                                       "step", "% of the summed intended update", lost)});
+  charts.push_back({"rounded_away.svg", "Updates rounded away (per step)",
+                    renderSvgLineChart("Updates rounded away in a single step", "step", "% of non-zero updates",
+                                       rounded)});
+  charts.push_back({"memory.svg", "Training-state memory", renderMemoryChart(runs)});
   for (const RunRecord& r : runs) {
     const std::string file =
         runs.size() == 1 ? "layers_heatmap.svg" : "layers_heatmap_" + safeFileName(r.config.name) + ".svg";

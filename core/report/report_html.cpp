@@ -1,6 +1,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "report/fp32_comparison.h"
 #include "report/report_charts.h"
 #include "report/run_report.h"
 #include "report/svg_util.h"
@@ -40,17 +41,31 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
       << escapeXml(i.device) << "; " << i.tokensPerStep << " tokens per step.</p>\n";
   }
 
-  h << "<h2>Summary</h2>\n<table>\n<tr><th>run</th><th>mode</th><th>steps</th><th>final loss</th>"
-       "<th>final val loss</th><th>memory (MiB)</th><th>saved vs fp32</th><th>mean rounded away</th>"
-       "<th>tokens/s</th><th>status</th></tr>\n";
+  h << "<h2>Verdict</h2>\n<ul>\n";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto ref = report::fp32ReferenceIndex(runs, i);
+    h << "<li><b>" << escapeXml(runs[i].config.name) << "</b>: "
+      << escapeXml(report::runVerdict(runs[i], ref ? &runs[*ref] : nullptr)) << "</li>\n";
+  }
+  h << "</ul>\n<p><small>Update lost: over windows of K steps, the share of the summed intended AdamW update "
+       "(what fp32 arithmetic would change) that did not reach the weights the forward pass uses; fp32 reads 0. "
+       "Rounded away: elements whose intended update was non-zero but whose stored weight did not change in a "
+       "single step (Kahan and stochastic rounding defer or randomise writes, so this stays high for them).</small></p>\n";
+
+  h << "<h2>Summary</h2>\n<table>\n<tr><th>run</th><th>mode</th><th>moments</th><th>steps</th><th>final loss</th>"
+       "<th>final val loss</th><th>memory (MiB)</th><th>saved vs fp32</th><th>mean update lost</th>"
+       "<th>mean update error</th><th>mean rounded away</th><th>tokens/s</th><th>status</th></tr>\n";
   for (const RunRecord& r : runs) {
     const RunResult& res = r.result;
+    const auto pct = [](const std::optional<double>& v) { return v ? num(100 * *v, 4) + "%" : std::string("-"); };
     const std::string status = runStatusId(res.status);
     h << "<tr><td class=\"text\">" << escapeXml(r.config.name) << "</td><td class=\"text\">"
-      << escapeXml(optimizerModeLabel(r.config.mode)) << "</td><td>" << res.stepsDone << "</td><td>"
-      << num(res.finalLoss) << "</td><td>" << (res.finalValLoss ? num(*res.finalValLoss) : "-") << "</td><td>"
-      << mibText(res.memory.total()) << "</td><td>" << num(100 * res.memorySavedFraction, 3) << "%</td><td>"
-      << num(100 * meanRoundedAway(r), 3) << "%</td><td>" << num(res.meanTokensPerSecond, 5) << "</td><td class=\"text "
+      << escapeXml(optimizerModeLabel(r.config.mode)) << "</td><td class=\"text\">"
+      << escapeXml(r.info.momentPrecision.empty() ? "-" : r.info.momentPrecision) << "</td><td>" << res.stepsDone << "</td><td>"
+      << num(res.finalLoss, 6) << "</td><td>" << (res.finalValLoss ? num(*res.finalValLoss, 6) : "-") << "</td><td>"
+      << mibText(res.memory.total()) << "</td><td>" << num(100 * res.memorySavedFraction, 4) << "%</td><td>"
+      << pct(res.meanUpdateLost) << "</td><td>" << pct(res.meanUpdateError) << "</td><td>"
+      << num(100 * meanRoundedAway(r), 4) << "%</td><td>" << num(res.meanTokensPerSecond, 5) << "</td><td class=\"text "
       << status << "\">" << status << (res.message.empty() ? "" : ": " + escapeXml(res.message)) << "</td></tr>\n";
   }
   h << "</table>\n";

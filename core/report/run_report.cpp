@@ -5,6 +5,7 @@
 #include <fstream>
 #include <set>
 
+#include "report/fp32_comparison.h"
 #include "report/report_charts.h"
 #include "train/metrics_writer.h"
 #include "util/errors.h"
@@ -66,8 +67,11 @@ void writeComparisonReport(const fs::path& dir, const std::vector<RunRecord>& ru
   std::set<std::string> used;
   std::string csv =
       "name,mode,status,steps_done,final_loss,final_val_loss,memory_bytes,memory_saved_fraction,"
-      "mean_rounded_away_fraction,mean_tokens_per_second,folder\n";
-  for (const RunRecord& r : runs) {
+      "mean_update_lost,mean_update_error,mean_rounded_away_fraction,mean_tokens_per_second,folder,verdict\n";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const RunRecord& r = runs[i];
+    const auto ref = report::fp32ReferenceIndex(runs, i);
+    const auto optional = [](const std::optional<double>& v) { return v ? nlohmann::json(*v).dump() : std::string(); };
     std::string folder = report::safeFileName(r.config.name);
     for (int i = 2; used.count(folder); ++i) folder = report::safeFileName(r.config.name) + "-" + std::to_string(i);
     used.insert(folder);
@@ -77,8 +81,9 @@ void writeComparisonReport(const fs::path& dir, const std::vector<RunRecord>& ru
            std::to_string(res.stepsDone) + "," + nlohmann::json(res.finalLoss).dump() + "," +
            (res.finalValLoss ? nlohmann::json(*res.finalValLoss).dump() : "") + "," +
            std::to_string(res.memory.total()) + "," + nlohmann::json(res.memorySavedFraction).dump() + "," +
+           optional(res.meanUpdateLost) + "," + optional(res.meanUpdateError) + "," +
            nlohmann::json(res.meanRoundedAwayFraction).dump() + "," + nlohmann::json(res.meanTokensPerSecond).dump() +
-           ",runs/" + folder + "\n";
+           ",runs/" + folder + "," + csvField(report::runVerdict(r, ref ? &runs[*ref] : nullptr)) + "\n";
   }
   writeText(dir / "summary.csv", csv);
   writeCharts(dir, runs);

@@ -80,8 +80,8 @@ class TestCli : public QObject {
   void runDefaultWritesReport() {
     QTemporaryDir tmp;
     const fs::path out = fs::path(tmp.path().toStdString()) / "report";
-    const Outcome o = runCli({"run", "--default", "--steps", "3", "--out", QString::fromStdString(out.string()),
-                              "--no-pdf"});
+    const Outcome o = runCli({"run", "--default", "--mode", "bf16-kahan", "--steps", "3", "--out",
+                              QString::fromStdString(out.string()), "--no-pdf"});
     QVERIFY2(o.exitCode == 0, describe(o));
     for (const char* f : {"config.json", "run_info.json", "summary.json", "metrics.jsonl", "metrics.csv", "layers.csv",
                           "report.html", "charts/loss.svg"})
@@ -91,6 +91,24 @@ class TestCli : public QObject {
     QCOMPARE(RunConfig::fromJson(nlohmann::json::parse(cfg)).steps, int64_t(3));
     QVERIFY(o.out.contains("report:"));
     QVERIFY(o.err.contains("step 3/3"));  // progress (plain lines: stderr is a pipe)
+  }
+
+  // Without --mode the default run is the comparison of every mode, with a
+  // verdict per run against fp32.
+  void defaultExperimentComparesEveryMode() {
+    QTemporaryDir tmp;
+    const fs::path out = fs::path(tmp.path().toStdString()) / "experiment";
+    const Outcome o = runCli({"run", "--default", "--steps", "2", "--out", QString::fromStdString(out.string()),
+                              "--no-pdf"});
+    QVERIFY2(o.exitCode == 0, describe(o));
+    QVERIFY(fs::exists(out / "summary.csv"));
+    for (OptimizerMode m : allOptimizerModes()) {
+      const std::string run = "tiny-gpt2-finetune-" + optimizerModeId(m);
+      QVERIFY2(fs::exists(out / "runs" / run / "metrics.jsonl"), run.c_str());
+      QVERIFY2(o.out.contains(QString::fromStdString("  " + run + ": " + optimizerModeId(m) + ": ")), describe(o));
+    }
+    QVERIFY2(o.out.contains("nats val loss vs fp32"), describe(o));
+    QVERIFY2(o.out.contains("tiny-gpt2-finetune-fp32: fp32: the fp32 reference"), describe(o));
   }
 
   void sweepWritesComparison() {

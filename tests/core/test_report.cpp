@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "report/fp32_comparison.h"
 #include "report/run_report.h"
 #include "train/metrics_writer.h"
 #include "util/errors.h"
@@ -108,8 +109,8 @@ class TestReport : public QObject {
     QVERIFY(html.rfind("<!DOCTYPE html>", 0) == 0);
     QVERIFY(html.find("<style>") != std::string::npos);
     QVERIFY(html.find("<script") == std::string::npos && html.find("http://") == html.find("http://www.w3.org"));
-    // loss, val loss, rounded away, memory, one heatmap.
-    QCOMPARE(count(html, "<svg"), 5);
+    // loss, val loss, update lost, rounded away, memory, one heatmap.
+    QCOMPARE(count(html, "<svg"), 6);
     QVERIFY(html.find("Demo &amp; test") != std::string::npos);
     // The config in <pre> is the exact JSON once unescaped.
     const size_t a = html.find("<pre>") + 5, b = html.find("</pre>");
@@ -126,7 +127,8 @@ class TestReport : public QObject {
     const RunRecord run = syntheticRun("folder", OptimizerMode::Bf16Plain, 12);
     writeRunReport(dir, run);
     for (const char* f : {"config.json", "run_info.json", "summary.json", "metrics.jsonl", "metrics.csv", "layers.csv",
-                          "report.html", "charts/loss.svg", "charts/val_loss.svg", "charts/rounded_away.svg",
+                          "report.html", "charts/loss.svg", "charts/val_loss.svg", "charts/update_lost.svg",
+                          "charts/rounded_away.svg",
                           "charts/memory.svg", "charts/layers_heatmap.svg"})
       QVERIFY2(fs::is_regular_file(dir / f) && fs::file_size(dir / f) > 0, f);
     std::ifstream cfg(dir / "config.json");
@@ -142,6 +144,38 @@ class TestReport : public QObject {
     QCOMPARE(lines, 1 + 3 * 12);
   }
 
+  // The one-line verdict against fp32, on hand-made numbers.
+  void verdictAgainstFp32() {
+    RunRecord fp32 = syntheticRun("a", OptimizerMode::Fp32AdamW, 10);
+    RunRecord bf16 = syntheticRun("b", OptimizerMode::Bf16Plain, 10);
+    for (StepMetrics& m : bf16.steps) {
+      if (m.valLoss) *m.valLoss += 0.06;
+      m.memory = MemoryBreakdown{};
+      m.memory.weights = 8000;  // half of the 16 kB fp32 baseline
+    }
+    bf16.steps[4].updateLost = 0.9;
+    bf16.steps[9].updateLost = 0.872;
+    QCOMPARE(report::runVerdict(bf16, &fp32),
+             std::string("bf16: +0.060 nats val loss vs fp32, 88.6 % of the intended update lost, 50.0 % memory saved"));
+    QVERIFY(report::runVerdict(fp32, &fp32).rfind("fp32: the fp32 reference", 0) == 0);
+    QVERIFY(report::runVerdict(bf16, nullptr).find("no fp32 run") != std::string::npos);
+    // A run in progress is compared at the last step both measured.
+    RunRecord partial = bf16;
+    partial.steps.resize(6);
+    partial.result = RunResult{};
+    QVERIFY2(report::runVerdict(partial, &fp32).rfind("bf16: +0.060 nats val loss vs fp32", 0) == 0,
+             report::runVerdict(partial, &fp32).c_str());
+    // The reference is found by model, data and seed.
+    std::vector<RunRecord> runs = {fp32, bf16};
+    QCOMPARE(report::fp32ReferenceIndex(runs, 1), std::optional<size_t>(0));
+    runs[1].config.seed = 7;
+    QVERIFY(!report::fp32ReferenceIndex(runs, 1));
+    RunRecord failed = bf16;
+    failed.result.status = RunStatus::Failed;
+    failed.result.message = "loss became NaN at step 3";
+    QCOMPARE(report::runVerdict(failed, &fp32), std::string("bf16: failed (loss became NaN at step 3)"));
+  }
+
   void comparisonReport() {
     QTemporaryDir tmp;
     const fs::path dir = tmp.path().toStdString();
@@ -154,7 +188,14 @@ class TestReport : public QObject {
     QCOMPARE(count(csv, "\n"), 3);
     QVERIFY(csv.find("cmp/fp32,fp32,completed,8,") != std::string::npos);
     const std::string html = readFile(dir / "report.html");
-    QCOMPARE(count(html, "<svg"), 4 + 2);  // overlaid charts + one heatmap per run
+    // Overlaid charts (loss, val loss, loss minus fp32, update lost, rounded
+    // away, memory) + one heatmap per run.
+    QCOMPARE(count(html, "<svg"), 6 + 2);
+    QVERIFY(fs::exists(dir / "charts" / "loss_vs_fp32.svg"));
+    // A verdict per run, against the fp32 run on the same model, data and seed.
+    QVERIFY(html.find("the fp32 reference") != std::string::npos);
+    QVERIFY(html.find("bf16: ") != std::string::npos && html.find("nats val loss vs fp32") != std::string::npos);
+    QVERIFY(csv.find(",verdict\n") != std::string::npos);
     QCOMPARE(count(html, "<pre>"), 2);
   }
 

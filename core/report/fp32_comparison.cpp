@@ -1,0 +1,96 @@
+#include "report/fp32_comparison.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace plab::report {
+namespace {
+
+// What must be equal for two runs to be compared step by step.
+nlohmann::json comparableKey(const RunConfig& c) {
+  return {{"model", toJson(c.model)}, {"data", toJson(c.data)}, {"seed", c.seed},
+          {"batch_size", c.batch_size}, {"grad_accum", c.grad_accum}, {"seq_len", c.seq_len}};
+}
+
+std::string fixed(double v, int decimals, bool sign = false) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, sign ? "%+.*f" : "%.*f", decimals, v);
+  return buf;
+}
+
+}  // namespace
+
+std::optional<size_t> fp32ReferenceIndex(const std::vector<RunRecord>& runs, size_t run) {
+  if (run >= runs.size()) return std::nullopt;
+  if (runs[run].config.mode == OptimizerMode::Fp32AdamW) return run;
+  const nlohmann::json key = comparableKey(runs[run].config);
+  for (size_t i = runs.size(); i-- > 0;)
+    if (runs[i].config.mode == OptimizerMode::Fp32AdamW && !runs[i].steps.empty() &&
+        comparableKey(runs[i].config) == key)
+      return i;
+  return std::nullopt;
+}
+
+LossDifference lossDifference(const RunRecord& run, const RunRecord& reference) {
+  std::map<int64_t, const StepMetrics*> ref;
+  for (const StepMetrics& m : reference.steps) ref[m.step] = &m;
+  LossDifference d;
+  for (const StepMetrics& m : run.steps) {
+    const auto it = ref.find(m.step);
+    if (it == ref.end()) continue;
+    if (std::isfinite(m.loss) && std::isfinite(it->second->loss)) {
+      d.steps.push_back(static_cast<double>(m.step));
+      d.train.push_back(m.loss - it->second->loss);
+    }
+    if (m.valLoss && it->second->valLoss) {
+      d.valSteps.push_back(static_cast<double>(m.step));
+      d.val.push_back(*m.valLoss - *it->second->valLoss);
+    }
+  }
+  return d;
+}
+
+std::optional<double> meanUpdateLost(const RunRecord& run) {
+  if (run.result.meanUpdateLost) return run.result.meanUpdateLost;
+  double sum = 0;
+  int count = 0;
+  for (const StepMetrics& m : run.steps)
+    if (m.updateLost && std::isfinite(*m.updateLost)) {
+      sum += *m.updateLost;
+      ++count;
+    }
+  return count > 0 ? std::optional<double>(sum / count) : std::nullopt;
+}
+
+std::string runVerdict(const RunRecord& run, const RunRecord* fp32Reference) {
+  const std::string mode = optimizerModeId(run.config.mode);
+  if (run.result.status == RunStatus::Failed && !run.result.message.empty())
+    return mode + ": failed (" + run.result.message + ")";
+  if (run.steps.empty()) return mode + ": no steps measured yet";
+  std::string verdict = mode + ": ";
+  if (run.config.mode == OptimizerMode::Fp32AdamW) {
+    verdict += "the fp32 reference";
+  } else if (!fp32Reference) {
+    verdict += "no fp32 run on the same model, data and seed to compare with";
+  } else {
+    // At the last step both runs measured, so that a run in progress is not
+    // judged against the end of a finished one.
+    const LossDifference d = lossDifference(run, *fp32Reference);
+    if (!d.val.empty())
+      verdict += fixed(d.val.back(), 3, true) + " nats val loss vs fp32";
+    else if (!d.train.empty())
+      verdict += fixed(d.train.back(), 3, true) + " nats train loss vs fp32 at step " +
+                 std::to_string(static_cast<int64_t>(d.steps.back()));
+    else
+      verdict += "no step in common with the fp32 run yet";
+  }
+  if (const auto lost = meanUpdateLost(run))
+    verdict += ", " + fixed(100 * *lost, 1) + " % of the intended update lost";
+  const int64_t baseline = run.info.fp32Baseline.total();
+  const int64_t memory = run.steps.back().memory.total();
+  if (baseline > 0 && memory > 0) verdict += ", " + fixed(100 * (1 - double(memory) / double(baseline)), 1) + " % memory saved";
+  return verdict;
+}
+
+}  // namespace plab::report
