@@ -5,7 +5,7 @@
 namespace plab {
 
 double LayerWindowStats::updateLost() const {
-  return intendedSumSq > 0 ? -residualDotIntended / intendedSumSq : 0.0;
+  return intendedSumSq > 0 ? 0.0 - residualDotIntended / intendedSumSq : 0.0;  // never -0.0
 }
 
 double LayerWindowStats::updateError() const {

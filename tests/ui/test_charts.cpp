@@ -8,6 +8,7 @@
 #include "charts/loss_chart.h"
 #include "charts/memory_chart.h"
 #include "charts/rounded_away_chart.h"
+#include "charts/update_lost_chart.h"
 
 using namespace plab::ui;
 
@@ -27,6 +28,11 @@ plab::StepMetrics syntheticStep(int64_t step, int run) {
   m.memory.gradients = 1024 * 1024;
   for (size_t l = 0; l < kLayers.size(); ++l)
     m.layers.push_back({kLayers[l], 0.1 * static_cast<double>(l) + 0.001 * static_cast<double>(step), 1.0});
+  if (step % 4 == 0) {  // a window of 4 steps closes
+    m.updateLost = 0.5 * run + 0.01 * static_cast<double>(step);
+    m.updateError = 2 * *m.updateLost;
+    for (size_t l = 0; l < kLayers.size(); ++l) m.windowLayers.push_back({kLayers[l], 0.3 * static_cast<double>(l), 0.5});
+  }
   return m;
 }
 
@@ -94,24 +100,73 @@ class TestCharts : public QObject {
     QCOMPARE(chart.runGraph(1)->data()->at(3)->value, 100.0 * run.steps[3].roundedAwayFraction);
   }
 
+  void updateLostChartHasAPointPerWindow() {
+    UpdateLostChart chart;
+    const auto run = syntheticRun(1, 10);
+    chart.showRuns({syntheticRun(0, 10), run});
+    QCOMPARE(chart.graphCount(), 2);
+    QCOMPARE(chart.runGraph(1)->dataCount(), 2);  // steps 4 and 8
+    QCOMPARE(chart.runGraph(1)->data()->at(1)->key, 8.0);
+    QCOMPARE(chart.runGraph(1)->data()->at(1)->value, 100.0 * *run.steps[7].updateLost);
+    QVERIFY(chart.explanation().contains("intended update"));
+  }
+
+  // Loss minus fp32's: the fp32 run reads 0, the other its offset at each
+  // common step (the synthetic runs differ by exactly 1 in loss).
+  void lossMinusFp32() {
+    auto fp32 = syntheticRun(0, 10);
+    fp32.config.mode = plab::OptimizerMode::Fp32AdamW;
+    auto bf16 = syntheticRun(1, 8);
+    bf16.config.mode = plab::OptimizerMode::Bf16Plain;
+    LossChart chart;
+    chart.setDifferenceFromFp32(true);
+    chart.showRuns({fp32, bf16});
+    QCOMPARE(chart.trainGraph(1)->dataCount(), 8);
+    for (int i = 0; i < 8; ++i) QVERIFY(qAbs(chart.trainGraph(1)->data()->at(i)->value - 1.0) < 1e-12);
+    QCOMPARE(chart.valGraph(1)->dataCount(), 1);  // step 5 (step 10 is past the bf16 run)
+    QCOMPARE(chart.trainGraph(0)->data()->at(3)->value, 0.0);
+    // A run without an fp32 run on the same model/data/seed has no curve.
+    auto other = syntheticRun(2, 5);
+    other.config.seed = 99;
+    chart.showRuns({fp32, bf16, other});
+    QCOMPARE(chart.trainGraph(2)->dataCount(), 0);
+    chart.setDifferenceFromFp32(false);
+    chart.showRuns({fp32, bf16, other});
+    QCOMPARE(chart.trainGraph(2)->dataCount(), 5);
+    QCOMPARE(chart.trainGraph(1)->data()->at(0)->value, bf16.steps[0].loss);
+  }
+
+  void heatmapShowsUpdateLostPerWindow() {
+    LayerHeatmap heatmap;
+    QVERIFY(heatmap.metric() == HeatmapMetric::UpdateLost);  // the default view
+    heatmap.showRuns({syntheticRun(0, 12)});
+    QCOMPARE(heatmap.colorMap()->data()->keySize(), 3);  // windows closing at steps 4, 8, 12
+    QVERIFY(qAbs(heatmap.colorMap()->data()->cell(1, 2) - 60.0) < 1e-9);
+    QCOMPARE(heatmap.colorMap()->dataRange().upper, 100.0);  // fixed scale, not rescaled per run
+  }
+
   void memoryChartBarsPerRun() {
     MemoryChart chart;
     chart.showRuns({syntheticRun(0, 3), syntheticRun(1, 3)});
-    QCOMPARE(chart.savedBytesBars()->dataCount(), 2);
-    QCOMPARE(chart.savedPercentBars()->dataCount(), 2);
-    // Run 0 holds 2 MiB of state vs the 16 MiB fp32 baseline; run 1 holds 3 MiB.
-    QCOMPARE(chart.savedBytesBars()->data()->at(0)->value, 14.0);
-    QCOMPARE(chart.savedBytesBars()->data()->at(1)->value, 13.0);
-    QCOMPARE(chart.savedPercentBars()->data()->at(0)->value, 100.0 * 14.0 / 16.0);
+    // The fp32 baseline bar, then one per run, each stacked from its parts.
+    for (int part = 0; part < MemoryChart::kParts; ++part) QCOMPARE(chart.partBars(part)->dataCount(), 3);
+    // Run 0 holds 1 MiB of weights + 1 MiB of gradients vs the 16 MiB fp32 baseline; run 1 2 + 1 MiB.
+    QCOMPARE(chart.partBars(0)->data()->at(1)->value, 1.0);
+    QCOMPARE(chart.partBars(0)->data()->at(2)->value, 2.0);
+    QCOMPARE(chart.partBars(1)->data()->at(1)->value, 1.0);
+    QCOMPARE(chart.partBars(2)->data()->at(0)->value, 8.0);  // fp32 moments: 8 bytes per parameter
+    QCOMPARE(chart.savedFractions().size(), size_t(2));
+    QCOMPARE(chart.savedFractions()[0], 14.0 / 16.0);
     // A run that measured nothing yet has no bar.
     plab::RunRecord empty;
     empty.config.name = "queued";
     chart.showRuns({syntheticRun(0, 3), empty});
-    QCOMPARE(chart.savedBytesBars()->dataCount(), 1);
+    QCOMPARE(chart.partBars(0)->dataCount(), 2);
   }
 
   void heatmapIsLayersTimesSteps() {
     LayerHeatmap heatmap;
+    heatmap.setMetric(HeatmapMetric::RoundedAway);
     auto run = syntheticRun(0, 12);
     run.steps[4].layers.clear();  // a step without layer stats is no column
     heatmap.showRuns({run, syntheticRun(1, 5)});

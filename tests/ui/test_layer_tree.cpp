@@ -160,7 +160,7 @@ class TestLayerTree : public QObject {
     panel.setModules(tinyTree());
     panel.applyPreset(plab::PlanPreset::LinearBf16);
     plab::AdamWOptions adamw;
-    adamw.bf16_moments = true;
+    adamw.moments = plab::MomentPrecision::Bf16Nearest;
 
     // 90 bf16 elements, 116 fp32 elements; per element bytes from the rules
     // in memory_estimate.h, computed here by hand.
@@ -171,9 +171,11 @@ class TestLayerTree : public QObject {
     QCOMPARE(panel.predictedMemory().master, int64_t(90 * 4));
     QCOMPARE(panel.predictedMemory().kahan, int64_t(0));
     QCOMPARE(panel.predictedMemory().moments, int64_t(206 * 8));  // mixed keeps fp32 moments
-    adamw.bf16_moments = false;
-    panel.setOptimizer(plab::OptimizerMode::Bf16Plain, adamw);
-    QCOMPARE(panel.predictedMemory().total(), int64_t(90 * (2 + 2 + 8) + 116 * 16));
+    adamw.moments = plab::MomentPrecision::Fp32;
+    panel.setOptimizer(plab::OptimizerMode::Bf16Kahan, adamw);
+    QCOMPARE(panel.predictedMemory().total(), int64_t(90 * (2 + 2 + 8 + 2) + 116 * 16));
+    panel.setOptimizer(plab::OptimizerMode::Bf16Plain, adamw);  // torch: moments follow the params
+    QCOMPARE(panel.predictedMemory().total(), int64_t(90 * (2 + 2 + 4) + 116 * 16));
     panel.setOptimizer(plab::OptimizerMode::Fp32AdamW, adamw);
     QCOMPARE(panel.predictedMemory().total(), panel.fp32Memory().total());
     QCOMPARE(panel.fp32Memory().total(), int64_t(206 * 16));

@@ -16,6 +16,7 @@
 #include "charts/loss_chart.h"
 #include "charts/memory_chart.h"
 #include "charts/rounded_away_chart.h"
+#include "charts/update_lost_chart.h"
 #include "comparison/comparison_table.h"
 #include "main_window.h"
 #include "panels/layer_tree_panel.h"
@@ -38,6 +39,8 @@ void makeRunTiny(MainWindow& w, int steps) {
   c.warmup_steps = 1;
   c.eval_every = 0;
   c.eval_batches = 1;
+  c.layer_stats_every = 1;
+  c.update_window = steps;  // one window closes at the end
   c.device = "cpu";
   w.optimizerPanel()->setFrom(c);
 }
@@ -78,18 +81,23 @@ class TestMainWindowE2e : public QObject {
     QVERIFY(w.chartPanel()->lossChart()->trainGraph(0));
     QCOMPARE(w.chartPanel()->lossChart()->trainGraph(0)->dataCount(), 5);
     QCOMPARE(w.chartPanel()->roundedAwayChart()->runGraph(0)->dataCount(), 5);
-    QCOMPARE(w.chartPanel()->memoryChart()->savedBytesBars()->dataCount(), 1);
-    QVERIFY(w.chartPanel()->layerHeatmap()->colorMap()->data()->keySize() > 0);
+    QCOMPARE(w.chartPanel()->updateLostChart()->runGraph(0)->dataCount(), 1);
+    QCOMPARE(w.chartPanel()->memoryChart()->partBars(0)->dataCount(), 2);  // fp32 baseline + the run
+    QCOMPARE(w.chartPanel()->layerHeatmap()->colorMap()->data()->keySize(), 1);  // update lost: one window
+    w.chartPanel()->heatmapMetricCombo()->setCurrentIndex(1);  // rounded away per step
+    QCOMPARE(w.chartPanel()->layerHeatmap()->colorMap()->data()->keySize(), 5);
 
     auto* table = w.comparisonTable();
     QCOMPARE(table->rowCount(), 1);
     QCOMPARE(table->item(0, ComparisonTable::StatusColumn)->text(), QString("completed"));
     QVERIFY(table->item(0, ComparisonTable::LossColumn)->text() != "–");
+    QVERIFY(table->item(0, ComparisonTable::UpdateLostColumn)->text() != "–");
+    QVERIFY(table->item(0, ComparisonTable::VerdictColumn)->text().contains("bf16-kahan: "));
 
     QTemporaryDir dir;
     QVERIFY(w.exportReportTo(dir.path()));
     for (const char* name : {"report.html", "metrics.csv", "config.json", "report.pdf", "loss.png", "memory.png",
-                             "rounded_away.png", "layers_heatmap.png"})
+                             "update_lost.png", "rounded_away.png", "layers_heatmap.png"})
       QVERIFY2(fileNonEmpty(dir.filePath(name)), name);
     QFile pdf(dir.filePath("report.pdf"));
     QVERIFY(pdf.open(QIODevice::ReadOnly));
@@ -104,6 +112,31 @@ class TestMainWindowE2e : public QObject {
     QVERIFY(!w.exportReportTo(blocker + "/report"));
     QVERIFY(visibleErrorBox(w));
     QVERIFY(w.lastError().contains("blocker"));
+  }
+
+  // "Compare all modes" queues every mode on the same model, data and seed,
+  // shows loss minus fp32 and gives each run a verdict against fp32.
+  void compareAllModesShowsTheDifferenceToFp32() {
+    MainWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
+    makeRunTiny(w, 2);
+    QTest::mouseClick(w.compareButton(), Qt::LeftButton);
+    const int modes = int(plab::allOptimizerModes().size());
+    QCOMPARE(w.store()->size(), modes);
+    QTRY_VERIFY_WITH_TIMEOUT(w.store()->state(modes - 1) == RunState::Completed, kRunTimeoutMs);
+    QVERIFY(w.chartPanel()->differenceCheckBox()->isChecked());
+    QVERIFY(w.chartPanel()->lossChart()->differenceFromFp32());
+    w.chartPanel()->refreshNow();
+    auto* table = w.comparisonTable();
+    for (int run = 0; run < modes; ++run) {
+      QCOMPARE(w.chartPanel()->lossChart()->trainGraph(run)->dataCount(), 2);
+      const QString verdict = table->item(run, ComparisonTable::VerdictColumn)->text();
+      const auto mode = w.store()->record(run).config.mode;
+      if (mode == plab::OptimizerMode::Fp32AdamW) QVERIFY2(verdict.contains("the fp32 reference"), qPrintable(verdict));
+      else QVERIFY2(verdict.contains("nats val loss vs fp32"), qPrintable(verdict));  // evaluated at the end
+    }
   }
 
   void brokenModelFolderShowsAnError() {

@@ -1,7 +1,8 @@
 // Optimizer panel: RunConfig -> widgets -> RunConfig keeps every field it
-// owns, for all five modes; edits in the widgets reach the config.
-#include <QCheckBox>
+// owns, for every mode; edits in the widgets reach the config; the mode's
+// description and the weight-decay warning follow the settings.
 #include <QComboBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QSpinBox>
 #include <QtTest/QtTest>
@@ -20,7 +21,7 @@ plab::RunConfig unusualConfig(plab::OptimizerMode mode, int variant) {
   c.adamw.beta2 = 0.975;
   c.adamw.eps = 1e-6;
   c.adamw.weight_decay = 0.05;
-  c.adamw.bf16_moments = variant % 2 == 0;
+  c.adamw.moments = plab::allMomentPrecisions()[static_cast<size_t>(variant) % plab::allMomentPrecisions().size()];
   c.steps = 123 + variant;
   c.batch_size = 3;
   c.grad_accum = 4;
@@ -31,6 +32,7 @@ plab::RunConfig unusualConfig(plab::OptimizerMode mode, int variant) {
   c.grad_clip = variant % 2 == 0 ? 0.0 : 2.5;
   c.eval_every = 11;
   c.layer_stats_every = 2;
+  c.update_window = 7 + variant;
   c.seed = 42 + static_cast<uint64_t>(variant);
   c.device = variant % 2 == 0 ? "cpu" : "cuda:1";
   return c;
@@ -41,10 +43,10 @@ plab::RunConfig unusualConfig(plab::OptimizerMode mode, int variant) {
 class TestOptimizerPanel : public QObject {
   Q_OBJECT
  private slots:
-  void offersAllFiveModes() {
+  void offersEveryMode() {
     OptimizerPanel panel;
     QCOMPARE(panel.modeCombo()->count(), int(plab::allOptimizerModes().size()));
-    QCOMPARE(panel.modeCombo()->count(), 5);
+    QCOMPARE(panel.modeCombo()->count(), 6);
     for (int i = 0; i < panel.modeCombo()->count(); ++i)
       QCOMPARE(panel.modeCombo()->itemText(i),
                QString::fromStdString(plab::optimizerModeLabel(plab::allOptimizerModes()[static_cast<size_t>(i)])));
@@ -65,7 +67,8 @@ class TestOptimizerPanel : public QObject {
       QCOMPARE(out.adamw.beta2, in.adamw.beta2);
       QCOMPARE(out.adamw.eps, in.adamw.eps);
       QCOMPARE(out.adamw.weight_decay, in.adamw.weight_decay);
-      QCOMPARE(out.adamw.bf16_moments, in.adamw.bf16_moments);
+      QCOMPARE(out.adamw.moments, in.adamw.moments);
+      QCOMPARE(out.update_window, in.update_window);
       QCOMPARE(out.steps, in.steps);
       QCOMPARE(out.batch_size, in.batch_size);
       QCOMPARE(out.grad_accum, in.grad_accum);
@@ -93,7 +96,7 @@ class TestOptimizerPanel : public QObject {
     QVERIFY(lr);
     lr->setText("2e-5");
     panel.stepsSpin()->setValue(5);
-    panel.findChild<QCheckBox*>("bf16Moments")->setChecked(false);
+    panel.findChild<QComboBox*>("moments")->setCurrentText("fp32");
     panel.findChild<QComboBox*>("lrSchedule")->setCurrentText("constant");
     QSignalSpy changed(&panel, &OptimizerPanel::settingsChanged);
     panel.setMode(plab::OptimizerMode::Bf16StochasticRounding);
@@ -102,9 +105,31 @@ class TestOptimizerPanel : public QObject {
     panel.applyTo(c);
     QCOMPARE(c.adamw.lr, 2e-5);
     QCOMPARE(c.steps, int64_t(5));
-    QCOMPARE(c.adamw.bf16_moments, false);
+    QCOMPARE(c.adamw.moments, plab::MomentPrecision::Fp32);
     QCOMPARE(c.lr_schedule, std::string("constant"));
     QCOMPARE(c.mode, plab::OptimizerMode::Bf16StochasticRounding);
+  }
+
+  void explainsTheModeAndWarnsWhenDecayVanishes() {
+    OptimizerPanel panel;
+    plab::RunConfig c;
+    c.mode = plab::OptimizerMode::Bf16Plain;
+    c.adamw.lr = 1e-4;
+    c.adamw.weight_decay = 0.1;  // lr x wd = 1e-5 < 2^-9
+    panel.setFrom(c);
+    auto* summary = panel.findChild<QLabel*>("modeSummary");
+    auto* warning = panel.findChild<QLabel*>("decayWarning");
+    QVERIFY(summary && warning);
+    QVERIFY(summary->text().contains("torch::optim::AdamW on bf16"));
+    QVERIFY(!warning->isHidden());
+    QVERIFY(!panel.findChild<QComboBox*>("moments")->isEnabled());  // torch's state follows the params
+    panel.setMode(plab::OptimizerMode::Bf16Kahan);  // decay inside the compensated sum: it arrives
+    QVERIFY(warning->isHidden());
+    QVERIFY(summary->text().contains("not identical"));
+    QVERIFY(panel.findChild<QComboBox*>("moments")->isEnabled());
+    panel.setMode(plab::OptimizerMode::Bf16Plain);
+    panel.findChild<QLineEdit*>("learningRate")->setText("0.1");  // lr x wd = 0.01: survives
+    QVERIFY(warning->isHidden());
   }
 };
 

@@ -1,8 +1,9 @@
 #pragma once
-// The four live charts in a grid with their controls (log-scale loss,
-// heatmap run, reset zoom). Redraws from the RunStore at most ~10 times a
+// The live charts in a grid with their controls (log-scale loss, loss
+// minus fp32's, heatmap metric and run, reset zoom). Redraws from the RunStore at most ~10 times a
 // second, however fast steps arrive.
 #include <QWidget>
+#include <vector>
 
 class QCheckBox;
 class QComboBox;
@@ -14,7 +15,9 @@ class LayerHeatmap;
 class LossChart;
 class MemoryChart;
 class RoundedAwayChart;
+class RunChart;
 class RunStore;
+class UpdateLostChart;
 
 class ChartPanel : public QWidget {
   Q_OBJECT
@@ -27,18 +30,25 @@ class ChartPanel : public QWidget {
   LossChart* lossChart() const { return loss_; }
   MemoryChart* memoryChart() const { return memory_; }
   RoundedAwayChart* roundedAwayChart() const { return rounded_; }
+  UpdateLostChart* updateLostChart() const { return updateLost_; }
   LayerHeatmap* layerHeatmap() const { return heatmap_; }
   QCheckBox* logScaleCheckBox() const { return logScale_; }
+  QCheckBox* differenceCheckBox() const { return difference_; }
+  QComboBox* heatmapMetricCombo() const { return heatmapMetric_; }
 
  private:
   void updateRunChoices();
+  std::vector<RunChart*> charts() const;
 
   const RunStore* store_;
   LossChart* loss_;
   MemoryChart* memory_;
   RoundedAwayChart* rounded_;
+  UpdateLostChart* updateLost_;
   LayerHeatmap* heatmap_;
   QCheckBox* logScale_;
+  QCheckBox* difference_;
+  QComboBox* heatmapMetric_;
   QComboBox* heatmapRun_;
   QTimer* timer_;
   bool dirty_ = false;

@@ -14,9 +14,24 @@ QString shortLayerName(const std::string& path) {
   return s;
 }
 
+const char* metricTitle(HeatmapMetric m) {
+  return m == HeatmapMetric::UpdateLost ? "Update lost per layer" : "Rounded away per layer";
+}
+
+// The layer values of one step in the chosen metric (fractions); empty when
+// the step has none.
+std::vector<std::pair<std::string, double>> layerValues(const plab::StepMetrics& m, HeatmapMetric metric) {
+  std::vector<std::pair<std::string, double>> out;
+  if (metric == HeatmapMetric::UpdateLost)
+    for (const auto& w : m.windowLayers) out.emplace_back(w.layer, w.updateLost);
+  else
+    for (const auto& l : m.layers) out.emplace_back(l.layer, l.roundedAwayFraction);
+  return out;
+}
+
 }  // namespace
 
-LayerHeatmap::LayerHeatmap(QWidget* parent) : RunChart("Rounded away per layer", parent) {
+LayerHeatmap::LayerHeatmap(QWidget* parent) : RunChart(metricTitle(HeatmapMetric::UpdateLost), parent) {
   setObjectName("layerHeatmap");
   legend->setVisible(false);
   xAxis->setLabel("step");
@@ -28,10 +43,11 @@ LayerHeatmap::LayerHeatmap(QWidget* parent) : RunChart("Rounded away per layer",
   map_->setInterpolate(false);
   scale_ = new QCPColorScale(this);
   scale_->setType(QCPAxis::atRight);
-  scale_->axis()->setLabel("rounded away (%)");
-  plotLayout()->addElement(1, 1, scale_);
+  scale_->axis()->setLabel("update lost (%)");
+  plotLayout()->addElement(plotLayout()->rowCount() - 1, 1, scale_);
   map_->setColorScale(scale_);
   map_->setGradient(QCPColorGradient(QCPColorGradient::gpHot).inverted());
+  map_->setDataRange(QCPRange(0, 100));
   auto* group = new QCPMarginGroup(this);
   axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
   scale_->setMarginGroup(QCP::msBottom | QCP::msTop, group);
@@ -39,13 +55,18 @@ LayerHeatmap::LayerHeatmap(QWidget* parent) : RunChart("Rounded away per layer",
 
 void LayerHeatmap::setSelectedRun(int run) { selected_ = run; }
 
+void LayerHeatmap::setMetric(HeatmapMetric metric) {
+  metric_ = metric;
+  scale_->axis()->setLabel(metric == HeatmapMetric::UpdateLost ? "update lost (%)" : "rounded away (%)");
+}
+
 void LayerHeatmap::showRuns(const std::vector<plab::RunRecord>& runs) {
   int run = selected_;
   if (run < 0 || run >= static_cast<int>(runs.size())) {
     run = -1;
     for (int i = static_cast<int>(runs.size()) - 1; i >= 0 && run < 0; --i)
       for (const auto& m : runs[static_cast<size_t>(i)].steps)
-        if (!m.layers.empty()) {
+        if (!layerValues(m, metric_).empty()) {
           run = i;
           break;
         }
@@ -55,12 +76,12 @@ void LayerHeatmap::showRuns(const std::vector<plab::RunRecord>& runs) {
   layerTicker_->clear();
   if (run < 0) {
     map_->data()->clear();
-    titleElement_->setText(title());
+    titleElement_->setText(metricTitle(metric_));
     scheduleReplot();
     return;
   }
   const auto& record = runs[static_cast<size_t>(run)];
-  titleElement_->setText(title() + " — " + runLabel(record, run));
+  titleElement_->setText(QString(metricTitle(metric_)) + " — " + runLabel(record, run));
 
   // Rows: the model-order layer list from RunInfo, plus any layer only seen in steps.
   QHash<QString, int> rowOf;
@@ -73,11 +94,14 @@ void LayerHeatmap::showRuns(const std::vector<plab::RunRecord>& runs) {
   };
   for (const auto& name : record.info.layers) addRow(name);
   std::vector<const plab::StepMetrics*> columns;
-  for (const auto& m : record.steps)
-    if (!m.layers.empty()) {
-      columns.push_back(&m);
-      for (const auto& l : m.layers) addRow(l.layer);
-    }
+  std::vector<std::vector<std::pair<std::string, double>>> values;
+  for (const auto& m : record.steps) {
+    auto v = layerValues(m, metric_);
+    if (v.empty()) continue;
+    columns.push_back(&m);
+    for (const auto& [layer, value] : v) addRow(layer);
+    values.push_back(std::move(v));
+  }
   if (columns.empty() || rowNames.empty()) {
     map_->data()->clear();
     scheduleReplot();
@@ -90,17 +114,15 @@ void LayerHeatmap::showRuns(const std::vector<plab::RunRecord>& runs) {
                          QCPRange(0, std::max(ny - 1, 0)));
   map_->data()->fill(0);
   for (int x = 0; x < nx; ++x)
-    for (const auto& l : columns[static_cast<size_t>(x)]->layers)
-      map_->data()->setCell(x, rowOf.value(QString::fromStdString(l.layer)), 100.0 * l.roundedAwayFraction);
+    for (const auto& [layer, value] : values[static_cast<size_t>(x)])
+      map_->data()->setCell(x, rowOf.value(QString::fromStdString(layer)), 100.0 * value);
   // Readable ticks: at most ~24 labels.
   const int every = std::max(1, (ny + 23) / 24);
   for (int y = 0; y < ny; ++y) {
     layers_ << QString::fromStdString(rowNames[static_cast<size_t>(y)]);
     if (y % every == 0) layerTicker_->addTick(y, shortLayerName(rowNames[static_cast<size_t>(y)]));
   }
-  map_->rescaleDataRange(true);
-  if (map_->dataRange().upper <= map_->dataRange().lower)
-    map_->setDataRange(QCPRange(map_->dataRange().lower, map_->dataRange().lower + 1.0));
+  map_->setDataRange(QCPRange(0, 100));
   scheduleReplot();
 }
 

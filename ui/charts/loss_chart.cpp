@@ -1,6 +1,7 @@
 #include "charts/loss_chart.h"
 
 #include "charts/run_colors.h"
+#include "report/fp32_comparison.h"
 
 namespace plab::ui {
 
@@ -8,6 +9,35 @@ LossChart::LossChart(QWidget* parent) : RunChart("Loss", parent) {
   setObjectName("lossChart");
   xAxis->setLabel("step");
   yAxis->setLabel("loss (solid: train, dashed: val)");
+}
+
+void LossChart::setDifferenceFromFp32(bool on) {
+  if (on == difference_) return;
+  difference_ = on;
+  if (on) setLogScale(false);  // differences go negative
+  titleElement_->setText(on ? "Loss minus fp32's at the same step" : title());
+  yAxis->setLabel(on ? "Δ loss vs fp32 (nats; solid: train, dashed: val)" : "loss (solid: train, dashed: val)");
+  for (RunGraphs& g : graphs_) {
+    if (g.train) g.train->data()->clear();
+    if (g.val) g.val->data()->clear();
+    g.stepsShown = 0;
+  }
+}
+
+void LossChart::showDifferences(const std::vector<plab::RunRecord>& runs) {
+  for (size_t i = 0; i < runs.size(); ++i) {
+    RunGraphs& g = graphs_[i];
+    g.train->data()->clear();
+    g.val->data()->clear();
+    g.stepsShown = 0;
+    const auto ref = plab::report::fp32ReferenceIndex(runs, i);
+    if (!ref) continue;
+    const plab::report::LossDifference d = plab::report::lossDifference(runs[i], runs[*ref]);
+    g.train->setData(QVector<double>(d.steps.begin(), d.steps.end()), QVector<double>(d.train.begin(), d.train.end()),
+                     true);
+    g.val->setData(QVector<double>(d.valSteps.begin(), d.valSteps.end()), QVector<double>(d.val.begin(), d.val.end()),
+                   true);
+  }
 }
 
 void LossChart::showRuns(const std::vector<plab::RunRecord>& runs) {
@@ -31,6 +61,10 @@ void LossChart::showRuns(const std::vector<plab::RunRecord>& runs) {
     }
     g.train->setName(runLabel(run, static_cast<int>(i)));
     g.val->setName(runLabel(run, static_cast<int>(i)) + " (val)");
+    // One legend entry per run keeps the legend off the curves; the axis
+    // label explains the dashed validation curves.
+    g.val->removeFromLegend();
+    if (difference_) continue;
     if (run.steps.size() < g.stepsShown) {
       g.train->data()->clear();
       g.val->data()->clear();
@@ -42,10 +76,8 @@ void LossChart::showRuns(const std::vector<plab::RunRecord>& runs) {
       if (m.valLoss) g.val->addData(static_cast<double>(m.step), *m.valLoss);
     }
     g.stepsShown = run.steps.size();
-    // One legend entry per run keeps the legend off the curves; the axis
-    // label explains the dashed validation curves.
-    g.val->removeFromLegend();
   }
+  if (difference_) showDifferences(runs);
   legend->setVisible(graphCount() > 0);  // an empty legend is just a stray box
   scheduleReplot();
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Train loss (solid) and validation loss (dashed, dots) per run vs step,
-// with an optional logarithmic y axis.
+// with an optional logarithmic y axis, or each run's loss minus the loss of
+// the fp32 run on the same model, data and seed at the same step.
 #include <vector>
 
 #include "charts/run_chart.h"
@@ -15,6 +16,9 @@ class LossChart : public RunChart {
 
   void setLogScale(bool on);
   bool logScale() const;
+  // Shows loss - fp32 loss (report/fp32_comparison.h); redraw with showRuns.
+  void setDifferenceFromFp32(bool on);
+  bool differenceFromFp32() const { return difference_; }
   QCPGraph* trainGraph(int run) const;  // nullptr if the run has none yet
   QCPGraph* valGraph(int run) const;
 
@@ -24,7 +28,9 @@ class LossChart : public RunChart {
     QCPGraph* val = nullptr;
     size_t stepsShown = 0;
   };
+  void showDifferences(const std::vector<plab::RunRecord>& runs);
   std::vector<RunGraphs> graphs_;
+  bool difference_ = false;
 };
 
 }  // namespace plab::ui

@@ -1,64 +1,76 @@
 #include "charts/memory_chart.h"
 
-#include "run/run_summary.h"
-
 #include <algorithm>
 
-namespace plab::ui {
+#include "run/run_summary.h"
+#include "util/format.h"
 
-MemoryChart::MemoryChart(QWidget* parent) : RunChart("Memory saved vs fp32", parent) {
+namespace plab::ui {
+namespace {
+
+double mib(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+
+std::array<double, MemoryChart::kParts> partsOf(const plab::MemoryBreakdown& m) {
+  return {mib(m.weights), mib(m.gradients), mib(m.moments), mib(m.master), mib(m.kahan)};
+}
+
+}  // namespace
+
+MemoryChart::MemoryChart(QWidget* parent) : RunChart("Training-state memory", parent) {
   setObjectName("memoryChart");
-  yAxis->setLabel("saved (MiB)");
-  yAxis2->setVisible(true);
-  yAxis2->setLabel("saved (% of fp32 AdamW)");
+  setExplanation("weights + gradients + AdamW moments + master\ncopies + Kahan buffers; % saved vs fp32 AdamW");
+  yAxis->setLabel("MiB");
   ticker_.reset(new QCPAxisTickerText);
   xAxis->setTicker(ticker_);
-  xAxis->setTickLabelRotation(20);
   xAxis->setSubTicks(false);
+  xAxis->setTickLabelRotation(35);
+  xAxis->setTickLabelFont(QFont(font().family(), 7));
   xAxis->grid()->setVisible(false);
-
-  savedMiB_ = new QCPBars(xAxis, yAxis);
-  savedMiB_->setName("saved MiB (left)");
-  savedMiB_->setPen(QPen(QColor(31, 119, 180)));
-  savedMiB_->setBrush(QColor(31, 119, 180, 170));
-  savedPercent_ = new QCPBars(xAxis, yAxis2);
-  savedPercent_->setName("saved % (right)");
-  savedPercent_->setPen(QPen(QColor(255, 127, 14)));
-  savedPercent_->setBrush(QColor(255, 127, 14, 170));
-  auto* group = new QCPBarsGroup(this);
-  group->setSpacingType(QCPBarsGroup::stAbsolute);
-  group->setSpacing(2);
-  savedMiB_->setWidth(0.35);
-  savedPercent_->setWidth(0.35);
-  savedMiB_->setBarsGroup(group);
-  savedPercent_->setBarsGroup(group);
-  axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+  const char* names[kParts] = {"weights", "gradients", "moments", "master", "kahan"};
+  const QColor colors[kParts] = {QColor(0, 114, 178), QColor(86, 180, 233), QColor(230, 159, 0), QColor(213, 94, 0),
+                                 QColor(0, 158, 115)};
+  for (int i = 0; i < kParts; ++i) {
+    auto* bars = new QCPBars(xAxis, yAxis);
+    bars->setName(names[i]);
+    bars->setPen(QPen(colors[i].darker(120)));
+    bars->setBrush(colors[i]);
+    bars->setWidth(0.6);
+    if (i > 0) bars->moveAbove(parts_[static_cast<size_t>(i - 1)]);
+    parts_[static_cast<size_t>(i)] = bars;
+  }
+  // One row of legend entries above the bars.
+  legend->setFillOrder(QCPLegend::foColumnsFirst);
+  legend->setWrap(kParts);
+  axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignHCenter);
 }
 
 void MemoryChart::showRuns(const std::vector<plab::RunRecord>& runs) {
-  QVector<double> keys, mib, percent;
+  std::array<QVector<double>, kParts> values;
+  QVector<double> keys;
   ticker_->clear();
-  double maxMiB = 0, minMiB = 0, maxPct = 0, minPct = 0;
+  saved_.clear();
+  double maxTotal = 0;
+  auto addBar = [&](const plab::MemoryBreakdown& m, const QString& label) {
+    const double key = static_cast<double>(keys.size() + 1);
+    keys << key;
+    const auto parts = partsOf(m);
+    for (int i = 0; i < kParts; ++i) values[static_cast<size_t>(i)] << parts[static_cast<size_t>(i)];
+    ticker_->addTick(key, label);
+    maxTotal = std::max(maxTotal, mib(m.total()));
+  };
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunSummary s = summarizeRun(runs[i], runs[i].result.stepsDone > 0);
     if (s.memoryBytes <= 0 || s.fp32BaselineBytes <= 0) continue;  // nothing measured yet
-    const double key = static_cast<double>(i + 1);
-    const double saved = double(s.fp32BaselineBytes - s.memoryBytes) / (1024.0 * 1024.0);
-    keys << key;
-    mib << saved;
-    percent << 100.0 * s.savedFraction;
-    ticker_->addTick(key, runLabel(runs[i], static_cast<int>(i)));
-    maxMiB = std::max(maxMiB, saved);
-    minMiB = std::min(minMiB, saved);
-    maxPct = std::max(maxPct, 100.0 * s.savedFraction);
-    minPct = std::min(minPct, 100.0 * s.savedFraction);
+    if (keys.empty()) addBar(plab::fp32AdamWBaseline(runs[i].info.parameterCount), "fp32 AdamW");
+    const plab::MemoryBreakdown& m =
+        !runs[i].steps.empty() ? runs[i].steps.back().memory : runs[i].info.measuredMemory;
+    addBar(m, QString::fromStdString(plab::optimizerModeId(runs[i].config.mode)) + " −" + percentText(s.savedFraction, 0));
+    saved_.push_back(s.savedFraction);
   }
-  savedMiB_->setData(keys, mib, true);
-  savedPercent_->setData(keys, percent, true);
-  keyRange_ = QCPRange(0.4, static_cast<double>(std::max<size_t>(runs.size(), 1)) + 0.6);
-  // Headroom above the bars for the legend.
-  mibRange_ = QCPRange(minMiB * 1.15, std::max(maxMiB * 1.45, 1e-3));
-  percentRange_ = QCPRange(minPct * 1.15, std::max(maxPct * 1.45, 1.0));
+  for (int i = 0; i < kParts; ++i) parts_[static_cast<size_t>(i)]->setData(keys, values[static_cast<size_t>(i)], true);
+  keyRange_ = QCPRange(0.4, static_cast<double>(std::max<qsizetype>(keys.size(), 1)) + 0.6);
+  mibRange_ = QCPRange(0, std::max(maxTotal * 1.3, 1e-3));  // headroom for the legend
+  legend->setVisible(!keys.empty());
   fitView();
   scheduleReplot();
 }
@@ -66,7 +78,6 @@ void MemoryChart::showRuns(const std::vector<plab::RunRecord>& runs) {
 void MemoryChart::fitView() {
   xAxis->setRange(keyRange_);
   yAxis->setRange(mibRange_);
-  yAxis2->setRange(percentRange_);
 }
 
 }  // namespace plab::ui

@@ -37,6 +37,19 @@ RunChart::RunChart(const QString& title, QWidget* parent) : QCustomPlot(parent),
   });
 }
 
+void RunChart::setExplanation(const QString& text) {
+  if (!explanationElement_) {
+    plotLayout()->insertRow(1);
+    explanationElement_ = new QCPTextElement(this, text, QFont(font().family(), 8));
+    explanationElement_->setTextColor(QColor(85, 85, 85));
+    plotLayout()->addElement(1, 0, explanationElement_);
+  }
+  explanationElement_->setText(text);
+  setToolTip(text);
+}
+
+QString RunChart::explanation() const { return explanationElement_ ? explanationElement_->text() : QString(); }
+
 void RunChart::scheduleReplot() {
   dirty_ = true;
   if (!replotTimer_->isActive()) replotTimer_->start();

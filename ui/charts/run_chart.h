@@ -28,6 +28,9 @@ class RunChart : public QCustomPlot {
   bool exportPng(const QString& path, int width = 0, int height = 0);
   bool exportPdf(const QString& path, int width = 0, int height = 0);
   QString title() const { return titleText_; }
+  // A one-line explanation under the title (what the chart measures).
+  void setExplanation(const QString& text);
+  QString explanation() const;
 
  protected:
   void contextMenuEvent(QContextMenuEvent* event) override;
@@ -35,6 +38,7 @@ class RunChart : public QCustomPlot {
   static QString runLabel(const plab::RunRecord& run, int index);
 
   QCPTextElement* titleElement_;
+  QCPTextElement* explanationElement_ = nullptr;
 
  private:
   QString titleText_;

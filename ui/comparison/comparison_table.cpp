@@ -3,6 +3,7 @@
 #include <QHeaderView>
 
 #include "charts/run_colors.h"
+#include "report/fp32_comparison.h"
 #include "run/run_store.h"
 #include "run/run_summary.h"
 #include "util/format.h"
@@ -27,7 +28,12 @@ ComparisonTable::ComparisonTable(const RunStore* store, QWidget* parent)
     : QTableWidget(0, ColumnCount, parent), store_(store) {
   setObjectName("comparisonTable");
   setHorizontalHeaderLabels({"Run", "Mode", "Status", "Steps", "Final loss", "Final val loss", "Memory",
-                             "Saved vs fp32", "Mean rounded away", "Tokens/s"});
+                             "Saved vs fp32", "Update lost", "Rounded away (step)", "Tokens/s", "Verdict"});
+  horizontalHeaderItem(UpdateLostColumn)
+      ->setToolTip("Mean over windows of the share of the intended AdamW update that never reached the weights "
+                   "the model computes with (fp32 = 0)");
+  horizontalHeaderItem(RoundedColumn)
+      ->setToolTip("Mean share of non-zero intended updates that left the weight unchanged in a single step");
   horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   horizontalHeader()->setStretchLastSection(true);
   verticalHeader()->setVisible(false);
@@ -70,8 +76,23 @@ void ComparisonTable::refreshRun(int run) {
   setItem(run, MemoryColumn, cell(s.memoryBytes > 0 ? QString::number(double(s.memoryBytes) / (1024.0 * 1024.0), 'f', 2) + " MiB"
                                                     : QString("–")));
   setItem(run, SavedColumn, cell(s.memoryBytes > 0 ? percentText(s.savedFraction) : QString("–")));
+  const auto lost = plab::report::meanUpdateLost(record);
+  setItem(run, UpdateLostColumn, cell(lost ? percentText(*lost, 2) : QString("–")));
   setItem(run, RoundedColumn, cell(s.stepsDone > 0 ? percentText(s.meanRoundedAway, 2) : QString("–")));
   setItem(run, TokensColumn, cell(s.tokensPerSecond > 0 ? QString::number(s.tokensPerSecond, 'f', 0) : QString("–")));
+  refreshVerdicts();
+}
+
+void ComparisonTable::refreshVerdicts() {
+  const auto& runs = store_->records();
+  for (size_t i = 0; i < runs.size() && static_cast<int>(i) < rowCount(); ++i) {
+    const auto ref = plab::report::fp32ReferenceIndex(runs, i);
+    const QString verdict =
+        QString::fromStdString(plab::report::runVerdict(runs[i], ref ? &runs[*ref] : nullptr));
+    auto* item = cell(verdict, false);
+    item->setToolTip(verdict);
+    setItem(static_cast<int>(i), VerdictColumn, item);
+  }
 }
 
 }  // namespace plab::ui

@@ -1,7 +1,8 @@
 #pragma once
-// One row per run of the session: name, mode, status and the headline
-// numbers (live while a run is in progress). The name cell carries the
-// run's chart color.
+// One row per run of the session: name, mode, status, the headline numbers
+// (live while a run is in progress) and a one-line verdict against the fp32
+// run on the same model, data and seed. The name cell carries the run's
+// chart color.
 #include <QTableWidget>
 
 namespace plab::ui {
@@ -13,7 +14,7 @@ class ComparisonTable : public QTableWidget {
  public:
   enum Column {
     NameColumn = 0, ModeColumn, StatusColumn, StepsColumn, LossColumn, ValLossColumn,
-    MemoryColumn, SavedColumn, RoundedColumn, TokensColumn, ColumnCount
+    MemoryColumn, SavedColumn, UpdateLostColumn, RoundedColumn, TokensColumn, VerdictColumn, ColumnCount
   };
   explicit ComparisonTable(const RunStore* store, QWidget* parent = nullptr);
 
@@ -21,6 +22,7 @@ class ComparisonTable : public QTableWidget {
   void refreshAll();
 
  private:
+  void refreshVerdicts();  // every row: a new fp32 result changes the others' verdicts
   const RunStore* store_;
 };
 

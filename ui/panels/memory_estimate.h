@@ -5,7 +5,7 @@
 // shared through precision/state_layout.h:
 //   fp32 element: weight 4, grad 4, moments 8
 //   bf16 element: weight 2, grad 2, moments 4 (pure-bf16 modes with
-//                 bf16_moments) or 8, + kahan 2 (Bf16Kahan),
+//                 bf16 moments) or 8, + kahan 2 (Bf16Kahan),
 //                 + master 4 (Fp32MasterWeights)
 // Fp32AdamW ignores the plan (everything fp32).
 #include <map>

@@ -21,7 +21,8 @@ bool sameSpec(const plab::ModelSpec& a, const plab::ModelSpec& b) {
 }
 
 QString describeSpec(const plab::ModelSpec& s) {
-  if (s.source == "embedded") return "Embedded tiny GPT-2 (random init)";
+  if (s.source == "embedded") return "Embedded tiny GPT-2 (pretrained)";
+  if (s.source == "embedded-init") return "Embedded tiny GPT-2 (random init)";
   if (s.source == "config") return "New from " + QString::fromStdString(s.path) + " (random init)";
   if (s.source == "folder") return "Folder: " + QString::fromStdString(s.path);
   return QString::fromStdString(s.path) + "@" + QString::fromStdString(s.revision).left(12);
@@ -68,6 +69,9 @@ ModelPicker::ModelPicker(QWidget* parent) : QWidget(parent) {
 
   plab::ModelSpec embedded;
   addEntry(embedded, describeSpec(embedded));
+  plab::ModelSpec embeddedInit;
+  embeddedInit.source = "embedded-init";
+  addEntry(embeddedInit, describeSpec(embeddedInit));
   refreshCache();
 
   connect(combo_, &QComboBox::currentIndexChanged, this, [this] {

@@ -1,10 +1,10 @@
 #include "panels/optimizer_panel.h"
 
-#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QDoubleValidator>
 #include <QFormLayout>
+#include <QLabel>
 #include <QLineEdit>
 #include <QSpinBox>
 #include <algorithm>
@@ -54,6 +54,11 @@ OptimizerPanel::OptimizerPanel(QWidget* parent) : QWidget(parent) {
   for (auto m : plab::allOptimizerModes())
     mode_->addItem(QString::fromStdString(plab::optimizerModeLabel(m)), QString::fromStdString(plab::optimizerModeId(m)));
   form->addRow("Optimizer mode", mode_);
+  modeSummary_ = new QLabel;
+  modeSummary_->setObjectName("modeSummary");
+  modeSummary_->setWordWrap(true);
+  modeSummary_->setStyleSheet("color: palette(mid);");
+  form->addRow("", modeSummary_);
 
   lr_ = scientificEdit("learningRate");
   form->addRow("Learning rate", lr_);
@@ -65,9 +70,22 @@ OptimizerPanel::OptimizerPanel(QWidget* parent) : QWidget(parent) {
   form->addRow("ε", eps_);
   weightDecay_ = doubleSpin(0.0, 10.0, 5, 0.01, "weightDecay");
   form->addRow("Weight decay", weightDecay_);
-  bf16Moments_ = new QCheckBox("AdamW moments of bf16 layers in bf16");
-  bf16Moments_->setObjectName("bf16Moments");
-  form->addRow("", bf16Moments_);
+  moments_ = new QComboBox;
+  moments_->setObjectName("moments");
+  for (auto p : plab::allMomentPrecisions())
+    moments_->addItem(QString::fromStdString(plab::momentPrecisionId(p)), QString::fromStdString(plab::momentPrecisionId(p)));
+  moments_->setToolTip(
+      "Precision of AdamW's m and v for bf16 layers (bf16-nearest, bf16-kahan, bf16-sr).\n"
+      "fp32: 8 bytes per parameter, exact decay.\n"
+      "bf16: 4 bytes; 0.999 x v rounds back to v, so v never decays and steps come out too large.\n"
+      "bf16-sr: 4 bytes, stochastically rounded writes; decays like fp32 on average.\n"
+      "default: the recipe's choice (bf16-sr for Kahan and SR, bf16 for bf16-nearest).");
+  form->addRow("Moments (bf16 layers)", moments_);
+  decayWarning_ = new QLabel;
+  decayWarning_->setObjectName("decayWarning");
+  decayWarning_->setWordWrap(true);
+  decayWarning_->setStyleSheet("color: #b45309;");
+  form->addRow("", decayWarning_);
 
   steps_ = intSpin(1, 10000000, "steps");
   batch_ = intSpin(1, 65536, "batchSize");
@@ -95,6 +113,12 @@ OptimizerPanel::OptimizerPanel(QWidget* parent) : QWidget(parent) {
   form->addRow("Eval every", evalEvery_);
   layerStatsEvery_ = intSpin(1, 10000000, "layerStatsEvery");
   form->addRow("Layer stats every", layerStatsEvery_);
+  updateWindow_ = intSpin(0, 1000000, "updateWindow");
+  updateWindow_->setSpecialValueText("off");
+  updateWindow_->setSuffix(" steps");
+  updateWindow_->setToolTip("Update lost is measured over windows of this many steps: the share of the summed\n"
+                            "intended AdamW updates that did not reach the weights the model computes with.");
+  form->addRow("Update-lost window", updateWindow_);
   seed_ = intSpin(0, INT_MAX, "seed");
   form->addRow("Seed", seed_);
   device_ = new QComboBox;
@@ -104,11 +128,27 @@ OptimizerPanel::OptimizerPanel(QWidget* parent) : QWidget(parent) {
   form->addRow("Device", device_);
 
   connect(mode_, &QComboBox::currentIndexChanged, this, &OptimizerPanel::settingsChanged);
-  connect(bf16Moments_, &QCheckBox::toggled, this, &OptimizerPanel::settingsChanged);
+  connect(moments_, &QComboBox::currentIndexChanged, this, &OptimizerPanel::settingsChanged);
+  connect(this, &OptimizerPanel::settingsChanged, this, &OptimizerPanel::refreshExplanations);
+  connect(lr_, &QLineEdit::textChanged, this, &OptimizerPanel::refreshExplanations);
+  connect(weightDecay_, &QDoubleSpinBox::valueChanged, this, &OptimizerPanel::refreshExplanations);
   connect(schedule_, &QComboBox::currentTextChanged, this,
           [this](const QString& s) { minLrRatio_->setEnabled(s == "cosine"); });
 
   setFrom(plab::RunConfig{});
+  refreshExplanations();
+}
+
+void OptimizerPanel::refreshExplanations() {
+  const plab::OptimizerMode m = mode();
+  modeSummary_->setText(QString::fromStdString(plab::optimizerModeSummary(m)));
+  mode_->setToolTip(modeSummary_->text());
+  moments_->setEnabled(plab::modeHasMomentChoice(m));
+  const plab::AdamWOptions o = adamw();
+  decayWarning_->setVisible(plab::weightDecayRoundedAway(m, o));
+  decayWarning_->setText(QString("Weight decay is rounded away in this mode: lr × wd = %1 is below half a bf16 "
+                                 "ulp (2⁻⁹ ≈ 0.00195), so (1 − lr·wd)·w rounds back to w.")
+                             .arg(o.lr * o.weight_decay, 0, 'g', 3));
 }
 
 plab::OptimizerMode OptimizerPanel::mode() const {
@@ -127,7 +167,7 @@ plab::AdamWOptions OptimizerPanel::adamw() const {
   o.beta2 = beta2_->value();
   o.eps = QLocale::c().toDouble(eps_->text());
   o.weight_decay = weightDecay_->value();
-  o.bf16_moments = bf16Moments_->isChecked();
+  o.moments = plab::momentPrecisionFromId(moments_->currentData().toString().toStdString());
   return o;
 }
 
@@ -144,6 +184,7 @@ void OptimizerPanel::applyTo(plab::RunConfig& config) const {
   config.grad_clip = gradClip_->value();
   config.eval_every = evalEvery_->value();
   config.layer_stats_every = layerStatsEvery_->value();
+  config.update_window = updateWindow_->value();
   config.seed = static_cast<uint64_t>(seed_->value());
   config.device = device_->currentText().trimmed().toStdString();
 }
@@ -155,7 +196,7 @@ void OptimizerPanel::setFrom(const plab::RunConfig& config) {
   beta2_->setValue(config.adamw.beta2);
   eps_->setText(sci(config.adamw.eps));
   weightDecay_->setValue(config.adamw.weight_decay);
-  bf16Moments_->setChecked(config.adamw.bf16_moments);
+  moments_->setCurrentIndex(moments_->findData(QString::fromStdString(plab::momentPrecisionId(config.adamw.moments))));
   steps_->setValue(static_cast<int>(config.steps));
   batch_->setValue(static_cast<int>(config.batch_size));
   gradAccum_->setValue(static_cast<int>(config.grad_accum));
@@ -166,6 +207,7 @@ void OptimizerPanel::setFrom(const plab::RunConfig& config) {
   gradClip_->setValue(config.grad_clip > 0 ? config.grad_clip : 0.0);
   evalEvery_->setValue(static_cast<int>(config.eval_every));
   layerStatsEvery_->setValue(static_cast<int>(std::max<int64_t>(1, config.layer_stats_every)));
+  updateWindow_->setValue(static_cast<int>(config.update_window));
   seed_->setValue(static_cast<int>(config.seed));
   const QString device = QString::fromStdString(config.device);
   if (device_->findText(device) < 0) device_->addItem(device);

@@ -5,7 +5,7 @@
 
 #include "train/run_config.h"
 
-class QCheckBox;
+class QLabel;
 class QComboBox;
 class QDoubleSpinBox;
 class QLineEdit;
@@ -19,7 +19,8 @@ class OptimizerPanel : public QWidget {
   explicit OptimizerPanel(QWidget* parent = nullptr);
 
   // Writes mode, adamw, steps, batch, accumulation, seq len, schedule,
-  // warmup, clip, eval cadence, seed and device; leaves the rest untouched.
+  // warmup, clip, eval and statistics cadence, seed and device; leaves the
+  // rest untouched.
   void applyTo(plab::RunConfig& config) const;
   void setFrom(const plab::RunConfig& config);
 
@@ -29,6 +30,9 @@ class OptimizerPanel : public QWidget {
 
   QComboBox* modeCombo() const { return mode_; }
   QSpinBox* stepsSpin() const { return steps_; }
+
+ private:
+  void refreshExplanations();  // mode summary, moment choice, decay warning
 
  signals:
   void settingsChanged();  // mode or AdamW options (memory estimate depends on them)
@@ -40,7 +44,9 @@ class OptimizerPanel : public QWidget {
   QDoubleSpinBox* beta2_;
   QLineEdit* eps_;
   QDoubleSpinBox* weightDecay_;
-  QCheckBox* bf16Moments_;
+  QComboBox* moments_;
+  QLabel* modeSummary_;
+  QLabel* decayWarning_;
   QSpinBox* steps_;
   QSpinBox* batch_;
   QSpinBox* gradAccum_;
@@ -51,6 +57,7 @@ class OptimizerPanel : public QWidget {
   QDoubleSpinBox* gradClip_;
   QSpinBox* evalEvery_;
   QSpinBox* layerStatsEvery_;
+  QSpinBox* updateWindow_;
   QSpinBox* seed_;
   QComboBox* device_;
 };

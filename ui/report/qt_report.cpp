@@ -15,6 +15,8 @@
 #include "charts/loss_chart.h"
 #include "charts/memory_chart.h"
 #include "charts/rounded_away_chart.h"
+#include "charts/update_lost_chart.h"
+#include "report/fp32_comparison.h"
 #include "run/run_summary.h"
 #include "util/errors.h"
 #include "util/format.h"
@@ -34,8 +36,19 @@ struct NamedChart {
 std::vector<NamedChart> buildCharts(const std::vector<plab::RunRecord>& runs) {
   std::vector<NamedChart> charts;
   charts.push_back({std::make_unique<LossChart>(), "loss.png"});
-  charts.push_back({std::make_unique<MemoryChart>(), "memory.png"});
+  bool anyReference = false;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto ref = plab::report::fp32ReferenceIndex(runs, i);
+    anyReference = anyReference || (ref && *ref != i);
+  }
+  if (anyReference) {
+    auto difference = std::make_unique<LossChart>();
+    difference->setDifferenceFromFp32(true);
+    charts.push_back({std::move(difference), "loss_vs_fp32.png"});
+  }
+  charts.push_back({std::make_unique<UpdateLostChart>(), "update_lost.png"});
   charts.push_back({std::make_unique<RoundedAwayChart>(), "rounded_away.png"});
+  charts.push_back({std::make_unique<MemoryChart>(), "memory.png"});
   charts.push_back({std::make_unique<LayerHeatmap>(), "layers_heatmap.png"});
   for (auto& c : charts) {
     c.chart->resize(kChartWidth, kChartHeight);
@@ -71,8 +84,8 @@ class PageCursor {
 
 void drawSummaryTable(QPainter& p, PageCursor& cur, const std::vector<plab::RunRecord>& runs) {
   const QStringList headers = {"Run", "Mode", "Status", "Steps", "Final loss", "Val loss",
-                               "Memory", "Saved", "Rounded away", "Tokens/s"};
-  const std::vector<double> widths = {0.17, 0.14, 0.09, 0.08, 0.09, 0.09, 0.1, 0.07, 0.09, 0.08};
+                               "Memory", "Saved", "Update lost", "Rounded", "Tokens/s"};
+  const std::vector<double> widths = {0.17, 0.12, 0.09, 0.08, 0.08, 0.08, 0.09, 0.07, 0.08, 0.07, 0.07};
   QFont font = p.font();
   font.setPointSizeF(8);
   p.setFont(font);
@@ -103,9 +116,22 @@ void drawSummaryTable(QPainter& p, PageCursor& cur, const std::vector<plab::RunR
              s.finalLoss ? QString::number(*s.finalLoss, 'f', 4) : "–",
              s.finalValLoss ? QString::number(*s.finalValLoss, 'f', 4) : "–",
              s.memoryBytes > 0 ? humanBytes(s.memoryBytes) : "–",
-             s.memoryBytes > 0 ? percentText(s.savedFraction) : "–", percentText(s.meanRoundedAway, 2),
+             s.memoryBytes > 0 ? percentText(s.savedFraction) : "–",
+             plab::report::meanUpdateLost(r) ? percentText(*plab::report::meanUpdateLost(r), 2) : "–",
+             percentText(s.meanRoundedAway, 2),
              s.tokensPerSecond > 0 ? QString::number(s.tokensPerSecond, 'f', 0) : "–"},
             false);
+  }
+  cur.y += rowH / 2;
+  // The verdict of each run against fp32, then the messages of runs that ended early.
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto ref = plab::report::fp32ReferenceIndex(runs, i);
+    const QString line = QString::fromStdString(runs[i].config.name + " — " +
+                                                plab::report::runVerdict(runs[i], ref ? &runs[*ref] : nullptr));
+    const QRect box = p.boundingRect(QRect(0, 0, cur.width(), 10000), Qt::TextWordWrap, line);
+    cur.ensure(box.height());
+    p.drawText(QRect(0, cur.y, cur.width(), box.height()), Qt::TextWordWrap, line);
+    cur.y += box.height();
   }
   cur.y += rowH / 2;
   for (const auto& r : runs) {

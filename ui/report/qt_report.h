@@ -10,7 +10,8 @@
 
 namespace plab::ui {
 
-// Writes loss.png, memory.png, rounded_away.png, layers_heatmap.png into dir.
+// Writes loss.png, loss_vs_fp32.png (when an fp32 reference exists), update_lost.png,
+// rounded_away.png, memory.png and layers_heatmap.png into dir.
 // Throws plab::IoError naming the file on failure.
 void writeChartPngs(const std::vector<plab::RunRecord>& runs, const QString& dir);
 

@@ -1,0 +1,46 @@
+#include "charts/metric_chart.h"
+
+#include "charts/run_colors.h"
+
+namespace plab::ui {
+
+MetricChart::MetricChart(const QString& title, Picker pick, bool markers, QWidget* parent)
+    : RunChart(title, parent), pick_(pick), markers_(markers) {
+  xAxis->setLabel("step");
+}
+
+void MetricChart::showRuns(const std::vector<plab::RunRecord>& runs) {
+  if (runs.size() < graphs_.size()) {  // the session was cleared: start over
+    clearGraphs();
+    graphs_.clear();
+    stepsShown_.clear();
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto& run = runs[i];
+    if (i >= graphs_.size()) {
+      QCPGraph* g = addGraph();
+      const QColor color = runColor(static_cast<int>(i));
+      g->setPen(QPen(color, 1.6));
+      if (markers_) g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, color, color, 5));
+      graphs_.push_back(g);
+      stepsShown_.push_back(0);
+    }
+    QCPGraph* g = graphs_[i];
+    g->setName(runLabel(run, static_cast<int>(i)));
+    if (run.steps.size() < stepsShown_[i]) {
+      g->data()->clear();
+      stepsShown_[i] = 0;
+    }
+    for (size_t s = stepsShown_[i]; s < run.steps.size(); ++s)
+      if (const auto v = pick_(run.steps[s])) g->addData(static_cast<double>(run.steps[s].step), 100.0 * *v);
+    stepsShown_[i] = run.steps.size();
+  }
+  legend->setVisible(graphCount() > 0);  // an empty legend is just a stray box
+  scheduleReplot();
+}
+
+QCPGraph* MetricChart::runGraph(int run) const {
+  return run >= 0 && run < static_cast<int>(graphs_.size()) ? graphs_[static_cast<size_t>(run)] : nullptr;
+}
+
+}  // namespace plab::ui
