@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "precision/precision_adamw.h"
+#include "util/blas_info.h"
 
 using namespace plab;
 
@@ -66,6 +67,8 @@ int main(int argc, char** argv) {
     numel += p.numel();
     p.mutable_grad() = torch::randn_like(p) * 1e-3;
   }
+  const BlasInfo blas = loadedBlas();
+  std::printf("BLAS: %s %s\n", blas.name.c_str(), blas.library.c_str());
   std::printf("%lld parameters in %zu tensors on %s, %d threads; median of %d steps after %d warmup\n",
               static_cast<long long>(numel), reference.size(), device.str().c_str(), torch::get_num_threads(),
               steps, warmup);
@@ -88,7 +91,11 @@ int main(int argc, char** argv) {
         p.mutable_grad() = reference[i].grad().to(p.scalar_type());
         params.push_back({"p" + std::to_string(i), "layer" + std::to_string(i / 2), p, {}});
       }
-      PrecisionAdamW opt(params, mode, AdamWOptions{}, 0);
+      // Without stats nothing is measured; with them, the per-step statistics
+      // and the update-lost window (20 steps) as a default run collects them.
+      UpdateStatsOptions statsOptions;
+      statsOptions.window = stats ? 20 : 0;
+      PrecisionAdamW opt(params, mode, AdamWOptions{}, 0, statsOptions);
       const double ms = medianMs(steps, warmup, device, [&] { opt.step(1e-3, stats); });
       const MemoryBreakdown mem = opt.measuredMemory();
       const std::string name = optimizerModeId(mode) + (stats ? " +stats" : "");

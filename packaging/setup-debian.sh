@@ -13,9 +13,11 @@ launch=1
 sudo_cmd=""
 [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
 
+# libopenblas0-pthread: LibTorch's fp32 matrix products go through libblas.so.3;
+# without it Debian's reference BLAS serves them, ~28x slower on a GPT-2 forward.
 packages=(
   build-essential cmake ninja-build ccache pkg-config dpkg-dev
-  libtorch-dev nlohmann-json3-dev libcurl4-openssl-dev
+  libtorch-dev libopenblas0-pthread nlohmann-json3-dev libcurl4-openssl-dev
   qt6-base-dev qt6-base-dev-tools libqt6svg6-dev libgl-dev
   xvfb xauth fonts-dejavu-core python3
 )

@@ -6,6 +6,7 @@
 
 #include "cli_support.h"
 #include "train/trainer.h"
+#include "util/blas_info.h"
 
 namespace plab::cli {
 
@@ -25,6 +26,9 @@ int benchCommand(Args& args) {
   const std::string device = args.value("--device").value_or("auto");
   args.positionals(0);
 
+  const BlasInfo blas = loadedBlas();
+  std::cout << "BLAS: " << blas.name << (blas.library.empty() ? "" : " (" + blas.library + ")")
+            << (blas.slow ? "  -- the unoptimised reference: fp32 figures will be far too slow" : "") << '\n';
   std::cout << std::left << std::setw(30) << "mode" << std::right << std::setw(12) << "tokens/s" << std::setw(10)
             << "ms/step" << std::setw(13) << "memory KiB" << std::setw(12) << "vs fp32" << std::setw(12)
             << "final loss" << '\n';
@@ -37,6 +41,7 @@ int benchCommand(Args& args) {
     c.device = device;
     c.eval_every = 0;
     c.layer_stats_every = steps + 1;  // stats only on step 1: measure plain training speed
+    c.update_window = 0;              // and no update-lost window
     Trainer trainer(c);
     std::vector<double> stepTokensPerSecond;
     Trainer::Callbacks cb;
@@ -59,7 +64,7 @@ int benchCommand(Args& args) {
     std::cout << std::left << std::setw(30) << optimizerModeLabel(mode) << std::right << std::fixed
               << std::setprecision(0) << std::setw(12) << (msPerStep > 0 ? tokensPerStep / (msPerStep / 1000.0) : 0)
               << std::setprecision(2) << std::setw(10) << msPerStep << std::setprecision(1) << std::setw(13)
-              << r.memory.total() / 1024.0 << std::setw(11) << -100 * r.memorySavedFraction << '%'
+              << r.memory.total() / 1024.0 << std::setw(11) << 0.0 - 100 * r.memorySavedFraction << '%'
               << std::setprecision(4) << std::setw(12) << r.finalLoss << '\n';
     std::cout.unsetf(std::ios::fixed);
   }

@@ -127,7 +127,8 @@ nlohmann::json toJson(const RunInfo& i) {
           {"statistics_bytes", i.statisticsBytes},
           {"tokens_per_step", i.tokensPerStep},
           {"train_tokens", i.trainTokens},
-          {"cuda_allocator_summary", i.cudaAllocatorSummary}};
+          {"cuda_allocator_summary", i.cudaAllocatorSummary},
+          {"blas", i.blas}};
 }
 
 nlohmann::json toJson(const RunResult& r) {

@@ -63,6 +63,7 @@ struct RunInfo {                    // sent once, before step 1
   int64_t tokensPerStep = 0;
   int64_t trainTokens = 0;
   std::string cudaAllocatorSummary; // empty on CPU
+  std::string blas;                 // the BLAS the process loaded: "OpenBLAS (/usr/lib/...)"
 };
 
 enum class RunStatus { Completed, Stopped, Failed };

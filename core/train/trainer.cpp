@@ -19,6 +19,7 @@
 #include "train/lr_schedule.h"
 #include "train/metrics_writer.h"
 #include "train/model_loading.h"
+#include "util/blas_info.h"
 #include "util/errors.h"
 
 // Allocator figures need the CUDA half of LibTorch (c10_cuda); the stats
@@ -109,15 +110,16 @@ std::string cudaAllocatorSummary(const torch::Device& device) {
 }
 
 double gradNorm(const std::vector<TrainableParam>& params) {
-  // Accumulated in fp64 on the host side of each reduction so that bf16
-  // gradients of many layers do not lose the small contributions.
-  double sumSq = 0;
+  // Per-tensor sums in fp32, added in fp64 so that bf16 gradients of many
+  // layers do not lose the small contributions; one host read for all (a
+  // read per parameter would synchronise a GPU once per tensor).
+  std::vector<torch::Tensor> sums;
   for (const TrainableParam& p : params) {
     const torch::Tensor& g = p.param.grad();
-    if (!g.defined()) continue;
-    sumSq += g.to(torch::kFloat).pow(2).sum().item<double>();
+    if (g.defined()) sums.push_back(g.to(torch::kFloat).pow(2).sum());
   }
-  return std::sqrt(sumSq);
+  if (sums.empty()) return 0.0;
+  return std::sqrt(torch::stack(sums).to(torch::kDouble).sum().item<double>());
 }
 
 LayerStepMetrics layerMetrics(const LayerUpdateStats& s) {
@@ -212,6 +214,11 @@ class Session {
     info.tokensPerStep = cfg_.batch_size * cfg_.grad_accum * cfg_.seq_len;
     info.trainTokens = dataset_->numTrainBlocks() * cfg_.seq_len;
     info.cudaAllocatorSummary = cudaAllocatorSummary(device);
+    const BlasInfo blas = loadedBlas();
+    info.blas = blas.name + (blas.library.empty() ? "" : " (" + blas.library + ")");
+    if (blas.slow && device.is_cpu())
+      log("warning: LibTorch uses the reference BLAS (" + blas.library +
+          "): fp32 matrix products are many times slower than with OpenBLAS (apt-get install libopenblas0-pthread)");
     if (writer_) writeJsonFile(fs::path(cfg_.output_dir) / "run_info.json", toJson(info));
 
     log("run " + cfg_.name + ": " + loaded.description + ", " + info.modelType + ", " +
@@ -258,14 +265,15 @@ class Session {
       const auto stepStart = Clock::now();
 
       optimizer_->zeroGrad();
-      double lossSum = 0;
+      // Summed on the device and read once per step, not per micro-batch.
+      torch::Tensor lossSum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device_));
       for (int64_t micro = 0; micro < cfg_.grad_accum; ++micro) {
         auto [inputs, targets] = dataset_->trainBatch(cfg_.batch_size, rng_);
         torch::Tensor loss = model_->loss(inputs.to(device_), targets.to(device_));
         (loss / static_cast<double>(cfg_.grad_accum)).backward();
-        lossSum += loss.item<double>();
+        lossSum += loss.detach().to(torch::kDouble);
       }
-      m.loss = lossSum / static_cast<double>(cfg_.grad_accum);
+      m.loss = lossSum.item<double>() / static_cast<double>(cfg_.grad_accum);
       m.gradNorm = gradNorm(params_);
       if (!std::isfinite(m.loss)) {
         m.elapsedSeconds = std::chrono::duration<double>(Clock::now() - start).count() - pausedSeconds;

@@ -11,6 +11,7 @@
 
 #include "train/metrics_writer.h"
 #include "train/trainer.h"
+#include "util/blas_info.h"
 #include "util/errors.h"
 
 using namespace plab;
@@ -121,6 +122,15 @@ class TestTrainer : public QObject {
     bool said = false;
     for (const std::string& l : r.logs) said = said || l.find("embedded tiny-gpt2 (pretrained)") != std::string::npos;
     QVERIFY(said);
+  }
+
+  // The setup installs OpenBLAS; run_info says which BLAS really ran.
+  void runInfoNamesTheBlas() {
+    RunConfig c = smallRun(OptimizerMode::Fp32AdamW, 1);
+    Trainer t(c);
+    const Recorded r = runAndRecord(t);
+    QVERIFY2(r.info.blas.rfind("OpenBLAS (", 0) == 0, r.info.blas.c_str());
+    QVERIFY(!loadedBlas().slow);
   }
 
   void weightDecayRoundedAwayIsReported() {
