@@ -3,6 +3,7 @@
 #include <QtTest/QtTest>
 
 #include <cmath>
+#include <set>
 
 #include "support/error_capture.h"
 #include "train/lr_schedule.h"

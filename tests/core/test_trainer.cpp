@@ -2,6 +2,7 @@
 // runs and streams, loss falls, memory matches the prediction, controls
 // (stop, pause) work from another thread, and failures end the run cleanly.
 #include <QtTest/QtTest>
+#include <torch/cuda.h>
 
 #include <atomic>
 #include <chrono>
