@@ -127,6 +127,7 @@ class TestOptimizerPanel : public QObject {
     QVERIFY(warning->isHidden());
     QVERIFY(summary->text().contains("not identical"));
     QVERIFY(panel.findChild<QComboBox*>("moments")->isEnabled());
+    QCOMPARE(panel.findChild<QComboBox*>("moments")->itemText(0), QString("default (bf16-sr)"));
     panel.setMode(plab::OptimizerMode::Bf16Plain);
     panel.findChild<QLineEdit*>("learningRate")->setText("0.1");  // lr x wd = 0.01: survives
     QVERIFY(warning->isHidden());

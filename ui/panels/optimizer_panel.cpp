@@ -144,6 +144,8 @@ void OptimizerPanel::refreshExplanations() {
   modeSummary_->setText(QString::fromStdString(plab::optimizerModeSummary(m)));
   mode_->setToolTip(modeSummary_->text());
   moments_->setEnabled(plab::modeHasMomentChoice(m));
+  moments_->setItemText(0, QString("default (%1)")
+                               .arg(QString::fromStdString(plab::momentPrecisionId(plab::momentPrecisionDefault(m)))));
   const plab::AdamWOptions o = adamw();
   decayWarning_->setVisible(plab::weightDecayRoundedAway(m, o));
   decayWarning_->setText(QString("Weight decay is rounded away in this mode: lr × wd = %1 is below half a bf16 "
