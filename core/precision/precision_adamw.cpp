@@ -29,12 +29,36 @@ int64_t bytesOf(const torch::Tensor& t) {
   return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
 }
 
-// [intended non-zero, rounded away, ||intended||^2, ||stored change||^2] in fp64.
+// [intended non-zero, rounded away, ||intended||^2, ||stored change||^2, numel] in fp64.
 torch::Tensor stepTerms(const torch::Tensor& intended, const torch::Tensor& before32, const torch::Tensor& after32) {
   const torch::Tensor nonZero = intended.ne(0);
   const torch::Tensor roundedAway = nonZero.logical_and(after32.eq(before32));
   return torch::stack({nonZero.sum().to(torch::kFloat64), roundedAway.sum().to(torch::kFloat64),
-                       intended.square().sum(torch::kFloat64), (after32 - before32).square().sum(torch::kFloat64)});
+                       intended.square().sum(torch::kFloat64), (after32 - before32).square().sum(torch::kFloat64),
+                       torch::scalar_tensor(static_cast<double>(intended.numel()), intended.options().dtype(torch::kFloat64))});
+}
+
+// Reads the per-parameter term rows back in one transfer and adds them up
+// per layer (layers without a row are left out), in model order.
+template <typename Stats, typename Add>
+std::vector<Stats> sumPerLayer(const std::vector<torch::Tensor>& rows, const std::vector<size_t>& layerOfRow,
+                               const std::vector<std::string>& layerNames, Add add) {
+  std::vector<Stats> out;
+  if (rows.empty()) return out;
+  const torch::Tensor all = torch::stack(rows).cpu();
+  const auto a = all.accessor<double, 2>();
+  std::vector<Stats> sums(layerNames.size());
+  std::vector<bool> present(layerNames.size(), false);
+  for (size_t i = 0; i < layerOfRow.size(); ++i) {
+    add(sums[layerOfRow[i]], a[static_cast<int64_t>(i)]);
+    present[layerOfRow[i]] = true;
+  }
+  for (size_t l = 0; l < sums.size(); ++l) {
+    if (!present[l]) continue;
+    sums[l].layer = layerNames[l];
+    out.push_back(std::move(sums[l]));
+  }
+  return out;
 }
 
 }  // namespace
@@ -166,7 +190,6 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
   // Small fp64 term tensors, one per param, read back in one transfer.
   std::vector<torch::Tensor> stepTermList, windowTermList;
   std::vector<size_t> stepLayer, windowLayer;
-  std::vector<int64_t> numel(im.layers.size(), 0);
   for (Slot& s : im.slots) {
     const torch::Tensor& p = s.tp.param;
     if (p.grad().defined()) {
@@ -179,7 +202,6 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
       if (collectStats) {
         stepTermList.push_back(stepTerms(intended, before32, p.to(torch::kFloat32)));
         stepLayer.push_back(s.layer);
-        numel[s.layer] += p.numel();
       }
       if (windowOn) s.window.add(intended);
     }
@@ -190,45 +212,19 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
   }
 
   OptimizerStepStats out;
-  if (!stepTermList.empty()) {
-    const torch::Tensor all = torch::stack(stepTermList).cpu();
-    const auto a = all.accessor<double, 2>();
-    std::vector<LayerUpdateStats> perLayer(im.layers.size());
-    std::vector<bool> present(im.layers.size(), false);
-    for (size_t i = 0; i < stepLayer.size(); ++i) {
-      LayerUpdateStats& l = perLayer[stepLayer[i]];
-      present[stepLayer[i]] = true;
-      l.intendedNonZero += static_cast<int64_t>(a[i][0]);
-      l.roundedAway += static_cast<int64_t>(a[i][1]);
-      l.intendedNormSq += a[i][2];
-      l.effectiveNormSq += a[i][3];
-    }
-    for (size_t i = 0; i < perLayer.size(); ++i) {
-      if (!present[i]) continue;
-      perLayer[i].layer = im.layers[i];
-      perLayer[i].numel = numel[i];
-      out.layers.push_back(std::move(perLayer[i]));
-    }
-  }
-  if (!windowTermList.empty()) {
-    const torch::Tensor all = torch::stack(windowTermList).cpu();
-    const auto a = all.accessor<double, 2>();
-    std::vector<LayerWindowStats> perLayer(im.layers.size());
-    std::vector<bool> present(im.layers.size(), false);
-    for (size_t i = 0; i < windowLayer.size(); ++i) {
-      LayerWindowStats& l = perLayer[windowLayer[i]];
-      present[windowLayer[i]] = true;
-      l.residualDotIntended += a[i][0];
-      l.intendedSumSq += a[i][1];
-      l.residualSq += a[i][2];
-      l.trackedElements += static_cast<int64_t>(a[i][3]);
-    }
-    for (size_t i = 0; i < perLayer.size(); ++i) {
-      if (!present[i]) continue;
-      perLayer[i].layer = im.layers[i];
-      out.window.push_back(std::move(perLayer[i]));
-    }
-  }
+  out.layers = sumPerLayer<LayerUpdateStats>(stepTermList, stepLayer, im.layers, [](LayerUpdateStats& l, const auto& t) {
+    l.intendedNonZero += static_cast<int64_t>(t[0]);
+    l.roundedAway += static_cast<int64_t>(t[1]);
+    l.intendedNormSq += t[2];
+    l.effectiveNormSq += t[3];
+    l.numel += static_cast<int64_t>(t[4]);
+  });
+  out.window = sumPerLayer<LayerWindowStats>(windowTermList, windowLayer, im.layers, [](LayerWindowStats& l, const auto& t) {
+    l.residualDotIntended += t[0];
+    l.intendedSumSq += t[1];
+    l.residualSq += t[2];
+    l.trackedElements += static_cast<int64_t>(t[3]);
+  });
   return out;
 }
 

@@ -11,8 +11,11 @@
 #include <cmath>
 
 #include "precision/precision_adamw.h"
+#include "support/seed_spread.h"
 
 using namespace plab;
+using plab::test::Spread;
+using plab::test::spreadOf;
 
 namespace {
 
@@ -39,18 +42,10 @@ double endValue(OptimizerMode mode, MomentPrecision moments, uint64_t seed) {
   return held.mean().item<double>();
 }
 
-struct Spread {
-  double mean = 0, sd = 0;
-};
-
 Spread overSeeds(OptimizerMode mode, MomentPrecision moments) {
   std::vector<double> v;
   for (uint64_t seed : {11, 12, 13, 14}) v.push_back(endValue(mode, moments, seed));
-  Spread s;
-  for (double x : v) s.mean += x / double(v.size());
-  for (double x : v) s.sd += (x - s.mean) * (x - s.mean) / double(v.size() - 1);
-  s.sd = std::sqrt(s.sd);
-  return s;
+  return spreadOf(v);
 }
 
 }  // namespace

@@ -13,8 +13,11 @@
 
 #include "precision/precision_adamw.h"
 #include "util/errors.h"
+#include "support/seed_spread.h"
 
 using namespace plab;
+using plab::test::Spread;
+using plab::test::spreadOf;
 
 namespace {
 
@@ -133,16 +136,6 @@ RunResult runTask(OptimizerMode mode, uint64_t seed = 1, int64_t window = Task::
   return r;
 }
 
-struct Spread {
-  double mean = 0, sd = 0;
-};
-Spread spreadOf(const std::vector<double>& v) {
-  Spread s;
-  for (double x : v) s.mean += x / double(v.size());
-  for (double x : v) s.sd += (x - s.mean) * (x - s.mean) / double(v.size() - 1);
-  s.sd = std::sqrt(s.sd);
-  return s;
-}
 
 const std::vector<uint64_t> kSeeds = {1, 2, 3, 4, 5};
 

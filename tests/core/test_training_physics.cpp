@@ -13,8 +13,11 @@
 #include <map>
 
 #include "train/trainer.h"
+#include "support/seed_spread.h"
 
 using namespace plab;
+using plab::test::Spread;
+using plab::test::spreadOf;
 
 namespace {
 
@@ -39,16 +42,6 @@ Outcome train(OptimizerMode mode, uint64_t seed) {
   return {*r.finalValLoss, *r.meanUpdateLost};
 }
 
-struct Spread {
-  double mean = 0, sd = 0;
-};
-Spread spreadOf(const std::vector<double>& v) {
-  Spread s;
-  for (double x : v) s.mean += x / double(v.size());
-  for (double x : v) s.sd += (x - s.mean) * (x - s.mean) / double(v.size() - 1);
-  s.sd = std::sqrt(s.sd);
-  return s;
-}
 
 }  // namespace
 
