@@ -17,4 +17,8 @@ void adamwInPlace(const torch::Tensor& w, const torch::Tensor& grad, const torch
   w.addcdiv_(m, denom, -s.lr / s.biasCorrection1());
 }
 
+torch::Tensor exactDifference(const torch::Tensor& after, const torch::Tensor& before) {
+  return after.to(torch::kFloat64) - before.to(torch::kFloat64);
+}
+
 }  // namespace plab::steps

@@ -8,8 +8,10 @@
 // defined (the fp32 value of the weights the model computes with, taken just
 // before the step), returns the intended update: the change an fp32 weight
 // would receive from the same step, i.e. fp32(before + u) - before, with u
-// the AdamW update computed in fp32 from the step's inputs. The update
-// statistics compare it with what the compute weights really received.
+// the AdamW update computed in fp32 from the step's inputs. It is returned
+// in fp64, where that difference of two fp32 values is exact, so that fp32's
+// own change equals its intended update exactly. The update statistics
+// compare it with what the compute weights really received.
 #include <torch/torch.h>
 
 #include <cstdint>
@@ -37,6 +39,9 @@ struct ParamState {
 // 2.x adamw.cpp, in its order of operations), in the tensors' own dtypes.
 void adamwInPlace(const torch::Tensor& w, const torch::Tensor& grad, const torch::Tensor& m,
                   const torch::Tensor& v, const StepScalars& s);
+
+// after - before in fp64: exact for any two fp32 (or bf16) values.
+torch::Tensor exactDifference(const torch::Tensor& after, const torch::Tensor& before);
 
 // "fp32" (and fp32 layers of every mode): torch::optim::AdamW on fp32 state.
 torch::Tensor fp32Step(ParamState& p, const StepScalars& s, const torch::Tensor& before32);

@@ -12,7 +12,7 @@ torch::Tensor bf16PlainStep(ParamState& p, const StepScalars& s, const torch::Te
     torch::Tensor w32 = before32.clone();
     const auto copy32 = [](const torch::Tensor& t) { return t.to(torch::kFloat32, false, /*copy=*/true); };
     adamwInPlace(w32, copy32(p.grad), copy32(p.m), copy32(p.v), s);
-    intended = w32.sub_(before32);
+    intended = exactDifference(w32, before32);
   }
   adamwInPlace(p.param, p.grad, p.m, p.v, s);
   return intended;

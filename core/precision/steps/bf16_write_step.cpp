@@ -45,7 +45,7 @@ torch::Tensor bf16WriteStep(ParamState& p, const StepScalars& s, WeightWrite wri
       p.param.copy_(roundToBf16Stochastic(wNew, *gen));
       break;
   }
-  return before32.defined() ? wNew.sub_(before32) : torch::Tensor();
+  return before32.defined() ? exactDifference(wNew, before32) : torch::Tensor();
 }
 
 }  // namespace plab::steps

@@ -6,7 +6,7 @@ namespace plab::steps {
 
 torch::Tensor fp32Step(ParamState& p, const StepScalars& s, const torch::Tensor& before32) {
   adamwInPlace(p.param, p.grad, p.m, p.v, s);
-  return before32.defined() ? p.param - before32 : torch::Tensor();
+  return before32.defined() ? exactDifference(p.param, before32) : torch::Tensor();
 }
 
 }  // namespace plab::steps

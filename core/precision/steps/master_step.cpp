@@ -9,7 +9,7 @@ torch::Tensor masterStep(ParamState& p, const StepScalars& s, const torch::Tenso
   const torch::Tensor masterBefore = before32.defined() ? p.master.clone() : torch::Tensor();
   adamwInPlace(p.master, p.grad.to(torch::kFloat32), p.m, p.v, s);
   p.param.copy_(p.master);
-  return before32.defined() ? p.master - masterBefore : torch::Tensor();
+  return before32.defined() ? exactDifference(p.master, masterBefore) : torch::Tensor();
 }
 
 }  // namespace plab::steps
