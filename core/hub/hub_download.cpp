@@ -10,6 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "hub/hf_cache.h"
+#include "hub/hub_names.h"
+#include "util/file_names.h"
+#include "util/json_limits.h"
 #include "util/env.h"
 #include "hub/http_client.h"
 #include "hub/sha256.h"
@@ -50,9 +53,9 @@ class Downloader {
   Downloader(std::string repoId, const DownloadOptions& options)
       : repoId_(std::move(repoId)), options_(options), endpoint_(hubEndpoint(options)),
         token_(options.token.empty() ? envOrEmpty("HF_TOKEN") : options.token), repoDir_(repoCacheDir(repoId_)) {
-    if (repoId_.empty() || repoId_.find("..") != std::string::npos || repoId_.front() == '/')
-      throw HubError("invalid repository id '" + repoId_ + "'");
-    if (options_.revision.empty()) throw HubError("empty revision for " + repoId_);
+    // Both become paths (models--org--name, refs/<revision>): checked first.
+    validateRepoId(repoId_);
+    validateRevision(options_.revision);
   }
 
   fs::path run() {
@@ -218,11 +221,14 @@ class Downloader {
 
   std::vector<std::string> shardsOf(const fs::path& index) const {
     std::ifstream in(index, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (const std::string nesting = jsonNestingProblem(text); !nesting.empty())
+      throw HubError(index.string() + ": " + nesting);
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(in);
+      j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
-      throw HubError("invalid JSON in " + index.string() + ": " + e.what());
+      throw HubError("invalid JSON in " + index.string() + ": " + textExcerpt(e.what(), 200));
     }
     if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
       throw HubError(index.string() + ": no weight_map object");
@@ -230,7 +236,7 @@ class Downloader {
     for (const auto& [tensor, shard] : j["weight_map"].items()) {
       if (!shard.is_string()) throw HubError(index.string() + ": weight_map entry for " + tensor + " is not a file name");
       const std::string name = shard.get<std::string>();
-      if (name.empty() || name.find("..") != std::string::npos || name.front() == '/')
+      if (!isPlainFileName(name))
         throw HubError(index.string() + ": unsafe shard name '" + name + "'");
       shards.insert(name);
     }

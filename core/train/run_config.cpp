@@ -4,7 +4,9 @@
 #include <functional>
 #include <sstream>
 
+#include "hub/hub_names.h"
 #include "util/errors.h"
+#include "util/json_limits.h"
 
 namespace plab {
 namespace {
@@ -39,7 +41,7 @@ void readUInt(const json& j, const char* key, uint64_t& out) {
   const json& v = j.at(key);
   if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() < 0))
     throw ConfigError(std::string("run config: '") + key +
-                      "' must be a non-negative integer, got " + v.dump());
+                      "' must be a non-negative integer, got " + jsonExcerpt(v));
   out = v.get<uint64_t>();
 }
 
@@ -110,6 +112,15 @@ ModelSpec modelSpecFromJson(const json& j) {
                       s.source + "')");
   if (s.source != "embedded" && s.path.empty())
     throw ConfigError("run config: 'model.path' is required for model source '" + s.source + "'");
+  // Hub names become cache paths: refuse what could point outside the cache.
+  if (s.source == "hub") {
+    try {
+      validateRepoId(s.path);
+      if (!s.revision.empty()) validateRevision(s.revision);
+    } catch (const ConfigError& e) {
+      throw ConfigError(std::string("run config: 'model': ") + e.what());
+    }
+  }
   return s;
 }
 
