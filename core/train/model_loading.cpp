@@ -5,6 +5,7 @@
 #include "hub/hf_cache.h"
 #include "hub/hub_download.h"
 #include "model/model_factory.h"
+#include "train/model_memory_check.h"
 #include "util/errors.h"
 #include "util/resources.h"
 
@@ -83,6 +84,7 @@ LoadedModel loadModelForRun(const ModelSpec& spec, uint64_t seed, bool allowDown
     downloadModel(spec.path, options);
   }
   ResolvedModelSource source = resolveModelSource(spec);
+  checkModelFitsInMemory(source.config, source.description);
   LoadedModel loaded;
   loaded.tokenizer = tokenizerForSource(source);
   loaded.model = source.pretrained ? loadPretrained(source.folder) : createModel(source.config, seed);

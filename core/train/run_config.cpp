@@ -214,6 +214,8 @@ std::string suffixFor(const std::string& key, const json& value) {
 }  // namespace
 
 std::vector<RunConfig> loadRunConfigs(const nlohmann::json& j) {
+  // Each run is trained in turn; more than this is a typo, not a plan.
+  constexpr uint64_t kMaxRunsPerFile = 1000;
   if (!j.is_object()) throw ConfigError("run config: expected a JSON object, got " + std::string(j.type_name()));
   std::vector<RunConfig> runs;
   if (j.contains("runs")) {
@@ -221,6 +223,9 @@ std::vector<RunConfig> loadRunConfigs(const nlohmann::json& j) {
     const json& list = j.at("runs");
     if (!list.is_array() || list.empty())
       throw ConfigError("run config: 'runs' must be a non-empty array of run objects");
+    if (list.size() > kMaxRunsPerFile)
+      throw ConfigError("run config: " + std::to_string(list.size()) + " runs; at most " +
+                        std::to_string(kMaxRunsPerFile) + " per file");
     for (size_t i = 0; i < list.size(); ++i) {
       try {
         runs.push_back(RunConfig::fromJson(list[i]));
@@ -237,6 +242,17 @@ std::vector<RunConfig> loadRunConfigs(const nlohmann::json& j) {
     const json& sweep = j.at("sweep");
     requireObject(sweep, "'sweep'");
     if (sweep.empty()) throw ConfigError("run config: 'sweep' lists no field to vary");
+    // Counted before anything is expanded: 9 fields x 10 values once built
+    // 10^9 runs in memory.
+    uint64_t total = 1;
+    for (auto it = sweep.begin(); it != sweep.end(); ++it) {
+      if (!it.value().is_array() || it.value().empty())
+        throw ConfigError("run config: 'sweep." + it.key() + "' must be a non-empty array of values");
+      total *= it.value().size();
+      if (total > kMaxRunsPerFile)
+        throw ConfigError("run config: the sweep makes more than " + std::to_string(kMaxRunsPerFile) +
+                          " runs (the product of its value counts); split it into several files");
+    }
     const std::string baseName = base.value("name", RunConfig{}.name);
     // Cartesian product over the swept fields, in the order they are listed.
     std::vector<std::pair<json, std::string>> expanded = {{base, baseName}};
