@@ -42,7 +42,7 @@ class TestCliExitCodes : public QObject {
     QVERIFY2(o.exitCode == 0, o.describe());
     QVERIFY2(o.out.contains("memory MiB") && o.out.contains("report:"), o.describe());
     QVERIFY(fs::is_regular_file(out / "report.html"));
-    if (o.err.contains("PNG") || fs::exists(out / "report.pdf")) QVERIFY(fs::file_size(out / "report.pdf") > 0);
+    if (fs::exists(out / "report.pdf")) QVERIFY(fs::file_size(out / "report.pdf") > 0);  // GUI builds
     // Nothing half-written is left behind.
     for (const auto& e : fs::recursive_directory_iterator(out))
       QVERIFY2(e.path().filename().string().find(".tmp") == std::string::npos, e.path().c_str());

@@ -2,6 +2,7 @@
 // summary.json is still valid JSON saying why the run ended (it used to be 0
 // bytes). The CLI runs on a small tmpfs in a private mount namespace
 // (unshare -rm); the test skips where user namespaces are not allowed.
+#include <QStandardPaths>
 #include <QtTest/QtTest>
 
 #include <fstream>

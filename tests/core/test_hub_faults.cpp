@@ -3,6 +3,7 @@
 // body past its announced size (or an endless one with no size) is refused,
 // and an absurd announced size is a clear error. Every case is bounded in
 // bytes and seconds.
+#include <QElapsedTimer>
 #include <QtTest/QtTest>
 
 #include <filesystem>

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <thread>
 
@@ -113,7 +114,9 @@ class TestPathSafety : public QObject {
     const fs::path root = tmp.path().toStdString(), model = root / "model";
     fs::create_directories(model);
     writeSafetensors(root / "outside.safetensors", {{"w", torch::ones({2})}});
-    for (const std::string shard : {"../outside.safetensors", (root / "outside.safetensors").string(), "/etc/passwd"}) {
+    const std::vector<std::string> shards = {"../outside.safetensors", (root / "outside.safetensors").string(),
+                                             "/etc/passwd"};
+    for (const std::string& shard : shards) {
       writeIndex(model, shard);
       try {
         SafetensorsCheckpoint ckpt(model);
