@@ -46,7 +46,7 @@ class TestJsonLimits : public QObject {
   Q_OBJECT
  private slots:
   void nestingCheck() {
-    QVERIFY(jsonNestingProblem(R"({"a": [[1, 2], {"b": "[[[[["}]})").empty());
+    QVERIFY(jsonNestingProblem("{\"a\": [[1, 2], {\"b\": \"[[[[[\"}]}").empty());
     QVERIFY(jsonNestingProblem(std::string(kMaxJsonDepth, '[')).empty());
     QVERIFY(!jsonNestingProblem(std::string(kMaxJsonDepth + 1, '[')).empty());
     QVERIFY(jsonNestingProblem("\"\\\"[[[[\"").empty());  // brackets inside a string with an escaped quote
@@ -55,8 +55,8 @@ class TestJsonLimits : public QObject {
   void deepSafetensorsHeader() {
     QTemporaryDir tmp;
     const fs::path file = fs::path(tmp.path().toStdString()) / "model.safetensors";
-    writeSafetensorsWithHeader(file, R"({"w": {"dtype": "F32", "shape": )" + deepArray() +
-                                         R"(, "data_offsets": [0, 4]}})");
+    writeSafetensorsWithHeader(file, "{\"w\": {\"dtype\": \"F32\", \"shape\": " + deepArray() +
+                                         ", \"data_offsets\": [0, 4]}}");
     const std::string e = errorOf<SafetensorsError>([&] { SafetensorsFile f(file); });
     QVERIFY2(e.find("nested deeper") != std::string::npos, e.c_str());
   }
@@ -64,7 +64,7 @@ class TestJsonLimits : public QObject {
   void deepConfigField() {
     QTemporaryDir tmp;
     const fs::path file = fs::path(tmp.path().toStdString()) / "config.json";
-    std::ofstream(file) << R"({"model_type": "gpt2", "n_embd": )" << deepArray() << "}";
+    std::ofstream(file) << "{\"model_type\": \"gpt2\", \"n_embd\": " << deepArray() << "}";
     const std::string e = errorOf<ConfigError>([&] { ModelConfig::fromFile(file); });
     QVERIFY2(e.find("nested deeper") != std::string::npos, e.c_str());
   }
@@ -72,7 +72,7 @@ class TestJsonLimits : public QObject {
   void deepTokenizerJson() {
     QTemporaryDir tmp;
     const fs::path file = fs::path(tmp.path().toStdString()) / "tokenizer.json";
-    std::ofstream(file) << R"({"model": {"type": "BPE", "vocab": )" << deepArray() << "}}";
+    std::ofstream(file) << "{\"model\": {\"type\": \"BPE\", \"vocab\": " << deepArray() << "}}";
     const std::string e = errorOf<TokenizerError>([&] { loadTokenizerJson(file); });
     QVERIFY2(e.find("nested deeper") != std::string::npos, e.c_str());
   }
@@ -81,7 +81,7 @@ class TestJsonLimits : public QObject {
     if (plab::test::cliPath().isEmpty()) QSKIP("PLAB_CLI not set (run through ctest)");
     QTemporaryDir tmp;
     const fs::path file = fs::path(tmp.path().toStdString()) / "run.json";
-    std::ofstream(file) << R"({"name": "deep", "plan": )" << deepArray() << "}";
+    std::ofstream(file) << "{\"name\": \"deep\", \"plan\": " << deepArray() << "}";
     const plab::test::CliOutcome o = plab::test::runCli({"run", QString::fromStdString(file.string()), "--no-pdf"});
     QVERIFY2(o.exitCode == 2 && o.err.contains("nested deeper"), o.describe());
   }
@@ -90,13 +90,13 @@ class TestJsonLimits : public QObject {
   void errorMessagesShowAnExcerpt() {
     QTemporaryDir tmp;
     const fs::path file = fs::path(tmp.path().toStdString()) / "config.json";
-    std::ofstream(file) << R"({"model_type": "gpt2", "n_embd": ")" << std::string(1 << 20, 'x') << "\"}";
+    std::ofstream(file) << "{\"model_type\": \"gpt2\", \"n_embd\": \"" << std::string(1 << 20, 'x') << "\"}";
     const std::string e = errorOf<ConfigError>([&] { ModelConfig::fromFile(file); });
     QVERIFY2(e.find("n_embd") != std::string::npos, e.c_str());
     QVERIFY2(e.size() < 600, std::to_string(e.size()).c_str());
     // The parser's own message quotes the bad token: a 1 MB string with a
     // non-UTF-8 byte at its end.
-    std::ofstream(file) << R"({"model_type": "gpt2", "n_embd": ")" << std::string(1 << 20, 'x') << "\xff\"}";
+    std::ofstream(file) << "{\"model_type\": \"gpt2\", \"n_embd\": \"" << std::string(1 << 20, 'x') << "\xff\"}";
     const std::string bad = errorOf<ConfigError>([&] { ModelConfig::fromFile(file); });
     QVERIFY2(bad.size() < 600, std::to_string(bad.size()).c_str());
     QVERIFY2(bad.find('\xff') == std::string::npos, bad.c_str());
