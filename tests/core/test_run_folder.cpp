@@ -74,7 +74,7 @@ class TestRunFolder : public QObject {
     QVERIFY2(second.exitCode == 2 && second.err.contains("--overwrite"), second.describe());
     QVERIFY(fs::last_write_time(out / "metrics.jsonl") == before);
     QCOMPARE(readMetricsJsonl(out / "metrics.jsonl").size(), size_t(2));
-    const CliOutcome replaced = runCli(args + QStringList{"--overwrite", "--steps", "3"});
+    const CliOutcome replaced = runCli({"run", "--default", "--steps", "3", "--no-pdf", "--out", str(out), "--overwrite"});
     QVERIFY2(replaced.exitCode == 0, replaced.describe());
     QCOMPARE(readMetricsJsonl(out / "metrics.jsonl").size(), size_t(3));
   }
