@@ -21,6 +21,11 @@ namespace {
 
 constexpr int kDeep = 80000;
 
+// A gpt2 config.json, valid up to an n_embd string value that follows.
+const char* const kValidUntilEmbd =
+    "{\"model_type\": \"gpt2\", \"vocab_size\": 100, \"n_layer\": 1, \"n_head\": 1, \"n_positions\": 16, "
+    "\"n_embd\": \"";
+
 std::string deepArray() { return std::string(kDeep, '[') + std::string(kDeep, ']'); }
 
 template <typename E, typename F>
@@ -90,13 +95,13 @@ class TestJsonLimits : public QObject {
   void errorMessagesShowAnExcerpt() {
     QTemporaryDir tmp;
     const fs::path file = fs::path(tmp.path().toStdString()) / "config.json";
-    std::ofstream(file) << "{\"model_type\": \"gpt2\", \"n_embd\": \"" << std::string(1 << 20, 'x') << "\"}";
+    std::ofstream(file) << kValidUntilEmbd << std::string(1 << 20, 'x') << "\"}";
     const std::string e = errorOf<ConfigError>([&] { ModelConfig::fromFile(file); });
     QVERIFY2(e.find("n_embd") != std::string::npos, e.c_str());
     QVERIFY2(e.size() < 600, std::to_string(e.size()).c_str());
     // The parser's own message quotes the bad token: a 1 MB string with a
     // non-UTF-8 byte at its end.
-    std::ofstream(file) << "{\"model_type\": \"gpt2\", \"n_embd\": \"" << std::string(1 << 20, 'x') << "\xff\"}";
+    std::ofstream(file) << kValidUntilEmbd << std::string(1 << 20, 'x') << "\xff\"}";
     const std::string bad = errorOf<ConfigError>([&] { ModelConfig::fromFile(file); });
     QVERIFY2(bad.size() < 600, std::to_string(bad.size()).c_str());
     QVERIFY2(bad.find('\xff') == std::string::npos, bad.c_str());
