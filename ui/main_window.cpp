@@ -28,7 +28,9 @@
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
 #include "report/qt_report.h"
+#include "report/report_charts.h"
 #include "util/format.h"
+#include "util/run_folder.h"
 
 namespace plab::ui {
 
@@ -332,8 +334,18 @@ void MainWindow::showError(const QString& title, const QString& message) {
 }
 
 void MainWindow::exportReport() {
-  const QString dir = QFileDialog::getExistingDirectory(this, "Export report into folder");
-  if (!dir.isEmpty()) exportReportTo(dir);
+  const QString parent = QFileDialog::getExistingDirectory(this, "Export report into folder");
+  if (parent.isEmpty()) return;
+  // A new <name>-<time> folder per export: an earlier report is never
+  // overwritten.
+  const std::vector<plab::RunRecord> runs = store_.exportableRecords();
+  const std::string base = runs.size() == 1 ? plab::report::safeFileName(runs.front().config.name) : "comparison";
+  try {
+    const std::filesystem::path dir = plab::createUniqueRunFolder(parent.toStdString(), base);
+    exportReportTo(QString::fromStdString(dir.string()));
+  } catch (const std::exception& e) {
+    showError("Export failed", QString::fromUtf8(e.what()));
+  }
 }
 
 bool MainWindow::exportReportTo(const QString& dir) {

@@ -9,6 +9,7 @@
 #include "hub/hub_download.h"
 #include "train/model_inspect.h"
 #include "util/errors.h"
+#include "util/json_limits.h"
 
 namespace plab::cli {
 namespace fs = std::filesystem;
@@ -63,8 +64,10 @@ ModelSpec specFromArgument(const std::string& arg) {
     return spec;
   }
   if (!arg.empty() && arg.front() == '{') {
+    if (const std::string nesting = jsonNestingProblem(arg); !nesting.empty())
+      throw ConfigError("the model spec: " + nesting);
     const auto j = nlohmann::json::parse(arg, nullptr, false);
-    if (j.is_discarded()) throw ConfigError("the model spec is not valid JSON: " + arg);
+    if (j.is_discarded()) throw ConfigError("the model spec is not valid JSON: " + textExcerpt(arg));
     return modelSpecFromJson(j);
   }
   const fs::path path(arg);
@@ -77,8 +80,11 @@ ModelSpec specFromArgument(const std::string& arg) {
     return spec;
   }
   if (fs::is_regular_file(path)) {
-    std::ifstream in(path);
-    const auto j = nlohmann::json::parse(in, nullptr, false);
+    std::ifstream in(path, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (const std::string nesting = jsonNestingProblem(text); !nesting.empty())
+      throw ConfigError(path.string() + ": " + nesting);
+    const auto j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) throw ConfigError(path.string() + " is not a JSON object");
     if (j.contains("source")) return modelSpecFromJson(j);
     if (j.contains("model") && j.at("model").is_object()) return modelSpecFromJson(j.at("model"));
@@ -91,7 +97,7 @@ ModelSpec specFromArgument(const std::string& arg) {
     spec.path = arg;
     return spec;
   }
-  throw ConfigError("model not found: " + arg + " (expected a folder, a config.json, a JSON spec or org/name)");
+  throw ConfigError("model not found: " + textExcerpt(arg, 200) + " (expected a folder, a config.json, a JSON spec or org/name)");
 }
 
 void printTree(const ModuleNode& n, int depth) {

@@ -5,10 +5,10 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <ctime>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -21,6 +21,8 @@
 #include "report/run_report.h"
 #include "train/trainer.h"
 #include "util/errors.h"
+#include "util/json_limits.h"
+#include "util/run_folder.h"
 
 namespace plab::cli {
 namespace fs = std::filesystem;
@@ -34,19 +36,13 @@ void onSigint(int) {
   gInterrupted = 1;
 }
 
-std::string timestamp() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y%m%d-%H%M%S", &tm);
-  return buf;
-}
-
 nlohmann::json readJsonFile(const fs::path& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError("cannot read config file " + path.string());
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (const std::string nesting = jsonNestingProblem(text); !nesting.empty())
+    throw ConfigError(path.string() + ": " + nesting);
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) throw ConfigError(path.string() + " is not valid JSON");
   return j;
 }
@@ -116,7 +112,7 @@ void printSummary(const std::vector<RunRecord>& runs) {
 
 const char* const kRunHelp =
     "usage: precision-lab-cli run [CONFIG.json] [--default] [--out DIR] [--steps N] [--mode ID]\n"
-    "                             [--device D] [--no-pdf]\n"
+    "                             [--device D] [--no-pdf] [--overwrite]\n"
     "\n"
     "Trains one run, or every run of a sweep file, and writes a report.\n"
     "\n"
@@ -126,8 +122,11 @@ const char* const kRunHelp =
     "  --default      the default experiment: fine-tune the embedded pretrained tiny GPT-2\n"
     "                 at lr 5e-5 under every optimizer mode and compare them (with --mode,\n"
     "                 that mode alone); `default-config` prints its base run\n"
-    "  --out DIR      report folder (default ./runs/<name>-<timestamp>); with several\n"
-    "                 runs each gets DIR/runs/<name>/ plus a comparison report in DIR\n"
+    "  --out DIR      report folder (default ./runs/<name>-<UTC timestamp>[-N], a new\n"
+    "                 folder per run); with several runs each gets DIR/runs/<name>/\n"
+    "                 plus a comparison report in DIR. A folder that already holds\n"
+    "                 files is refused, and a folder another run is writing is locked\n"
+    "  --overwrite    replace the results of an earlier run in --out DIR\n"
     "  --steps N      override the number of optimizer steps\n"
     "  --mode ID      override the optimizer mode: fp32, bf16, bf16-nearest, bf16-kahan, bf16-sr, mixed\n"
     "  --device D     override the device: auto, cpu, cuda, cuda:N\n"
@@ -135,8 +134,9 @@ const char* const kRunHelp =
     "\n"
     "Writes config.json (re-runnable), run_info.json, summary.json, metrics.jsonl,\n"
     "metrics.csv, layers.csv, charts/*.svg, report.html (and charts/*.png,\n"
-    "report.pdf in GUI builds). Metrics stream to disk as they are measured.\n"
-    "Ctrl-C stops the run gracefully and still writes the report.\n"
+    "report.pdf in GUI builds). Metrics stream to disk as they are measured and are\n"
+    "only ever appended to; every other file is replaced whole (temporary name +\n"
+    "rename). Ctrl-C stops the run gracefully and still writes the report.\n"
     "Exit codes: 0 ok, 1 a run failed, 2 usage or config error, 130 interrupted.\n";
 
 int runCommand(Args& args) {
@@ -146,6 +146,7 @@ int runCommand(Args& args) {
   }
   const bool useDefault = args.flag("--default");
   const bool noPdf = args.flag("--no-pdf");
+  const bool overwrite = args.flag("--overwrite");
   const auto out = args.value("--out");
   const auto steps = args.intValue("--steps", 1);
   const auto mode = args.value("--mode");
@@ -172,15 +173,16 @@ int runCommand(Args& args) {
     return kUsage;
   }
 
-  const fs::path outDir = out ? fs::path(*out) : fs::path("runs") / (runs.front().name + "-" + timestamp());
-  {
-    std::error_code ec;
-    fs::create_directories(outDir, ec);
-    if (ec || !fs::is_directory(outDir)) {
-      std::cerr << "error: cannot create output folder " << outDir.string() << ": "
-                << (ec ? ec.message() : "not a directory") << '\n';
-      return kUsage;
-    }
+  // The folder is locked until the report is written; the default name is
+  // new per run, so two runs never share it.
+  fs::path outDir;
+  std::unique_ptr<RunFolderLock> folderLock;
+  try {
+    outDir = out ? fs::path(*out) : createUniqueRunFolder("runs", report::safeFileName(runs.front().name));
+    folderLock = std::make_unique<RunFolderLock>(outDir, overwrite);
+  } catch (const Error& e) {
+    std::cerr << "error: " << e.what() << '\n';
+    return kUsage;
   }
   const bool several = runs.size() > 1;
   std::set<std::string> usedFolders;
@@ -210,19 +212,22 @@ int runCommand(Args& args) {
     records.push_back(std::move(r));
     if (interrupted) break;
   }
-  std::signal(SIGINT, SIG_DFL);
-
+  // The handler stays through report writing: a Ctrl-C there is noted (exit
+  // 130) and the report is still completed; a second one kills at once.
+  printSummary(records);  // before the report, so a report failure keeps it
   const std::string title = several ? "Precision Lab comparison" : "Precision Lab run: " + runs.front().name;
   try {
     if (several) writeComparisonReport(outDir, records);
     else writeRunReport(outDir, records.front());
     if (!noPdf && qtReportAvailable()) writeQtReport(records, outDir, title);
   } catch (const std::exception& e) {
+    std::signal(SIGINT, SIG_DFL);
     std::cerr << "error: writing the report failed: " << e.what() << '\n';
     return kRunFailed;
   }
-  printSummary(records);
-  std::cout << "report: " << (outDir / "report.html").string() << '\n';
+  std::signal(SIGINT, SIG_DFL);
+  interrupted = interrupted || gInterrupted != 0;
+  std::cout << "report: " << (outDir / "report.html").string() << std::endl;
   if (failed) return kRunFailed;
   return interrupted ? kInterrupted : kOk;
 }

@@ -5,9 +5,12 @@
 #include <QByteArray>
 #include <QString>
 
+#include <unistd.h>
+
 #include <memory>
 
 #include "report/qt_report.h"
+#include "util/errors.h"
 #endif
 
 namespace plab::cli {
@@ -16,10 +19,28 @@ namespace plab::cli {
 
 bool qtReportAvailable() { return true; }
 
+namespace {
+
+// Moves every file of from/ into to/ (same file system: rename is atomic),
+// creating to/ and its sub-folders as needed.
+void moveFilesInto(const std::filesystem::path& from, const std::filesystem::path& to) {
+  namespace fs = std::filesystem;
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(from)) {
+    const fs::path target = to / fs::relative(e.path(), from);
+    std::error_code ec;
+    if (e.is_directory()) fs::create_directories(target, ec);
+    else fs::rename(e.path(), target, ec);
+    if (ec) throw plab::IoError("cannot write " + target.string() + ": " + ec.message());
+  }
+}
+
+}  // namespace
+
 void writeQtReport(const std::vector<RunRecord>& runs, const std::filesystem::path& dir, const std::string& title) {
-  // Created lazily: runs without a report (or with --no-pdf) never need a
-  // display connection. Headless machines get the offscreen platform.
-  static std::unique_ptr<QApplication> app;
+  // Created here and destroyed before returning: a QApplication that
+  // outlives main() (a static) is torn down after Qt's own globals and
+  // crashed every run at exit. Headless machines get the offscreen platform.
+  std::unique_ptr<QApplication> app;
   if (!QCoreApplication::instance()) {
     if (qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
         qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
@@ -29,8 +50,20 @@ void writeQtReport(const std::vector<RunRecord>& runs, const std::filesystem::pa
     static char* argv[] = {arg0, nullptr};
     app = std::make_unique<QApplication>(argc, argv);
   }
-  plab::ui::writeChartPngs(runs, QString::fromStdString((dir / "charts").string()));
-  plab::ui::writePdfReport(runs, QString::fromStdString((dir / "report.pdf").string()), QString::fromStdString(title));
+  // Rendered under a temporary folder, then renamed into place: a crash or
+  // Ctrl-C mid-render never leaves a torn PNG or PDF in the report.
+  const std::filesystem::path tmp = dir / (".qt-report-tmp-" + std::to_string(::getpid()));
+  std::error_code ec;
+  std::filesystem::remove_all(tmp, ec);
+  try {
+    plab::ui::writeChartPngs(runs, QString::fromStdString((tmp / "charts").string()));
+    plab::ui::writePdfReport(runs, QString::fromStdString((tmp / "report.pdf").string()), QString::fromStdString(title));
+    moveFilesInto(tmp, dir);
+  } catch (...) {
+    std::filesystem::remove_all(tmp, ec);
+    throw;
+  }
+  std::filesystem::remove_all(tmp, ec);
 }
 
 #else

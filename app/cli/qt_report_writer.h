@@ -12,8 +12,9 @@ namespace plab::cli {
 
 bool qtReportAvailable();
 
-// Writes charts/*.png and report.pdf into dir. Starts an offscreen
-// QApplication on first use. Throws plab::IoError naming the file.
+// Writes charts/*.png and report.pdf into dir (each renamed into place once
+// complete). Runs an offscreen QApplication for the call when none exists.
+// Throws plab::IoError naming the file.
 void writeQtReport(const std::vector<RunRecord>& runs, const std::filesystem::path& dir, const std::string& title);
 
 }  // namespace plab::cli

@@ -1,6 +1,7 @@
 #include "data/data_config.h"
 
 #include "util/errors.h"
+#include "util/json_limits.h"
 
 namespace plab {
 
@@ -13,7 +14,7 @@ DataConfig dataConfigFromJson(const nlohmann::json& j) {
   DataConfig c;
   for (const auto& [key, value] : j.items()) {
     const auto wrongType = [&](const char* expected) {
-      return ConfigError("data config: field '" + key + "' must be " + expected + ", got " + value.dump());
+      return ConfigError("data config: field '" + key + "' must be " + expected + ", got " + jsonExcerpt(value));
     };
     if (key == "path") {
       if (!value.is_string()) throw wrongType("a string");

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/errors.h"
+#include "util/json_limits.h"
 #include "util/resources.h"
 
 namespace plab {
@@ -28,11 +29,13 @@ std::vector<std::string> readJsonl(std::istream& in, const DataConfig& config) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     const std::string where = config.path + ":" + std::to_string(lineNo);
+    if (const std::string nesting = jsonNestingProblem(line); !nesting.empty())
+      throw DataError(where + ": " + nesting);
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);
     } catch (const nlohmann::json::exception& e) {
-      throw DataError(where + ": not valid JSON (" + e.what() + ")");
+      throw DataError(where + ": not valid JSON (" + textExcerpt(e.what(), 200) + ")");
     }
     if (!j.is_object() || !j.contains(config.text_field) || !j[config.text_field].is_string())
       throw DataError(where + ": no string field '" + config.text_field + "'");

@@ -1,5 +1,7 @@
 #include "hub/hf_cache.h"
+#include "hub/hub_names.h"
 #include "util/env.h"
+#include "util/json_limits.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -27,7 +29,9 @@ std::string readTrimmed(const fs::path& file) {
 std::string modelTypeOf(const fs::path& configJson) {
   try {
     std::ifstream in(configJson, std::ios::binary);
-    const auto j = nlohmann::json::parse(in);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!jsonNestingProblem(text).empty()) return "";
+    const auto j = nlohmann::json::parse(text);
     if (j.is_object() && j.contains("model_type") && j["model_type"].is_string())
       return j["model_type"].get<std::string>();
   } catch (const std::exception&) {
@@ -100,11 +104,13 @@ std::vector<CachedModel> listCachedModels() {
 }
 
 std::optional<fs::path> findCachedSnapshot(const std::string& repoId, const std::string& revision) {
+  validateRepoId(repoId);
+  validateRevision(revision);
   const fs::path repo = repoCacheDir(repoId);
   std::error_code ec;
   std::string commit = revision;
   if (fs::is_regular_file(repo / "refs" / revision, ec)) commit = readTrimmed(repo / "refs" / revision);
-  if (commit.empty()) return std::nullopt;
+  if (commit.empty() || commit.find("..") != std::string::npos || commit.front() == '/') return std::nullopt;
   const fs::path snapshot = repo / "snapshots" / commit;
   if (fs::is_directory(snapshot, ec)) return snapshot;
   return std::nullopt;

@@ -90,9 +90,9 @@ Response perform(const Request& request) {
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errorBuffer);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 30L);
-  // A stalled transfer (under 1 byte/s for a minute) fails instead of hanging.
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, 60L);
+  // A stalled or dripping transfer fails instead of hanging.
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, request.lowSpeedBytesPerSecond);
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, request.lowSpeedSeconds);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, onHeader);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &transfer);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, onData);
@@ -108,6 +108,9 @@ Response perform(const Request& request) {
   response.curlCode = static_cast<int>(code);
   if (code != CURLE_OK) response.curlError = errorBuffer[0] ? errorBuffer : curl_easy_strerror(code);
   response.couldNotConnect = code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST;
+  response.tooSlow = code == CURLE_OPERATION_TIMEDOUT;
+  response.connectionLost = code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR || code == CURLE_GOT_NOTHING ||
+                            code == CURLE_PARTIAL_FILE;
   curl_slist_free_all(headers);
   curl_easy_cleanup(curl);
   return response;

@@ -17,6 +17,10 @@ struct Request {
   std::string bearerToken;  // sent as "Authorization: Bearer ..." when set
   bool headOnly = false;
   uint64_t rangeStart = 0;  // > 0: "Range: bytes=N-"
+  // A transfer slower than this many bytes/s for lowSpeedSeconds fails
+  // (a server that drips a few bytes per second would otherwise hang it).
+  long lowSpeedBytesPerSecond = 1024;
+  long lowSpeedSeconds = 30;
   // Receives body bytes with the final status; return false to abort.
   std::function<bool(const char* data, std::size_t size, long status)> onBody;
 };
@@ -28,6 +32,8 @@ struct Response {
   std::string curlError;         // text for curlCode
   bool aborted = false;          // onBody returned false
   bool couldNotConnect = false;  // connection refused / host not found
+  bool tooSlow = false;          // under the low-speed limit for too long
+  bool connectionLost = false;   // reset, closed early or nothing received: worth a retry
 
   // First value of a header over all hops ("" if absent).
   std::string first(const std::string& name) const;

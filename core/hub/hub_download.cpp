@@ -4,12 +4,17 @@
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <chrono>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "hub/hf_cache.h"
+#include "hub/hub_names.h"
+#include "util/file_names.h"
+#include "util/json_limits.h"
 #include "util/env.h"
 #include "hub/http_client.h"
 #include "hub/sha256.h"
@@ -40,19 +45,28 @@ bool safeBlobName(const std::string& s) {
          s != "." && s != "..";
 }
 
-uint64_t parseSize(const std::string& s) {
+// No model file comes near this; 10^23 once ended in "error: stoull".
+constexpr uint64_t kMaxPlausibleBytes = uint64_t(1) << 50;  // 1 PiB
+
+// An announced size: 0 when absent or not a number; HubError when absurd.
+uint64_t parseSize(const std::string& s, const std::string& url) {
   if (s.empty() || !std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); })) return 0;
+  if (s.size() > 16 || std::stoull(s) > kMaxPlausibleBytes)
+    throw HubError(url + ": the server announces " + textExcerpt(s, 30) + " bytes, which is not a plausible size");
   return std::stoull(s);
 }
+
+// Server errors and dropped connections are often transient.
+bool worthRetrying(const http::Response& r) { return r.connectionLost || (r.curlCode == 0 && r.status >= 500); }
 
 class Downloader {
  public:
   Downloader(std::string repoId, const DownloadOptions& options)
       : repoId_(std::move(repoId)), options_(options), endpoint_(hubEndpoint(options)),
         token_(options.token.empty() ? envOrEmpty("HF_TOKEN") : options.token), repoDir_(repoCacheDir(repoId_)) {
-    if (repoId_.empty() || repoId_.find("..") != std::string::npos || repoId_.front() == '/')
-      throw HubError("invalid repository id '" + repoId_ + "'");
-    if (options_.revision.empty()) throw HubError("empty revision for " + repoId_);
+    // Both become paths (models--org--name, refs/<revision>): checked first.
+    validateRepoId(repoId_);
+    validateRevision(options_.revision);
   }
 
   fs::path run() {
@@ -103,7 +117,14 @@ class Downloader {
     head.url = url;
     head.bearerToken = token_;
     head.headOnly = true;
-    const http::Response meta = http::perform(head);
+    head.lowSpeedBytesPerSecond = options_.lowSpeedBytesPerSecond;
+    head.lowSpeedSeconds = options_.lowSpeedSeconds;
+    http::Response meta;
+    for (int attempt = 1;; ++attempt) {
+      meta = http::perform(head);
+      if (!worthRetrying(meta) || attempt >= options_.maxAttempts) break;
+      waitBeforeRetry(attempt);
+    }
     if (meta.curlCode != 0) failTransport(meta, url);
     if (meta.status == 404 && !required) return false;
     if (meta.status < 200 || meta.status >= 300) failHttp(meta.status, url);
@@ -115,8 +136,8 @@ class Downloader {
     std::string etag = normalizeEtag(meta.first("x-linked-etag"));
     if (etag.empty()) etag = normalizeEtag(meta.first("etag"));
     if (!safeBlobName(etag)) etag = "url-" + sha256Hex(url);
-    uint64_t expected = parseSize(meta.first("x-linked-size"));
-    if (expected == 0) expected = parseSize(meta.last("content-length"));
+    uint64_t expected = parseSize(meta.first("x-linked-size"), url);
+    if (expected == 0) expected = parseSize(meta.last("content-length"), url);
 
     const fs::path blobs = repoDir_ / "blobs";
     fs::create_directories(blobs);
@@ -132,6 +153,41 @@ class Downloader {
   void download(const std::string& file, const std::string& url, const fs::path& blob, const std::string& etag,
                 uint64_t expected) {
     const fs::path partial = blob.string() + ".incomplete";
+    std::error_code ec;
+    for (int attempt = 1;; ++attempt) {
+      const Transfer r = transfer(file, url, partial, expected);
+      if (worthRetrying(r) && attempt < options_.maxAttempts) {
+        waitBeforeRetry(attempt);  // then resume from what the partial file holds
+        continue;
+      }
+      if (r.aborted && !r.abortReason.empty()) {
+        fs::remove(partial, ec);
+        throw HubError(r.abortReason);
+      }
+      if (r.aborted) throw HubError("download cancelled (" + file + "; the partial file is kept for resume)");
+      if (r.tooSlow)
+        throw HubError("download of " + url + " is too slow (under " + std::to_string(options_.lowSpeedBytesPerSecond) +
+                       " bytes/s for " + std::to_string(options_.lowSpeedSeconds) +
+                       " s); the partial file is kept: run again to resume");
+      if (r.curlCode != 0) failTransport(r, url);
+      if (r.status != 0 && !r.alreadyComplete && (r.status < 200 || r.status >= 300)) failHttp(r.status, url);
+      break;
+    }
+    finish(url, partial, blob, etag, expected);
+  }
+
+  struct Transfer : http::Response {
+    bool alreadyComplete = false;  // 416: nothing left past our partial file
+    std::string abortReason;       // set when we stopped a body that was too long
+  };
+
+  void waitBeforeRetry(int attempt) const {
+    std::this_thread::sleep_for(std::chrono::milliseconds(int64_t(options_.retryDelayMs) << (attempt - 1)));
+  }
+
+  // One GET of what the partial file lacks. status 0: nothing to fetch.
+  Transfer transfer(const std::string& file, const std::string& url, const fs::path& partial, uint64_t expected) {
+    Transfer result;
     std::error_code ec;
     uint64_t offset = fs::is_regular_file(partial, ec) ? fs::file_size(partial, ec) : 0;
     if (expected > 0 && offset > expected) {  // stale leftovers: start over
@@ -154,6 +210,9 @@ class Downloader {
       get.url = url;
       get.bearerToken = token_;
       get.rangeStart = offset;
+      get.lowSpeedBytesPerSecond = options_.lowSpeedBytesPerSecond;
+      get.lowSpeedSeconds = options_.lowSpeedSeconds;
+      const uint64_t limit = expected > 0 ? expected : options_.maxBytesWithoutSize;
       get.onBody = [&](const char* data, std::size_t size, long status) {
         if (status < 200 || status >= 300) return true;  // error pages are not data
         if (!opened) {
@@ -163,6 +222,13 @@ class Downloader {
           out.open(partial, std::ios::binary | (append ? std::ios::app : std::ios::trunc));
           opened = true;
         }
+        if (progress.fileBytesDone + size > limit) {
+          result.abortReason =
+              expected > 0 ? url + ": the server sends more than the " + std::to_string(expected) + " bytes it announced"
+                           : url + ": no size announced and more than " + std::to_string(limit) +
+                                 " bytes sent; refusing it";
+          return false;
+        }
         if (!out.write(data, static_cast<std::streamsize>(size))) {
           writeFailed = true;
           return false;
@@ -170,16 +236,20 @@ class Downloader {
         progress.fileBytesDone += size;
         return !options_.progress || options_.progress(progress);
       };
-      const http::Response r = http::perform(get);
+      static_cast<http::Response&>(result) = http::perform(get);
       if (opened) out.close();
       if (writeFailed) throw IoError("cannot write " + partial.string());
-      if (r.aborted) throw HubError("download cancelled (" + file + "; the partial file is kept for resume)");
-      if (r.curlCode != 0) failTransport(r, url);
-      const bool alreadyComplete = r.status == 416 && offset > 0;  // nothing left past our partial file
-      if (!alreadyComplete && (r.status < 200 || r.status >= 300)) failHttp(r.status, url);
-      if (!opened && !alreadyComplete) std::ofstream(partial, std::ios::binary | std::ios::trunc).close();  // empty file
+      result.alreadyComplete = result.status == 416 && offset > 0;
+      const bool failed = result.aborted || result.curlCode != 0 || worthRetrying(result) ||
+                          (!result.alreadyComplete && (result.status < 200 || result.status >= 300));
+      if (!opened && !failed) std::ofstream(partial, std::ios::binary | std::ios::trunc).close();  // empty file
     }
+    return result;
+  }
 
+  void finish(const std::string& url, const fs::path& partial, const fs::path& blob, const std::string& etag,
+              uint64_t expected) {
+    std::error_code ec;
     const uint64_t got = fs::file_size(partial, ec);
     if (expected > 0 && got != expected) {
       fs::remove(partial, ec);
@@ -218,11 +288,14 @@ class Downloader {
 
   std::vector<std::string> shardsOf(const fs::path& index) const {
     std::ifstream in(index, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (const std::string nesting = jsonNestingProblem(text); !nesting.empty())
+      throw HubError(index.string() + ": " + nesting);
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(in);
+      j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
-      throw HubError("invalid JSON in " + index.string() + ": " + e.what());
+      throw HubError("invalid JSON in " + index.string() + ": " + textExcerpt(e.what(), 200));
     }
     if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
       throw HubError(index.string() + ": no weight_map object");
@@ -230,7 +303,7 @@ class Downloader {
     for (const auto& [tensor, shard] : j["weight_map"].items()) {
       if (!shard.is_string()) throw HubError(index.string() + ": weight_map entry for " + tensor + " is not a file name");
       const std::string name = shard.get<std::string>();
-      if (name.empty() || name.find("..") != std::string::npos || name.front() == '/')
+      if (!isPlainFileName(name))
         throw HubError(index.string() + ": unsafe shard name '" + name + "'");
       shards.insert(name);
     }

@@ -25,6 +25,16 @@ struct DownloadOptions {
   std::string revision = "main";
   // Return false to cancel; the download then throws HubError("cancelled").
   std::function<bool(const DownloadProgress&)> progress;
+  // 5xx answers and dropped connections are retried (resuming partial
+  // files) up to maxAttempts in all, waiting retryDelayMs, then twice that, ...
+  int maxAttempts = 4;
+  int retryDelayMs = 1000;
+  // Slower than this for lowSpeedSeconds: the transfer fails.
+  long lowSpeedBytesPerSecond = 1024;
+  long lowSpeedSeconds = 30;
+  // A body with no announced size (no X-Linked-Size / Content-Length) is
+  // refused past this many bytes; one with a size, past that size.
+  uint64_t maxBytesWithoutSize = uint64_t(64) << 20;
 };
 
 std::string hubEndpoint(const DownloadOptions& options);
@@ -32,8 +42,8 @@ std::string hubEndpoint(const DownloadOptions& options);
 // Fetches config.json, tokenizer.json (optional), generation_config.json
 // (optional) and model.safetensors or model.safetensors.index.json + shards.
 // Partial files resume with HTTP Range; sizes are checked against
-// Content-Length and sha256 against the X-Linked-Etag / ETag when it is a
-// sha256. Returns the snapshot folder. Throws HubError with the URL and
+// X-Linked-Size / Content-Length (during the transfer too) and sha256
+// against the X-Linked-Etag / ETag when it is a sha256. Returns the snapshot folder. Throws HubError with the URL and
 // HTTP status on failure.
 std::filesystem::path downloadModel(const std::string& repoId, const DownloadOptions& options);
 

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "util/errors.h"
+#include "util/json_limits.h"
 
 namespace plab {
 namespace {
@@ -38,7 +39,7 @@ int64_t requiredInt(const json& j, const char* key, const std::string& type) {
   const auto& v = j[key];
   if (!v.is_number_integer() || v.get<int64_t>() <= 0)
     throw ConfigError("config.json (" + type + "): field '" + key + "' must be a positive integer, got " +
-                      v.dump());
+                      jsonExcerpt(v));
   return v.get<int64_t>();
 }
 
@@ -47,28 +48,28 @@ int64_t optionalInt(const json& j, const char* key, int64_t fallback, const std:
   const auto& v = j[key];
   if (!v.is_number_integer() || v.get<int64_t>() <= 0)
     throw ConfigError("config.json (" + type + "): field '" + key + "' must be a positive integer, got " +
-                      v.dump());
+                      jsonExcerpt(v));
   return v.get<int64_t>();
 }
 
 double optionalDouble(const json& j, const char* key, double fallback, const std::string& type) {
   if (!present(j, key)) return fallback;
   if (!j[key].is_number())
-    throw ConfigError("config.json (" + type + "): field '" + key + "' must be a number, got " + j[key].dump());
+    throw ConfigError("config.json (" + type + "): field '" + key + "' must be a number, got " + jsonExcerpt(j[key]));
   return j[key].get<double>();
 }
 
 bool optionalBool(const json& j, const char* key, bool fallback, const std::string& type) {
   if (!present(j, key)) return fallback;
   if (!j[key].is_boolean())
-    throw ConfigError("config.json (" + type + "): field '" + key + "' must be true or false, got " + j[key].dump());
+    throw ConfigError("config.json (" + type + "): field '" + key + "' must be true or false, got " + jsonExcerpt(j[key]));
   return j[key].get<bool>();
 }
 
 std::string optionalString(const json& j, const char* key, const std::string& fallback, const std::string& type) {
   if (!present(j, key)) return fallback;
   if (!j[key].is_string())
-    throw ConfigError("config.json (" + type + "): field '" + key + "' must be a string, got " + j[key].dump());
+    throw ConfigError("config.json (" + type + "): field '" + key + "' must be a string, got " + jsonExcerpt(j[key]));
   return j[key].get<std::string>();
 }
 
@@ -136,7 +137,7 @@ void parseLlama(const json& j, ModelConfig& c) {
   }
   c.mlp_bias = optionalBool(j, "mlp_bias", false, t);
   if (present(j, "rope_scaling"))
-    throw ConfigError("config.json (" + t + "): field 'rope_scaling' = " + j["rope_scaling"].dump() +
+    throw ConfigError("config.json (" + t + "): field 'rope_scaling' = " + jsonExcerpt(j["rope_scaling"]) +
                       " is not supported (only plain RoPE)");
   if (c.num_attention_heads % c.num_key_value_heads != 0)
     throw ConfigError("config.json (" + t + "): num_attention_heads " + std::to_string(c.num_attention_heads) +
@@ -163,7 +164,7 @@ ModelConfig ModelConfig::fromJson(const json& j) {
   c.raw = j;
   if (present(j, "model_type")) {
     if (!j["model_type"].is_string())
-      throw ConfigError("config.json: field 'model_type' must be a string, got " + j["model_type"].dump());
+      throw ConfigError("config.json: field 'model_type' must be a string, got " + jsonExcerpt(j["model_type"]));
     c.model_type = j["model_type"].get<std::string>();
   } else {
     c.model_type = modelTypeFromArchitectures(j);
@@ -190,12 +191,16 @@ ModelConfig ModelConfig::fromFile(const std::filesystem::path& configJson) {
   if (!in) throw ConfigError(configJson.string() + ": cannot open file");
   std::stringstream buffer;
   buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  if (const std::string nesting = jsonNestingProblem(text); !nesting.empty())
+    throw ConfigError(configJson.string() + ": " + nesting);
   json j;
   try {
-    j = json::parse(buffer.str());
+    j = json::parse(text);
   } catch (const json::parse_error& e) {
     // e.what() carries "line L, column C" and the unexpected token.
-    throw ConfigError(configJson.string() + ": invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+    throw ConfigError(configJson.string() + ": invalid JSON at byte " + std::to_string(e.byte) + ": " +
+                      textExcerpt(e.what(), 200));
   }
   try {
     return fromJson(j);

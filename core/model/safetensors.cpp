@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "util/errors.h"
+#include "util/file_names.h"
+#include "util/json_limits.h"
 
 namespace plab {
 namespace {
@@ -78,13 +80,19 @@ struct SafetensorsFile::Impl {
   }
 
   void map() {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused
+    // below like every other non-regular file.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) fail("cannot open (" + errnoText() + ")");
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
       const std::string err = errnoText();
       ::close(fd);
       fail("cannot stat (" + err + ")");
+    }
+    if (!S_ISREG(st.st_mode)) {
+      ::close(fd);
+      fail("not a regular file");
     }
     mappedSize = static_cast<size_t>(st.st_size);
     if (mappedSize < 8) {
@@ -108,11 +116,14 @@ struct SafetensorsFile::Impl {
     data = mapped + 8 + headerLen;
     dataSize = available - headerLen;
 
+    const std::string nesting =
+        jsonNestingProblem(std::string_view(reinterpret_cast<const char*>(mapped + 8), headerLen));
+    if (!nesting.empty()) fail("invalid JSON header: " + nesting);
     json header;
     try {
       header = json::parse(mapped + 8, mapped + 8 + headerLen);
     } catch (const json::parse_error& e) {
-      fail(std::string("invalid JSON header: ") + e.what());
+      fail("invalid JSON header: " + textExcerpt(e.what(), 200));
     }
     if (!header.is_object()) fail("header is not a JSON object");
 
@@ -142,11 +153,11 @@ struct SafetensorsFile::Impl {
     if (!v.contains("shape") || !v["shape"].is_array()) failTensor(name, "missing or non-array 'shape'");
     uint64_t numel = 1;
     for (const auto& d : v["shape"]) {
-      if (!d.is_number_unsigned()) failTensor(name, "shape entry " + d.dump() + " is not a non-negative integer");
+      if (!d.is_number_unsigned()) failTensor(name, "shape entry " + jsonExcerpt(d) + " is not a non-negative integer");
       const uint64_t dim = d.get<uint64_t>();
       if (dim > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
           (dim != 0 && numel > std::numeric_limits<uint64_t>::max() / info->size / dim))
-        failTensor(name, "shape " + v["shape"].dump() + " is too large");
+        failTensor(name, "shape " + jsonExcerpt(v["shape"]) + " is too large");
       numel *= dim;
       e.shape.push_back(static_cast<int64_t>(dim));
     }
@@ -226,11 +237,14 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::filesystem::path& modelD
   if (std::filesystem::exists(index)) {
     std::ifstream in(index, std::ios::binary);
     if (!in) throw SafetensorsError(index.string() + ": cannot open file");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (const std::string nesting = jsonNestingProblem(text); !nesting.empty())
+      throw SafetensorsError(index.string() + ": " + nesting);
     json j;
     try {
-      j = json::parse(in);
+      j = json::parse(text);
     } catch (const json::parse_error& e) {
-      throw SafetensorsError(index.string() + ": invalid JSON: " + e.what());
+      throw SafetensorsError(index.string() + ": invalid JSON: " + textExcerpt(e.what(), 200));
     }
     if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
       throw SafetensorsError(index.string() + ": missing 'weight_map' object");
@@ -238,6 +252,10 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::filesystem::path& modelD
     for (const auto& [tensor, file] : j["weight_map"].items()) {
       if (!file.is_string()) throw SafetensorsError(index.string() + ": weight_map entry of '" + tensor + "' is not a string");
       const std::string shardName = file.get<std::string>();
+      // Shards live next to the index: no path may lead elsewhere.
+      if (!isPlainFileName(shardName))
+        throw SafetensorsError(index.string() + ": shard of tensor '" + tensor +
+                               "' is not a file name in the model folder");
       auto it = shards.find(shardName);
       if (it == shards.end()) {
         const auto shardPath = modelDir / shardName;

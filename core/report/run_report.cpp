@@ -1,13 +1,13 @@
 #include "report/run_report.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
+#include <unistd.h>
+
 #include <set>
 
 #include "report/fp32_comparison.h"
 #include "report/report_charts.h"
 #include "train/metrics_writer.h"
+#include "util/atomic_file.h"
 #include "util/errors.h"
 
 namespace plab {
@@ -22,15 +22,32 @@ void makeDir(const fs::path& dir) {
     throw IoError("cannot create folder " + dir.string() + ": " + (ec ? ec.message() : "not a directory"));
 }
 
-void writeText(const fs::path& file, const std::string& text) {
-  errno = 0;
-  std::ofstream out(file, std::ios::out | std::ios::trunc | std::ios::binary);
-  if (out) {
-    out << text;
-    out.flush();
+// Every report file is derived: replaced whole, never rewritten in place.
+void writeText(const fs::path& file, const std::string& text) { writeFileAtomically(file, text); }
+
+// The metrics files of a run that streamed into dir are the record of what
+// was measured: append-only, never rewritten by the report. Only a folder
+// without them (an export elsewhere) gets them, built under temporary names
+// and renamed into place.
+void writeMetricsIfMissing(const fs::path& dir, const std::vector<StepMetrics>& steps) {
+  const char* const kFiles[] = {"metrics.jsonl", "metrics.csv", "layers.csv"};
+  for (const char* f : kFiles)
+    if (fs::exists(dir / f)) return;
+  const fs::path tmp = dir / (".metrics-tmp-" + std::to_string(::getpid()));
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  {
+    MetricsWriter writer(tmp);
+    for (const StepMetrics& m : steps) writer.write(m);
   }
-  if (!out)
-    throw IoError("cannot write " + file.string() + ": " + (errno ? std::strerror(errno) : "write failed"));
+  for (const char* f : kFiles) {
+    fs::rename(tmp / f, dir / f, ec);
+    if (ec) {
+      fs::remove_all(tmp, ec);
+      throw IoError("cannot write " + (dir / f).string() + ": " + ec.message());
+    }
+  }
+  fs::remove_all(tmp, ec);
 }
 
 void writeCharts(const fs::path& dir, const std::vector<RunRecord>& runs) {
@@ -49,15 +66,10 @@ std::string csvField(const std::string& s) {
 
 void writeRunReport(const fs::path& dir, const RunRecord& run) {
   makeDir(dir);
-  writeText(dir / "config.json", run.config.toJson().dump(2) + "\n");
-  writeText(dir / "run_info.json", toJson(run.info).dump(2) + "\n");
-  writeText(dir / "summary.json", toJson(run.result).dump(2) + "\n");
-  {
-    // Rewritten from the records so the folder is complete even when the
-    // run did not stream (or streamed elsewhere).
-    MetricsWriter writer(dir);
-    for (const StepMetrics& m : run.steps) writer.write(m);
-  }
+  writeText(dir / "config.json", dumpJsonForFile(run.config.toJson()));
+  writeText(dir / "run_info.json", dumpJsonForFile(toJson(run.info)));
+  writeText(dir / "summary.json", dumpJsonForFile(toJson(run.result)));
+  writeMetricsIfMissing(dir, run.steps);
   writeCharts(dir, {run});
   writeText(dir / "report.html", renderReportHtml({run}, "Precision Lab run: " + run.config.name));
 }

@@ -5,6 +5,7 @@
 
 #include "tokenizer/byte_level.h"
 #include "util/errors.h"
+#include "util/json_limits.h"
 
 namespace plab {
 
@@ -22,15 +23,22 @@ ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(BpeSpec spec)
       addPrefixSpace_(spec.addPrefixSpace),
       ignoreMerges_(spec.ignoreMerges) {
   const std::string& src = spec.source;
+  // Ids index tables sized by the largest id: they must stay near the number
+  // of tokens listed (one id of 10^8 in a 3 KB file once took 3.2 GB).
+  const int64_t idLimit =
+      std::min<int64_t>(std::numeric_limits<int32_t>::max(), int64_t(vocab_.size() + spec.addedTokens.size()) + 1024);
   int64_t maxId = -1;
   for (const auto& [token, id] : vocab_) {
-    if (id < 0 || id > std::numeric_limits<int32_t>::max())
-      throw TokenizerError(src + ": vocab id " + std::to_string(id) + " of '" + token + "' is out of range");
+    if (id < 0 || id >= idLimit)
+      throw TokenizerError(src + ": vocab id " + std::to_string(id) + " of '" + textExcerpt(token) +
+                           "' is out of range (0.." + std::to_string(idLimit - 1) + " for " +
+                           std::to_string(vocab_.size()) + " tokens)");
     maxId = std::max(maxId, id);
   }
   for (const auto& [content, id] : spec.addedTokens) {
-    if (id < 0 || id > std::numeric_limits<int32_t>::max())
-      throw TokenizerError(src + ": added token id " + std::to_string(id) + " is out of range");
+    if (id < 0 || id >= idLimit)
+      throw TokenizerError(src + ": added token id " + std::to_string(id) + " is out of range (0.." +
+                           std::to_string(idLimit - 1) + ")");
     if (content.empty()) throw TokenizerError(src + ": added token " + std::to_string(id) + " is empty");
     maxId = std::max(maxId, id);
   }

@@ -12,6 +12,7 @@
 
 #include "tokenizer/bpe_tokenizer.h"
 #include "util/errors.h"
+#include "util/json_limits.h"
 
 namespace plab {
 
@@ -27,10 +28,13 @@ json readJsonFile(const std::filesystem::path& path) {
   if (!in) throw TokenizerError("cannot read tokenizer file " + path.string());
   std::stringstream buffer;
   buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  if (const std::string nesting = jsonNestingProblem(text); !nesting.empty())
+    throw TokenizerError(path.string() + ": " + nesting);
   try {
-    return json::parse(buffer.str());
+    return json::parse(text);
   } catch (const json::exception& e) {
-    throw TokenizerError("invalid JSON in " + path.string() + ": " + e.what());
+    throw TokenizerError("invalid JSON in " + path.string() + ": " + textExcerpt(e.what(), 200));
   }
 }
 
@@ -55,7 +59,7 @@ void addPreTokenizer(const json& pre, BpeSpec& spec, bool& sawByteLevel) {
   } else if (type == "Split") {
     const json pattern = pre.value("pattern", json());
     if (!pattern.is_object() || !pattern.contains("Regex") || !pattern["Regex"].is_string())
-      throw TokenizerError(src + ": unsupported Split pre-tokenizer pattern " + pattern.dump() +
+      throw TokenizerError(src + ": unsupported Split pre-tokenizer pattern " + jsonExcerpt(pattern) +
                            " (only the GPT-2, Llama-3 and Qwen2 regexes are supported)");
     const std::string regex = pattern["Regex"].get<std::string>();
     const auto rule = splitRuleForRegex(regex);
@@ -64,7 +68,7 @@ void addPreTokenizer(const json& pre, BpeSpec& spec, bool& sawByteLevel) {
                            "' (only the GPT-2, Llama-3 and Qwen2 regexes are supported)");
     spec.splitRules.push_back(*rule);
   } else {
-    throw TokenizerError(src + ": unsupported pre_tokenizer '" + (type.empty() ? pre.dump() : type) +
+    throw TokenizerError(src + ": unsupported pre_tokenizer '" + (type.empty() ? jsonExcerpt(pre) : type) +
                          "' (only byte-level BPE tokenizers are supported)");
   }
 }
@@ -79,7 +83,7 @@ std::pair<std::string, std::string> parseMerge(const json& m, const std::string&
   }
   if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string())
     return {m[0].get<std::string>(), m[1].get<std::string>()};
-  throw TokenizerError(src + ": malformed merge " + m.dump());
+  throw TokenizerError(src + ": malformed merge " + jsonExcerpt(m));
 }
 
 std::unique_ptr<ByteLevelBpeTokenizer> loadBpe(const std::filesystem::path& path) {
@@ -113,7 +117,7 @@ std::unique_ptr<ByteLevelBpeTokenizer> loadBpe(const std::filesystem::path& path
   const std::string normType = typeOf(normalizer);
   const bool emptySequence = normType == "Sequence" && normalizer.value("normalizers", json::array()).empty();
   if (!normalizer.is_null() && normType != "NFC" && !emptySequence)
-    throw TokenizerError(src + ": unsupported normalizer '" + (normType.empty() ? normalizer.dump() : normType) + "'");
+    throw TokenizerError(src + ": unsupported normalizer '" + (normType.empty() ? jsonExcerpt(normalizer) : normType) + "'");
 
   const json pre = j.value("pre_tokenizer", json());
   if (pre.is_null()) throw TokenizerError(src + ": no pre_tokenizer (only byte-level BPE is supported)");

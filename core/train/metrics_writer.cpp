@@ -21,11 +21,15 @@ std::string systemReason() {
   return errno != 0 ? std::string(std::strerror(errno)) : std::string("write failed");
 }
 
+// Append-only: an existing file is never truncated or rewritten; the header
+// goes only into a new (empty) file.
 void openFile(std::ofstream& out, const fs::path& file, const char* header) {
   errno = 0;
-  out.open(file, std::ios::out | std::ios::trunc);
+  out.open(file, std::ios::out | std::ios::app);
   if (!out) throw IoError("cannot open " + file.string() + " for writing: " + systemReason());
-  if (header) out << header << '\n';
+  std::error_code ec;
+  const bool fresh = !fs::is_regular_file(file, ec) || fs::file_size(file, ec) == 0;
+  if (header && fresh) out << header << '\n';
   out.flush();
   if (!out) throw IoError("cannot write " + file.string() + ": " + systemReason());
 }

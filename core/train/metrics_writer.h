@@ -1,6 +1,7 @@
 #pragma once
 // Streams metrics to disk as they are measured, flushed every record, so
-// that a crash keeps everything measured so far.
+// that a crash keeps everything measured so far. The files are append-only:
+// opening a writer on a folder that has them appends, never truncates.
 //   metrics.jsonl  one StepMetrics JSON per line
 //   metrics.csv    step,loss,val_loss,grad_norm,lr,rounded_away,update_ratio,tokens_per_s,elapsed_s,mem_*
 //   layers.csv     step,layer,rounded_away,update_ratio

@@ -2,6 +2,7 @@
 
 #include "model/model_factory.h"
 #include "train/model_loading.h"
+#include "train/model_memory_check.h"
 
 namespace plab {
 
@@ -13,6 +14,7 @@ ModelOverview inspectModel(const ModelSpec& spec) {
   o.tokenizerKind = tokenizerForSource(source)->kind();
   // The layer tree comes from the real module classes (same names as the
   // trained model); weights are not read, a random init is enough.
+  checkModelFitsInMemory(source.config, source.description);
   const auto model = createModel(source.config, 0);
   o.modules = describeModules(*model);
   o.parameterCount = source.config.parameterCount();

@@ -8,6 +8,7 @@
 #include "hub/hf_cache.h"
 #include "hub/hub_download.h"
 #include "model/model_factory.h"
+#include "train/model_memory_check.h"
 #include "util/errors.h"
 #include "util/resources.h"
 
@@ -124,6 +125,7 @@ LoadedModel loadModelForRun(const ModelSpec& spec, uint64_t seed, bool allowDown
     downloadModel(spec.path, options);
   }
   ResolvedModelSource source = resolveModelSource(spec);
+  checkModelFitsInMemory(source.config, source.description);
   LoadedModel loaded;
   loaded.tokenizer = tokenizerForSource(source);
   if (!source.pretrained)

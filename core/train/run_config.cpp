@@ -4,7 +4,9 @@
 #include <functional>
 #include <sstream>
 
+#include "hub/hub_names.h"
 #include "util/errors.h"
+#include "util/json_limits.h"
 
 namespace plab {
 namespace {
@@ -39,7 +41,7 @@ void readUInt(const json& j, const char* key, uint64_t& out) {
   const json& v = j.at(key);
   if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() < 0))
     throw ConfigError(std::string("run config: '") + key +
-                      "' must be a non-negative integer, got " + v.dump());
+                      "' must be a non-negative integer, got " + jsonExcerpt(v));
   out = v.get<uint64_t>();
 }
 
@@ -112,6 +114,15 @@ ModelSpec modelSpecFromJson(const json& j) {
                       s.source + "')");
   if (!embedded && s.path.empty())
     throw ConfigError("run config: 'model.path' is required for model source '" + s.source + "'");
+  // Hub names become cache paths: refuse what could point outside the cache.
+  if (s.source == "hub") {
+    try {
+      validateRepoId(s.path);
+      if (!s.revision.empty()) validateRevision(s.revision);
+    } catch (const ConfigError& e) {
+      throw ConfigError(std::string("run config: 'model': ") + e.what());
+    }
+  }
   return s;
 }
 
@@ -207,6 +218,8 @@ std::string suffixFor(const std::string& key, const json& value) {
 }  // namespace
 
 std::vector<RunConfig> loadRunConfigs(const nlohmann::json& j) {
+  // Each run is trained in turn; more than this is a typo, not a plan.
+  constexpr uint64_t kMaxRunsPerFile = 1000;
   if (!j.is_object()) throw ConfigError("run config: expected a JSON object, got " + std::string(j.type_name()));
   std::vector<RunConfig> runs;
   if (j.contains("runs")) {
@@ -214,6 +227,9 @@ std::vector<RunConfig> loadRunConfigs(const nlohmann::json& j) {
     const json& list = j.at("runs");
     if (!list.is_array() || list.empty())
       throw ConfigError("run config: 'runs' must be a non-empty array of run objects");
+    if (list.size() > kMaxRunsPerFile)
+      throw ConfigError("run config: " + std::to_string(list.size()) + " runs; at most " +
+                        std::to_string(kMaxRunsPerFile) + " per file");
     for (size_t i = 0; i < list.size(); ++i) {
       try {
         runs.push_back(RunConfig::fromJson(list[i]));
@@ -230,6 +246,17 @@ std::vector<RunConfig> loadRunConfigs(const nlohmann::json& j) {
     const json& sweep = j.at("sweep");
     requireObject(sweep, "'sweep'");
     if (sweep.empty()) throw ConfigError("run config: 'sweep' lists no field to vary");
+    // Counted before anything is expanded: 9 fields x 10 values once built
+    // 10^9 runs in memory.
+    uint64_t total = 1;
+    for (auto it = sweep.begin(); it != sweep.end(); ++it) {
+      if (!it.value().is_array() || it.value().empty())
+        throw ConfigError("run config: 'sweep." + it.key() + "' must be a non-empty array of values");
+      total *= it.value().size();
+      if (total > kMaxRunsPerFile)
+        throw ConfigError("run config: the sweep makes more than " + std::to_string(kMaxRunsPerFile) +
+                          " runs (the product of its value counts); split it into several files");
+    }
     const std::string baseName = base.value("name", RunConfig{}.name);
     // Cartesian product over the swept fields, in the order they are listed.
     std::vector<std::pair<json, std::string>> expanded = {{base, baseName}};

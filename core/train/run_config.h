@@ -60,7 +60,8 @@ struct RunConfig {
 
 // A file holds one run object, or {"runs": [...]}, or
 // {"base": {...}, "sweep": {"mode": ["fp32","bf16",...]}} expanding the base
-// over the listed values (run names get a suffix).
+// over the listed values (run names get a suffix). At most 1000 runs per
+// file: a sweep is counted before it is expanded.
 std::vector<RunConfig> loadRunConfigs(const nlohmann::json& j);
 
 // The embedded default run: fine-tuning the embedded pretrained tiny GPT-2

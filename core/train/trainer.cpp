@@ -19,8 +19,10 @@
 #include "train/lr_schedule.h"
 #include "train/metrics_writer.h"
 #include "train/model_loading.h"
+#include "util/atomic_file.h"
 #include "util/blas_info.h"
 #include "util/errors.h"
+#include "util/space_reserve.h"
 
 // Allocator figures need the CUDA half of LibTorch (c10_cuda); the stats
 // API (getDeviceStats, allocated/reserved Stat arrays) exists in 1.13 and 2.x.
@@ -71,14 +73,12 @@ std::string fmt(double v, int precision = 4) {
   return s.str();
 }
 
-void writeJsonFile(const fs::path& file, const nlohmann::json& j) {
-  std::ofstream out(file, std::ios::out | std::ios::trunc);
-  if (out) {
-    out << j.dump(2) << '\n';
-    out.flush();
-  }
-  if (!out) throw IoError("cannot write " + file.string());
-}
+// Replaced whole (temporary name + rename): a crash or a full disk never
+// leaves an empty or torn summary.
+void writeJsonFile(const fs::path& file, const nlohmann::json& j) { writeJsonFileAtomically(file, j); }
+
+// Enough for summary.json (its message is one line).
+constexpr uint64_t kSummaryReserveBytes = 64 * 1024;
 
 torch::Device resolveDevice(const std::string& requested) {
   if (requested == "auto")
@@ -149,12 +149,16 @@ class Session {
     if (cb_.onLog) cb_.onLog(line);
   }
 
+  // Frees the space set aside for summary.json, just before writing it.
+  void releaseSummaryReserve() { summaryReserve_.release(); }
+
   void execute() {
     if (!cfg_.output_dir.empty()) {
       const fs::path dir = cfg_.output_dir;
       std::error_code ec;
       fs::create_directories(dir, ec);
       if (ec) throw IoError("cannot create output folder " + dir.string() + ": " + ec.message());
+      summaryReserve_ = SpaceReserve(dir / ".summary-reserve", kSummaryReserveBytes);
       writeJsonFile(dir / "config.json", cfg_.toJson());
       writer_ = std::make_unique<MetricsWriter>(dir);
     }
@@ -383,6 +387,7 @@ class Session {
   std::unique_ptr<PrecisionAdamW> optimizer_;
   std::vector<std::pair<torch::Tensor, torch::Tensor>> valBatches_;
   std::unique_ptr<MetricsWriter> writer_;
+  SpaceReserve summaryReserve_;
   RunInfo info_;
   std::vector<StepMetrics> steps_;
   RunStatus status_ = RunStatus::Failed;
@@ -418,6 +423,7 @@ RunResult Trainer::run(const Callbacks& callbacks) {
     session.fail("unknown error");
   }
   RunResult result = session.result();
+  session.releaseSummaryReserve();
   try {
     if (!impl_->config.output_dir.empty() && fs::is_directory(impl_->config.output_dir))
       writeJsonFile(fs::path(impl_->config.output_dir) / "summary.json", toJson(result));

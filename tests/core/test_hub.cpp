@@ -188,7 +188,9 @@ class TestHub : public QObject {
     ServedFile cut = lfsFile(weights_);
     cut.abortAfterBytes = 70000;
     server_->setFile(path("model.safetensors"), cut);
-    const std::string msg = errorMessageOf<HubError>([] { downloadModel(kRepo, DownloadOptions{}); });
+    DownloadOptions once;
+    once.maxAttempts = 1;  // no automatic retry: resume happens on the next run
+    const std::string msg = errorMessageOf<HubError>([&] { downloadModel(kRepo, once); });
     QVERIFY2(mentions(msg, "model.safetensors") && mentions(msg, "resume"), msg.c_str());
     const fs::path partial = repoDir() / "blobs" / (sha256Hex(weights_) + ".incomplete");
     QVERIFY(fs::exists(partial));
@@ -232,7 +234,9 @@ class TestHub : public QObject {
     ServedFile broken;
     broken.forcedStatus = 500;
     server_->setFile(path("model.safetensors"), broken);
-    msg = errorMessageOf<HubError>([] { downloadModel(kRepo, DownloadOptions{}); });
+    DownloadOptions quickRetries;
+    quickRetries.retryDelayMs = 10;
+    msg = errorMessageOf<HubError>([&] { downloadModel(kRepo, quickRetries); });
     QVERIFY2(mentions(msg, "500") && mentions(msg, "model.safetensors"), msg.c_str());
 
     // Nothing listening: the message names the endpoint.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <stdexcept>
 
 namespace plab::test {
@@ -139,6 +140,7 @@ void LocalHttpServer::handle(int fd) {
   ServedFile file;
   bool found = false;
   bool abortNow = false;
+  bool failNow = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     log_.push_back(req);
@@ -146,7 +148,11 @@ void LocalHttpServer::handle(int fd) {
     if (auto it = files_.find(path); it != files_.end()) {
       found = true;
       file = it->second;
-      if (req.method == "GET" && it->second.abortAfterBytes >= 0 && it->second.forcedStatus == 0) {
+      if (it->second.failNextRequests > 0) {
+        --it->second.failNextRequests;
+        failNow = true;
+      }
+      if (!failNow && req.method == "GET" && it->second.abortAfterBytes >= 0 && it->second.forcedStatus == 0) {
         abortNow = true;
         it->second.abortAfterBytes = -1;  // only the next GET is cut short
       }
@@ -159,8 +165,8 @@ void LocalHttpServer::handle(int fd) {
   if (!found) {
     status = 404;
     body = "not found";
-  } else if (file.forcedStatus != 0) {
-    status = file.forcedStatus;
+  } else if (file.forcedStatus != 0 || failNow) {
+    status = failNow ? file.failStatus : file.forcedStatus;
     body = "error";
   } else {
     body = file.body;
@@ -183,11 +189,19 @@ void LocalHttpServer::handle(int fd) {
   if (found)
     for (const auto& [name, value] : file.headers) head += name + ": " + value + "\r\n";
   head += extra;
-  head += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  const bool streamed = found && !failNow && file.forcedStatus == 0 && file.omitContentLength;
+  if (!streamed) head += "Content-Length: " + std::to_string(body.size()) + "\r\n";
   head += "Content-Type: application/octet-stream\r\nConnection: close\r\n\r\n";
   if (!sendAll(fd, head.data(), head.size()) || req.method == "HEAD") return;
   const std::size_t bodyBytes =
       abortNow ? std::min<std::size_t>(body.size(), static_cast<std::size_t>(file.abortAfterBytes)) : body.size();
+  if (found && file.dripDelayMs > 0 && !failNow) {
+    for (std::size_t i = 0; i < bodyBytes && !stop_; i += 2) {
+      if (!sendAll(fd, body.data() + i, std::min<std::size_t>(2, bodyBytes - i))) return;  // the client gave up
+      std::this_thread::sleep_for(std::chrono::milliseconds(file.dripDelayMs));
+    }
+    return;
+  }
   sendAll(fd, body.data(), bodyBytes);
   // Returning closes the socket: a cut-short body looks like a dropped connection.
 }

@@ -19,6 +19,10 @@ struct ServedFile {
   std::map<std::string, std::string> headers;  // extra response headers (ETag, X-Repo-Commit, ...)
   int forcedStatus = 0;         // non-zero: answer every request for this path with it (no data)
   int64_t abortAfterBytes = -1; // >= 0: the next GET sends this many body bytes, then drops the connection
+  int failNextRequests = 0;     // > 0: the next N requests (HEAD or GET) get failStatus
+  int failStatus = 500;
+  int dripDelayMs = 0;          // > 0: the GET body goes out 2 bytes at a time with this pause
+  bool omitContentLength = false;  // no size header: the body ends when the connection closes
 };
 
 struct LoggedRequest {

@@ -1,0 +1,23 @@
+#pragma once
+// A model is sized from its config before any weight is allocated, so that
+// num_hidden_layers: 1000000 is refused with a figure instead of growing
+// until std::bad_alloc.
+#include <cstdint>
+#include <string>
+
+#include "model/model_config.h"
+
+namespace plab {
+
+// Parameters the config describes, as a double (no overflow for absurd
+// sizes). Throws ModelError when a dimension is beyond any real model.
+double estimatedParameterCount(const ModelConfig& config);
+
+// Physical memory of this machine in bytes (0 when unknown).
+uint64_t physicalMemoryBytes();
+
+// Throws ModelError naming the figures when the fp32 weights alone (the
+// model is created in fp32) exceed the machine's memory.
+void checkModelFitsInMemory(const ModelConfig& config, const std::string& what);
+
+}  // namespace plab

@@ -1,0 +1,29 @@
+#pragma once
+// Limits on JSON read from files and servers. Parsing is iterative, but
+// copying, comparing and dumping a value recurse once per level: 80 000
+// levels of '[' overflowed the stack. Documents are checked for nesting
+// before they are parsed, and error messages show a short excerpt of a bad
+// value, never the whole of it.
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace plab {
+
+// Deeper than any config.json, tokenizer.json, safetensors header or run
+// config in the wild (they stay under 10).
+inline constexpr int kMaxJsonDepth = 64;
+
+// "" when text nests at most kMaxJsonDepth arrays/objects, else a sentence
+// saying where it goes deeper (for the caller's error type).
+std::string jsonNestingProblem(std::string_view text);
+
+// value.dump() cut to maxChars with "...", control and non-ASCII bytes
+// escaped: safe to put in an error message.
+std::string jsonExcerpt(const nlohmann::json& value, size_t maxChars = 60);
+
+// The same for raw text (names, file contents).
+std::string textExcerpt(std::string_view text, size_t maxChars = 60);
+
+}  // namespace plab

@@ -1,0 +1,109 @@
+// The documented exit codes of the real precision-lab-cli binary (0 ok, 1 a
+// run or command failed, 2 usage or config error, 130 interrupted), with the
+// full report (PNG/PDF) and stdout going to a pipe, as in scripts.
+#include <QtTest/QtTest>
+
+#include <signal.h>
+
+#include <fstream>
+
+#include "support/cli_process.h"
+#include "train/metrics_writer.h"
+
+using namespace plab;
+using plab::test::CliOutcome;
+using plab::test::runCli;
+namespace fs = std::filesystem;
+
+namespace {
+
+QString str(const fs::path& p) { return QString::fromStdString(p.string()); }
+
+nlohmann::json readJson(const fs::path& file) {
+  std::ifstream in(file);
+  return nlohmann::json::parse(in, nullptr, false);
+}
+
+}  // namespace
+
+class TestCliExitCodes : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    if (plab::test::cliPath().isEmpty()) QSKIP("PLAB_CLI not set (run through ctest)");
+  }
+
+  // Used to end in SIGSEGV (139) in ~QApplication after main() returned,
+  // losing the buffered summary table when stdout was not a terminal.
+  void fullReportRunExitsZeroAndKeepsTheSummary() {
+    QTemporaryDir tmp;
+    const fs::path out = fs::path(tmp.path().toStdString()) / "run";
+    const CliOutcome o = runCli({"run", "--default", "--steps", "2", "--out", str(out)});
+    QVERIFY2(o.exitCode == 0, o.describe());
+    QVERIFY2(o.out.contains("memory MiB") && o.out.contains("report:"), o.describe());
+    QVERIFY(fs::is_regular_file(out / "report.html"));
+    if (fs::exists(out / "report.pdf")) QVERIFY(fs::file_size(out / "report.pdf") > 0);  // GUI builds
+    // Nothing half-written is left behind.
+    for (const auto& e : fs::recursive_directory_iterator(out))
+      QVERIFY2(e.path().filename().string().find(".tmp") == std::string::npos, e.path().c_str());
+  }
+
+  void everyCommandHasItsExitCode() {
+    QTemporaryDir tmp;
+    const fs::path dir = tmp.path().toStdString();
+    QCOMPARE(runCli({"--version"}).exitCode, 0);
+    QCOMPARE(runCli({"default-config"}).exitCode, 0);
+    QCOMPARE(runCli({"inspect", "embedded"}).exitCode, 0);
+    QCOMPARE(runCli({}).exitCode, 2);
+    QCOMPARE(runCli({"nonsense"}).exitCode, 2);
+    QCOMPARE(runCli({"inspect"}).exitCode, 2);
+    QCOMPARE(runCli({"run", "--default", "--steps", "0"}).exitCode, 2);
+    QCOMPARE(runCli({"bench", "--steps", "x"}).exitCode, 2);
+    QCOMPARE(runCli({"download"}).exitCode, 2);
+    const CliOutcome failed = runCli({"inspect", str(dir / "no-such-model")});
+    QVERIFY2(failed.exitCode == 1 || failed.exitCode == 2, failed.describe());
+    QVERIFY2(!failed.crashed, failed.describe());
+  }
+
+  // Ctrl-C during training: the run stops, the report is written, exit 130.
+  void interruptedRunExits130WithReport() {
+    QTemporaryDir tmp;
+    const fs::path out = fs::path(tmp.path().toStdString()) / "run";
+    const CliOutcome o = plab::test::runCliWith(
+        {"run", "--default", "--steps", "100000", "--out", str(out)}, [](QProcess& p, const QString& err) {
+          if (!err.contains("step 1/")) return false;  // plain progress: step 1, then every 5%
+          ::kill(pid_t(p.processId()), SIGINT);
+          return true;
+        });
+    QVERIFY2(o.exitCode == 130, o.describe());
+    QCOMPARE(readJson(out / "summary.json").value("status", ""), std::string("stopped"));
+    QVERIFY(fs::is_regular_file(out / "report.html"));
+    QVERIFY(readMetricsJsonl(out / "metrics.jsonl").size() >= 1);
+  }
+
+  // Ctrl-C while the report is being written: still handled (exit 130), the
+  // report completes and the streamed metrics are untouched.
+  void interruptDuringReportIsHandled() {
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      QTemporaryDir tmp;
+      const fs::path out = fs::path(tmp.path().toStdString()) / "run";
+      bool signalled = false;
+      const CliOutcome o = plab::test::runCliWith(
+          {"run", "--default", "--steps", "3", "--out", str(out)}, [&](QProcess& p, const QString& err) {
+            if (!err.contains("completed after")) return false;  // the trainer's last line
+            signalled = p.state() == QProcess::Running && ::kill(pid_t(p.processId()), SIGINT) == 0;
+            return true;
+          });
+      if (!signalled || o.exitCode == 0) continue;  // the report was already done: try again
+      QVERIFY2(o.exitCode == 130, o.describe());
+      QCOMPARE(readMetricsJsonl(out / "metrics.jsonl").size(), size_t(3));
+      QVERIFY(fs::is_regular_file(out / "report.html"));
+      QCOMPARE(readJson(out / "summary.json").value("steps_done", 0), 3);
+      return;
+    }
+    QSKIP("the report was written before the signal arrived in every attempt");
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCliExitCodes)
+#include "test_cli_exit_codes.moc"

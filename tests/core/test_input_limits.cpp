@@ -1,0 +1,92 @@
+// Small inputs cannot ask for unbounded memory: a config with a million
+// layers is refused with its size before any weight is allocated, a
+// tokenizer id far past the vocab is refused before tables are sized by it,
+// and a sweep is counted before it is expanded.
+#include <QtTest/QtTest>
+
+#include <chrono>
+#include <fstream>
+
+#include "tokenizer/tokenizer.h"
+#include "train/model_inspect.h"
+#include "train/model_loading.h"
+#include "train/model_memory_check.h"
+#include "train/run_config.h"
+#include "util/errors.h"
+
+using namespace plab;
+namespace fs = std::filesystem;
+
+namespace {
+
+template <typename E, typename F>
+std::string errorOf(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+class TestInputLimits : public QObject {
+  Q_OBJECT
+ private slots:
+  // Used to allocate layer after layer until std::bad_alloc.
+  void millionLayersAreRefusedWithTheFigure() {
+    QTemporaryDir tmp;
+    const fs::path file = fs::path(tmp.path().toStdString()) / "config.json";
+    std::ofstream(file) << R"({"model_type": "gpt2", "n_layer": 1000000, "n_embd": 768, "n_head": 12,
+                               "vocab_size": 50257, "n_positions": 1024})";
+    ModelSpec spec;
+    spec.source = "config";
+    spec.path = file.string();
+    const auto start = std::chrono::steady_clock::now();
+    const std::string e = errorOf<ModelError>([&] { loadModelForRun(spec, 0); });
+    QVERIFY2(e.find("GiB") != std::string::npos && e.find("parameters") != std::string::npos, e.c_str());
+    const std::string inspect = errorOf<ModelError>([&] { inspectModel(spec); });
+    QVERIFY2(inspect.find("GiB") != std::string::npos, inspect.c_str());
+    QVERIFY(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+  }
+
+  void estimateMatchesTheExactCount() {
+    const ResolvedModelSource source = resolveModelSource(ModelSpec{});  // the embedded tiny GPT-2
+    QCOMPARE(estimatedParameterCount(source.config), double(source.config.parameterCount()));
+    ModelConfig c = source.config;
+    c.hidden_size = int64_t(1) << 40;
+    QVERIFY_THROWS_EXCEPTION(ModelError, estimatedParameterCount(c));
+  }
+
+  // A 3 KB tokenizer.json with one id of 10^8 reached 3.2 GB before failing.
+  void tokenizerIdFarPastTheVocabIsRefused() {
+    QTemporaryDir tmp;
+    const fs::path file = fs::path(tmp.path().toStdString()) / "tokenizer.json";
+    std::ofstream(file) << R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "c": 100000000}, "merges": []},
+                               "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false}})";
+    const std::string e = errorOf<TokenizerError>([&] { loadTokenizerJson(file); });
+    QVERIFY2(e.find("100000000") != std::string::npos && e.find("out of range") != std::string::npos, e.c_str());
+  }
+
+  // 9 fields x 10 values once built 10^9 runs in memory.
+  void hugeSweepIsCountedFirst() {
+    nlohmann::json sweep = nlohmann::json::object();
+    for (const char* field : {"seed", "steps", "batch_size", "seq_len", "warmup_steps", "eval_every", "eval_batches",
+                              "grad_accum", "checkpoint_every"}) {
+      nlohmann::json values = nlohmann::json::array();
+      for (int v = 1; v <= 10; ++v) values.push_back(v);
+      sweep[field] = values;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const std::string e =
+        errorOf<ConfigError>([&] { loadRunConfigs({{"base", nlohmann::json::object()}, {"sweep", sweep}}); });
+    QVERIFY2(e.find("more than 1000 runs") != std::string::npos, e.c_str());
+    QVERIFY(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+    // Small sweeps still expand.
+    QCOMPARE(loadRunConfigs({{"base", nlohmann::json::object()}, {"sweep", {{"seed", {1, 2, 3}}}}}).size(), size_t(3));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestInputLimits)
+#include "test_input_limits.moc"

@@ -1,0 +1,114 @@
+// Deeply nested JSON (80 000 levels of '[') in a safetensors header, a
+// config.json, tokenizer.json, a shard index or a run config used to
+// overflow the stack (SIGSEGV). Nesting is capped before parsing, and error
+// messages show a short escaped excerpt of a bad value.
+#include <QtTest/QtTest>
+
+#include <cstring>
+#include <fstream>
+
+#include "model/model_config.h"
+#include "model/safetensors.h"
+#include "support/cli_process.h"
+#include "tokenizer/tokenizer.h"
+#include "util/errors.h"
+#include "util/json_limits.h"
+
+using namespace plab;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kDeep = 80000;
+
+// A gpt2 config.json, valid up to an n_embd string value that follows.
+const char* const kValidUntilEmbd =
+    "{\"model_type\": \"gpt2\", \"vocab_size\": 100, \"n_layer\": 1, \"n_head\": 1, \"n_positions\": 16, "
+    "\"n_embd\": \"";
+
+std::string deepArray() { return std::string(kDeep, '[') + std::string(kDeep, ']'); }
+
+template <typename E, typename F>
+std::string errorOf(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+void writeSafetensorsWithHeader(const fs::path& file, const std::string& header) {
+  std::ofstream out(file, std::ios::binary);
+  uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) out.put(char((n >> (8 * i)) & 0xff));
+  out << header;
+}
+
+}  // namespace
+
+class TestJsonLimits : public QObject {
+  Q_OBJECT
+ private slots:
+  void nestingCheck() {
+    QVERIFY(jsonNestingProblem("{\"a\": [[1, 2], {\"b\": \"[[[[[\"}]}").empty());
+    QVERIFY(jsonNestingProblem(std::string(kMaxJsonDepth, '[')).empty());
+    QVERIFY(!jsonNestingProblem(std::string(kMaxJsonDepth + 1, '[')).empty());
+    QVERIFY(jsonNestingProblem("\"\\\"[[[[\"").empty());  // brackets inside a string with an escaped quote
+  }
+
+  void deepSafetensorsHeader() {
+    QTemporaryDir tmp;
+    const fs::path file = fs::path(tmp.path().toStdString()) / "model.safetensors";
+    writeSafetensorsWithHeader(file, "{\"w\": {\"dtype\": \"F32\", \"shape\": " + deepArray() +
+                                         ", \"data_offsets\": [0, 4]}}");
+    const std::string e = errorOf<SafetensorsError>([&] { SafetensorsFile f(file); });
+    QVERIFY2(e.find("nested deeper") != std::string::npos, e.c_str());
+  }
+
+  void deepConfigField() {
+    QTemporaryDir tmp;
+    const fs::path file = fs::path(tmp.path().toStdString()) / "config.json";
+    std::ofstream(file) << "{\"model_type\": \"gpt2\", \"n_embd\": " << deepArray() << "}";
+    const std::string e = errorOf<ConfigError>([&] { ModelConfig::fromFile(file); });
+    QVERIFY2(e.find("nested deeper") != std::string::npos, e.c_str());
+  }
+
+  void deepTokenizerJson() {
+    QTemporaryDir tmp;
+    const fs::path file = fs::path(tmp.path().toStdString()) / "tokenizer.json";
+    std::ofstream(file) << "{\"model\": {\"type\": \"BPE\", \"vocab\": " << deepArray() << "}}";
+    const std::string e = errorOf<TokenizerError>([&] { loadTokenizerJson(file); });
+    QVERIFY2(e.find("nested deeper") != std::string::npos, e.c_str());
+  }
+
+  void deepRunConfigIsAUsageError() {
+    if (plab::test::cliPath().isEmpty()) QSKIP("PLAB_CLI not set (run through ctest)");
+    QTemporaryDir tmp;
+    const fs::path file = fs::path(tmp.path().toStdString()) / "run.json";
+    std::ofstream(file) << "{\"name\": \"deep\", \"plan\": " << deepArray() << "}";
+    const plab::test::CliOutcome o = plab::test::runCli({"run", QString::fromStdString(file.string()), "--no-pdf"});
+    QVERIFY2(o.exitCode == 2 && o.err.contains("nested deeper"), o.describe());
+  }
+
+  // A bad value is shown as a short excerpt, not dumped whole.
+  void errorMessagesShowAnExcerpt() {
+    QTemporaryDir tmp;
+    const fs::path file = fs::path(tmp.path().toStdString()) / "config.json";
+    std::ofstream(file) << kValidUntilEmbd << std::string(1 << 20, 'x') << "\"}";
+    const std::string e = errorOf<ConfigError>([&] { ModelConfig::fromFile(file); });
+    QVERIFY2(e.find("n_embd") != std::string::npos, e.c_str());
+    QVERIFY2(e.size() < 600, std::to_string(e.size()).c_str());
+    // The parser's own message quotes the bad token: a 1 MB string with a
+    // non-UTF-8 byte at its end.
+    std::ofstream(file) << kValidUntilEmbd << std::string(1 << 20, 'x') << "\xff\"}";
+    const std::string bad = errorOf<ConfigError>([&] { ModelConfig::fromFile(file); });
+    QVERIFY2(bad.size() < 600, std::to_string(bad.size()).c_str());
+    QVERIFY2(bad.find('\xff') == std::string::npos, bad.c_str());
+    QCOMPARE(textExcerpt("a\xff\n"), std::string("a\\xff\\x0a"));
+    QCOMPARE(jsonExcerpt(std::string(100, 'y'), 10), std::string("\"yyyyyyyyy..."));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestJsonLimits)
+#include "test_json_limits.moc"
