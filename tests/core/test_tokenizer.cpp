@@ -232,7 +232,9 @@ class TestTokenizer : public QObject {
   void loadForModelDir() {
     const auto dir = std::filesystem::path(tmp_.path().toStdString()) / "model-a";
     std::filesystem::create_directories(dir);
-    QCOMPARE(QString::fromStdString(loadTokenizerForModel(dir)->kind()), QString("bytes"));
+    // A folder without any tokenizer is an error that says how to ask for bytes.
+    const std::string none = errorMessageOf<TokenizerError>([&] { loadTokenizerForModel(dir); });
+    QVERIFY2(mentions(none, dir.string()) && mentions(none, "\"bytes\""), none.c_str());
     write("model-a/tokenizer.json", baseTokenizerJson(false).dump());
     auto t = loadTokenizerForModel(dir);
     QCOMPARE(QString::fromStdString(t->kind()), QString("byte-level-bpe"));
@@ -262,9 +264,19 @@ class TestTokenizer : public QObject {
     msg = errorMessageOf<TokenizerError>([&] { load(oddRegex, "odd.json"); });
     QVERIFY2(mentions(msg, "odd.json") && mentions(msg, "\\p{L}+|\\d"), msg.c_str());
 
-    json metaspace = baseTokenizerJson(false);
-    metaspace["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"}};
-    QVERIFY(mentions(errorMessageOf<TokenizerError>([&] { load(metaspace, "meta.json"); }), "Metaspace"));
+    json whitespace = baseTokenizerJson(false);
+    whitespace["pre_tokenizer"] = {{"type", "Whitespace"}};
+    QVERIFY(mentions(errorMessageOf<TokenizerError>([&] { load(whitespace, "ws.json"); }), "Whitespace"));
+
+    json bert = baseTokenizerJson(false);
+    bert["normalizer"] = {{"type", "BertNormalizer"}};
+    QVERIFY(mentions(errorMessageOf<TokenizerError>([&] { load(bert, "bert.json"); }), "BertNormalizer"));
+    json regexReplace = baseTokenizerJson(false);
+    regexReplace["normalizer"] = {{"type", "Replace"}, {"pattern", {{"Regex", " +"}}}, {"content", " "}};
+    QVERIFY(mentions(errorMessageOf<TokenizerError>([&] { load(regexReplace, "rr.json"); }), "Regex"));
+    json processor = baseTokenizerJson(false);
+    processor["post_processor"] = {{"type", "Mystery"}};
+    QVERIFY(mentions(errorMessageOf<TokenizerError>([&] { load(processor, "pp.json"); }), "Mystery"));
 
     json noBytes = baseTokenizerJson(false);
     noBytes["model"]["vocab"].erase(spell("a"));
