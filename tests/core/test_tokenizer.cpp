@@ -123,6 +123,9 @@ class TestTokenizer : public QObject {
     QVERIFY(!isLetter('1') && !isLetter(' ') && !isLetter('!') && !isLetter(0x1F642) && !isLetter(kInvalidCodePoint));
     QVERIFY(isNumber('7') && isNumber(0x0663) && isNumber(0x00B2) && isNumber(0x2167));  // Nd, No, Nl
     QVERIFY(!isNumber('a') && !isNumber(0x65E5));
+    // Tables from current Unicode (17.0): Nag Mundari letters and digits arrived in 15.0.
+    QVERIFY(isLetter(0x1E4D0) && isNumber(0x1E4F0));
+    QCOMPARE(QString(kUnicodeVersion), QString("17.0"));
     QVERIFY(isWhitespace(' ') && isWhitespace('\n') && isWhitespace('\t') && isWhitespace(0x3000) &&
             isWhitespace(0xA0) && isWhitespace(0x2009));
     QVERIFY(!isWhitespace(0x200B) && !isWhitespace('x'));  // zero width space is not White_Space
