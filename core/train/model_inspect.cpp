@@ -1,7 +1,8 @@
 #include "train/model_inspect.h"
 
-#include "model/model_factory.h"
+#include "model/module_tree_from_config.h"
 #include "train/model_loading.h"
+#include "util/errors.h"
 
 namespace plab {
 
@@ -10,11 +11,13 @@ ModelOverview inspectModel(const ModelSpec& spec) {
   ModelOverview o;
   o.config = source.config;
   o.sourceDescription = source.description;
-  o.tokenizerKind = tokenizerForSource(source)->kind();
-  // The layer tree comes from the real module classes (same names as the
-  // trained model); weights are not read, a random init is enough.
-  const auto model = createModel(source.config, 0);
-  o.modules = describeModules(*model);
+  try {
+    tokenizerForSource(source, &o.tokenizerKind);
+  } catch (const TokenizerError& e) {  // shown, not fatal: the run config can still ask for bytes
+    o.tokenizerKind = std::string("none: ") + e.what();
+  }
+  // From the config alone: building the model would allocate every weight.
+  o.modules = describeModulesFromConfig(source.config);
   o.parameterCount = source.config.parameterCount();
   return o;
 }
