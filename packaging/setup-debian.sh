@@ -17,7 +17,7 @@ sudo_cmd=""
 # without it Debian's reference BLAS serves them, ~28x slower on a GPT-2 forward.
 packages=(
   build-essential cmake ninja-build ccache pkg-config dpkg-dev
-  libtorch-dev libopenblas0-pthread nlohmann-json3-dev libcurl4-openssl-dev
+  libtorch-dev libopenblas0-pthread nlohmann-json3-dev libcurl4-openssl-dev libutf8proc-dev
   qt6-base-dev qt6-base-dev-tools libqt6svg6-dev libgl-dev
   xvfb xauth fonts-dejavu-core python3
 )

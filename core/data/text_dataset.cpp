@@ -42,8 +42,11 @@ TextDataset::TextDataset(const DataConfig& config, const Tokenizer& tokenizer, i
   const auto eos = tokenizer.eosId();
   const auto docs = readDocuments(config);
   for (std::size_t d = 0; d < docs.size(); ++d) {
-    if (d > 0 && eos) tokens.push_back(*eos);  // documents are separated by EOS
-    const auto ids = tokenizer.encode(docs[d]);
+    // Documents are separated by EOS (unless the template already ends them
+    // with it); each gets the tokenizer's special tokens (BOS) like HF's
+    // add_special_tokens=True.
+    if (d > 0 && eos && (tokens.empty() || tokens.back() != *eos)) tokens.push_back(*eos);
+    const auto ids = tokenizer.encodeWithSpecialTokens(docs[d]);
     tokens.insert(tokens.end(), ids.begin(), ids.end());
   }
   numTokens_ = static_cast<int64_t>(tokens.size());

@@ -1,11 +1,15 @@
 #include "model/gpt2_model.h"
 
+#include <cmath>
+
 #include "model/input_checks.h"
 
 namespace plab {
 
-Gpt2AttentionImpl::Gpt2AttentionImpl(const ModelConfig& c)
-    : torch::nn::Module("GPT2Attention"), heads(c.num_attention_heads) {
+Gpt2AttentionImpl::Gpt2AttentionImpl(const ModelConfig& c, int64_t layerIndex)
+    : torch::nn::Module("GPT2Attention"), heads(c.num_attention_heads), scale(1.0) {
+  if (c.scale_attn_weights) scale /= std::sqrt(static_cast<double>(c.head_dim));
+  if (c.scale_attn_by_inverse_layer_idx) scale /= static_cast<double>(layerIndex + 1);
   c_attn = register_module("c_attn", std::make_shared<Conv1DImpl>(c.hidden_size, 3 * c.hidden_size));
   c_proj = register_module("c_proj", std::make_shared<Conv1DImpl>(c.hidden_size, c.hidden_size));
 }
@@ -14,7 +18,7 @@ torch::Tensor Gpt2AttentionImpl::forward(const torch::Tensor& x) {
   const int64_t B = x.size(0), T = x.size(1), H = x.size(2), D = H / heads;
   const auto qkv = c_attn->forward(x).split(H, -1);
   auto toHeads = [&](const torch::Tensor& t) { return t.reshape({B, T, heads, D}).transpose(1, 2); };
-  return c_proj->forward(causalAttention(toHeads(qkv[0]), toHeads(qkv[1]), toHeads(qkv[2])));
+  return c_proj->forward(causalAttention(toHeads(qkv[0]), toHeads(qkv[1]), toHeads(qkv[2]), scale));
 }
 
 Gpt2MlpImpl::Gpt2MlpImpl(const ModelConfig& c) : torch::nn::Module("GPT2MLP"), activation(c.hidden_act) {
@@ -26,9 +30,9 @@ torch::Tensor Gpt2MlpImpl::forward(const torch::Tensor& x) {
   return c_proj->forward(applyActivation(activation, c_fc->forward(x)));
 }
 
-Gpt2BlockImpl::Gpt2BlockImpl(const ModelConfig& c) : torch::nn::Module("GPT2Block") {
+Gpt2BlockImpl::Gpt2BlockImpl(const ModelConfig& c, int64_t layerIndex) : torch::nn::Module("GPT2Block") {
   ln_1 = register_module("ln_1", std::make_shared<LayerNormImpl>(c.hidden_size, c.norm_eps));
-  attn = register_module("attn", std::make_shared<Gpt2AttentionImpl>(c));
+  attn = register_module("attn", std::make_shared<Gpt2AttentionImpl>(c, layerIndex));
   ln_2 = register_module("ln_2", std::make_shared<LayerNormImpl>(c.hidden_size, c.norm_eps));
   mlp = register_module("mlp", std::make_shared<Gpt2MlpImpl>(c));
 }
@@ -42,7 +46,7 @@ Gpt2ModelImpl::Gpt2ModelImpl(const ModelConfig& c) : torch::nn::Module("GPT2Mode
   wte = register_module("wte", std::make_shared<EmbeddingImpl>(c.vocab_size, c.hidden_size));
   wpe = register_module("wpe", std::make_shared<EmbeddingImpl>(c.max_position_embeddings, c.hidden_size));
   h = register_module("h", torch::nn::ModuleList());
-  for (int64_t i = 0; i < c.num_hidden_layers; ++i) h->push_back(std::make_shared<Gpt2BlockImpl>(c));
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) h->push_back(std::make_shared<Gpt2BlockImpl>(c, i));
   ln_f = register_module("ln_f", std::make_shared<LayerNormImpl>(c.hidden_size, c.norm_eps));
 }
 

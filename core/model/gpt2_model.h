@@ -11,10 +11,11 @@ namespace plab {
 
 class Gpt2AttentionImpl : public torch::nn::Module {
  public:
-  explicit Gpt2AttentionImpl(const ModelConfig& c);
+  Gpt2AttentionImpl(const ModelConfig& c, int64_t layerIndex);
   torch::Tensor forward(const torch::Tensor& x);  // [B, T, H] -> [B, T, H] in c_proj's dtype
   std::shared_ptr<Conv1DImpl> c_attn, c_proj;
   int64_t heads;
+  double scale;  // multiplies q.k: scale_attn_weights and scale_attn_by_inverse_layer_idx
 };
 
 class Gpt2MlpImpl : public torch::nn::Module {
@@ -27,7 +28,7 @@ class Gpt2MlpImpl : public torch::nn::Module {
 
 class Gpt2BlockImpl : public torch::nn::Module {
  public:
-  explicit Gpt2BlockImpl(const ModelConfig& c);
+  Gpt2BlockImpl(const ModelConfig& c, int64_t layerIndex);
   torch::Tensor forward(const torch::Tensor& residual);  // fp32 in, fp32 out
   std::shared_ptr<LayerNormImpl> ln_1, ln_2;
   std::shared_ptr<Gpt2AttentionImpl> attn;

@@ -70,13 +70,18 @@ torch::Tensor applyActivation(const std::string& name, const torch::Tensor& x) {
   throw ModelError("unsupported activation '" + name + "'");
 }
 
-torch::Tensor causalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+torch::Tensor causalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                              std::optional<double> scale, int64_t slidingWindow) {
   const int64_t T = q.size(2), headDim = q.size(3);
   const torch::Tensor q32 = q.to(torch::kFloat32), k32 = k.to(torch::kFloat32), v32 = v.to(torch::kFloat32);
-  torch::Tensor scores = torch::matmul(q32, k32.transpose(-2, -1)) / std::sqrt(static_cast<double>(headDim));
-  const torch::Tensor future =
-      torch::ones({T, T}, torch::TensorOptions().dtype(torch::kBool).device(q.device())).triu(1);
-  scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+  torch::Tensor scores = torch::matmul(q32, k32.transpose(-2, -1));
+  if (!scale) scores = scores / std::sqrt(static_cast<double>(headDim));
+  else if (*scale != 1.0) scores = scores * *scale;
+  const auto boolOptions = torch::TensorOptions().dtype(torch::kBool).device(q.device());
+  torch::Tensor masked = torch::ones({T, T}, boolOptions).triu(1);
+  if (slidingWindow > 0 && slidingWindow < T)  // key j is visible from i only when i - j < window
+    masked = masked.logical_or(torch::ones({T, T}, boolOptions).tril(-slidingWindow));
+  scores = scores.masked_fill(masked, -std::numeric_limits<float>::infinity());
   const torch::Tensor out = torch::matmul(torch::softmax(scores, -1), v32);  // [B, H, T, D]
   return out.transpose(1, 2).contiguous().view({q.size(0), T, q.size(1) * headDim});
 }

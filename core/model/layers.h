@@ -4,6 +4,7 @@
 // per-layer bf16/fp32 mix run without glue code (see causal_lm.h).
 #include <torch/torch.h>
 
+#include <optional>
 #include <string>
 
 namespace plab {
@@ -54,6 +55,9 @@ torch::Tensor applyActivation(const std::string& name, const torch::Tensor& x);
 
 // Causal self-attention on [B, heads, T, head_dim] tensors, computed in fp32
 // (scores, softmax) and returned as [B, T, heads * head_dim] fp32.
-torch::Tensor causalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
+// scale multiplies q.k (default 1/sqrt(head_dim)); slidingWindow > 0 also
+// masks keys slidingWindow or more positions back (Mistral).
+torch::Tensor causalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                              std::optional<double> scale = std::nullopt, int64_t slidingWindow = 0);
 
 }  // namespace plab

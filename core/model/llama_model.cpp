@@ -3,12 +3,14 @@
 #include <cmath>
 
 #include "model/input_checks.h"
+#include "model/rope.h"
 
 namespace plab {
 
 std::string llamaClassPrefix(const ModelConfig& c) {
   if (c.model_type == "mistral") return "Mistral";
   if (c.model_type == "qwen2") return "Qwen2";
+  if (c.model_type == "qwen3") return "Qwen3";
   return "Llama";
 }
 
@@ -22,27 +24,35 @@ LlamaAttentionImpl::LlamaAttentionImpl(const ModelConfig& c, const std::string& 
     : torch::nn::Module(prefix + "Attention"),
       heads(c.num_attention_heads),
       kvHeads(c.num_key_value_heads),
-      headDim(c.head_dim) {
+      headDim(c.head_dim),
+      slidingWindow(c.sliding_window) {
   q_proj = register_module("q_proj", std::make_shared<LinearImpl>(c.hidden_size, heads * headDim, c.attention_bias));
   k_proj = register_module("k_proj", std::make_shared<LinearImpl>(c.hidden_size, kvHeads * headDim, c.attention_bias));
   v_proj = register_module("v_proj", std::make_shared<LinearImpl>(c.hidden_size, kvHeads * headDim, c.attention_bias));
   o_proj = register_module("o_proj",
                            std::make_shared<LinearImpl>(heads * headDim, c.hidden_size, c.attention_output_bias));
+  if (c.qk_norm) {
+    q_norm = register_module("q_norm", std::make_shared<RMSNormImpl>(headDim, c.norm_eps));
+    k_norm = register_module("k_norm", std::make_shared<RMSNormImpl>(headDim, c.norm_eps));
+  }
 }
 
 torch::Tensor LlamaAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
   const int64_t B = x.size(0), T = x.size(1);
-  auto toHeads = [&](const torch::Tensor& t, int64_t n) {
-    return t.to(torch::kFloat32).reshape({B, T, n, headDim}).transpose(1, 2);
+  // [B, T, n * D] -> [B, n, T, D] fp32, through the per-head norm when present.
+  auto toHeads = [&](const torch::Tensor& t, int64_t n, const std::shared_ptr<RMSNormImpl>& norm) {
+    torch::Tensor h = t.reshape({B, T, n, headDim});
+    if (norm) h = norm->forward(h);
+    return h.to(torch::kFloat32).transpose(1, 2);
   };
-  const torch::Tensor q = applyRotary(toHeads(q_proj->forward(x), heads), cos, sin);
-  torch::Tensor k = applyRotary(toHeads(k_proj->forward(x), kvHeads), cos, sin);
-  torch::Tensor v = toHeads(v_proj->forward(x), kvHeads);
+  const torch::Tensor q = applyRotary(toHeads(q_proj->forward(x), heads, q_norm), cos, sin);
+  torch::Tensor k = applyRotary(toHeads(k_proj->forward(x), kvHeads, k_norm), cos, sin);
+  torch::Tensor v = toHeads(v_proj->forward(x), kvHeads, nullptr);
   if (kvHeads != heads) {  // grouped-query attention: each kv head serves heads/kvHeads query heads
     k = k.repeat_interleave(heads / kvHeads, 1);
     v = v.repeat_interleave(heads / kvHeads, 1);
   }
-  return o_proj->forward(causalAttention(q, k, v));
+  return o_proj->forward(causalAttention(q, k, v, std::nullopt, slidingWindow));
 }
 
 LlamaMlpImpl::LlamaMlpImpl(const ModelConfig& c, const std::string& prefix)
@@ -72,7 +82,7 @@ torch::Tensor LlamaDecoderLayerImpl::forward(const torch::Tensor& residual, cons
 }
 
 LlamaModelImpl::LlamaModelImpl(const ModelConfig& c, const std::string& prefix)
-    : torch::nn::Module(prefix + "Model"), headDim(c.head_dim), ropeTheta(c.rope_theta) {
+    : torch::nn::Module(prefix + "Model"), config(c) {
   embed_tokens = register_module("embed_tokens", std::make_shared<EmbeddingImpl>(c.vocab_size, c.hidden_size));
   layers = register_module("layers", torch::nn::ModuleList());
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) layers->push_back(std::make_shared<LlamaDecoderLayerImpl>(c, prefix));
@@ -81,12 +91,14 @@ LlamaModelImpl::LlamaModelImpl(const ModelConfig& c, const std::string& prefix)
 
 torch::Tensor LlamaModelImpl::forward(const torch::Tensor& input_ids) {
   const auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(input_ids.device());
-  // inv_freq = 1 / theta^(2i/d), as transformers computes it (fp32).
-  const torch::Tensor invFreq =
-      1.0 / torch::pow(ropeTheta, torch::arange(0, headDim, 2, f32.dtype(torch::kInt64)).to(torch::kFloat32) / headDim);
-  const torch::Tensor freqs = torch::outer(torch::arange(input_ids.size(1), f32), invFreq);
+  const RopeFrequencies rope = ropeFrequencies(config, input_ids.device());
+  const torch::Tensor freqs = torch::outer(torch::arange(input_ids.size(1), f32), rope.invFreq);
   const torch::Tensor angles = torch::cat({freqs, freqs}, -1);  // [T, head_dim]
-  const torch::Tensor cos = angles.cos(), sin = angles.sin();
+  torch::Tensor cos = angles.cos(), sin = angles.sin();
+  if (rope.attentionScaling != 1.0) {
+    cos = cos * rope.attentionScaling;
+    sin = sin * rope.attentionScaling;
+  }
 
   torch::Tensor x = embed_tokens->forward(input_ids).to(torch::kFloat32);
   for (const auto& layer : *layers) x = layer->as<LlamaDecoderLayerImpl>()->forward(x, cos, sin);

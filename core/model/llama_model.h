@@ -1,8 +1,9 @@
 #pragma once
-// LlamaForCausalLM (also Mistral and Qwen2, which share the layout) with
+// LlamaForCausalLM (also Mistral, Qwen2 and Qwen3, which share the layout) with
 // Hugging Face parameter names:
 // model.{embed_tokens,layers.N.{self_attn.{q,k,v,o}_proj,mlp.{gate,up,down}_proj,
-// input_layernorm,post_attention_layernorm},norm} and lm_head (or tied).
+// input_layernorm,post_attention_layernorm},norm} and lm_head (or tied);
+// Qwen3 adds self_attn.{q_norm,k_norm} (RMSNorm over head_dim).
 #include <memory>
 #include <string>
 
@@ -20,7 +21,8 @@ class LlamaAttentionImpl : public torch::nn::Module {
   // x: [B, T, H]; cos/sin: [T, head_dim] fp32.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
   std::shared_ptr<LinearImpl> q_proj, k_proj, v_proj, o_proj;
-  int64_t heads, kvHeads, headDim;
+  std::shared_ptr<RMSNormImpl> q_norm, k_norm;  // qwen3 only, else null
+  int64_t heads, kvHeads, headDim, slidingWindow;
 };
 
 class LlamaMlpImpl : public torch::nn::Module {
@@ -47,8 +49,7 @@ class LlamaModelImpl : public torch::nn::Module {
   std::shared_ptr<EmbeddingImpl> embed_tokens;
   torch::nn::ModuleList layers;
   std::shared_ptr<RMSNormImpl> norm;
-  int64_t headDim;
-  double ropeTheta;
+  ModelConfig config;  // for the rotary frequencies
 };
 
 class LlamaForCausalLM : public CausalLM {
@@ -60,7 +61,7 @@ class LlamaForCausalLM : public CausalLM {
   std::shared_ptr<LinearImpl> lm_head;  // null when tied to model.embed_tokens
 };
 
-// "Llama", "Mistral" or "Qwen2": the prefix of the HF class names.
+// "Llama", "Mistral", "Qwen2" or "Qwen3": the prefix of the HF class names.
 std::string llamaClassPrefix(const ModelConfig& c);
 
 }  // namespace plab

@@ -11,10 +11,10 @@ namespace {
 
 using nlohmann::json;
 
-const char* const kSupportedTypes = "gpt2, llama, mistral, qwen2";
+const char* const kSupportedTypes = "gpt2, llama, mistral, qwen2, qwen3";
 
 bool isLlamaFamily(const std::string& type) {
-  return type == "llama" || type == "mistral" || type == "qwen2";
+  return type == "llama" || type == "mistral" || type == "qwen2" || type == "qwen3";
 }
 
 // Maps an `architectures` entry to a model_type for configs without one.
@@ -27,6 +27,7 @@ std::string modelTypeFromArchitectures(const json& j) {
     if (arch.rfind("Llama", 0) == 0) return "llama";
     if (arch.rfind("Mistral", 0) == 0) return "mistral";
     if (arch.rfind("Qwen2", 0) == 0) return "qwen2";
+    if (arch.rfind("Qwen3", 0) == 0) return "qwen3";
   }
   return "";
 }
@@ -106,10 +107,63 @@ void parseGpt2(const json& j, ModelConfig& c) {
   c.attention_bias = true;
   c.attention_output_bias = true;
   c.mlp_bias = true;
+  c.scale_attn_weights = optionalBool(j, "scale_attn_weights", true, t);
+  c.scale_attn_by_inverse_layer_idx = optionalBool(j, "scale_attn_by_inverse_layer_idx", false, t);
+  // reorder_and_upcast_attn only moves the fp16/bf16 upcast of q.k; scores and
+  // softmax are always fp32 here, so the flag changes nothing.
+  optionalBool(j, "reorder_and_upcast_attn", false, t);
   if (c.hidden_size % c.num_attention_heads != 0)
     throw ConfigError("config.json (gpt2): n_embd " + std::to_string(c.hidden_size) +
                       " is not divisible by n_head " + std::to_string(c.num_attention_heads));
   c.head_dim = c.hidden_size / c.num_attention_heads;
+}
+
+// rope_scaling: {"rope_type" (or "type"): "linear" | "llama3" | "yarn", "factor": ...}.
+RopeScaling parseRopeScaling(const json& j, const ModelConfig& c) {
+  const std::string t = c.model_type;
+  const json& r = j["rope_scaling"];
+  const std::string where = "config.json (" + t + "): rope_scaling ";
+  if (!r.is_object()) throw ConfigError(where + "must be an object, got " + jsonExcerpt(r));
+  RopeScaling s;
+  s.type = optionalString(r, "rope_type", optionalString(r, "type", "", t), t);
+  if (s.type.empty()) throw ConfigError(where + jsonExcerpt(r) + " has no 'rope_type'");
+  if (s.type == "default") return s;
+  if (s.type != "linear" && s.type != "llama3" && s.type != "yarn")
+    throw ConfigError(where + "type '" + s.type + "' is not supported (supported: default, linear, llama3, yarn)");
+  if (!present(r, "factor") || !r["factor"].is_number() || r["factor"].get<double>() < 1.0)
+    throw ConfigError(where + jsonExcerpt(r) + " needs a number 'factor' >= 1");
+  s.factor = r["factor"].get<double>();
+  if (s.type == "llama3") {
+    s.low_freq_factor = optionalDouble(r, "low_freq_factor", 0.0, t);
+    s.high_freq_factor = optionalDouble(r, "high_freq_factor", 0.0, t);
+    s.original_max_position_embeddings = optionalInt(r, "original_max_position_embeddings", 0, t);
+    if (s.low_freq_factor <= 0 || s.high_freq_factor <= s.low_freq_factor || s.original_max_position_embeddings <= 0)
+      throw ConfigError(where + jsonExcerpt(r) + " needs low_freq_factor > 0, high_freq_factor > low_freq_factor and "
+                        "original_max_position_embeddings");
+  } else if (s.type == "yarn") {
+    s.original_max_position_embeddings =
+        optionalInt(r, "original_max_position_embeddings", c.max_position_embeddings, t);
+    s.beta_fast = optionalDouble(r, "beta_fast", 32.0, t);
+    s.beta_slow = optionalDouble(r, "beta_slow", 1.0, t);
+    s.attention_factor = optionalDouble(r, "attention_factor", 0.0, t);
+    s.mscale = optionalDouble(r, "mscale", 0.0, t);
+    s.mscale_all_dim = optionalDouble(r, "mscale_all_dim", 0.0, t);
+    s.truncate = optionalBool(r, "truncate", true, t);
+  }
+  return s;
+}
+
+// Sliding-window attention: Mistral's sliding_window applies to every layer
+// and is implemented; Qwen2/Qwen3 only use theirs with use_sliding_window,
+// per layer (max_window_layers), which is not implemented.
+void parseSlidingWindow(const json& j, ModelConfig& c) {
+  const std::string t = c.model_type;
+  if (t == "mistral") {
+    c.sliding_window = optionalInt(j, "sliding_window", 0, t);
+  } else if (optionalBool(j, "use_sliding_window", false, t)) {
+    throw ConfigError("config.json (" + t + "): use_sliding_window: true is not supported "
+                      "(per-layer sliding-window attention of Qwen2/Qwen3)");
+  }
 }
 
 void parseLlama(const json& j, ModelConfig& c) {
@@ -131,14 +185,21 @@ void parseLlama(const json& j, ModelConfig& c) {
   if (t == "qwen2") {
     c.attention_bias = optionalBool(j, "attention_bias", true, t);
     c.attention_output_bias = false;
+  } else if (t == "qwen3") {
+    // Qwen3: q/k/v/o biases only with attention_bias, per-head q/k RMSNorm.
+    c.attention_bias = optionalBool(j, "attention_bias", false, t);
+    c.attention_output_bias = c.attention_bias;
+    c.qk_norm = true;
   } else {
     c.attention_bias = optionalBool(j, "attention_bias", false, t);
     c.attention_output_bias = c.attention_bias;
   }
   c.mlp_bias = optionalBool(j, "mlp_bias", false, t);
-  if (present(j, "rope_scaling"))
-    throw ConfigError("config.json (" + t + "): field 'rope_scaling' = " + jsonExcerpt(j["rope_scaling"]) +
-                      " is not supported (only plain RoPE)");
+  if (present(j, "rope_scaling")) c.rope_scaling = parseRopeScaling(j, c);
+  if (present(j, "partial_rotary_factor") && optionalDouble(j, "partial_rotary_factor", 1.0, t) != 1.0)
+    throw ConfigError("config.json (" + t + "): partial_rotary_factor " + jsonExcerpt(j["partial_rotary_factor"]) +
+                      " is not supported (only 1.0)");
+  parseSlidingWindow(j, c);
   if (c.num_attention_heads % c.num_key_value_heads != 0)
     throw ConfigError("config.json (" + t + "): num_attention_heads " + std::to_string(c.num_attention_heads) +
                       " is not a multiple of num_key_value_heads " + std::to_string(c.num_key_value_heads));
@@ -228,8 +289,10 @@ json ModelConfig::toJson() const {
     j["activation_function"] = hidden_act;
   } else {
     if (!j.contains("architectures")) {
-      const char* arch = model_type == "qwen2" ? "Qwen2ForCausalLM"
-                         : model_type == "mistral" ? "MistralForCausalLM" : "LlamaForCausalLM";
+      const char* arch = model_type == "qwen2"     ? "Qwen2ForCausalLM"
+                         : model_type == "qwen3"   ? "Qwen3ForCausalLM"
+                         : model_type == "mistral" ? "MistralForCausalLM"
+                                                   : "LlamaForCausalLM";
       j["architectures"] = {arch};
     }
     j["hidden_size"] = hidden_size;
@@ -265,7 +328,8 @@ int64_t ModelConfig::parameterCount() const {
                + (attention_bias ? q + 2 * kv : 0)  // q/k/v biases
                + (attention_output_bias ? H : 0)    // o bias
                + 3 * H * I + (mlp_bias ? 2 * I + H : 0)
-               + 2 * H;                             // two RMSNorms
+               + 2 * H                              // two RMSNorms
+               + (qk_norm ? 2 * head_dim : 0);      // qwen3 q_norm, k_norm
     total = V * H + num_hidden_layers * perLayer + H;
   }
   if (!tie_word_embeddings) total += V * H;

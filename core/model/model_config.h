@@ -11,6 +11,22 @@ namespace plab {
 
 enum class ArchitectureFamily { Gpt2, Llama };
 
+// config.json "rope_scaling" (transformers' names). type "default" is plain
+// RoPE; "linear", "llama3" and "yarn" rescale the inverse frequencies.
+struct RopeScaling {
+  std::string type = "default";
+  double factor = 1.0;
+  double low_freq_factor = 1.0;    // llama3
+  double high_freq_factor = 4.0;   // llama3
+  int64_t original_max_position_embeddings = 0;  // llama3 (required), yarn (default: max_position_embeddings)
+  double beta_fast = 32.0;         // yarn
+  double beta_slow = 1.0;          // yarn
+  double attention_factor = 0.0;   // yarn; 0: derived from factor (and mscale / mscale_all_dim)
+  double mscale = 0.0;             // yarn, DeepSeek style
+  double mscale_all_dim = 0.0;     // yarn, DeepSeek style
+  bool truncate = true;            // yarn
+};
+
 struct ModelConfig {
   ArchitectureFamily family = ArchitectureFamily::Gpt2;
   std::string model_type;            // as in config.json: "gpt2", "llama", "qwen2", "mistral", ...
@@ -24,6 +40,13 @@ struct ModelConfig {
   int64_t head_dim = 0;              // hidden_size / num_attention_heads unless given
   double norm_eps = 1e-5;            // gpt2: layer_norm_epsilon, llama: rms_norm_eps
   double rope_theta = 10000.0;
+  RopeScaling rope_scaling;
+  int64_t sliding_window = 0;        // mistral: keys further back than this are masked; 0 = none
+  bool qk_norm = false;              // qwen3: RMSNorm over each head of q and k before RoPE
+  // gpt2: attention score scaling (scale_attn_weights: 1/sqrt(head_dim);
+  // scale_attn_by_inverse_layer_idx: also 1/(layer index + 1)).
+  bool scale_attn_weights = true;
+  bool scale_attn_by_inverse_layer_idx = false;
   double initializer_range = 0.02;
   std::string hidden_act;            // "gelu_new", "silu", ...
   bool tie_word_embeddings = false;
@@ -40,7 +63,7 @@ struct ModelConfig {
   static ModelConfig fromFile(const std::filesystem::path& configJson);
   nlohmann::json toJson() const;     // HF-compatible config.json
   int64_t parameterCount() const;    // exact, including tied weights once
-  static std::string supportedModelTypes();  // "gpt2, llama, mistral, qwen2"
+  static std::string supportedModelTypes();  // "gpt2, llama, mistral, qwen2, qwen3"
 };
 
 }  // namespace plab

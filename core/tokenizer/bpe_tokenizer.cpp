@@ -1,9 +1,12 @@
 #include "tokenizer/bpe_tokenizer.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <limits>
 
 #include "tokenizer/byte_level.h"
+#include "tokenizer/unicode_tables.h"
 #include "util/errors.h"
 #include "util/json_limits.h"
 
@@ -11,17 +14,77 @@ namespace plab {
 
 namespace {
 constexpr std::size_t kMaxCacheEntries = 200000;
+// Longer pieces are not cached (as Hugging Face): they are rare and would
+// fill the cache with text that never repeats.
+constexpr std::size_t kMaxCachedPieceBytes = 256;
+const char* const kSpaceMarker = "\xE2\x96\x81";  // "▁"
 
-uint64_t pairKey(int64_t a, int64_t b) {
-  return (static_cast<uint64_t>(a) << 32) | static_cast<uint64_t>(b);
+// SentencePiece's name for a raw byte: "<0x0A>".
+std::string byteTokenName(unsigned char b) {
+  char name[8];
+  std::snprintf(name, sizeof name, "<0x%02X>", b);
+  return name;
+}
+
+std::string replaceSpaceMarkers(const std::string& token) {
+  std::string out;
+  for (std::size_t pos = 0; pos < token.size();) {
+    if (token.compare(pos, 3, kSpaceMarker) == 0) {
+      out += ' ';
+      pos += 3;
+    } else {
+      out += token[pos++];
+    }
+  }
+  return out;
 }
 }  // namespace
 
-ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(BpeSpec spec)
+BpeTokenizer::BpeTokenizer(BpeSpec spec)
     : vocab_(std::move(spec.vocab)),
+      byteLevel_(spec.byteLevel),
       splitRules_(std::move(spec.splitRules)),
       addPrefixSpace_(spec.addPrefixSpace),
-      ignoreMerges_(spec.ignoreMerges) {
+      metaspace_(spec.metaspace),
+      byteFallback_(spec.byteFallback),
+      fuseUnk_(spec.fuseUnk),
+      ignoreMerges_(spec.ignoreMerges),
+      normalizer_(spec.normalizer),
+      prefixIds_(spec.prefixIds),
+      suffixIds_(spec.suffixIds) {
+  const std::string& src = spec.source;
+  buildDecodeTable(spec);
+
+  byteIds_.fill(-1);
+  if (byteLevel_) {
+    // Byte-level BPE needs a token for every single byte.
+    const auto& spelling = byte_level::byteToUnicode();
+    for (int b = 0; b < 256; ++b) {
+      auto it = vocab_.find(spelling[b]);
+      if (it == vocab_.end())
+        throw TokenizerError(src + ": not a byte-level vocabulary (no token for byte " + std::to_string(b) + ")");
+      byteIds_[b] = it->second;
+    }
+  } else if (byteFallback_) {
+    for (int b = 0; b < 256; ++b)
+      if (auto it = vocab_.find(byteTokenName(static_cast<unsigned char>(b))); it != vocab_.end())
+        byteIds_[b] = it->second;
+  }
+  if (spec.unkToken)
+    if (auto it = vocab_.find(*spec.unkToken); it != vocab_.end()) unk_ = it->second;
+
+  int rank = 0;
+  for (const auto& [left, right] : spec.merges) {
+    auto l = vocab_.find(left), r = vocab_.find(right), m = vocab_.find(left + right);
+    if (l == vocab_.end() || r == vocab_.end() || m == vocab_.end())
+      throw TokenizerError(src + ": merge '" + left + " " + right + "' uses tokens missing from the vocab");
+    // A pair listed twice keeps its last rank, as the Hugging Face library
+    // (it fills a hash map in file order).
+    merges_[bpePairKey(l->second, r->second)] = BpeMerge{rank++, m->second};
+  }
+}
+
+void BpeTokenizer::buildDecodeTable(const BpeSpec& spec) {
   const std::string& src = spec.source;
   // Ids index tables sized by the largest id: they must stay near the number
   // of tokens listed (one id of 10^8 in a 3 KB file once took 3.2 GB).
@@ -45,7 +108,14 @@ ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(BpeSpec spec)
   decoded_.assign(static_cast<std::size_t>(maxId + 1), std::string());
   present_.assign(decoded_.size(), false);
   for (const auto& [token, id] : vocab_) {
-    decoded_[id] = byte_level::decodeToBytes(token);
+    if (byteLevel_) {
+      decoded_[id] = byte_level::decodeToBytes(token);
+    } else if (spec.byteFallback && token.size() == 6 && token.compare(0, 3, "<0x") == 0 && token[5] == '>' &&
+               std::isxdigit(static_cast<unsigned char>(token[3])) && std::isxdigit(static_cast<unsigned char>(token[4]))) {
+      decoded_[id] = std::string(1, static_cast<char>(std::stoi(token.substr(3, 2), nullptr, 16)));
+    } else {
+      decoded_[id] = replaceSpaceMarkers(token);
+    }
     present_[id] = true;
   }
   for (const auto& [content, id] : spec.addedTokens) {
@@ -57,33 +127,27 @@ ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(BpeSpec spec)
   for (auto& bucket : addedByFirstByte_)
     std::stable_sort(bucket.begin(), bucket.end(),
                      [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
-
-  // Byte-level BPE needs a token for every single byte.
-  const auto& spelling = byte_level::byteToUnicode();
-  for (int b = 0; b < 256; ++b) {
-    auto it = vocab_.find(spelling[b]);
-    if (it == vocab_.end())
-      throw TokenizerError(src + ": not a byte-level vocabulary (no token for byte " + std::to_string(b) + ")");
-    byteIds_[b] = it->second;
-  }
-
-  int rank = 0;
-  for (const auto& [left, right] : spec.merges) {
-    auto l = vocab_.find(left), r = vocab_.find(right), m = vocab_.find(left + right);
-    if (l == vocab_.end() || r == vocab_.end() || m == vocab_.end())
-      throw TokenizerError(src + ": merge '" + left + " " + right + "' uses tokens missing from the vocab");
-    // The first (lowest-rank) occurrence of a pair wins, like Hugging Face.
-    merges_.emplace(pairKey(l->second, r->second), Merge{rank++, m->second});
-  }
+  decodeDropsLeadingSpace_ =
+      !byteLevel_ && (spec.normalizer.prepends() ||
+                      (spec.metaspace && spec.metaspace->prepend != Metaspace::Prepend::Never));
 }
 
-std::optional<int64_t> ByteLevelBpeTokenizer::tokenId(const std::string& content) const {
+std::optional<int64_t> BpeTokenizer::tokenId(const std::string& content) const {
   if (auto it = added_.find(content); it != added_.end()) return it->second;
-  if (auto it = vocab_.find(byte_level::encodeBytes(content)); it != vocab_.end()) return it->second;
+  const std::string spelled = byteLevel_ ? byte_level::encodeBytes(content) : content;
+  if (auto it = vocab_.find(spelled); it != vocab_.end()) return it->second;
   return std::nullopt;
 }
 
-std::vector<int64_t> ByteLevelBpeTokenizer::encode(const std::string& text) const {
+std::vector<int64_t> BpeTokenizer::encodeWithSpecialTokens(const std::string& text) const {
+  std::vector<int64_t> out = prefixIds_;
+  const std::vector<int64_t> body = encode(text);
+  out.insert(out.end(), body.begin(), body.end());
+  out.insert(out.end(), suffixIds_.begin(), suffixIds_.end());
+  return out;
+}
+
+std::vector<int64_t> BpeTokenizer::encode(const std::string& text) const {
   std::vector<int64_t> out;
   std::size_t segmentStart = 0;
   for (std::size_t pos = 0; pos < text.size();) {
@@ -98,35 +162,79 @@ std::vector<int64_t> ByteLevelBpeTokenizer::encode(const std::string& text) cons
       ++pos;
       continue;
     }
-    encodeSegment(text.substr(segmentStart, pos - segmentStart), out);
+    encodeSegment(text.substr(segmentStart, pos - segmentStart), segmentStart == 0, out);
     out.push_back(hit->second);
     pos += hit->first.size();
     segmentStart = pos;
   }
-  encodeSegment(text.substr(segmentStart), out);
+  encodeSegment(text.substr(segmentStart), segmentStart == 0, out);
   return out;
 }
 
-void ByteLevelBpeTokenizer::encodeSegment(const std::string& segment, std::vector<int64_t>& out) const {
+void BpeTokenizer::encodeSegment(const std::string& raw, bool atInputStart, std::vector<int64_t>& out) const {
+  if (raw.empty()) return;
+  const std::string segment = normalizer_.empty() ? raw : normalizer_.apply(raw);
   if (segment.empty()) return;
-  std::vector<std::string> pieces{addPrefixSpace_ && segment[0] != ' ' ? " " + segment : segment};
-  for (SplitRule rule : splitRules_) {
-    std::vector<std::string> next;
-    for (const auto& piece : pieces)
-      for (auto& sub : preTokenize(piece, rule)) next.push_back(std::move(sub));
-    pieces = std::move(next);
+  std::vector<std::string> pieces;
+  if (metaspace_) {
+    pieces = metaspace_->apply(segment, atInputStart);
+  } else {
+    pieces.push_back(addPrefixSpace_ && segment[0] != ' ' ? " " + segment : segment);
+    for (SplitRule rule : splitRules_) {
+      std::vector<std::string> next;
+      for (const auto& piece : pieces)
+        for (auto& sub : preTokenize(piece, rule)) next.push_back(std::move(sub));
+      pieces = std::move(next);
+    }
   }
   for (const auto& piece : pieces) encodePiece(piece, out);
 }
 
-void ByteLevelBpeTokenizer::encodePiece(const std::string& piece, std::vector<int64_t>& out) const {
+// Single bytes (byte-level) or single characters, with byte fallback or the
+// unknown token for characters outside the vocab (SentencePiece style).
+void BpeTokenizer::initialSymbols(const std::string& piece, std::vector<int64_t>& symbols) const {
+  symbols.reserve(piece.size());
+  if (byteLevel_) {
+    for (unsigned char b : piece) symbols.push_back(byteIds_[b]);
+    return;
+  }
+  bool pendingUnk = false;
+  auto flushUnk = [&] {
+    if (pendingUnk) symbols.push_back(*unk_);
+    pendingUnk = false;
+  };
+  for (std::size_t pos = 0; pos < piece.size();) {
+    std::size_t len = 0;
+    unicode::decodeUtf8(piece.data(), piece.size(), pos, len);
+    const std::string character = piece.substr(pos, len);
+    pos += len;
+    if (auto it = vocab_.find(character); it != vocab_.end()) {
+      flushUnk();
+      symbols.push_back(it->second);
+      continue;
+    }
+    if (byteFallback_ && std::all_of(character.begin(), character.end(),
+                                     [&](char b) { return byteIds_[static_cast<unsigned char>(b)] >= 0; })) {
+      flushUnk();
+      for (unsigned char b : character) symbols.push_back(byteIds_[b]);
+      continue;
+    }
+    if (!unk_) continue;  // without an unknown token the character is dropped, as Hugging Face does
+    if (pendingUnk && !fuseUnk_) symbols.push_back(*unk_);
+    pendingUnk = true;
+  }
+  flushUnk();
+}
+
+void BpeTokenizer::encodePiece(const std::string& piece, std::vector<int64_t>& out) const {
   if (ignoreMerges_) {
-    if (auto it = vocab_.find(byte_level::encodeBytes(piece)); it != vocab_.end()) {
+    if (auto it = vocab_.find(byteLevel_ ? byte_level::encodeBytes(piece) : piece); it != vocab_.end()) {
       out.push_back(it->second);
       return;
     }
   }
-  {
+  const bool cacheable = piece.size() < kMaxCachedPieceBytes;
+  if (cacheable) {
     std::lock_guard<std::mutex> lock(cacheMutex_);
     if (auto it = cache_.find(piece); it != cache_.end()) {
       out.insert(out.end(), it->second.begin(), it->second.end());
@@ -134,45 +242,16 @@ void ByteLevelBpeTokenizer::encodePiece(const std::string& piece, std::vector<in
     }
   }
   std::vector<int64_t> symbols;
-  symbols.reserve(piece.size());
-  for (unsigned char b : piece) symbols.push_back(byteIds_[b]);
-
-  // Repeatedly merge the lowest-ranked adjacent pair (all its occurrences,
-  // left to right), as GPT-2's reference implementation does.
-  while (symbols.size() > 1) {
-    int bestRank = std::numeric_limits<int>::max();
-    const Merge* best = nullptr;
-    int64_t bestLeft = 0, bestRight = 0;
-    for (std::size_t i = 0; i + 1 < symbols.size(); ++i) {
-      auto it = merges_.find(pairKey(symbols[i], symbols[i + 1]));
-      if (it != merges_.end() && it->second.rank < bestRank) {
-        bestRank = it->second.rank;
-        best = &it->second;
-        bestLeft = symbols[i];
-        bestRight = symbols[i + 1];
-      }
-    }
-    if (!best) break;
-    std::vector<int64_t> merged;
-    merged.reserve(symbols.size());
-    for (std::size_t i = 0; i < symbols.size();) {
-      if (i + 1 < symbols.size() && symbols[i] == bestLeft && symbols[i + 1] == bestRight) {
-        merged.push_back(best->merged);
-        i += 2;
-      } else {
-        merged.push_back(symbols[i++]);
-      }
-    }
-    symbols = std::move(merged);
-  }
+  initialSymbols(piece, symbols);
+  applyBpeMerges(symbols, merges_);
   out.insert(out.end(), symbols.begin(), symbols.end());
-
+  if (!cacheable) return;
   std::lock_guard<std::mutex> lock(cacheMutex_);
   if (cache_.size() >= kMaxCacheEntries) cache_.clear();
   cache_.emplace(piece, std::move(symbols));
 }
 
-std::string ByteLevelBpeTokenizer::decode(const std::vector<int64_t>& ids) const {
+std::string BpeTokenizer::decode(const std::vector<int64_t>& ids) const {
   std::string out;
   for (int64_t id : ids) {
     if (id < 0 || id >= vocabSize() || !present_[id])
@@ -180,6 +259,7 @@ std::string ByteLevelBpeTokenizer::decode(const std::vector<int64_t>& ids) const
                            std::to_string(vocabSize()) + ")");
     out += decoded_[id];
   }
+  if (decodeDropsLeadingSpace_ && !out.empty() && out[0] == ' ') out.erase(0, 1);
   return out;
 }
 

@@ -1,8 +1,14 @@
 #pragma once
-// Byte-level BPE (GPT-2 / Llama-3 / Qwen2): added tokens are cut out of the
-// text first (matched literally, longest first), the rest is split by the
-// pre-tokenizer rules, each piece is mapped byte -> unicode character and
-// merged by rank. Built by loadTokenizerJson (tokenizer_json.cpp).
+// BPE from a Hugging Face tokenizer.json, in its two flavours:
+// - byte-level (GPT-2 / Llama-3 / Qwen2): each piece is mapped byte ->
+//   unicode character and merged from single bytes;
+// - SentencePiece style (Llama-2, TinyLlama, Mistral): vocab entries are
+//   plain UTF-8 with "▁" for spaces, pieces start as single characters,
+//   characters outside the vocab become <0xXX> byte tokens (byte_fallback)
+//   or the unknown token.
+// Added tokens are cut out of the text first (matched literally, longest
+// first); each piece between them is normalised, pre-tokenized (split rules
+// or Metaspace) and merged by rank. Built by loadTokenizerJson.
 #include <array>
 #include <cstdint>
 #include <mutex>
@@ -12,54 +18,71 @@
 #include <utility>
 #include <vector>
 
+#include "tokenizer/bpe_merge.h"
+#include "tokenizer/metaspace.h"
+#include "tokenizer/normalizer.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace plab {
 
 struct BpeSpec {
-  std::unordered_map<std::string, int64_t> vocab;        // byte-level spelling -> id
-  std::vector<std::pair<std::string, std::string>> merges;  // in rank order
+  std::unordered_map<std::string, int64_t> vocab;           // spelling -> id
+  std::vector<std::pair<std::string, std::string>> merges;  // in rank order; a repeated pair keeps its last rank
   std::vector<std::pair<std::string, int64_t>> addedTokens; // literal content -> id
-  std::vector<SplitRule> splitRules;                     // applied in order; may be empty
-  bool addPrefixSpace = false;
-  bool ignoreMerges = false;  // a piece that is a whole vocab entry skips merging
-  std::string source;         // file name for error messages
+  bool byteLevel = true;               // vocab spelled with GPT-2's byte -> character map
+  std::vector<SplitRule> splitRules;   // byte-level: applied in order; may be empty
+  bool addPrefixSpace = false;         // byte-level
+  std::optional<Metaspace> metaspace;  // SentencePiece pre-tokenizer
+  bool byteFallback = false;           // SentencePiece: <0xXX> tokens for unknown characters
+  std::optional<std::string> unkToken;
+  bool fuseUnk = false;
+  bool ignoreMerges = false;           // a piece that is a whole vocab entry skips merging
+  Normalizer normalizer;
+  std::vector<int64_t> prefixIds, suffixIds;  // post-processor template around one sequence
+  std::string source;                         // file name for error messages
 };
 
-class ByteLevelBpeTokenizer : public Tokenizer {
+class BpeTokenizer : public Tokenizer {
  public:
-  explicit ByteLevelBpeTokenizer(BpeSpec spec);  // throws TokenizerError
+  explicit BpeTokenizer(BpeSpec spec);  // throws TokenizerError
 
   std::vector<int64_t> encode(const std::string& utf8) const override;
+  std::vector<int64_t> encodeWithSpecialTokens(const std::string& utf8) const override;
   std::string decode(const std::vector<int64_t>& ids) const override;
   int64_t vocabSize() const override { return static_cast<int64_t>(decoded_.size()); }
   std::optional<int64_t> eosId() const override { return eos_; }
-  std::string kind() const override { return "byte-level-bpe"; }
+  std::string kind() const override { return byteLevel_ ? "byte-level-bpe" : "sentencepiece-bpe"; }
 
   // Id of an added token or vocab entry spelled `content`, if any.
   std::optional<int64_t> tokenId(const std::string& content) const;
   void setEosId(std::optional<int64_t> id) { eos_ = id; }
 
  private:
-  struct Merge {
-    int rank;
-    int64_t merged;
-  };
-  void encodeSegment(const std::string& text, std::vector<int64_t>& out) const;
+  void encodeSegment(const std::string& text, bool atInputStart, std::vector<int64_t>& out) const;
   void encodePiece(const std::string& piece, std::vector<int64_t>& out) const;
+  void initialSymbols(const std::string& piece, std::vector<int64_t>& symbols) const;
+  void buildDecodeTable(const BpeSpec& spec);
 
   std::unordered_map<std::string, int64_t> vocab_;
-  std::unordered_map<uint64_t, Merge> merges_;  // (left id << 32 | right id)
+  BpeMergeTable merges_;
   std::vector<std::string> decoded_;            // id -> raw bytes
   std::vector<bool> present_;                   // id has a token
-  std::array<int64_t, 256> byteIds_{};
+  std::array<int64_t, 256> byteIds_{};          // byte -> token (byte-level), <0xXX> (byte fallback) or -1
   // Added tokens bucketed by first byte, longest first.
   std::array<std::vector<std::pair<std::string, int64_t>>, 256> addedByFirstByte_;
   std::unordered_map<std::string, int64_t> added_;
+  bool byteLevel_;
   std::vector<SplitRule> splitRules_;
-  bool addPrefixSpace_ = false;
-  bool ignoreMerges_ = false;
+  bool addPrefixSpace_;
+  std::optional<Metaspace> metaspace_;
+  bool byteFallback_;
+  std::optional<int64_t> unk_;
+  bool fuseUnk_;
+  bool ignoreMerges_;
+  bool decodeDropsLeadingSpace_ = false;  // SentencePiece: the prepended "▁" is not text
+  Normalizer normalizer_;
+  std::vector<int64_t> prefixIds_, suffixIds_;
   std::optional<int64_t> eos_;
 
   mutable std::mutex cacheMutex_;

@@ -1,16 +1,18 @@
-// Reading Hugging Face tokenizer.json files into a ByteLevelBpeTokenizer.
-// Supported: model.type "BPE" with a byte-level pre-tokenizer, either
-//   ByteLevel{use_regex: true}                      (GPT-2 split)
-//   Sequence[Split{Regex: <known regex>}, ByteLevel{use_regex: false}]  (Llama-3, Qwen2)
-// Ignored on purpose: the post_processor (BOS templates; training joins
-// documents with EOS itself), an NFC normalizer (text is assumed NFC
-// already), added-token lstrip/rstrip flags.
-#include <fstream>
-#include <sstream>
-
+// Reading Hugging Face tokenizer.json files into a BpeTokenizer.
+// Supported: model.type "BPE", either
+//   byte-level: ByteLevel{use_regex: true} (GPT-2 split) or
+//     Sequence[Split{Regex: <GPT-2, Llama-3 or Qwen2 regex>}, ByteLevel{use_regex: false}]
+//   SentencePiece style: no pre-tokenizer (Llama-2: Prepend + Replace
+//     normalizers) or Metaspace (Mistral), byte_fallback, unk_token;
+// the normalizers of normalizer.h; post-processors TemplateProcessing,
+// RobertaProcessing, BertProcessing, ByteLevel and Sequence of them.
+// Everything else is refused with a TokenizerError naming it.
+// Not applied: added-token lstrip/rstrip/normalized flags (added tokens are
+// matched literally in the raw text).
 #include <nlohmann/json.hpp>
 
 #include "tokenizer/bpe_tokenizer.h"
+#include "tokenizer/tokenizer_files.h"
 #include "util/errors.h"
 #include "util/json_limits.h"
 
@@ -20,31 +22,30 @@ namespace {
 
 using nlohmann::json;
 
-// Tokens tried, in order, for the document separator (eosId()).
-const char* const kEosCandidates[] = {"<|endoftext|>", "<|end_of_text|>", "</s>", "<|im_end|>", "<|eot_id|>"};
-
-json readJsonFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TokenizerError("cannot read tokenizer file " + path.string());
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
-  if (const std::string nesting = jsonNestingProblem(text); !nesting.empty())
-    throw TokenizerError(path.string() + ": " + nesting);
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {
-    throw TokenizerError("invalid JSON in " + path.string() + ": " + textExcerpt(e.what(), 200));
-  }
-}
-
 std::string typeOf(const json& j) {
   if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) return "";
   return j["type"].get<std::string>();
 }
 
-// Adds the split stages of one pre-tokenizer; sets sawByteLevel when it is
-// (or contains) the ByteLevel one.
+Metaspace parseMetaspace(const json& pre, const std::string& src) {
+  Metaspace m;
+  m.replacement = pre.value("replacement", std::string("\xE2\x96\x81"));
+  if (m.replacement.empty()) throw TokenizerError(src + ": Metaspace with an empty replacement");
+  m.split = pre.value("split", true);
+  if (pre.contains("prepend_scheme") && pre["prepend_scheme"].is_string()) {
+    const std::string scheme = pre["prepend_scheme"].get<std::string>();
+    if (scheme == "always") m.prepend = Metaspace::Prepend::Always;
+    else if (scheme == "first") m.prepend = Metaspace::Prepend::First;
+    else if (scheme == "never") m.prepend = Metaspace::Prepend::Never;
+    else throw TokenizerError(src + ": unknown Metaspace prepend_scheme '" + scheme + "'");
+  } else {  // older files: add_prefix_space
+    m.prepend = pre.value("add_prefix_space", true) ? Metaspace::Prepend::Always : Metaspace::Prepend::Never;
+  }
+  return m;
+}
+
+// Adds the stages of one pre-tokenizer; sets sawByteLevel when it is (or
+// contains) the ByteLevel one.
 void addPreTokenizer(const json& pre, BpeSpec& spec, bool& sawByteLevel) {
   const std::string& src = spec.source;
   const std::string type = typeOf(pre);
@@ -67,9 +68,11 @@ void addPreTokenizer(const json& pre, BpeSpec& spec, bool& sawByteLevel) {
       throw TokenizerError(src + ": unsupported Split regex '" + regex +
                            "' (only the GPT-2, Llama-3 and Qwen2 regexes are supported)");
     spec.splitRules.push_back(*rule);
+  } else if (type == "Metaspace") {
+    spec.metaspace = parseMetaspace(pre, src);
   } else {
     throw TokenizerError(src + ": unsupported pre_tokenizer '" + (type.empty() ? jsonExcerpt(pre) : type) +
-                         "' (only byte-level BPE tokenizers are supported)");
+                         "' (supported: ByteLevel, Split with the GPT-2/Llama-3/Qwen2 regex, Metaspace, Sequence)");
   }
 }
 
@@ -86,83 +89,109 @@ std::pair<std::string, std::string> parseMerge(const json& m, const std::string&
   throw TokenizerError(src + ": malformed merge " + jsonExcerpt(m));
 }
 
-std::unique_ptr<ByteLevelBpeTokenizer> loadBpe(const std::filesystem::path& path) {
-  const json j = readJsonFile(path);
+// Ids of a special token named in a post-processor.
+std::vector<int64_t> specialTokenIds(const json& processor, const std::string& name, const std::string& src) {
+  const json specials = processor.value("special_tokens", json::object());
+  if (specials.contains(name) && specials[name].contains("ids") && specials[name]["ids"].is_array())
+    return specials[name]["ids"].get<std::vector<int64_t>>();
+  throw TokenizerError(src + ": post_processor names special token '" + name + "' without its ids");
+}
+
+// The template for a single sequence: special tokens before "$A" go to
+// prefixIds, those after it to suffixIds.
+void addPostProcessor(const json& post, BpeSpec& spec) {
+  const std::string& src = spec.source;
+  const std::string type = typeOf(post);
+  auto idOf = [&](const json& pair) {  // ["</s>", 2]
+    if (!pair.is_array() || pair.size() != 2 || !pair[1].is_number_integer())
+      throw TokenizerError(src + ": malformed " + type + " token " + jsonExcerpt(pair));
+    return pair[1].get<int64_t>();
+  };
+  if (post.is_null() || type == "ByteLevel") return;  // ByteLevel only trims offsets
+  if (type == "Sequence") {
+    for (const auto& p : post.value("processors", json::array())) addPostProcessor(p, spec);
+  } else if (type == "TemplateProcessing") {
+    const json single = post.value("single", json());
+    if (!single.is_array()) throw TokenizerError(src + ": TemplateProcessing without a 'single' template");
+    bool sawSequence = false;
+    for (const auto& item : single) {
+      if (item.contains("Sequence")) {
+        if (item["Sequence"].value("id", std::string("A")) != "A")
+          throw TokenizerError(src + ": TemplateProcessing single template uses sequence " + jsonExcerpt(item));
+        sawSequence = true;
+      } else if (item.contains("SpecialToken") && item["SpecialToken"].contains("id")) {
+        const auto ids = specialTokenIds(post, item["SpecialToken"]["id"].get<std::string>(), src);
+        auto& target = sawSequence ? spec.suffixIds : spec.prefixIds;
+        target.insert(target.end(), ids.begin(), ids.end());
+      } else {
+        throw TokenizerError(src + ": unsupported TemplateProcessing item " + jsonExcerpt(item));
+      }
+    }
+  } else if (type == "RobertaProcessing" || type == "BertProcessing") {
+    spec.prefixIds.push_back(idOf(post.value("cls", json())));
+    spec.suffixIds.push_back(idOf(post.value("sep", json())));
+  } else {
+    throw TokenizerError(src + ": unsupported post_processor '" + (type.empty() ? jsonExcerpt(post) : type) +
+                         "' (supported: TemplateProcessing, RobertaProcessing, BertProcessing, ByteLevel, Sequence)");
+  }
+}
+
+void readModel(const json& model, BpeSpec& spec) {
+  const std::string& src = spec.source;
+  const std::string modelType = model.value("type", std::string("BPE"));
+  if (modelType != "BPE")
+    throw TokenizerError(src + ": unsupported tokenizer model type '" + modelType + "' (only BPE is supported)");
+  if (!model.contains("vocab") || !model["vocab"].is_object())
+    throw TokenizerError(src + ": model.vocab missing or not an object");
+  if (!model.contains("merges") || !model["merges"].is_array())
+    throw TokenizerError(src + ": model.merges missing or not a list");
+  for (const char* affix : {"continuing_subword_prefix", "end_of_word_suffix"})
+    if (model.contains(affix) && model[affix].is_string() && !model[affix].get<std::string>().empty())
+      throw TokenizerError(src + ": BPE " + affix + " is not supported");
+  try {
+    for (const auto& [token, id] : model["vocab"].items()) spec.vocab.emplace(token, id.get<int64_t>());
+    for (const auto& m : model["merges"]) spec.merges.push_back(parseMerge(m, src));
+    spec.ignoreMerges = model.value("ignore_merges", false);
+    spec.byteFallback = model.value("byte_fallback", false);
+    spec.fuseUnk = model.value("fuse_unk", false);
+    if (model.contains("unk_token") && model["unk_token"].is_string())
+      spec.unkToken = model["unk_token"].get<std::string>();
+  } catch (const json::exception& e) {
+    throw TokenizerError(src + ": malformed vocab or merges: " + e.what());
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> loadTokenizerJson(const std::filesystem::path& path) {
+  const json j = readTokenizerJsonFile(path);
   BpeSpec spec;
   spec.source = path.string();
   const std::string& src = spec.source;
   if (!j.is_object() || !j.contains("model") || !j["model"].is_object())
     throw TokenizerError(src + ": no \"model\" object");
-  const json& model = j["model"];
-  const std::string modelType = model.value("type", std::string("BPE"));
-  if (modelType != "BPE")
-    throw TokenizerError(src + ": unsupported tokenizer model type '" + modelType +
-                         "' (only byte-level BPE is supported)");
-  if (!model.contains("vocab") || !model["vocab"].is_object())
-    throw TokenizerError(src + ": model.vocab missing or not an object");
-  if (!model.contains("merges") || !model["merges"].is_array())
-    throw TokenizerError(src + ": model.merges missing or not a list");
+  readModel(j["model"], spec);
   try {
-    for (const auto& [token, id] : model["vocab"].items()) spec.vocab.emplace(token, id.get<int64_t>());
-    for (const auto& m : model["merges"]) spec.merges.push_back(parseMerge(m, src));
-    spec.ignoreMerges = model.value("ignore_merges", false);
     if (j.contains("added_tokens") && j["added_tokens"].is_array())
       for (const auto& t : j["added_tokens"])
         spec.addedTokens.emplace_back(t.at("content").get<std::string>(), t.at("id").get<int64_t>());
   } catch (const json::exception& e) {
-    throw TokenizerError(src + ": malformed vocab, merges or added_tokens: " + e.what());
+    throw TokenizerError(src + ": malformed added_tokens: " + e.what());
   }
+  spec.normalizer = Normalizer::fromJson(j.value("normalizer", json()), src);
 
-  const json normalizer = j.value("normalizer", json());
-  const std::string normType = typeOf(normalizer);
-  const bool emptySequence = normType == "Sequence" && normalizer.value("normalizers", json::array()).empty();
-  if (!normalizer.is_null() && normType != "NFC" && !emptySequence)
-    throw TokenizerError(src + ": unsupported normalizer '" + (normType.empty() ? jsonExcerpt(normalizer) : normType) + "'");
-
-  const json pre = j.value("pre_tokenizer", json());
-  if (pre.is_null()) throw TokenizerError(src + ": no pre_tokenizer (only byte-level BPE is supported)");
   bool sawByteLevel = false;
-  addPreTokenizer(pre, spec, sawByteLevel);
-  if (!sawByteLevel)
-    throw TokenizerError(src + ": pre_tokenizer has no ByteLevel step (only byte-level BPE is supported)");
+  const json pre = j.value("pre_tokenizer", json());
+  if (!pre.is_null()) addPreTokenizer(pre, spec, sawByteLevel);
+  spec.byteLevel = sawByteLevel;
+  if (sawByteLevel && spec.metaspace)
+    throw TokenizerError(src + ": pre_tokenizer mixes ByteLevel and Metaspace");
+  if (!sawByteLevel && !spec.splitRules.empty())
+    throw TokenizerError(src + ": a Split pre-tokenizer without ByteLevel is not supported");
+  addPostProcessor(j.value("post_processor", json()), spec);
 
-  auto tokenizer = std::make_unique<ByteLevelBpeTokenizer>(std::move(spec));
-  for (const char* candidate : kEosCandidates)
-    if (auto id = tokenizer->tokenId(candidate)) {
-      tokenizer->setEosId(id);
-      break;
-    }
-  return tokenizer;
-}
-
-// eos_token of tokenizer_config.json: a string or {"content": ...}.
-std::optional<std::string> configuredEosToken(const std::filesystem::path& configPath) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(configPath, ec)) return std::nullopt;
-  const json config = readJsonFile(configPath);
-  if (!config.is_object() || !config.contains("eos_token")) return std::nullopt;
-  const json& eos = config["eos_token"];
-  if (eos.is_string()) return eos.get<std::string>();
-  if (eos.is_object() && eos.contains("content") && eos["content"].is_string())
-    return eos["content"].get<std::string>();
-  return std::nullopt;
-}
-
-}  // namespace
-
-std::unique_ptr<Tokenizer> loadTokenizerJson(const std::filesystem::path& tokenizerJson) {
-  return loadBpe(tokenizerJson);
-}
-
-std::unique_ptr<Tokenizer> loadTokenizerForModel(const std::filesystem::path& modelDir) {
-  const auto path = modelDir / "tokenizer.json";
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return makeByteTokenizer();
-  auto tokenizer = loadBpe(path);
-  // The model's own eos_token, when tokenizer_config.json names a known one,
-  // beats the built-in guess.
-  if (auto eos = configuredEosToken(modelDir / "tokenizer_config.json"))
-    if (auto id = tokenizer->tokenId(*eos)) tokenizer->setEosId(id);
+  auto tokenizer = std::make_unique<BpeTokenizer>(std::move(spec));
+  chooseDefaultEos(*tokenizer);
   return tokenizer;
 }
 

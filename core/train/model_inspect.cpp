@@ -1,8 +1,9 @@
 #include "train/model_inspect.h"
 
-#include "model/model_factory.h"
+#include "model/module_tree_from_config.h"
 #include "train/model_loading.h"
 #include "train/model_memory_check.h"
+#include "util/errors.h"
 
 namespace plab {
 
@@ -11,12 +12,15 @@ ModelOverview inspectModel(const ModelSpec& spec) {
   ModelOverview o;
   o.config = source.config;
   o.sourceDescription = source.description;
-  o.tokenizerKind = tokenizerForSource(source)->kind();
-  // The layer tree comes from the real module classes (same names as the
-  // trained model); weights are not read, a random init is enough.
+  try {
+    tokenizerForSource(source, &o.tokenizerKind);
+  } catch (const TokenizerError& e) {  // shown, not fatal: the run config can still ask for bytes
+    o.tokenizerKind = std::string("none: ") + e.what();
+  }
+  // Refuse a config whose weights could not exist here before listing its
+  // modules; the tree comes from the config alone (no weight is allocated).
   checkModelFitsInMemory(source.config, source.description);
-  const auto model = createModel(source.config, 0);
-  o.modules = describeModules(*model);
+  o.modules = describeModulesFromConfig(source.config);
   o.parameterCount = source.config.parameterCount();
   return o;
 }

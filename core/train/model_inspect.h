@@ -15,7 +15,7 @@ struct ModelOverview {
   ModuleNode modules;
   int64_t parameterCount = 0;
   std::string sourceDescription;  // "embedded tiny-gpt2", "/path/to/folder", "org/name@main (cache)"
-  std::string tokenizerKind;      // "byte-level-bpe" or "bytes"
+  std::string tokenizerKind;      // "byte-level-bpe (/m/tokenizer.json)", "bytes", "none: <why>"
 };
 
 // Resolves the spec (embedded / config / folder / hub cache; never

@@ -70,12 +70,21 @@ ResolvedModelSource resolveModelSource(const ModelSpec& spec) {
     throw ConfigError("unknown model source '" + spec.source +
                       "' (expected embedded, embedded-init, config, folder, hub)");
   }
+  r.bytesTokenizer = spec.tokenizer == "bytes";
   return r;
 }
 
-std::unique_ptr<Tokenizer> tokenizerForSource(const ResolvedModelSource& source) {
-  std::unique_ptr<Tokenizer> tok =
-      source.folder.empty() ? makeByteTokenizer() : loadTokenizerForModel(source.folder);
+std::unique_ptr<Tokenizer> tokenizerForSource(const ResolvedModelSource& source, std::string* description) {
+  const bool useBytes = source.bytesTokenizer || source.folder.empty() ||
+                        (!source.pretrained && !hasTokenizerFiles(source.folder));
+  std::unique_ptr<Tokenizer> tok = useBytes ? makeByteTokenizer() : loadTokenizerForModel(source.folder);
+  if (description) {
+    *description = tok->kind();
+    if (!useBytes)
+      *description += " (" + (source.folder / (fs::exists(source.folder / "tokenizer.json") ? "tokenizer.json"
+                                                                                             : "vocab.json + merges.txt"))
+                                 .string() + ")";
+  }
   if (tok->vocabSize() > source.config.vocab_size) {
     std::ostringstream msg;
     msg << "tokenizer (" << tok->kind() << ", " << tok->vocabSize() << " tokens) does not fit the model's vocab_size "
@@ -127,7 +136,7 @@ LoadedModel loadModelForRun(const ModelSpec& spec, uint64_t seed, bool allowDown
   ResolvedModelSource source = resolveModelSource(spec);
   checkModelFitsInMemory(source.config, source.description);
   LoadedModel loaded;
-  loaded.tokenizer = tokenizerForSource(source);
+  loaded.tokenizer = tokenizerForSource(source, &loaded.tokenizerDescription);
   if (!source.pretrained)
     loaded.model = createModel(source.config, seed);
   else

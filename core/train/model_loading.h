@@ -17,6 +17,7 @@ struct LoadedModel {
   std::shared_ptr<CausalLM> model;
   std::unique_ptr<Tokenizer> tokenizer;
   std::string description;  // "embedded tiny-gpt2", "/path", "org/name@main (cache)"
+  std::string tokenizerDescription;  // kind and files, for run_info.json
 };
 
 // Where a spec's config.json / weights / tokenizer live. Never downloads:
@@ -25,14 +26,18 @@ struct ResolvedModelSource {
   ModelConfig config;
   std::filesystem::path folder;  // empty for embedded/config specs without a folder
   bool pretrained = false;       // weights are loaded from `folder`
+  bool bytesTokenizer = false;   // the run asked for the byte tokenizer (model.tokenizer "bytes")
   std::string description;
 };
 ResolvedModelSource resolveModelSource(const ModelSpec& spec);
 
-// Tokenizer for a resolved source: tokenizer.json next to the config when
-// present, bytes otherwise. Throws ConfigError when its vocabulary does not
-// fit the model's vocab_size.
-std::unique_ptr<Tokenizer> tokenizerForSource(const ResolvedModelSource& source);
+// Tokenizer for a resolved source: bytes when asked for; the folder's
+// tokenizer (tokenizer.json, vocab.json + merges.txt) when present; bytes
+// for a model built from a config without one. A pretrained folder without
+// a tokenizer throws TokenizerError. Throws ConfigError when its vocabulary
+// does not fit the model's vocab_size. `description` (optional) receives
+// the kind and the files used.
+std::unique_ptr<Tokenizer> tokenizerForSource(const ResolvedModelSource& source, std::string* description = nullptr);
 
 // Builds (random init with seed) or loads the model. When allowDownload is
 // set, a hub model missing from the cache is downloaded first (progress

@@ -102,12 +102,15 @@ void validate(const RunConfig& c) {
 ModelSpec modelSpecFromJson(const json& j) {
   requireObject(j, "'model'");
   for (auto it = j.begin(); it != j.end(); ++it)
-    if (it.key() != "source" && it.key() != "path" && it.key() != "revision")
+    if (it.key() != "source" && it.key() != "path" && it.key() != "revision" && it.key() != "tokenizer")
       throw ConfigError("run config: unknown key 'model." + it.key() + "'");
   ModelSpec s;
   readString(j, "source", "model.", s.source);
   readString(j, "path", "model.", s.path);
   readString(j, "revision", "model.", s.revision);
+  readString(j, "tokenizer", "model.", s.tokenizer);
+  if (s.tokenizer != "auto" && s.tokenizer != "bytes")
+    throw ConfigError("run config: 'model.tokenizer' must be auto or bytes (got '" + s.tokenizer + "')");
   const bool embedded = s.source == "embedded" || s.source == "embedded-init";
   if (!embedded && s.source != "config" && s.source != "folder" && s.source != "hub")
     throw ConfigError("run config: 'model.source' must be one of embedded, embedded-init, config, folder, hub (got '" +
@@ -127,7 +130,7 @@ ModelSpec modelSpecFromJson(const json& j) {
 }
 
 json toJson(const ModelSpec& s) {
-  return {{"source", s.source}, {"path", s.path}, {"revision", s.revision}};
+  return {{"source", s.source}, {"path", s.path}, {"revision", s.revision}, {"tokenizer", s.tokenizer}};
 }
 
 RunConfig RunConfig::fromJson(const nlohmann::json& j) {

@@ -23,9 +23,13 @@ struct ModelSpec {
   std::string source = "embedded";
   std::string path;
   std::string revision = "main";
+  // "auto": the model folder's tokenizer (bytes for models built from a
+  // config without one); "bytes": the byte tokenizer even when a folder has
+  // its own. A pretrained folder without a tokenizer needs "bytes".
+  std::string tokenizer = "auto";
 };
 
-// Strict like RunConfig::fromJson (keys source, path, revision).
+// Strict like RunConfig::fromJson (keys source, path, revision, tokenizer).
 ModelSpec modelSpecFromJson(const nlohmann::json& j);
 nlohmann::json toJson(const ModelSpec& s);
 

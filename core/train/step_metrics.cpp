@@ -113,6 +113,7 @@ nlohmann::json toJson(const RunInfo& i) {
   return {{"run_name", i.runName},
           {"device", i.device},
           {"model_type", i.modelType},
+          {"tokenizer", i.tokenizer},
           {"modules", moduleNodeToJson(i.modules)},
           {"parameter_count", i.parameterCount},
           {"bf16_parameter_count", i.bf16ParameterCount},

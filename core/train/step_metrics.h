@@ -48,6 +48,7 @@ struct RunInfo {                    // sent once, before step 1
   std::string runName;
   std::string device;               // "cpu", "cuda:0"
   std::string modelType;
+  std::string tokenizer;            // "byte-level-bpe (/m/tokenizer.json)", "bytes", ...
   ModuleNode modules;
   int64_t parameterCount = 0;
   int64_t bf16ParameterCount = 0;

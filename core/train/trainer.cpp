@@ -197,6 +197,7 @@ class Session {
     info.runName = cfg_.name;
     info.device = device.str();
     info.modelType = model_->config().model_type;
+    info.tokenizer = loaded.tokenizerDescription;
     info.modules = describeModules(*model_);
     for (const TrainableParam& p : params_) {
       info.parameterCount += p.param.numel();

@@ -38,6 +38,29 @@ json smolLm135m() {
     "tie_word_embeddings": true, "torch_dtype": "float32", "use_cache": true, "vocab_size": 49152})");
 }
 
+// The published Llama-3.2-1B config.json (rope_scaling llama3, tied embeddings).
+json llama32_1b() {
+  return json::parse(R"({"architectures": ["LlamaForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+    "bos_token_id": 128000, "eos_token_id": 128001, "head_dim": 64, "hidden_act": "silu", "hidden_size": 2048,
+    "initializer_range": 0.02, "intermediate_size": 8192, "max_position_embeddings": 131072, "mlp_bias": false,
+    "model_type": "llama", "num_attention_heads": 32, "num_hidden_layers": 16, "num_key_value_heads": 8,
+    "pretraining_tp": 1, "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0,
+    "low_freq_factor": 1.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+    "rope_theta": 500000.0, "tie_word_embeddings": true, "torch_dtype": "bfloat16", "use_cache": true,
+    "vocab_size": 128256})");
+}
+
+// The published Qwen3-0.6B config.json (q_norm / k_norm, head_dim 128).
+json qwen3_06b() {
+  return json::parse(R"({"architectures": ["Qwen3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+    "bos_token_id": 151643, "eos_token_id": 151645, "head_dim": 128, "hidden_act": "silu", "hidden_size": 1024,
+    "initializer_range": 0.02, "intermediate_size": 3072, "max_position_embeddings": 40960, "max_window_layers": 28,
+    "model_type": "qwen3", "num_attention_heads": 16, "num_hidden_layers": 28, "num_key_value_heads": 8,
+    "rms_norm_eps": 1e-06, "rope_scaling": null, "rope_theta": 1000000, "sliding_window": null,
+    "tie_word_embeddings": true, "torch_dtype": "bfloat16", "use_cache": true, "use_sliding_window": false,
+    "vocab_size": 151936})");
+}
+
 }  // namespace
 
 class ModelConfigTest : public QObject {
@@ -163,6 +186,62 @@ class ModelConfigTest : public QObject {
     scaling["rope_scaling"] = {{"rope_type", "llama3"}};
     QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(scaling); }), "rope_scaling"));
     QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(json::array()); }), "object"));
+  }
+
+  void ropeScalingAndNewerArchitectures() {
+    const ModelConfig l = ModelConfig::fromJson(llama32_1b());
+    QCOMPARE(l.rope_scaling.type, std::string("llama3"));
+    QCOMPARE(l.rope_scaling.factor, 32.0);
+    QCOMPARE(l.rope_scaling.low_freq_factor, 1.0);
+    QCOMPARE(l.rope_scaling.high_freq_factor, 4.0);
+    QCOMPARE(l.rope_scaling.original_max_position_embeddings, int64_t(8192));
+    QCOMPARE(l.parameterCount(), int64_t(1235814400));  // Llama-3.2-1B as published
+    QCOMPARE(l.toJson()["rope_scaling"]["rope_type"].get<std::string>(), std::string("llama3"));
+
+    const ModelConfig q = ModelConfig::fromJson(qwen3_06b());
+    QVERIFY(q.qk_norm);
+    QVERIFY(!q.attention_bias);
+    QCOMPARE(q.sliding_window, int64_t(0));
+    // 0.44 B without the embedding, as published for Qwen3-0.6B.
+    QCOMPARE(q.parameterCount() - q.vocab_size * q.hidden_size, int64_t(440467456));
+    json byArch = qwen3_06b();
+    byArch.erase("model_type");
+    QCOMPARE(ModelConfig::fromJson(byArch).model_type, std::string("qwen3"));
+
+    json linear = smolLm135m();
+    linear["rope_scaling"] = {{"type", "linear"}, {"factor", 2.0}};
+    QCOMPARE(ModelConfig::fromJson(linear).rope_scaling.type, std::string("linear"));
+    json yarn = smolLm135m();
+    yarn["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
+    QCOMPARE(ModelConfig::fromJson(yarn).rope_scaling.original_max_position_embeddings, int64_t(2048));
+
+    json mistral = smolLm135m();
+    mistral["model_type"] = "mistral";
+    mistral["sliding_window"] = 4096;
+    QCOMPARE(ModelConfig::fromJson(mistral).sliding_window, int64_t(4096));
+    json gpt2 = gpt2Small();
+    gpt2["scale_attn_by_inverse_layer_idx"] = true;
+    gpt2["scale_attn_weights"] = false;
+    const ModelConfig g = ModelConfig::fromJson(gpt2);
+    QVERIFY(g.scale_attn_by_inverse_layer_idx);
+    QVERIFY(!g.scale_attn_weights);
+  }
+
+  void unsupportedVariantsAreClearErrors() {
+    json dynamic = smolLm135m();
+    dynamic["rope_scaling"] = {{"rope_type", "dynamic"}, {"factor", 2.0}};
+    const std::string m = errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(dynamic); });
+    QVERIFY2(mentions(m, "'dynamic'") && mentions(m, "llama3"), m.c_str());
+    json noFactor = llama32_1b();
+    noFactor["rope_scaling"].erase("original_max_position_embeddings");
+    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(noFactor); }),
+                     "original_max_position_embeddings"));
+    json sliding = qwen3_06b();
+    sliding["use_sliding_window"] = true;
+    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(sliding); }), "use_sliding_window"));
+    json partial = smolLm135m();
+    partial["partial_rotary_factor"] = 0.5;
+    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(partial); }), "partial_rotary_factor"));
   }
 
   void fromFileErrorsNameFileAndPosition() {

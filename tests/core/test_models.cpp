@@ -5,11 +5,17 @@
 #include <QtTest/QtTest>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <fstream>
 #include <map>
 
 #include "model/model_factory.h"
 #include "model/module_tree.h"
+#include "model/module_tree_from_config.h"
+#include "model/rope.h"
+#include "train/model_inspect.h"
 #include "support/tiny_models.h"
 #include "util/errors.h"
 
@@ -53,12 +59,15 @@ torch::Tensor refSoftmax(const torch::Tensor& s) {
   return e / e.sum(-1, true);
 }
 
-// One head's causal attention on [T, D] matrices, with an explicit loop mask.
-torch::Tensor refHeadAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+// One head's causal attention on [T, D] matrices, with an explicit loop mask;
+// scale <= 0 means 1/sqrt(D); window > 0 hides keys window or more steps back.
+torch::Tensor refHeadAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                               double scale = 0, int64_t window = 0) {
   const int64_t T = q.size(0);
-  torch::Tensor scores = q.matmul(k.t()) / std::sqrt(double(q.size(1)));
+  torch::Tensor scores = q.matmul(k.t()) * (scale > 0 ? scale : 1 / std::sqrt(double(q.size(1))));
   for (int64_t i = 0; i < T; ++i)
-    for (int64_t j = i + 1; j < T; ++j) scores[i][j] = -1e300;
+    for (int64_t j = 0; j < T; ++j)
+      if (j > i || (window > 0 && i - j >= window)) scores[i][j] = -1e300;
   return refSoftmax(scores).matmul(v);
 }
 
@@ -72,12 +81,15 @@ torch::Tensor referenceGpt2(const Weights& W, const ModelConfig& c, const torch:
   torch::Tensor x = W.at("transformer.wte.weight").index_select(0, ids) + W.at("transformer.wpe.weight").narrow(0, 0, T);
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     const std::string p = "transformer.h." + std::to_string(l) + ".";
+    // transformers' GPT2Attention: / sqrt(D) when scale_attn_weights, / (l + 1) when by inverse layer index.
+    const double scale = (c.scale_attn_weights ? 1 / std::sqrt(double(D)) : 1.0) /
+                         (c.scale_attn_by_inverse_layer_idx ? double(l + 1) : 1.0);
     const auto h = refLayerNorm(x, W.at(p + "ln_1.weight"), W.at(p + "ln_1.bias"), c.norm_eps);
     const auto qkv = h.matmul(W.at(p + "attn.c_attn.weight")) + W.at(p + "attn.c_attn.bias");
     std::vector<torch::Tensor> heads;
     for (int64_t i = 0; i < nh; ++i)
       heads.push_back(refHeadAttention(qkv.narrow(1, i * D, D), qkv.narrow(1, H + i * D, D),
-                                       qkv.narrow(1, 2 * H + i * D, D)));
+                                       qkv.narrow(1, 2 * H + i * D, D), scale));
     x = x + torch::cat(heads, 1).matmul(W.at(p + "attn.c_proj.weight")) + W.at(p + "attn.c_proj.bias");
     const auto h2 = refLayerNorm(x, W.at(p + "ln_2.weight"), W.at(p + "ln_2.bias"), c.norm_eps);
     const auto a = refGeluTanh(h2.matmul(W.at(p + "mlp.c_fc.weight")) + W.at(p + "mlp.c_fc.bias"));
@@ -87,18 +99,57 @@ torch::Tensor referenceGpt2(const Weights& W, const ModelConfig& c, const torch:
   return x.matmul(W.at("transformer.wte.weight").t());
 }
 
+// Inverse RoPE frequencies in double precision from the published formulas
+// (transformers' modeling_rope_utils), one loop per dimension pair.
+std::vector<double> refInverseFrequencies(const ModelConfig& c, double& attentionScale) {
+  const int64_t D = c.head_dim;
+  const RopeScaling& s = c.rope_scaling;
+  std::vector<double> f;
+  attentionScale = 1.0;
+  for (int64_t i = 0; i < D / 2; ++i) f.push_back(std::pow(c.rope_theta, -2.0 * i / D));
+  if (s.type == "linear") {
+    for (double& v : f) v /= s.factor;
+  } else if (s.type == "llama3") {
+    const double old = double(s.original_max_position_embeddings);
+    for (double& v : f) {
+      const double wavelen = 2 * M_PI / v;
+      if (wavelen > old / s.low_freq_factor) {
+        v /= s.factor;
+      } else if (wavelen >= old / s.high_freq_factor) {
+        const double smooth = (old / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+        v = (1 - smooth) * v / s.factor + smooth * v;
+      }
+    }
+  } else if (s.type == "yarn") {
+    auto correction = [&](double rotations) {
+      return D * std::log(s.original_max_position_embeddings / (rotations * 2 * M_PI)) / (2 * std::log(c.rope_theta));
+    };
+    const double low = std::max(std::floor(correction(s.beta_fast)), 0.0);
+    const double high = std::min(std::ceil(correction(s.beta_slow)), double(D - 1));
+    for (int64_t i = 0; i < D / 2; ++i) {
+      const double ramp = std::clamp((i - low) / (high - low), 0.0, 1.0);
+      f[i] = f[i] / s.factor * ramp + f[i] * (1 - ramp);
+    }
+    attentionScale = 0.1 * std::log(s.factor) + 1.0;
+  }
+  return f;
+}
+
 // RoPE written per position and dimension pair (i, i + D/2), as in the HF
 // rotate_half convention, with angles in double precision.
-torch::Tensor refRope(const torch::Tensor& x, double theta) {
+torch::Tensor refRope(const torch::Tensor& x, const ModelConfig& c) {
+  double attentionScale = 1.0;
+  const std::vector<double> invFreq = refInverseFrequencies(c, attentionScale);
   const int64_t T = x.size(0), D = x.size(1);
   torch::Tensor out = x.clone();
   auto xa = x.accessor<double, 2>();
   auto oa = out.accessor<double, 2>();
   for (int64_t t = 0; t < T; ++t)
     for (int64_t i = 0; i < D / 2; ++i) {
-      const double angle = t * std::pow(theta, -2.0 * i / D);
-      oa[t][i] = xa[t][i] * std::cos(angle) - xa[t][i + D / 2] * std::sin(angle);
-      oa[t][i + D / 2] = xa[t][i + D / 2] * std::cos(angle) + xa[t][i] * std::sin(angle);
+      const double angle = t * invFreq[i];
+      const double cs = std::cos(angle) * attentionScale, sn = std::sin(angle) * attentionScale;
+      oa[t][i] = xa[t][i] * cs - xa[t][i + D / 2] * sn;
+      oa[t][i + D / 2] = xa[t][i + D / 2] * cs + xa[t][i] * sn;
     }
   return out;
 }
@@ -118,12 +169,17 @@ torch::Tensor referenceLlama(const Weights& W, const ModelConfig& c, const torch
     const auto q = linearRef(W, p + "self_attn.q_proj", h);
     const auto k = linearRef(W, p + "self_attn.k_proj", h);
     const auto v = linearRef(W, p + "self_attn.v_proj", h);
+    // Qwen3: RMSNorm over each head of q and k before the rotation.
+    auto head = [&](const torch::Tensor& t, int64_t i, const char* norm) {
+      torch::Tensor h = t.narrow(1, i * D, D).contiguous();
+      if (c.qk_norm) h = refRmsNorm(h, W.at(p + "self_attn." + norm + ".weight"), c.norm_eps);
+      return refRope(h, c);
+    };
     std::vector<torch::Tensor> heads;
     for (int64_t i = 0; i < nh; ++i) {
       const int64_t kvHead = i / (nh / nkv);
-      heads.push_back(refHeadAttention(refRope(q.narrow(1, i * D, D).contiguous(), c.rope_theta),
-                                       refRope(k.narrow(1, kvHead * D, D).contiguous(), c.rope_theta),
-                                       v.narrow(1, kvHead * D, D)));
+      heads.push_back(refHeadAttention(head(q, i, "q_norm"), head(k, kvHead, "k_norm"), v.narrow(1, kvHead * D, D),
+                                       0, c.sliding_window));
     }
     x = x + linearRef(W, p + "self_attn.o_proj", torch::cat(heads, 1));
     const auto h2 = refRmsNorm(x, W.at(p + "post_attention_layernorm.weight"), c.norm_eps);
@@ -174,6 +230,26 @@ const ModuleNode* findNode(const ModuleNode& n, const std::string& path) {
   for (const auto& c : n.children)
     if (const ModuleNode* f = findNode(c, path)) return f;
   return nullptr;
+}
+
+// A tiny Llama config with extra config.json fields.
+ModelConfig tinyLlamaWith(const nlohmann::json& extra) {
+  nlohmann::json j = test::tinyLlamaConfig().toJson();
+  j.erase("architectures");
+  for (const auto& [key, value] : extra.items()) j[key] = value;
+  return ModelConfig::fromJson(j);
+}
+
+// Field-by-field equality of two module trees; returns the first difference.
+std::string treeDifference(const ModuleNode& a, const ModuleNode& b) {
+  if (a.path != b.path || a.name != b.name || a.type != b.type || a.ownParameters != b.ownParameters ||
+      a.totalParameters != b.totalParameters || a.children.size() != b.children.size())
+    return "at '" + a.path + "': " + a.name + "/" + a.type + "/" + std::to_string(a.ownParameters) + "/" +
+           std::to_string(a.children.size()) + " vs '" + b.path + "': " + b.name + "/" + b.type + "/" +
+           std::to_string(b.ownParameters) + "/" + std::to_string(b.children.size());
+  for (std::size_t i = 0; i < a.children.size(); ++i)
+    if (auto d = treeDifference(a.children[i], b.children[i]); !d.empty()) return d;
+  return "";
 }
 
 ModelConfig qwen2Config() {
@@ -269,6 +345,127 @@ class ModelsTest : public QObject {
     c.tie_word_embeddings = true;
     c.rope_theta = 500.0;  // a different base must change the result the same way in both
     checkAgainstReference(c, true);
+  }
+
+  // Hand-computed (head_dim 8, theta 10000: plain frequencies 1, 0.1, 0.01, 0.001).
+  void ropeFrequenciesMatchPublishedFormulas() {
+    auto freqs = [](const nlohmann::json& scaling, double& attention) {
+      const auto r = ropeFrequencies(tinyLlamaWith({{"rope_scaling", scaling}}), torch::kCPU);
+      attention = r.attentionScaling;
+      const auto t = r.invFreq.to(torch::kFloat64);
+      return std::vector<double>(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
+    };
+    auto near = [](const std::vector<double>& got, const std::vector<double>& want) {
+      if (got.size() != want.size()) return false;
+      for (std::size_t i = 0; i < got.size(); ++i)
+        if (std::abs(got[i] - want[i]) > 1e-6 * want[i]) return false;
+      return true;
+    };
+    double attention = 0;
+    QVERIFY(near(freqs({{"rope_type", "default"}}, attention), {1, 0.1, 0.01, 0.001}));
+    QVERIFY(near(freqs({{"type", "linear"}, {"factor", 4.0}}, attention), {0.25, 0.025, 0.0025, 0.00025}));
+    QCOMPARE(attention, 1.0);
+    // llama3, original context 2048: wavelengths 6.3 and 63 < 2048/4 are kept,
+    // 6283 > 2048/1 is divided by 8, 628 is smoothed with
+    // s = (2048 / 628.3 - 1) / (4 - 1) = 0.753164: (1 - s) * 0.01 / 8 + s * 0.01.
+    QVERIFY(near(freqs({{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
+                        {"original_max_position_embeddings", 2048}},
+                       attention),
+                 {1, 0.1, 0.007840188600689215, 0.000125}));
+    // yarn, factor 4, original 2048: correction range [floor(1.008), ceil(2.513)] = [1, 3];
+    // ramp 0, 0, 0.5, 1 blends extrapolation f and interpolation f / 4; attention 0.1 ln 4 + 1.
+    QVERIFY(near(freqs({{"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 2048}}, attention),
+                 {1, 0.1, 0.00625, 0.00025}));
+    QVERIFY(std::abs(attention - 1.138629436111989) < 1e-12);
+  }
+
+  void scaledRopeModelsMatchReference() {
+    // original context 64: wavelengths 6.3 (kept), 63 (smoothed), 628 and 6283 (divided).
+    checkAgainstReference(tinyLlamaWith({{"rope_scaling",
+                                          {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
+                                           {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 64}}}}),
+                          true);
+    checkAgainstReference(tinyLlamaWith({{"rope_scaling", {{"type", "linear"}, {"factor", 2.0}}}}), true);
+    checkAgainstReference(
+        tinyLlamaWith({{"rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 8}}}}),
+        true);
+  }
+
+  void qwen3QkNormMatchesReference() {
+    const ModelConfig c = tinyLlamaWith({{"model_type", "qwen3"}, {"head_dim", 16}, {"attention_bias", false}});
+    QVERIFY(c.qk_norm);
+    auto m = createModel(c, 0);
+    const auto params = m->named_parameters();
+    QCOMPARE(params["model.layers.1.self_attn.q_norm.weight"].sizes().vec(), (std::vector<int64_t>{16}));
+    QCOMPARE(params["model.layers.1.self_attn.k_norm.weight"].sizes().vec(), (std::vector<int64_t>{16}));
+    QCOMPARE(params["model.layers.0.self_attn.q_proj.weight"].sizes().vec(), (std::vector<int64_t>{64, 32}));
+    QVERIFY(!params.contains("model.layers.0.self_attn.q_proj.bias"));
+    int64_t sum = 0;
+    for (const auto& p : m->parameters()) sum += p.numel();
+    QCOMPARE(c.parameterCount(), sum);
+    checkAgainstReference(c, true);
+  }
+
+  void mistralSlidingWindowMatchesReference() {
+    const ModelConfig c = tinyLlamaWith({{"model_type", "mistral"}, {"sliding_window", 4}});
+    QCOMPARE(c.sliding_window, int64_t(4));
+    checkAgainstReference(c, true);
+    // A window longer than the sequence changes nothing.
+    auto windowed = createModel(tinyLlamaWith({{"model_type", "mistral"}, {"sliding_window", 13}}), 5);
+    auto plain = createModel(tinyLlamaWith({{"model_type", "mistral"}}), 5);
+    const torch::Tensor ids = sampleIds(1, 13, 61, 3);
+    QVERIFY(torch::equal(windowed->forward(ids), plain->forward(ids)));
+  }
+
+  void gpt2AttentionScalingFlagsMatchReference() {
+    nlohmann::json j = test::tinyGpt2Config().toJson();
+    j["scale_attn_by_inverse_layer_idx"] = true;
+    checkAgainstReference(ModelConfig::fromJson(j), false);
+    j["scale_attn_weights"] = false;
+    j["reorder_and_upcast_attn"] = true;
+    checkAgainstReference(ModelConfig::fromJson(j), false);
+  }
+
+  void moduleTreeFromConfigEqualsBuiltModel() {
+    ModelConfig untiedGpt2 = test::tinyGpt2Config();
+    untiedGpt2.tie_word_embeddings = false;
+    ModelConfig tiedLlama = test::tinyLlamaConfig();
+    tiedLlama.tie_word_embeddings = true;
+    const std::vector<ModelConfig> configs = {
+        test::tinyGpt2Config(), untiedGpt2, test::tinyLlamaConfig(), tiedLlama, qwen2Config(),
+        tinyLlamaWith({{"model_type", "qwen3"}, {"head_dim", 16}}),
+        tinyLlamaWith({{"model_type", "mistral"}, {"sliding_window", 8}}),
+        tinyLlamaWith({{"attention_bias", true}, {"mlp_bias", true}})};
+    for (const ModelConfig& c : configs) {
+      const std::string d = treeDifference(describeModulesFromConfig(c), describeModules(*createModel(c, 0)));
+      QVERIFY2(d.empty(), (c.model_type + ": " + d).c_str());
+    }
+  }
+
+  // Llama-2-7B's config: the tree comes from the config, no weight is allocated.
+  void inspectingA7bModelAllocatesNoWeights() {
+    QTemporaryDir dir;
+    const std::string path = dir.path().toStdString() + "/config.json";
+    std::ofstream(path) << R"({"architectures": ["LlamaForCausalLM"], "hidden_act": "silu", "hidden_size": 4096,
+      "intermediate_size": 11008, "max_position_embeddings": 4096, "model_type": "llama", "num_attention_heads": 32,
+      "num_hidden_layers": 32, "num_key_value_heads": 32, "rms_norm_eps": 1e-05, "vocab_size": 32000})";
+    auto residentBytes = [] {
+      long pages = 0, resident = 0;
+      std::ifstream("/proc/self/statm") >> pages >> resident;
+      return resident * 4096L;
+    };
+    const long before = residentBytes();
+    const auto start = std::chrono::steady_clock::now();
+    ModelSpec spec;
+    spec.source = "config";
+    spec.path = path;
+    const ModelOverview o = inspectModel(spec);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    QCOMPARE(o.parameterCount, int64_t(6738415616));  // Llama-2-7B as published
+    QCOMPARE(o.modules.totalParameters, int64_t(6738415616));
+    QCOMPARE(o.modules.children[0].children[1].children.size(), std::size_t(32));
+    QVERIFY2(seconds < 1.0, std::to_string(seconds).c_str());
+    QVERIFY2(residentBytes() - before < 64L * 1024 * 1024, std::to_string(residentBytes() - before).c_str());
   }
 
   void causality() {

@@ -123,6 +123,9 @@ class TestTokenizer : public QObject {
     QVERIFY(!isLetter('1') && !isLetter(' ') && !isLetter('!') && !isLetter(0x1F642) && !isLetter(kInvalidCodePoint));
     QVERIFY(isNumber('7') && isNumber(0x0663) && isNumber(0x00B2) && isNumber(0x2167));  // Nd, No, Nl
     QVERIFY(!isNumber('a') && !isNumber(0x65E5));
+    // Tables from current Unicode (17.0): Nag Mundari letters and digits arrived in 15.0.
+    QVERIFY(isLetter(0x1E4D0) && isNumber(0x1E4F0));
+    QCOMPARE(QString(kUnicodeVersion), QString("17.0"));
     QVERIFY(isWhitespace(' ') && isWhitespace('\n') && isWhitespace('\t') && isWhitespace(0x3000) &&
             isWhitespace(0xA0) && isWhitespace(0x2009));
     QVERIFY(!isWhitespace(0x200B) && !isWhitespace('x'));  // zero width space is not White_Space
@@ -232,7 +235,9 @@ class TestTokenizer : public QObject {
   void loadForModelDir() {
     const auto dir = std::filesystem::path(tmp_.path().toStdString()) / "model-a";
     std::filesystem::create_directories(dir);
-    QCOMPARE(QString::fromStdString(loadTokenizerForModel(dir)->kind()), QString("bytes"));
+    // A folder without any tokenizer is an error that says how to ask for bytes.
+    const std::string none = errorMessageOf<TokenizerError>([&] { loadTokenizerForModel(dir); });
+    QVERIFY2(mentions(none, dir.string()) && mentions(none, "\"bytes\""), none.c_str());
     write("model-a/tokenizer.json", baseTokenizerJson(false).dump());
     auto t = loadTokenizerForModel(dir);
     QCOMPARE(QString::fromStdString(t->kind()), QString("byte-level-bpe"));
@@ -262,9 +267,19 @@ class TestTokenizer : public QObject {
     msg = errorMessageOf<TokenizerError>([&] { load(oddRegex, "odd.json"); });
     QVERIFY2(mentions(msg, "odd.json") && mentions(msg, "\\p{L}+|\\d"), msg.c_str());
 
-    json metaspace = baseTokenizerJson(false);
-    metaspace["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"}};
-    QVERIFY(mentions(errorMessageOf<TokenizerError>([&] { load(metaspace, "meta.json"); }), "Metaspace"));
+    json whitespace = baseTokenizerJson(false);
+    whitespace["pre_tokenizer"] = {{"type", "Whitespace"}};
+    QVERIFY(mentions(errorMessageOf<TokenizerError>([&] { load(whitespace, "ws.json"); }), "Whitespace"));
+
+    json bert = baseTokenizerJson(false);
+    bert["normalizer"] = {{"type", "BertNormalizer"}};
+    QVERIFY(mentions(errorMessageOf<TokenizerError>([&] { load(bert, "bert.json"); }), "BertNormalizer"));
+    json regexReplace = baseTokenizerJson(false);
+    regexReplace["normalizer"] = {{"type", "Replace"}, {"pattern", {{"Regex", " +"}}}, {"content", " "}};
+    QVERIFY(mentions(errorMessageOf<TokenizerError>([&] { load(regexReplace, "rr.json"); }), "Regex"));
+    json processor = baseTokenizerJson(false);
+    processor["post_processor"] = {{"type", "Mystery"}};
+    QVERIFY(mentions(errorMessageOf<TokenizerError>([&] { load(processor, "pp.json"); }), "Mystery"));
 
     json noBytes = baseTokenizerJson(false);
     noBytes["model"]["vocab"].erase(spell("a"));

@@ -1,0 +1,50 @@
+#include "tokenizer/tokenizer_files.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "tokenizer/bpe_tokenizer.h"
+#include "util/errors.h"
+#include "util/json_limits.h"
+
+namespace plab {
+
+using nlohmann::json;
+
+json readTokenizerJsonFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TokenizerError("cannot read tokenizer file " + path.string());
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  if (const std::string nesting = jsonNestingProblem(text); !nesting.empty())
+    throw TokenizerError(path.string() + ": " + nesting);
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    throw TokenizerError("invalid JSON in " + path.string() + ": " + textExcerpt(e.what(), 200));
+  }
+}
+
+void chooseDefaultEos(BpeTokenizer& tokenizer) {
+  static const char* const candidates[] = {"<|endoftext|>", "<|end_of_text|>", "</s>", "<|im_end|>", "<|eot_id|>"};
+  for (const char* candidate : candidates)
+    if (auto id = tokenizer.tokenId(candidate)) {
+      tokenizer.setEosId(id);
+      return;
+    }
+}
+
+std::optional<std::string> configuredSpecialToken(const std::filesystem::path& configPath, const char* field) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(configPath, ec)) return std::nullopt;
+  const json config = readTokenizerJsonFile(configPath);
+  if (!config.is_object() || !config.contains(field)) return std::nullopt;
+  const json& token = config[field];
+  if (token.is_string()) return token.get<std::string>();
+  if (token.is_object() && token.contains("content") && token["content"].is_string())
+    return token["content"].get<std::string>();
+  return std::nullopt;
+}
+
+}  // namespace plab

@@ -1,0 +1,25 @@
+#pragma once
+// Shared by the tokenizer loaders: reading JSON files with errors that name
+// them, and choosing the document separator (EOS) token.
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace plab {
+
+class BpeTokenizer;
+
+// Throws TokenizerError naming the file when it is missing or not JSON.
+nlohmann::json readTokenizerJsonFile(const std::filesystem::path& path);
+
+// The first of <|endoftext|>, <|end_of_text|>, </s>, <|im_end|>, <|eot_id|>
+// the tokenizer knows.
+void chooseDefaultEos(BpeTokenizer& tokenizer);
+
+// A special-token field of tokenizer_config.json ("eos_token", ...): a
+// string or {"content": ...}; nullopt when the file or field is absent.
+std::optional<std::string> configuredSpecialToken(const std::filesystem::path& tokenizerConfig, const char* field);
+
+}  // namespace plab
