@@ -38,7 +38,7 @@ class TestCliExitCodes : public QObject {
   void fullReportRunExitsZeroAndKeepsTheSummary() {
     QTemporaryDir tmp;
     const fs::path out = fs::path(tmp.path().toStdString()) / "run";
-    const CliOutcome o = runCli({"run", "--default", "--steps", "2", "--out", str(out)});
+    const CliOutcome o = runCli({"run", "--default", "--mode", "bf16-kahan", "--steps", "2", "--out", str(out)});
     QVERIFY2(o.exitCode == 0, o.describe());
     QVERIFY2(o.out.contains("memory MiB") && o.out.contains("report:"), o.describe());
     QVERIFY(fs::is_regular_file(out / "report.html"));
@@ -57,7 +57,7 @@ class TestCliExitCodes : public QObject {
     QCOMPARE(runCli({}).exitCode, 2);
     QCOMPARE(runCli({"nonsense"}).exitCode, 2);
     QCOMPARE(runCli({"inspect"}).exitCode, 2);
-    QCOMPARE(runCli({"run", "--default", "--steps", "0"}).exitCode, 2);
+    QCOMPARE(runCli({"run", "--default", "--mode", "bf16-kahan", "--steps", "0"}).exitCode, 2);
     QCOMPARE(runCli({"bench", "--steps", "x"}).exitCode, 2);
     QCOMPARE(runCli({"download"}).exitCode, 2);
     const CliOutcome failed = runCli({"inspect", str(dir / "no-such-model")});
@@ -70,7 +70,7 @@ class TestCliExitCodes : public QObject {
     QTemporaryDir tmp;
     const fs::path out = fs::path(tmp.path().toStdString()) / "run";
     const CliOutcome o = plab::test::runCliWith(
-        {"run", "--default", "--steps", "100000", "--out", str(out)}, [](QProcess& p, const QString& err) {
+        {"run", "--default", "--mode", "bf16-kahan", "--steps", "100000", "--out", str(out)}, [](QProcess& p, const QString& err) {
           if (!err.contains("step 1/")) return false;  // plain progress: step 1, then every 5%
           ::kill(pid_t(p.processId()), SIGINT);
           return true;
@@ -89,7 +89,7 @@ class TestCliExitCodes : public QObject {
       const fs::path out = fs::path(tmp.path().toStdString()) / "run";
       bool signalled = false;
       const CliOutcome o = plab::test::runCliWith(
-          {"run", "--default", "--steps", "3", "--out", str(out)}, [&](QProcess& p, const QString& err) {
+          {"run", "--default", "--mode", "bf16-kahan", "--steps", "3", "--out", str(out)}, [&](QProcess& p, const QString& err) {
             if (!err.contains("completed after")) return false;  // the trainer's last line
             signalled = p.state() == QProcess::Running && ::kill(pid_t(p.processId()), SIGINT) == 0;
             return true;

@@ -27,7 +27,7 @@ class TestDiskFull : public QObject {
     // The mount vanishes with the namespace: copy the run folder out.
     const QString script =
         "mount -t tmpfs -o size=256k plab-full \"$1\" || exit 77\n"
-        "\"$2\" run --default --steps 100000 --no-pdf --out \"$1/run\"\nrc=$?\n"
+        "\"$2\" run --default --mode bf16-kahan --steps 100000 --no-pdf --out \"$1/run\"\nrc=$?\n"
         "cp -a \"$1/run\" \"$3/\"\nexit $rc\n";
     QProcess p;
     p.start(unshare, {"-rm", "sh", "-c", script, "sh", QString::fromStdString(mnt.string()), plab::test::cliPath(),

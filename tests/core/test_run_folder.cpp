@@ -66,7 +66,7 @@ class TestRunFolder : public QObject {
     if (plab::test::cliPath().isEmpty()) QSKIP("PLAB_CLI not set (run through ctest)");
     QTemporaryDir tmp;
     const fs::path out = fs::path(tmp.path().toStdString()) / "run";
-    const QStringList args = {"run", "--default", "--steps", "2", "--no-pdf", "--out", str(out)};
+    const QStringList args = {"run", "--default", "--mode", "bf16-kahan", "--steps", "2", "--no-pdf", "--out", str(out)};
     const CliOutcome first = runCli(args);
     QVERIFY2(first.exitCode == 0, first.describe());
     const auto before = fs::last_write_time(out / "metrics.jsonl");
@@ -74,7 +74,7 @@ class TestRunFolder : public QObject {
     QVERIFY2(second.exitCode == 2 && second.err.contains("--overwrite"), second.describe());
     QVERIFY(fs::last_write_time(out / "metrics.jsonl") == before);
     QCOMPARE(readMetricsJsonl(out / "metrics.jsonl").size(), size_t(2));
-    const CliOutcome replaced = runCli({"run", "--default", "--steps", "3", "--no-pdf", "--out", str(out), "--overwrite"});
+    const CliOutcome replaced = runCli({"run", "--default", "--mode", "bf16-kahan", "--steps", "3", "--no-pdf", "--out", str(out), "--overwrite"});
     QVERIFY2(replaced.exitCode == 0, replaced.describe());
     QCOMPARE(readMetricsJsonl(out / "metrics.jsonl").size(), size_t(3));
   }
@@ -84,7 +84,7 @@ class TestRunFolder : public QObject {
     QTemporaryDir tmp;
     const fs::path out = tmp.path().toStdString();
     RunFolderLock held(out, false);  // as a run in another process would
-    const CliOutcome o = runCli({"run", "--default", "--steps", "1", "--no-pdf", "--overwrite", "--out", str(out)});
+    const CliOutcome o = runCli({"run", "--default", "--mode", "bf16-kahan", "--steps", "1", "--no-pdf", "--overwrite", "--out", str(out)});
     QVERIFY2(o.exitCode == 2 && o.err.contains("in use"), o.describe());
   }
 
@@ -92,7 +92,7 @@ class TestRunFolder : public QObject {
     if (plab::test::cliPath().isEmpty()) QSKIP("PLAB_CLI not set (run through ctest)");
     QTemporaryDir tmp;
     for (int i = 0; i < 2; ++i) {
-      const CliOutcome o = runCli({"run", "--default", "--steps", "1", "--no-pdf"}, tmp.path());
+      const CliOutcome o = runCli({"run", "--default", "--mode", "bf16-kahan", "--steps", "1", "--no-pdf"}, tmp.path());
       QVERIFY2(o.exitCode == 0, o.describe());
     }
     int folders = 0;
