@@ -28,9 +28,23 @@
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
 #include "report/qt_report.h"
+#include "run/run_config_check.h"
 #include "util/format.h"
 
 namespace plab::ui {
+namespace {
+
+// Pages scroll instead of squashing, so the window fits half of a 1920-pixel
+// screen (issue 11: small windows).
+QScrollArea* scrollable(QWidget* page) {
+  auto* scroll = new QScrollArea;
+  scroll->setWidget(page);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  return scroll;
+}
+
+}  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   registerMetaTypes();
@@ -47,6 +61,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   statusText_ = new QLabel("Ready");
   statusText_->setObjectName("statusText");
+  // A long status line is cut off rather than widening the window's minimum.
+  statusText_->setMinimumWidth(120);
   progress_ = new QProgressBar;
   progress_->setObjectName("runProgress");
   progress_->setMaximumWidth(260);
@@ -86,17 +102,13 @@ QWidget* MainWindow::buildSetupPanel() {
   modelLayout->addWidget(modelBox);
   modelLayout->addWidget(dataBox);
   modelLayout->addStretch();
-  tabs->addTab(modelPage, "Model && data");
+  tabs->addTab(scrollable(modelPage), "Model && data");
 
   layerPanel_ = new LayerTreePanel;
-  tabs->addTab(layerPanel_, "Layer precision");
+  tabs->addTab(scrollable(layerPanel_), "Layer precision");
 
   optimizerPanel_ = new OptimizerPanel;
-  auto* scroll = new QScrollArea;
-  scroll->setWidget(optimizerPanel_);
-  scroll->setWidgetResizable(true);
-  scroll->setFrameShape(QFrame::NoFrame);
-  tabs->addTab(scroll, "Optimizer && training");
+  tabs->addTab(scrollable(optimizerPanel_), "Optimizer && training");
   layout->addWidget(tabs, 1);
 
   auto* buttons = new QGridLayout;
@@ -121,6 +133,13 @@ QWidget* MainWindow::buildSetupPanel() {
   buttons->addWidget(queue_, 1, 1);
   buttons->addWidget(export_, 1, 2);
   layout->addLayout(buttons);
+  startBlocked_ = new QLabel;
+  startBlocked_->setObjectName("startBlocked");
+  startBlocked_->setWordWrap(true);
+  startBlocked_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  startBlocked_->setStyleSheet("color: #b00020;");
+  startBlocked_->hide();
+  layout->addWidget(startBlocked_);
   panel->setMinimumWidth(420);
   return panel;
 }
@@ -128,7 +147,8 @@ QWidget* MainWindow::buildSetupPanel() {
 QWidget* MainWindow::buildResultsPanel() {
   auto* splitter = new QSplitter(Qt::Vertical);
   charts_ = new ChartPanel(&store_);
-  splitter->addWidget(charts_);
+  // The charts keep a readable size and scroll in a small window.
+  splitter->addWidget(scrollable(charts_));
 
   resultTabs_ = new QTabWidget;
   table_ = new ComparisonTable(&store_);
@@ -168,6 +188,12 @@ void MainWindow::connectSignals() {
   });
   connect(optimizerPanel_, &OptimizerPanel::settingsChanged, this,
           [this] { layerPanel_->setOptimizer(optimizerPanel_->mode(), optimizerPanel_->adamw()); });
+  // Start follows the validity of the whole setup as it is edited.
+  connect(optimizerPanel_, &OptimizerPanel::inputChanged, this, &MainWindow::updateButtons);
+  connect(datasetPanel_, &DatasetPanel::problemChanged, this, &MainWindow::updateButtons);
+  connect(modelPicker_, &ModelPicker::modelInspected, this, &MainWindow::updateButtons);
+  connect(modelPicker_, &ModelPicker::inspectionFailed, this, &MainWindow::updateButtons);
+  connect(modelPicker_, &ModelPicker::selectionChanged, this, &MainWindow::updateButtons);
 
   connect(&store_, &RunStore::runAdded, this, [this](int run) {
     table_->refreshRun(run);
@@ -225,20 +251,27 @@ QString MainWindow::nextRunName(plab::OptimizerMode mode) {
   return QString("run%1-%2").arg(++runCounter_).arg(QString::fromStdString(plab::optimizerModeId(mode)));
 }
 
-bool MainWindow::checkModelUsable() {
-  const QString error = modelPicker_->errorText();
-  if (error.isEmpty()) return true;
-  showError("Model not usable", error + "\nChoose another model first.");
+QString MainWindow::startProblem() const {
+  const QString modelError = modelPicker_->errorText();
+  if (!modelError.isEmpty()) return modelError;
+  if (!datasetPanel_->problem().isEmpty()) return "Training data: " + datasetPanel_->problem();
+  return runConfigProblem(currentConfig());
+}
+
+bool MainWindow::checkStartable() {
+  const QString problem = startProblem();
+  if (problem.isEmpty()) return true;
+  showError("Cannot start", problem);
   return false;
 }
 
 void MainWindow::startRun() {
-  if (controller_->isBusy() || !checkModelUsable()) return;
+  if (controller_->isBusy() || !checkStartable()) return;
   addToQueue();
 }
 
 void MainWindow::addToQueue() {
-  if (!checkModelUsable()) return;
+  if (!checkStartable()) return;
   plab::RunConfig c = currentConfig();
   c.name = nextRunName(c.mode).toStdString();
   controller_->enqueue(c);
@@ -247,7 +280,7 @@ void MainWindow::addToQueue() {
 }
 
 void MainWindow::compareAllModes() {
-  if (!checkModelUsable()) return;
+  if (!checkStartable()) return;
   const plab::RunConfig base = currentConfig();
   for (auto mode : plab::allOptimizerModes()) {
     plab::RunConfig c = base;
@@ -283,8 +316,12 @@ void MainWindow::stopRuns() {
 
 void MainWindow::updateButtons() {
   const bool busy = controller_->isBusy();
-  start_->setEnabled(!busy);
-  compare_->setEnabled(!busy);
+  const QString problem = startProblem();
+  start_->setEnabled(!busy && problem.isEmpty());
+  compare_->setEnabled(!busy && problem.isEmpty());
+  queue_->setEnabled(problem.isEmpty());
+  startBlocked_->setText(problem.isEmpty() ? QString() : "Cannot start: " + problem);
+  startBlocked_->setVisible(!problem.isEmpty());
   pause_->setEnabled(busy);
   stop_->setEnabled(busy);
   pause_->setText(controller_->isPaused() ? "Resume" : "Pause");

@@ -49,7 +49,11 @@ class MainWindow : public QMainWindow {
   QPushButton* compareButton() const { return compare_; }
   QPushButton* queueButton() const { return queue_; }
   QPushButton* exportButton() const { return export_; }
+  QLabel* startBlockedLabel() const { return startBlocked_; }
   QString lastError() const { return lastError_; }
+  // Why Start is disabled: the model's, the data's or the CLI's config
+  // error; empty when the current setup can run.
+  QString startProblem() const;
 
  public slots:
   void startRun();
@@ -70,7 +74,7 @@ class MainWindow : public QMainWindow {
   void updateStatus(int run);
   void appendLog(const QString& line);
   void showError(const QString& title, const QString& message);
-  bool checkModelUsable();
+  bool checkStartable();  // shows startProblem() when there is one
   QString nextRunName(plab::OptimizerMode mode);
 
   RunStore store_;
@@ -91,6 +95,7 @@ class MainWindow : public QMainWindow {
   QPushButton* export_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QLabel* statusText_ = nullptr;
+  QLabel* startBlocked_ = nullptr;
   QString lastError_;
   int runCounter_ = 0;
 };

@@ -158,8 +158,12 @@ class TestMainWindowE2e : public QObject {
     QVERIFY(!w.modelPicker()->errorText().isEmpty());
     QCOMPARE(w.layerPanel()->itemForPath(""), nullptr);  // no stale tree
 
-    // Start refuses with a visible message instead of launching a doomed run.
-    QTest::mouseClick(w.startButton(), Qt::LeftButton);
+    // Start is disabled with the reason shown instead of launching a doomed
+    // run; a programmatic start refuses with a visible message.
+    QVERIFY(!w.startButton()->isEnabled());
+    QVERIFY(w.startBlockedLabel()->isVisible());
+    QVERIFY(w.startBlockedLabel()->text().contains(w.modelPicker()->errorText()));
+    w.startRun();
     QCOMPARE(w.store()->size(), 0);
     QVERIFY(visibleErrorBox(w));
 
