@@ -7,6 +7,7 @@
 #include <QFileDialog>
 #include <QFontDatabase>
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QGroupBox>
 #include <QLabel>
 #include <QMessageBox>
@@ -151,8 +152,19 @@ QWidget* MainWindow::buildResultsPanel() {
   splitter->addWidget(scrollable(charts_));
 
   resultTabs_ = new QTabWidget;
+  auto* comparisonPage = new QWidget;
+  auto* comparisonLayout = new QVBoxLayout(comparisonPage);
+  comparisonLayout->setContentsMargins(0, 0, 0, 0);
   table_ = new ComparisonTable(&store_);
-  resultTabs_->addTab(table_, "Comparison");
+  comparisonLayout->addWidget(table_, 1);
+  auto* tableButtons = new QHBoxLayout;
+  removeRun_ = new QPushButton("Remove run");
+  removeRun_->setObjectName("removeRunButton");
+  removeRun_->setToolTip("Remove the selected finished run (e.g. a failed one) from the table, charts and export");
+  tableButtons->addWidget(removeRun_);
+  tableButtons->addStretch();
+  comparisonLayout->addLayout(tableButtons);
+  resultTabs_->addTab(comparisonPage, "Comparison");
   log_ = new QPlainTextEdit;
   log_->setObjectName("logPanel");
   log_->setReadOnly(true);
@@ -173,6 +185,8 @@ void MainWindow::connectSignals() {
   connect(compare_, &QPushButton::clicked, this, &MainWindow::compareAllModes);
   connect(queue_, &QPushButton::clicked, this, &MainWindow::addToQueue);
   connect(export_, &QPushButton::clicked, this, &MainWindow::exportReport);
+  connect(removeRun_, &QPushButton::clicked, this, &MainWindow::removeSelectedRun);
+  connect(table_, &QTableWidget::itemSelectionChanged, this, &MainWindow::updateButtons);
 
   connect(modelPicker_, &ModelPicker::modelInspected, this, [this](const plab::ModelOverview& o) {
     layerPanel_->setModules(o.modules);
@@ -203,6 +217,10 @@ void MainWindow::connectSignals() {
     table_->refreshRun(run);
     updateButtons();
   });
+  connect(&store_, &RunStore::runRemoved, this, [this] {
+    table_->refreshAll();
+    updateButtons();
+  });
   connect(&store_, &RunStore::stepAppended, this, [this](int run) {
     table_->refreshRun(run);
     updateStatus(run);
@@ -228,8 +246,11 @@ void MainWindow::connectSignals() {
     appendLog(line);
     statusText_->setText(line);
     if (r.result.status == plab::RunStatus::Failed)
-      showError("Run failed", QString("%1 failed: %2\nIts measured metrics are kept and can be exported.")
-                                  .arg(name, QString::fromStdString(r.result.message)));
+      showError("Run failed", QString("%1 failed: %2\n%3")
+                                  .arg(name, QString::fromStdString(r.result.message),
+                                       r.steps.empty() ? QString("Nothing was measured; Remove run takes it off the table.")
+                                                       : QString("Its %1 measured steps are kept and can be exported.")
+                                                             .arg(r.steps.size())));
     if (r.result.status == plab::RunStatus::Completed) progress_->setValue(progress_->maximum());
     charts_->markDirty();
     updateButtons();
@@ -326,6 +347,23 @@ void MainWindow::updateButtons() {
   stop_->setEnabled(busy);
   pause_->setText(controller_->isPaused() ? "Resume" : "Pause");
   export_->setEnabled(store_.size() > 0);
+  const int selected = selectedRun();
+  removeRun_->setEnabled(!busy && selected >= 0 && store_.isFinished(selected));
+}
+
+int MainWindow::selectedRun() const {
+  const auto rows = table_->selectionModel()->selectedRows();
+  if (rows.isEmpty()) return -1;
+  const int run = rows.front().row();
+  return run < store_.size() ? run : -1;
+}
+
+void MainWindow::removeSelectedRun() {
+  const int run = selectedRun();
+  // While runs are queued the controller refers to them by index.
+  if (run < 0 || controller_->isBusy()) return;
+  const QString name = QString::fromStdString(store_.record(run).config.name);
+  if (store_.removeRun(run)) appendLog(QString("[%1] removed").arg(name));
 }
 
 void MainWindow::updateStatus(int run) {

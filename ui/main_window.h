@@ -49,6 +49,7 @@ class MainWindow : public QMainWindow {
   QPushButton* compareButton() const { return compare_; }
   QPushButton* queueButton() const { return queue_; }
   QPushButton* exportButton() const { return export_; }
+  QPushButton* removeRunButton() const { return removeRun_; }
   QLabel* startBlockedLabel() const { return startBlocked_; }
   QString lastError() const { return lastError_; }
   // Why Start is disabled: the model's, the data's or the CLI's config
@@ -62,6 +63,7 @@ class MainWindow : public QMainWindow {
   void compareAllModes();
   void addToQueue();
   void exportReport();
+  void removeSelectedRun();  // the comparison table's selected run, once finished
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -72,6 +74,7 @@ class MainWindow : public QMainWindow {
   void connectSignals();
   void updateButtons();
   void updateStatus(int run);
+  int selectedRun() const;  // -1 when no table row is selected
   void appendLog(const QString& line);
   void showError(const QString& title, const QString& message);
   bool checkStartable();  // shows startProblem() when there is one
@@ -93,6 +96,7 @@ class MainWindow : public QMainWindow {
   QPushButton* compare_ = nullptr;
   QPushButton* queue_ = nullptr;
   QPushButton* export_ = nullptr;
+  QPushButton* removeRun_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QLabel* statusText_ = nullptr;
   QLabel* startBlocked_ = nullptr;
