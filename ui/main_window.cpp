@@ -53,6 +53,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   controller_ = new RunController(&store_, this);
 
   auto* splitter = new QSplitter(Qt::Horizontal);
+  splitter->setObjectName("mainSplitter");
   splitter->addWidget(buildSetupPanel());
   splitter->addWidget(buildResultsPanel());
   splitter->setStretchFactor(0, 0);
@@ -147,6 +148,7 @@ QWidget* MainWindow::buildSetupPanel() {
 
 QWidget* MainWindow::buildResultsPanel() {
   auto* splitter = new QSplitter(Qt::Vertical);
+  splitter->setObjectName("resultsSplitter");
   charts_ = new ChartPanel(&store_);
   // The charts keep a readable size and scroll in a small window.
   splitter->addWidget(scrollable(charts_));
