@@ -7,6 +7,7 @@
 #include <QFileDialog>
 #include <QFontDatabase>
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QGroupBox>
 #include <QLabel>
 #include <QMessageBox>
@@ -29,10 +30,24 @@
 #include "panels/optimizer_panel.h"
 #include "report/qt_report.h"
 #include "report/report_charts.h"
+#include "run/run_config_check.h"
 #include "util/format.h"
 #include "util/run_folder.h"
 
 namespace plab::ui {
+namespace {
+
+// Pages scroll instead of squashing, so the window fits half of a 1920-pixel
+// screen (issue 11: small windows).
+QScrollArea* scrollable(QWidget* page) {
+  auto* scroll = new QScrollArea;
+  scroll->setWidget(page);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  return scroll;
+}
+
+}  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   registerMetaTypes();
@@ -40,6 +55,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   controller_ = new RunController(&store_, this);
 
   auto* splitter = new QSplitter(Qt::Horizontal);
+  splitter->setObjectName("mainSplitter");
   splitter->addWidget(buildSetupPanel());
   splitter->addWidget(buildResultsPanel());
   splitter->setStretchFactor(0, 0);
@@ -49,6 +65,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   statusText_ = new QLabel("Ready");
   statusText_->setObjectName("statusText");
+  // A long status line is cut off rather than widening the window's minimum.
+  statusText_->setMinimumWidth(120);
   progress_ = new QProgressBar;
   progress_->setObjectName("runProgress");
   progress_->setMaximumWidth(260);
@@ -88,17 +106,13 @@ QWidget* MainWindow::buildSetupPanel() {
   modelLayout->addWidget(modelBox);
   modelLayout->addWidget(dataBox);
   modelLayout->addStretch();
-  tabs->addTab(modelPage, "Model && data");
+  tabs->addTab(scrollable(modelPage), "Model && data");
 
   layerPanel_ = new LayerTreePanel;
-  tabs->addTab(layerPanel_, "Layer precision");
+  tabs->addTab(scrollable(layerPanel_), "Layer precision");
 
   optimizerPanel_ = new OptimizerPanel;
-  auto* scroll = new QScrollArea;
-  scroll->setWidget(optimizerPanel_);
-  scroll->setWidgetResizable(true);
-  scroll->setFrameShape(QFrame::NoFrame);
-  tabs->addTab(scroll, "Optimizer && training");
+  tabs->addTab(scrollable(optimizerPanel_), "Optimizer && training");
   layout->addWidget(tabs, 1);
 
   auto* buttons = new QGridLayout;
@@ -123,18 +137,38 @@ QWidget* MainWindow::buildSetupPanel() {
   buttons->addWidget(queue_, 1, 1);
   buttons->addWidget(export_, 1, 2);
   layout->addLayout(buttons);
+  startBlocked_ = new QLabel;
+  startBlocked_->setObjectName("startBlocked");
+  startBlocked_->setWordWrap(true);
+  startBlocked_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  startBlocked_->setStyleSheet("color: #b00020;");
+  startBlocked_->hide();
+  layout->addWidget(startBlocked_);
   panel->setMinimumWidth(420);
   return panel;
 }
 
 QWidget* MainWindow::buildResultsPanel() {
   auto* splitter = new QSplitter(Qt::Vertical);
+  splitter->setObjectName("resultsSplitter");
   charts_ = new ChartPanel(&store_);
-  splitter->addWidget(charts_);
+  // The charts keep a readable size and scroll in a small window.
+  splitter->addWidget(scrollable(charts_));
 
   resultTabs_ = new QTabWidget;
+  auto* comparisonPage = new QWidget;
+  auto* comparisonLayout = new QVBoxLayout(comparisonPage);
+  comparisonLayout->setContentsMargins(0, 0, 0, 0);
   table_ = new ComparisonTable(&store_);
-  resultTabs_->addTab(table_, "Comparison");
+  comparisonLayout->addWidget(table_, 1);
+  auto* tableButtons = new QHBoxLayout;
+  removeRun_ = new QPushButton("Remove run");
+  removeRun_->setObjectName("removeRunButton");
+  removeRun_->setToolTip("Remove the selected finished run (e.g. a failed one) from the table, charts and export");
+  tableButtons->addWidget(removeRun_);
+  tableButtons->addStretch();
+  comparisonLayout->addLayout(tableButtons);
+  resultTabs_->addTab(comparisonPage, "Comparison");
   log_ = new QPlainTextEdit;
   log_->setObjectName("logPanel");
   log_->setReadOnly(true);
@@ -155,6 +189,8 @@ void MainWindow::connectSignals() {
   connect(compare_, &QPushButton::clicked, this, &MainWindow::compareAllModes);
   connect(queue_, &QPushButton::clicked, this, &MainWindow::addToQueue);
   connect(export_, &QPushButton::clicked, this, &MainWindow::exportReport);
+  connect(removeRun_, &QPushButton::clicked, this, &MainWindow::removeSelectedRun);
+  connect(table_, &QTableWidget::itemSelectionChanged, this, &MainWindow::updateButtons);
 
   connect(modelPicker_, &ModelPicker::modelInspected, this, [this](const plab::ModelOverview& o) {
     layerPanel_->setModules(o.modules);
@@ -170,6 +206,12 @@ void MainWindow::connectSignals() {
   });
   connect(optimizerPanel_, &OptimizerPanel::settingsChanged, this,
           [this] { layerPanel_->setOptimizer(optimizerPanel_->mode(), optimizerPanel_->adamw()); });
+  // Start follows the validity of the whole setup as it is edited.
+  connect(optimizerPanel_, &OptimizerPanel::inputChanged, this, &MainWindow::updateButtons);
+  connect(datasetPanel_, &DatasetPanel::problemChanged, this, &MainWindow::updateButtons);
+  connect(modelPicker_, &ModelPicker::modelInspected, this, &MainWindow::updateButtons);
+  connect(modelPicker_, &ModelPicker::inspectionFailed, this, &MainWindow::updateButtons);
+  connect(modelPicker_, &ModelPicker::selectionChanged, this, &MainWindow::updateButtons);
 
   connect(&store_, &RunStore::runAdded, this, [this](int run) {
     table_->refreshRun(run);
@@ -177,6 +219,10 @@ void MainWindow::connectSignals() {
   });
   connect(&store_, &RunStore::runChanged, this, [this](int run) {
     table_->refreshRun(run);
+    updateButtons();
+  });
+  connect(&store_, &RunStore::runRemoved, this, [this] {
+    table_->refreshAll();
     updateButtons();
   });
   connect(&store_, &RunStore::stepAppended, this, [this](int run) {
@@ -204,8 +250,11 @@ void MainWindow::connectSignals() {
     appendLog(line);
     statusText_->setText(line);
     if (r.result.status == plab::RunStatus::Failed)
-      showError("Run failed", QString("%1 failed: %2\nIts measured metrics are kept and can be exported.")
-                                  .arg(name, QString::fromStdString(r.result.message)));
+      showError("Run failed", QString("%1 failed: %2\n%3")
+                                  .arg(name, QString::fromStdString(r.result.message),
+                                       r.steps.empty() ? QString("Nothing was measured; Remove run takes it off the table.")
+                                                       : QString("Its %1 measured steps are kept and can be exported.")
+                                                             .arg(r.steps.size())));
     if (r.result.status == plab::RunStatus::Completed) progress_->setValue(progress_->maximum());
     charts_->markDirty();
     updateButtons();
@@ -227,20 +276,27 @@ QString MainWindow::nextRunName(plab::OptimizerMode mode) {
   return QString("run%1-%2").arg(++runCounter_).arg(QString::fromStdString(plab::optimizerModeId(mode)));
 }
 
-bool MainWindow::checkModelUsable() {
-  const QString error = modelPicker_->errorText();
-  if (error.isEmpty()) return true;
-  showError("Model not usable", error + "\nChoose another model first.");
+QString MainWindow::startProblem() const {
+  const QString modelError = modelPicker_->errorText();
+  if (!modelError.isEmpty()) return modelError;
+  if (!datasetPanel_->problem().isEmpty()) return "Training data: " + datasetPanel_->problem();
+  return runConfigProblem(currentConfig());
+}
+
+bool MainWindow::checkStartable() {
+  const QString problem = startProblem();
+  if (problem.isEmpty()) return true;
+  showError("Cannot start", problem);
   return false;
 }
 
 void MainWindow::startRun() {
-  if (controller_->isBusy() || !checkModelUsable()) return;
+  if (controller_->isBusy() || !checkStartable()) return;
   addToQueue();
 }
 
 void MainWindow::addToQueue() {
-  if (!checkModelUsable()) return;
+  if (!checkStartable()) return;
   plab::RunConfig c = currentConfig();
   c.name = nextRunName(c.mode).toStdString();
   controller_->enqueue(c);
@@ -249,7 +305,7 @@ void MainWindow::addToQueue() {
 }
 
 void MainWindow::compareAllModes() {
-  if (!checkModelUsable()) return;
+  if (!checkStartable()) return;
   const plab::RunConfig base = currentConfig();
   for (auto mode : plab::allOptimizerModes()) {
     plab::RunConfig c = base;
@@ -285,12 +341,33 @@ void MainWindow::stopRuns() {
 
 void MainWindow::updateButtons() {
   const bool busy = controller_->isBusy();
-  start_->setEnabled(!busy);
-  compare_->setEnabled(!busy);
+  const QString problem = startProblem();
+  start_->setEnabled(!busy && problem.isEmpty());
+  compare_->setEnabled(!busy && problem.isEmpty());
+  queue_->setEnabled(problem.isEmpty());
+  startBlocked_->setText(problem.isEmpty() ? QString() : "Cannot start: " + problem);
+  startBlocked_->setVisible(!problem.isEmpty());
   pause_->setEnabled(busy);
   stop_->setEnabled(busy);
   pause_->setText(controller_->isPaused() ? "Resume" : "Pause");
   export_->setEnabled(store_.size() > 0);
+  const int selected = selectedRun();
+  removeRun_->setEnabled(!busy && selected >= 0 && store_.isFinished(selected));
+}
+
+int MainWindow::selectedRun() const {
+  const auto rows = table_->selectionModel()->selectedRows();
+  if (rows.isEmpty()) return -1;
+  const int run = rows.front().row();
+  return run < store_.size() ? run : -1;
+}
+
+void MainWindow::removeSelectedRun() {
+  const int run = selectedRun();
+  // While runs are queued the controller refers to them by index.
+  if (run < 0 || controller_->isBusy()) return;
+  const QString name = QString::fromStdString(store_.record(run).config.name);
+  if (store_.removeRun(run)) appendLog(QString("[%1] removed").arg(name));
 }
 
 void MainWindow::updateStatus(int run) {

@@ -49,7 +49,12 @@ class MainWindow : public QMainWindow {
   QPushButton* compareButton() const { return compare_; }
   QPushButton* queueButton() const { return queue_; }
   QPushButton* exportButton() const { return export_; }
+  QPushButton* removeRunButton() const { return removeRun_; }
+  QLabel* startBlockedLabel() const { return startBlocked_; }
   QString lastError() const { return lastError_; }
+  // Why Start is disabled: the model's, the data's or the CLI's config
+  // error; empty when the current setup can run.
+  QString startProblem() const;
 
  public slots:
   void startRun();
@@ -58,6 +63,7 @@ class MainWindow : public QMainWindow {
   void compareAllModes();
   void addToQueue();
   void exportReport();
+  void removeSelectedRun();  // the comparison table's selected run, once finished
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -68,9 +74,10 @@ class MainWindow : public QMainWindow {
   void connectSignals();
   void updateButtons();
   void updateStatus(int run);
+  int selectedRun() const;  // -1 when no table row is selected
   void appendLog(const QString& line);
   void showError(const QString& title, const QString& message);
-  bool checkModelUsable();
+  bool checkStartable();  // shows startProblem() when there is one
   QString nextRunName(plab::OptimizerMode mode);
 
   RunStore store_;
@@ -89,8 +96,10 @@ class MainWindow : public QMainWindow {
   QPushButton* compare_ = nullptr;
   QPushButton* queue_ = nullptr;
   QPushButton* export_ = nullptr;
+  QPushButton* removeRun_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QLabel* statusText_ = nullptr;
+  QLabel* startBlocked_ = nullptr;
   QString lastError_;
   int runCounter_ = 0;
 };

@@ -2,10 +2,12 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QScreen>
+#include <QSettings>
 #include <algorithm>
 
 #include "main_window.h"
 #include "run/metatypes.h"
+#include "window_state.h"
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
@@ -27,6 +29,10 @@ int main(int argc, char** argv) {
   plab::ui::MainWindow window;
   const QRect screen = window.screen() ? window.screen()->availableGeometry() : QRect(0, 0, 1600, 1000);
   window.resize(std::min(1600, screen.width()), std::min(1000, screen.height()));
+  QSettings settings;  // ~/.config/Precision Lab/Precision Lab.conf
+  plab::ui::restoreWindowState(window, settings);
   window.show();
-  return app.exec();
+  const int code = app.exec();
+  plab::ui::saveWindowState(window, settings);
+  return code;
 }

@@ -1,6 +1,7 @@
 // The layer tree: rows from a hand-made ModuleNode tree, presets, subtree
 // overrides, bf16 share and the predicted memory of a plan.
 #include <QCheckBox>
+#include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
 #include <QTreeWidget>
@@ -182,6 +183,47 @@ class TestLayerTree : public QObject {
 
     QVERIFY(panel.summaryLabel()->text().contains("90"));
     QVERIFY(panel.summaryLabel()->text().contains("43.7 %"));  // 90 / 206
+  }
+
+  // Issue 11: names were cut at 150 px and the precision column was off-screen.
+  void namesFitAndPrecisionComesRightAfterThem() {
+    LayerTreePanel panel;
+    ModuleNode tree = tinyTree();
+    tree.children[0].children[1].children[0].children[1].name = "a_rather_long_module_name_for_fitting";  // the attention
+    panel.setModules(tree);
+    QTreeWidget* t = panel.tree();
+    QCOMPARE(t->header()->visualIndex(LayerTreePanel::PrecisionColumn), 1);
+    QTreeWidgetItem* longRow = panel.itemForPath("transformer.h.0.attn");
+    QVERIFY(longRow);
+    QCOMPARE(longRow->text(LayerTreePanel::NameColumn), QString("a_rather_long_module_name_for_fitting"));
+    const int textWidth = t->fontMetrics().horizontalAdvance(longRow->text(LayerTreePanel::NameColumn));
+    QVERIFY2(t->columnWidth(LayerTreePanel::NameColumn) > textWidth + 4 * t->indentation(),
+             qPrintable(QString("name column %1 px").arg(t->columnWidth(LayerTreePanel::NameColumn))));
+    QCOMPARE(longRow->text(LayerTreePanel::PrecisionColumn), QString("bf16"));
+
+    // Rows shown by expanding later widen the column too.
+    const int before = t->columnWidth(LayerTreePanel::NameColumn);
+    QTreeWidgetItem* deep = longRow->child(0);
+    deep->setText(LayerTreePanel::NameColumn, "an_even_longer_module_name_that_is_shown_only_when_expanded");
+    longRow->setExpanded(true);
+    QVERIFY(t->columnWidth(LayerTreePanel::NameColumn) > before);
+  }
+
+  void showsThePlanNameOrCustom() {
+    LayerTreePanel panel;
+    panel.setModules(tinyTree());
+    panel.applyPreset(plab::PlanPreset::AllBf16);
+    QCOMPARE(panel.planName(), QString("All bf16"));
+    QVERIFY(panel.planLabel()->text().contains("All bf16"));
+    panel.applyPreset(plab::PlanPreset::LinearBf16);
+    panel.normsCheckBox()->setChecked(true);
+    QCOMPARE(panel.planName(), QString("Linear → bf16 + norms"));
+    panel.setSubtreeBf16("transformer.wte", true);
+    QCOMPARE(panel.planName(), QString("custom"));
+    QVERIFY(panel.planLabel()->text().contains("custom"));
+    QVERIFY(panel.planLabel()->text().contains("1 row override)"));
+    panel.presetButton(plab::PlanPreset::AllFp32)->click();  // a preset clears the overrides
+    QCOMPARE(panel.planName(), QString("All fp32"));
   }
 };
 

@@ -1,6 +1,7 @@
 // The whole window: train the embedded tiny GPT-2 for 5 steps by clicking
 // Start, check charts/table, export a report; a broken model folder and an
-// unwritable export folder give visible errors; closing mid-run joins cleanly.
+// unwritable export folder give visible errors; a failed run can be removed;
+// closing mid-run joins cleanly.
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
@@ -158,8 +159,12 @@ class TestMainWindowE2e : public QObject {
     QVERIFY(!w.modelPicker()->errorText().isEmpty());
     QCOMPARE(w.layerPanel()->itemForPath(""), nullptr);  // no stale tree
 
-    // Start refuses with a visible message instead of launching a doomed run.
-    QTest::mouseClick(w.startButton(), Qt::LeftButton);
+    // Start is disabled with the reason shown instead of launching a doomed
+    // run; a programmatic start refuses with a visible message.
+    QVERIFY(!w.startButton()->isEnabled());
+    QVERIFY(w.startBlockedLabel()->isVisible());
+    QVERIFY(w.startBlockedLabel()->text().contains(w.modelPicker()->errorText()));
+    w.startRun();
     QCOMPARE(w.store()->size(), 0);
     QVERIFY(visibleErrorBox(w));
 
@@ -167,6 +172,45 @@ class TestMainWindowE2e : public QObject {
     w.modelPicker()->combo()->setCurrentIndex(0);
     QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
     QVERIFY(w.modelPicker()->errorText().isEmpty());
+  }
+
+  // Issue 11: a run that fails before its first step shows as failed, does
+  // not claim to keep measured metrics, and can be removed.
+  void failedRunShowsAsFailedAndCanBeRemoved() {
+    MainWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
+    makeRunTiny(w, 2);
+    QTemporaryDir dir;
+    const QString tiny = dir.filePath("tiny.txt");
+    QFile f(tiny);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("hi");  // readable, but far fewer tokens than one block
+    f.close();
+    plab::RunConfig c = w.currentConfig();
+    c.name = "doomed";
+    c.data.path = tiny.toStdString();
+    w.controller()->enqueue(c);
+    QTRY_VERIFY_WITH_TIMEOUT(w.store()->state(0) == RunState::Failed, kRunTimeoutMs);
+    QTRY_VERIFY(!w.controller()->isBusy());
+
+    auto* table = w.comparisonTable();
+    QCOMPARE(table->item(0, ComparisonTable::StatusColumn)->text(), QString("failed"));
+    QVERIFY(table->item(0, ComparisonTable::VerdictColumn)->text().contains("failed"));
+    QMessageBox* box = visibleErrorBox(w);
+    QVERIFY(box);
+    QVERIFY2(!box->text().contains("kept"), qPrintable(box->text()));
+    QVERIFY(box->text().contains("Nothing was measured"));
+
+    QVERIFY(!w.removeRunButton()->isEnabled());  // nothing selected yet
+    table->selectRow(0);
+    QVERIFY(w.removeRunButton()->isEnabled());
+    QTest::mouseClick(w.removeRunButton(), Qt::LeftButton);
+    QCOMPARE(w.store()->size(), 0);
+    QCOMPARE(table->rowCount(), 0);
+    QVERIFY(!w.removeRunButton()->isEnabled());
+    w.chartPanel()->refreshNow();  // the charts follow without a stale run
   }
 
   void closingWhileTrainingStopsAndJoins() {

@@ -97,6 +97,7 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
   connect(store_, &RunStore::runChanged, this, &ChartPanel::markDirty);
   connect(store_, &RunStore::stepAppended, this, &ChartPanel::markDirty);
   connect(store_, &RunStore::cleared, this, [this] { updateRunChoices(); markDirty(); });
+  connect(store_, &RunStore::runRemoved, this, [this] { updateRunChoices(); markDirty(); });
 }
 
 void ChartPanel::markDirty() { dirty_ = true; }

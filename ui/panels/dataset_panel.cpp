@@ -10,6 +10,7 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
+#include "panels/dataset_check.h"
 #include "util/resources.h"
 
 namespace plab::ui {
@@ -59,6 +60,8 @@ DatasetPanel::DatasetPanel(QWidget* parent) : QWidget(parent) {
   });
   connect(useDefault_, &QPushButton::clicked, this, [this] { setPath(QString()); });
   connect(path_, &QLineEdit::textChanged, this, [this] { updateDescription(); });
+  // Re-read once the field name is complete, not on every keystroke.
+  connect(textField_, &QLineEdit::editingFinished, this, [this] { updateDescription(); });
 
   setDataConfig(plab::DataConfig{});
 }
@@ -86,6 +89,11 @@ void DatasetPanel::setPath(const QString& path) {
 void DatasetPanel::updateDescription() {
   const QString path = path_->text().trimmed();
   textField_->setEnabled(path.endsWith(".jsonl") || path.endsWith(".json"));
+  const QString problem = datasetProblem(dataConfig());
+  if (problem != problem_) {
+    problem_ = problem;
+    emit problemChanged();
+  }
   if (path.isEmpty()) {
     qint64 size = 0;
     if (plab::hasEmbeddedResource("data/corpus.txt"))
@@ -93,9 +101,11 @@ void DatasetPanel::updateDescription() {
     description_->setText(QString("Embedded corpus shipped with the app (%1 bytes)").arg(size));
     return;
   }
-  const QFileInfo info(path);
-  if (!info.exists()) description_->setText("<span style='color:#b00020'>File not found</span>");
-  else description_->setText(QString("%1 KiB").arg(info.size() / 1024.0, 0, 'f', 1));
+  if (!problem_.isEmpty()) {
+    description_->setText("<span style='color:#b00020'>" + problem_.toHtmlEscaped() + "</span>");
+    return;
+  }
+  description_->setText(QString("%1 KiB").arg(QFileInfo(path).size() / 1024.0, 0, 'f', 1));
 }
 
 }  // namespace plab::ui

@@ -20,6 +20,12 @@ class DatasetPanel : public QWidget {
   plab::DataConfig dataConfig() const;      // seed is left 0; the run's seed applies
   void setDataConfig(const plab::DataConfig& config);
   void setPath(const QString& path);        // "" = embedded default corpus
+  // Why training could not read the data (checked when the file or the
+  // JSONL field changes); empty when it can.
+  QString problem() const { return problem_; }
+
+ signals:
+  void problemChanged();
 
  private:
   void updateDescription();
@@ -30,6 +36,7 @@ class DatasetPanel : public QWidget {
   QLineEdit* textField_;
   QDoubleSpinBox* valFraction_;
   QLabel* description_;
+  QString problem_;
 };
 
 }  // namespace plab::ui

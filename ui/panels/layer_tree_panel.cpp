@@ -51,7 +51,7 @@ LayerTreePanel::LayerTreePanel(QWidget* parent) : QWidget(parent) {
 
   auto* presets = new QHBoxLayout;
   allFp32_ = new QPushButton("All fp32");
-  linearBf16_ = new QPushButton("Linear → bf16 (default)");
+  linearBf16_ = new QPushButton("Linear → bf16");
   allBf16_ = new QPushButton("All bf16");
   allFp32_->setObjectName("presetAllFp32");
   linearBf16_->setObjectName("presetLinearBf16");
@@ -71,12 +71,16 @@ LayerTreePanel::LayerTreePanel(QWidget* parent) : QWidget(parent) {
   flags->addStretch();
   layout->addLayout(flags);
 
+  planLabel_ = new QLabel;
+  planLabel_->setObjectName("planName");
+  layout->addWidget(planLabel_);
+
   tree_ = new QTreeWidget;
   tree_->setObjectName("layerTree");
   tree_->setColumnCount(4);
-  tree_->setHeaderLabels({"Module (✓ = bf16)", "Type", "Parameters (own / total)", "Precision"});
+  tree_->setHeaderLabels({"Module (✓ = bf16)", "Precision", "Parameters (own / total)", "Type"});
   tree_->header()->setSectionResizeMode(NameColumn, QHeaderView::Interactive);
-  tree_->header()->resizeSection(NameColumn, 150);
+  tree_->header()->setStretchLastSection(false);
   tree_->setUniformRowHeights(true);
   layout->addWidget(tree_, 1);
 
@@ -101,6 +105,12 @@ LayerTreePanel::LayerTreePanel(QWidget* parent) : QWidget(parent) {
     emit planChanged();
   });
   connect(tree_, &QTreeWidget::itemChanged, this, &LayerTreePanel::onItemChanged);
+  // Expanded rows may hold longer names; grow only, keeping a user's wider choice.
+  connect(tree_, &QTreeWidget::itemExpanded, this, [this] {
+    const int before = tree_->columnWidth(NameColumn);
+    tree_->resizeColumnToContents(NameColumn);
+    if (tree_->columnWidth(NameColumn) < before) tree_->setColumnWidth(NameColumn, before);
+  });
   refresh();
 }
 
@@ -123,8 +133,28 @@ void LayerTreePanel::setModules(const plab::ModuleNode& root) {
   tree_->expandToDepth(3);  // down to the blocks' sub-modules
   updating_ = false;
   refresh();
-  tree_->resizeColumnToContents(TypeColumn);
-  tree_->resizeColumnToContents(ParamsColumn);
+  fitColumns();
+}
+
+void LayerTreePanel::fitColumns() {
+  // Names fit (the expanded depth included); the tree scrolls sideways
+  // rather than cutting them off.
+  for (int column = 0; column < tree_->columnCount(); ++column) tree_->resizeColumnToContents(column);
+}
+
+QString LayerTreePanel::planName() const {
+  if (!plan_.overrides.empty()) return "custom";
+  switch (plan_.preset) {
+    case plab::PlanPreset::AllFp32: return "All fp32";
+    case plab::PlanPreset::AllBf16: return "All bf16";
+    case plab::PlanPreset::LinearBf16: {
+      QString name = "Linear → bf16";
+      if (plan_.norms_bf16) name += " + norms";
+      if (plan_.embeddings_bf16) name += " + embeddings";
+      return name;
+    }
+  }
+  return "custom";
 }
 
 void LayerTreePanel::clearModules() {
@@ -235,6 +265,12 @@ void LayerTreePanel::refresh() {
   const bool flagsMatter = plan_.preset == plab::PlanPreset::LinearBf16;
   norms_->setEnabled(flagsMatter);
   embeddings_->setEnabled(flagsMatter);
+  planLabel_->setText("<b>Plan:</b> " + planName().toHtmlEscaped() +
+                      (plan_.overrides.empty() ? QString()
+                                               : QString(" (preset %1, %2 row override%3)")
+                                                     .arg(QString::fromStdString(plab::planPresetId(plan_.preset)))
+                                                     .arg(plan_.overrides.size())
+                                                     .arg(plan_.overrides.size() == 1 ? "" : "s")));
 
   if (!hasModules_) {
     summary_->setText("No model selected");
@@ -259,6 +295,7 @@ void LayerTreePanel::refresh() {
     for (int i = 0; i < item->childCount(); ++i) update(item->child(i));
   };
   for (int i = 0; i < tree_->topLevelItemCount(); ++i) update(tree_->topLevelItem(i));
+  tree_->resizeColumnToContents(PrecisionColumn);  // "mixed (43 % bf16)" is wider than "fp32"
 
   const int64_t total = modules_.totalParameters;
   const int64_t bf16 = plab::bf16ParameterCount(modules_, res);

@@ -22,7 +22,9 @@ namespace plab::ui {
 class LayerTreePanel : public QWidget {
   Q_OBJECT
  public:
-  enum Column { NameColumn = 0, TypeColumn, ParamsColumn, PrecisionColumn };
+  // Precision right after the name: it is what the user is deciding, and it
+  // must stay on screen in a narrow setup panel.
+  enum Column { NameColumn = 0, PrecisionColumn, ParamsColumn, TypeColumn };
   static constexpr int PathRole = Qt::UserRole + 1;
 
   explicit LayerTreePanel(QWidget* parent = nullptr);
@@ -44,6 +46,10 @@ class LayerTreePanel : public QWidget {
   plab::MemoryBreakdown predictedMemory() const;
   plab::MemoryBreakdown fp32Memory() const;
   QLabel* summaryLabel() const { return summary_; }
+  // The preset's name ("All bf16", "Linear → bf16 + norms") or "custom"
+  // once a row overrides it.
+  QString planName() const;
+  QLabel* planLabel() const { return planLabel_; }
   QPushButton* presetButton(plab::PlanPreset preset) const;
   QCheckBox* normsCheckBox() const { return norms_; }
   QCheckBox* embeddingsCheckBox() const { return embeddings_; }
@@ -53,10 +59,12 @@ class LayerTreePanel : public QWidget {
 
  private:
   QTreeWidgetItem* buildItem(const plab::ModuleNode& node, QTreeWidgetItem* parent);
-  void refresh();  // check states, precision column, summary from plan_
+  void refresh();  // check states, precision column, plan name, summary from plan_
+  void fitColumns();
   void onItemChanged(QTreeWidgetItem* item, int column);
 
   QTreeWidget* tree_;
+  QLabel* planLabel_;
   QLabel* summary_;
   QPushButton* allFp32_;
   QPushButton* linearBf16_;

@@ -8,9 +8,11 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QVBoxLayout>
+#include <stdexcept>
 
 #include "hub/hf_cache.h"
 #include "panels/download_dialog.h"
+#include "panels/model_folder_check.h"
 #include "util/format.h"
 
 namespace plab::ui {
@@ -147,8 +149,14 @@ void ModelPicker::inspectCurrent() {
   info_->setText("Inspecting " + describeSpec(s).toHtmlEscaped() + " …");
   error_->hide();
   tasks_.run<plab::ModelOverview>(
-      [s] { return plab::inspectModel(s); },
-      [this, ticket](const plab::ModelOverview& overview) {
+      [s] {
+        if (s.source == "folder") {
+          const QString problem = modelFolderProblem(QString::fromStdString(s.path));
+          if (!problem.isEmpty()) throw std::runtime_error(problem.toStdString());
+        }
+        return plab::inspectModel(s);
+      },
+      [this, ticket, s](const plab::ModelOverview& overview) {
         --pending_;
         if (ticket != ticket_) return;  // a newer selection superseded this one
         overview_ = overview;
@@ -161,7 +169,11 @@ void ModelPicker::inspectCurrent() {
                            .arg(c.vocab_size)
                            .arg(QString::fromStdString(overview.tokenizerKind)) +
                        "<br><small>" + QString::fromStdString(overview.sourceDescription).toHtmlEscaped() +
-                       "</small>");
+                       "</small>" +
+                       (s.source == "folder" && !modelFolderHasTokenizer(QString::fromStdString(s.path))
+                            ? "<br><span style='color:#b45309'>No tokenizer.json in this folder: text is "
+                              "tokenized as raw bytes, not with the model's vocabulary.</span>"
+                            : QString()));
         emit modelInspected(overview);
       },
       [this, ticket, s](const QString& message) {

@@ -135,6 +135,13 @@ OptimizerPanel::OptimizerPanel(QWidget* parent) : QWidget(parent) {
   connect(schedule_, &QComboBox::currentTextChanged, this,
           [this](const QString& s) { minLrRatio_->setEnabled(s == "cosine"); });
 
+  // Every field may make the run invalid (or valid again). findChildren also
+  // finds the line edits inside spin boxes and the editable device combo.
+  for (auto* edit : findChildren<QLineEdit*>())
+    connect(edit, &QLineEdit::textChanged, this, &OptimizerPanel::inputChanged);
+  for (auto* combo : findChildren<QComboBox*>())
+    connect(combo, &QComboBox::currentIndexChanged, this, &OptimizerPanel::inputChanged);
+
   setFrom(plab::RunConfig{});
   refreshExplanations();
 }

@@ -36,6 +36,7 @@ class OptimizerPanel : public QWidget {
 
  signals:
   void settingsChanged();  // mode or AdamW options (memory estimate depends on them)
+  void inputChanged();     // any field edited: the run may have become (in)valid
 
  private:
   QComboBox* mode_;

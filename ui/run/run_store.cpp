@@ -54,6 +54,21 @@ void RunStore::setState(int run, RunState state) {
   emit runChanged(run);
 }
 
+bool RunStore::isFinished(int run) const {
+  const RunState s = state(run);
+  return s == RunState::Completed || s == RunState::Stopped || s == RunState::Failed;
+}
+
+bool RunStore::removeRun(int run) {
+  if (run < 0 || run >= size() || !isFinished(run)) return false;
+  const auto at = static_cast<std::ptrdiff_t>(run);
+  records_.erase(records_.begin() + at);
+  states_.erase(states_.begin() + at);
+  hasInfo_.erase(hasInfo_.begin() + at);
+  emit runRemoved(run);
+  return true;
+}
+
 void RunStore::clear() {
   records_.clear();
   states_.clear();

@@ -22,6 +22,11 @@ class RunStore : public QObject {
   void appendStep(int run, const plab::StepMetrics& step);
   void setResult(int run, const plab::RunResult& result);
   void setState(int run, RunState state);
+  // Removes a finished (completed, stopped or failed) run; later runs move
+  // up one index. Returns false for a queued or running run: the controller
+  // still refers to it by index.
+  bool removeRun(int run);
+  bool isFinished(int run) const;
   void clear();
 
   int size() const { return static_cast<int>(records_.size()); }
@@ -36,6 +41,7 @@ class RunStore : public QObject {
   void runAdded(int run);
   void runChanged(int run);        // info, result or state
   void stepAppended(int run);
+  void runRemoved(int run);        // indices after run have shifted down by one
   void cleared();
 
  private:

@@ -1,0 +1,16 @@
+#include "run/run_config_check.h"
+
+#include <exception>
+
+namespace plab::ui {
+
+QString runConfigProblem(const plab::RunConfig& config) {
+  try {
+    (void)plab::RunConfig::fromJson(config.toJson());
+  } catch (const std::exception& e) {  // ConfigError, or anything else: a refusal, never a crash
+    return QString::fromUtf8(e.what());
+  }
+  return {};
+}
+
+}  // namespace plab::ui
