@@ -17,9 +17,9 @@ ModelOverview inspectModel(const ModelSpec& spec) {
   } catch (const TokenizerError& e) {  // shown, not fatal: the run config can still ask for bytes
     o.tokenizerKind = std::string("none: ") + e.what();
   }
-  // Refuse a config whose weights could not exist here before listing its
-  // modules; the tree comes from the config alone (no weight is allocated).
-  checkModelFitsInMemory(source.config, source.description);
+  // The tree comes from the config alone (no weight is allocated), so any
+  // real model can be listed; an absurd layer count is refused first.
+  checkModelTreeSize(source.config, source.description);
   o.modules = describeModulesFromConfig(source.config);
   o.parameterCount = source.config.parameterCount();
   return o;

@@ -60,4 +60,14 @@ void checkModelFitsInMemory(const ModelConfig& config, const std::string& what) 
   }
 }
 
+void checkModelTreeSize(const ModelConfig& config, const std::string& what) {
+  const double params = estimatedParameterCount(config);
+  if (config.num_hidden_layers <= kMaxListedLayers) return;
+  char count[32];
+  std::snprintf(count, sizeof count, "%.3g", params);
+  throw ModelError(what + ": " + count + " parameters (" + gib(params * 4.0) + " in fp32) in " +
+                   std::to_string(config.num_hidden_layers) + " layers, more than the " +
+                   std::to_string(kMaxListedLayers) + " layers any real model has");
+}
+
 }  // namespace plab

@@ -20,4 +20,10 @@ uint64_t physicalMemoryBytes();
 // model is created in fp32) exceed the machine's memory.
 void checkModelFitsInMemory(const ModelConfig& config, const std::string& what);
 
+// For listing modules without weights (inspect): their memory grows with the
+// number of layers, not of parameters, so a 7 B model is fine on any machine
+// while num_hidden_layers: 1000000 is refused, naming its size.
+constexpr int64_t kMaxListedLayers = 4096;
+void checkModelTreeSize(const ModelConfig& config, const std::string& what);
+
 }  // namespace plab
