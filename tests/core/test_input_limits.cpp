@@ -7,6 +7,7 @@
 #include <chrono>
 #include <fstream>
 
+#include "support/error_capture.h"
 #include "tokenizer/tokenizer.h"
 #include "train/model_inspect.h"
 #include "train/model_loading.h"
@@ -15,21 +16,8 @@
 #include "util/errors.h"
 
 using namespace plab;
+using plab::test::errorMessageOf;
 namespace fs = std::filesystem;
-
-namespace {
-
-template <typename E, typename F>
-std::string errorOf(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
-}  // namespace
 
 class TestInputLimits : public QObject {
   Q_OBJECT
@@ -44,9 +32,9 @@ class TestInputLimits : public QObject {
     spec.source = "config";
     spec.path = file.string();
     const auto start = std::chrono::steady_clock::now();
-    const std::string e = errorOf<ModelError>([&] { loadModelForRun(spec, 0); });
+    const std::string e = errorMessageOf<ModelError>([&] { loadModelForRun(spec, 0); });
     QVERIFY2(e.find("GiB") != std::string::npos && e.find("parameters") != std::string::npos, e.c_str());
-    const std::string inspect = errorOf<ModelError>([&] { inspectModel(spec); });
+    const std::string inspect = errorMessageOf<ModelError>([&] { inspectModel(spec); });
     QVERIFY2(inspect.find("GiB") != std::string::npos, inspect.c_str());
     QVERIFY(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
   }
@@ -65,7 +53,7 @@ class TestInputLimits : public QObject {
     const fs::path file = fs::path(tmp.path().toStdString()) / "tokenizer.json";
     std::ofstream(file) << R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "c": 100000000}, "merges": []},
                                "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false}})";
-    const std::string e = errorOf<TokenizerError>([&] { loadTokenizerJson(file); });
+    const std::string e = errorMessageOf<TokenizerError>([&] { loadTokenizerJson(file); });
     QVERIFY2(e.find("100000000") != std::string::npos && e.find("out of range") != std::string::npos, e.c_str());
   }
 
@@ -80,7 +68,7 @@ class TestInputLimits : public QObject {
     }
     const auto start = std::chrono::steady_clock::now();
     const std::string e =
-        errorOf<ConfigError>([&] { loadRunConfigs({{"base", nlohmann::json::object()}, {"sweep", sweep}}); });
+        errorMessageOf<ConfigError>([&] { loadRunConfigs({{"base", nlohmann::json::object()}, {"sweep", sweep}}); });
     QVERIFY2(e.find("more than 1000 runs") != std::string::npos, e.c_str());
     QVERIFY(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
     // Small sweeps still expand.

@@ -10,11 +10,13 @@
 #include "model/model_config.h"
 #include "model/safetensors.h"
 #include "support/cli_process.h"
+#include "support/error_capture.h"
 #include "tokenizer/tokenizer.h"
 #include "util/errors.h"
 #include "util/json_limits.h"
 
 using namespace plab;
+using plab::test::errorMessageOf;
 namespace fs = std::filesystem;
 
 namespace {
@@ -28,15 +30,6 @@ const char* const kValidUntilEmbd =
 
 std::string deepArray() { return std::string(kDeep, '[') + std::string(kDeep, ']'); }
 
-template <typename E, typename F>
-std::string errorOf(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 void writeSafetensorsWithHeader(const fs::path& file, const std::string& header) {
   std::ofstream out(file, std::ios::binary);
@@ -62,7 +55,7 @@ class TestJsonLimits : public QObject {
     const fs::path file = fs::path(tmp.path().toStdString()) / "model.safetensors";
     writeSafetensorsWithHeader(file, "{\"w\": {\"dtype\": \"F32\", \"shape\": " + deepArray() +
                                          ", \"data_offsets\": [0, 4]}}");
-    const std::string e = errorOf<SafetensorsError>([&] { SafetensorsFile f(file); });
+    const std::string e = errorMessageOf<SafetensorsError>([&] { SafetensorsFile f(file); });
     QVERIFY2(e.find("nested deeper") != std::string::npos, e.c_str());
   }
 
@@ -70,7 +63,7 @@ class TestJsonLimits : public QObject {
     QTemporaryDir tmp;
     const fs::path file = fs::path(tmp.path().toStdString()) / "config.json";
     std::ofstream(file) << "{\"model_type\": \"gpt2\", \"n_embd\": " << deepArray() << "}";
-    const std::string e = errorOf<ConfigError>([&] { ModelConfig::fromFile(file); });
+    const std::string e = errorMessageOf<ConfigError>([&] { ModelConfig::fromFile(file); });
     QVERIFY2(e.find("nested deeper") != std::string::npos, e.c_str());
   }
 
@@ -78,7 +71,7 @@ class TestJsonLimits : public QObject {
     QTemporaryDir tmp;
     const fs::path file = fs::path(tmp.path().toStdString()) / "tokenizer.json";
     std::ofstream(file) << "{\"model\": {\"type\": \"BPE\", \"vocab\": " << deepArray() << "}}";
-    const std::string e = errorOf<TokenizerError>([&] { loadTokenizerJson(file); });
+    const std::string e = errorMessageOf<TokenizerError>([&] { loadTokenizerJson(file); });
     QVERIFY2(e.find("nested deeper") != std::string::npos, e.c_str());
   }
 
@@ -96,13 +89,13 @@ class TestJsonLimits : public QObject {
     QTemporaryDir tmp;
     const fs::path file = fs::path(tmp.path().toStdString()) / "config.json";
     std::ofstream(file) << kValidUntilEmbd << std::string(1 << 20, 'x') << "\"}";
-    const std::string e = errorOf<ConfigError>([&] { ModelConfig::fromFile(file); });
+    const std::string e = errorMessageOf<ConfigError>([&] { ModelConfig::fromFile(file); });
     QVERIFY2(e.find("n_embd") != std::string::npos, e.c_str());
     QVERIFY2(e.size() < 600, std::to_string(e.size()).c_str());
     // The parser's own message quotes the bad token: a 1 MB string with a
     // non-UTF-8 byte at its end.
     std::ofstream(file) << kValidUntilEmbd << std::string(1 << 20, 'x') << "\xff\"}";
-    const std::string bad = errorOf<ConfigError>([&] { ModelConfig::fromFile(file); });
+    const std::string bad = errorMessageOf<ConfigError>([&] { ModelConfig::fromFile(file); });
     QVERIFY2(bad.size() < 600, std::to_string(bad.size()).c_str());
     QVERIFY2(bad.find('\xff') == std::string::npos, bad.c_str());
     QCOMPARE(textExcerpt("a\xff\n"), std::string("a\\xff\\x0a"));
