@@ -112,7 +112,7 @@ void printSummary(const std::vector<RunRecord>& runs) {
 
 const char* const kRunHelp =
     "usage: precision-lab-cli run [CONFIG.json] [--default] [--out DIR] [--steps N] [--mode ID]\n"
-    "                             [--device D] [--no-pdf] [--overwrite]\n"
+    "                             [--device D] [--no-pdf] [--overwrite] [--resume DIR]\n"
     "\n"
     "Trains one run, or every run of a sweep file, and writes a report.\n"
     "\n"
@@ -127,6 +127,8 @@ const char* const kRunHelp =
     "                 plus a comparison report in DIR. A folder that already holds\n"
     "                 files is refused, and a folder another run is writing is locked\n"
     "  --overwrite    replace the results of an earlier run in --out DIR\n"
+    "  --resume DIR   continue a run from one of its checkpoint-N folders (checkpoint_every),\n"
+    "                 bit for bit on CPU; steps N+1.. go to --out (or a new folder)\n"
     "  --steps N      override the number of optimizer steps\n"
     "  --mode ID      override the optimizer mode: fp32, bf16, bf16-nearest, bf16-kahan, bf16-sr, mixed\n"
     "  --device D     override the device: auto, cpu, cuda, cuda:N\n"
@@ -151,17 +153,28 @@ int runCommand(Args& args) {
   const auto steps = args.intValue("--steps", 1);
   const auto mode = args.value("--mode");
   const auto device = args.value("--device");
+  const auto resume = args.value("--resume");
   const std::vector<std::string> pos = args.positionals(1);
-  if (useDefault == !pos.empty())
+  if (resume && (useDefault || !pos.empty()))
+    throw UsageError("--resume continues the run its checkpoint came from: give no CONFIG.json or --default");
+  if (!resume && useDefault == !pos.empty())
     throw UsageError(useDefault ? "give either CONFIG.json or --default, not both"
-                                : "missing CONFIG.json (or --default)");
+                                : "missing CONFIG.json (or --default, or --resume CHECKPOINT)");
 
   std::vector<RunConfig> runs;
   try {
-    if (useDefault)
+    if (resume) {
+      // checkpoint-N sits in the run's folder, next to the run's config.json.
+      fs::path checkpoint = fs::path(*resume).lexically_normal();
+      if (checkpoint.filename().empty()) checkpoint = checkpoint.parent_path();
+      RunConfig c = RunConfig::fromJson(readJsonFile(checkpoint.parent_path() / "config.json"));
+      c.resume_from = checkpoint.string();
+      runs = {c};
+    } else if (useDefault) {
       runs = mode ? std::vector<RunConfig>{defaultRunConfig()} : loadRunConfigs(defaultExperimentJson());
-    else
+    } else {
       runs = loadRunConfigs(readJsonFile(pos[0]));
+    }
     for (RunConfig& c : runs) {
       if (steps) c.steps = *steps;
       if (mode) c.mode = optimizerModeFromId(*mode);

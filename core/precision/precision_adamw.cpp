@@ -261,6 +261,57 @@ int64_t PrecisionAdamW::statisticsBytes() const {
   return bytes;
 }
 
+std::vector<std::pair<std::string, torch::Tensor>> PrecisionAdamW::stateTensors() const {
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (const Slot& s : impl_->slots) {
+    const std::pair<const char*, const torch::Tensor*> parts[] = {
+        {".exp_avg", &s.state.m}, {".exp_avg_sq", &s.state.v}, {".master", &s.state.master}, {".kahan", &s.state.comp}};
+    for (const auto& [suffix, t] : parts)
+      if (t->defined()) out.emplace_back(s.tp.name + suffix, t->detach().cpu());
+  }
+  for (size_t i = 0; i < impl_->generators.size(); ++i)
+    out.emplace_back("generator." + std::to_string(i), impl_->generators[i].second.get_state());
+  return out;
+}
+
+nlohmann::json PrecisionAdamW::stepCounts() const {
+  nlohmann::json params = nlohmann::json::object();
+  for (const Slot& s : impl_->slots) params[s.tp.name] = s.steps;
+  return {{"step", impl_->stepCount}, {"params", params}};
+}
+
+void PrecisionAdamW::loadState(const std::function<torch::Tensor(const std::string&)>& tensor,
+                               const nlohmann::json& counts) {
+  torch::NoGradGuard noGrad;
+  auto restore = [&](const std::string& name, const torch::Tensor& into) {
+    if (!into.defined()) return;
+    const torch::Tensor saved = tensor(name);
+    if (!saved.defined()) throw ConfigError("optimizer state: '" + name + "' is missing");
+    if (saved.scalar_type() != into.scalar_type() || !saved.sizes().equals(into.sizes()))
+      throw ConfigError("optimizer state: '" + name + "' does not match this run (dtype or shape)");
+    into.copy_(saved);
+  };
+  try {
+    const auto& params = counts.at("params");
+    for (Slot& s : impl_->slots) {
+      restore(s.tp.name + ".exp_avg", s.state.m);
+      restore(s.tp.name + ".exp_avg_sq", s.state.v);
+      restore(s.tp.name + ".master", s.state.master);
+      restore(s.tp.name + ".kahan", s.state.comp);
+      if (!params.contains(s.tp.name)) throw ConfigError("optimizer state: no step count for '" + s.tp.name + "'");
+      s.steps = params.at(s.tp.name).get<int64_t>();
+    }
+    impl_->stepCount = counts.at("step").get<int64_t>();
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(std::string("optimizer state: malformed step counts (") + e.what() + ")");
+  }
+  for (size_t i = 0; i < impl_->generators.size(); ++i) {
+    const torch::Tensor saved = tensor("generator." + std::to_string(i));
+    if (!saved.defined()) throw ConfigError("optimizer state: random stream " + std::to_string(i) + " is missing");
+    impl_->generators[i].second.set_state(saved);
+  }
+}
+
 namespace {
 const Slot& findSlot(const std::vector<Slot>& slots, const std::string& name) {
   for (const Slot& s : slots)

@@ -4,9 +4,12 @@
 // intended update reached the weights the forward pass uses.
 #include <torch/torch.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "precision/bf16_rounding.h"
 #include "precision/memory_breakdown.h"
@@ -45,6 +48,16 @@ class PrecisionAdamW {
   MemoryBreakdown measuredMemory() const;
   // Bytes the update-lost windows hold while open (diagnostics, not training state).
   int64_t statisticsBytes() const;
+
+  // Checkpoints: every state tensor by name ("<param>.exp_avg", ".exp_avg_sq",
+  // ".master", ".kahan"; "generator.<i>" for the random streams) and the step
+  // counts ({"step": n, "params": {name: n}}). loadState() puts them back
+  // into an optimizer built for the same params, mode and options; `tensor`
+  // returns a saved tensor by name (undefined when absent). Throws
+  // ConfigError on any mismatch.
+  std::vector<std::pair<std::string, torch::Tensor>> stateTensors() const;
+  nlohmann::json stepCounts() const;
+  void loadState(const std::function<torch::Tensor(const std::string&)>& tensor, const nlohmann::json& counts);
 
   // Introspection (tests, checkpoints): a param's optimizer state by its
   // TrainableParam name; undefined tensors where the mode keeps none.

@@ -67,7 +67,7 @@ const char* const kKnownKeys[] = {
     "name",       "model",         "data",          "plan",          "mode",
     "adamw",      "steps",         "batch_size",    "grad_accum",    "seq_len",
     "lr_schedule", "warmup_steps", "min_lr_ratio",  "grad_clip",     "eval_every",
-    "eval_batches", "layer_stats_every", "update_window", "checkpoint_every", "seed",
+    "eval_batches", "layer_stats_every", "update_window", "checkpoint_every", "resume_from", "seed",
     "device",     "output_dir"};
 
 void validate(const RunConfig& c) {
@@ -164,6 +164,7 @@ RunConfig RunConfig::fromJson(const nlohmann::json& j) {
   readInt(j, "layer_stats_every", c.layer_stats_every);
   readInt(j, "update_window", c.update_window);
   readInt(j, "checkpoint_every", c.checkpoint_every);
+  readString(j, "resume_from", "", c.resume_from);
   readUInt(j, "seed", c.seed);
   readString(j, "device", "", c.device);
   readString(j, "output_dir", "", c.output_dir);
@@ -191,6 +192,7 @@ nlohmann::json RunConfig::toJson() const {
           {"layer_stats_every", layer_stats_every},
           {"update_window", update_window},
           {"checkpoint_every", checkpoint_every},
+          {"resume_from", resume_from},
           {"seed", seed},
           {"device", device},
           {"output_dir", output_dir}};

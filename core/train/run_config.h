@@ -52,7 +52,8 @@ struct RunConfig {
   int64_t eval_batches = 4;
   int64_t layer_stats_every = 1;       // per-layer rounded-away stats cadence
   int64_t update_window = 20;          // K steps of the update-lost measurement; 0: off
-  int64_t checkpoint_every = 0;        // 0: none
+  int64_t checkpoint_every = 0;        // 0: none; checkpoint-N/ holds weights, optimizer and sampler state
+  std::string resume_from;             // a checkpoint-N folder of this run to continue from; "": start fresh
   uint64_t seed = 0;
   std::string device = "auto";         // "auto" | "cpu" | "cuda" | "cuda:N"
   std::string output_dir;              // metrics stream here when set

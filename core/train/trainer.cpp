@@ -14,6 +14,7 @@
 #include "data/text_dataset.h"
 #include "model/model_factory.h"
 #include "model/module_tree.h"
+#include "model/safetensors.h"
 #include "precision/precision_adamw.h"
 #include "precision/state_layout.h"
 #include "train/lr_schedule.h"
@@ -174,7 +175,15 @@ class Session {
 
     LoadedModel loaded = loadModelForRun(cfg_.model, cfg_.seed, /*allowDownload=*/true,
                                          [this](const std::string& s) { log(s); });
-    model_ = loaded.model;
+    // A resumed run continues from the checkpoint's weights; the spec still
+    // gives the tokenizer.
+    if (!cfg_.resume_from.empty()) {
+      for (const char* file : {"trainer_state.json", "optimizer.safetensors", "model.safetensors"})
+        if (!fs::is_regular_file(fs::path(cfg_.resume_from) / file))
+          throw ConfigError("cannot resume: " + cfg_.resume_from + " has no " + file +
+                            " (give a checkpoint-N folder written by checkpoint_every)");
+    }
+    model_ = cfg_.resume_from.empty() ? loaded.model : loadPretrained(cfg_.resume_from);
     const int64_t maxPositions = model_->config().max_position_embeddings;
     if (maxPositions > 0 && cfg_.seq_len > maxPositions)
       throw ConfigError("run config: 'seq_len' " + std::to_string(cfg_.seq_len) +
@@ -188,6 +197,7 @@ class Session {
     UpdateStatsOptions statsOptions;
     statsOptions.window = cfg_.update_window;
     optimizer_ = std::make_unique<PrecisionAdamW>(params_, cfg_.mode, cfg_.adamw, cfg_.seed, statsOptions);
+    if (!cfg_.resume_from.empty()) restoreTrainingState(cfg_.resume_from);
     model_->train();
 
     for (auto& [inputs, targets] : dataset_->valBatches(cfg_.batch_size, cfg_.eval_batches))
@@ -256,7 +266,7 @@ class Session {
   void train() {
     const auto start = Clock::now();
     double pausedSeconds = 0;
-    for (int64_t step = 1; step <= cfg_.steps; ++step) {
+    for (int64_t step = firstStep_; step <= cfg_.steps; ++step) {
       pausedSeconds += control_.waitWhilePaused();
       if (control_.stopping()) {
         status_ = RunStatus::Stopped;
@@ -335,12 +345,46 @@ class Session {
           if (step == cfg_.checkpoint_every) log("checkpoint_every is set but output_dir is not: no checkpoints");
         } else {
           const fs::path dir = fs::path(cfg_.output_dir) / ("checkpoint-" + std::to_string(step));
-          saveCheckpoint(*model_, dir);
+          saveTrainingCheckpoint(dir, step);
           log("saved checkpoint " + dir.string());
         }
       }
     }
     status_ = RunStatus::Completed;
+  }
+
+  // Everything that decides the next steps: weights (model.safetensors),
+  // optimizer state and random streams (optimizer.safetensors), the step
+  // counts and the data sampler (trainer_state.json). Resuming from it
+  // continues bit for bit on CPU.
+  void saveTrainingCheckpoint(const fs::path& dir, int64_t step) {
+    saveCheckpoint(*model_, dir);
+    writeSafetensors(dir / "optimizer.safetensors", optimizer_->stateTensors());
+    std::ostringstream sampler;
+    sampler << rng_;
+    writeJsonFile(dir / "trainer_state.json",
+                  {{"step", step}, {"data_sampler", sampler.str()}, {"optimizer", optimizer_->stepCounts()}});
+  }
+
+  void restoreTrainingState(const fs::path& dir) {
+    const fs::path stateFile = dir / "trainer_state.json";
+    std::ifstream in(stateFile);
+    const nlohmann::json state = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (!in || state.is_discarded() || !state.is_object() || !state.contains("step") ||
+        !state.contains("data_sampler") || !state.contains("optimizer"))
+      throw ConfigError("cannot resume: " + stateFile.string() + " is missing or malformed");
+    const SafetensorsFile tensors(dir / "optimizer.safetensors");
+    optimizer_->loadState(
+        [&](const std::string& name) { return tensors.contains(name) ? tensors.load(name) : torch::Tensor(); },
+        state.at("optimizer"));
+    std::istringstream sampler(state.at("data_sampler").get<std::string>());
+    sampler >> rng_;
+    if (!sampler) throw ConfigError("cannot resume: the data sampler state in " + stateFile.string() + " is malformed");
+    firstStep_ = state.at("step").get<int64_t>() + 1;
+    if (firstStep_ > cfg_.steps)
+      throw ConfigError("cannot resume: the checkpoint is at step " + std::to_string(firstStep_ - 1) +
+                        ", the run has " + std::to_string(cfg_.steps) + " steps");
+    log("resuming from " + dir.string() + " at step " + std::to_string(firstStep_));
   }
 
   RunResult result() const {
@@ -382,6 +426,7 @@ class Session {
   const Trainer::Callbacks& cb_;
   torch::Device device_{torch::kCPU};
   std::mt19937_64 rng_;
+  int64_t firstStep_ = 1;  // > 1 when resumed from a checkpoint
   std::shared_ptr<CausalLM> model_;
   std::unique_ptr<TextDataset> dataset_;
   std::vector<TrainableParam> params_;

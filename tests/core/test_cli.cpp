@@ -111,6 +111,25 @@ class TestCli : public QObject {
     QVERIFY2(o.out.contains("tiny-gpt2-finetune-fp32: fp32: the fp32 reference"), describe(o));
   }
 
+  // run --resume continues a run from its checkpoint into a new folder.
+  void resumeFromACheckpoint() {
+    QTemporaryDir tmp;
+    const fs::path dir = tmp.path().toStdString();
+    std::ofstream(dir / "run.json") << R"({"name": "r", "steps": 4, "seq_len": 16, "batch_size": 2,
+        "eval_batches": 1, "checkpoint_every": 2, "mode": "bf16-sr"})";
+    const Outcome first = runCli({"run", QString::fromStdString((dir / "run.json").string()), "--out",
+                                  QString::fromStdString((dir / "a").string()), "--no-pdf"});
+    QVERIFY2(first.exitCode == 0, describe(first));
+    const Outcome resumed = runCli({"run", "--resume", QString::fromStdString((dir / "a" / "checkpoint-2").string()),
+                                    "--out", QString::fromStdString((dir / "b").string()), "--no-pdf"});
+    QVERIFY2(resumed.exitCode == 0 && resumed.err.contains("resuming from"), describe(resumed));
+    const auto steps = readMetricsJsonl(dir / "b" / "metrics.jsonl");
+    QCOMPARE(steps.size(), size_t(2));
+    QCOMPARE(steps.front().step, int64_t(3));
+    const Outcome both = runCli({"run", "--resume", "x", "--default"});
+    QCOMPARE(both.exitCode, 2);
+  }
+
   void sweepWritesComparison() {
     QTemporaryDir tmp;
     const fs::path dir = tmp.path().toStdString();

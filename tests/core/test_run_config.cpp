@@ -58,6 +58,7 @@ class TestRunConfig : public QObject {
     c.layer_stats_every = 5;
     c.update_window = 13;
     c.checkpoint_every = 10;
+    c.resume_from = "/tmp/out/checkpoint-10";
     c.seed = 1234567890123ULL;
     c.device = "cuda:1";
     c.output_dir = "/tmp/out";
@@ -69,8 +70,8 @@ class TestRunConfig : public QObject {
     QVERIFY(back.mode == OptimizerMode::Bf16StochasticRounding);
     QCOMPARE(back.plan.overrides.size(), size_t(1));
     QCOMPARE(back.update_window, int64_t(13));
-    // Every struct field is serialized (22 top-level keys).
-    QCOMPARE(j.size(), size_t(22));
+    // Every struct field is serialized (23 top-level keys).
+    QCOMPARE(j.size(), size_t(23));
   }
 
   void unknownKeysAreNamed() {
