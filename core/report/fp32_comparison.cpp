@@ -1,8 +1,8 @@
 #include "report/fp32_comparison.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
 
 namespace plab::report {
 namespace {
@@ -19,6 +19,14 @@ std::string fixed(double v, int decimals, bool sign = false) {
   return buf;
 }
 
+// The reference's metrics of `step`, or null: steps are recorded in
+// increasing order, so a binary search finds them.
+const StepMetrics* stepOf(const RunRecord& r, int64_t step) {
+  const auto it = std::lower_bound(r.steps.begin(), r.steps.end(), step,
+                                   [](const StepMetrics& m, int64_t s) { return m.step < s; });
+  return it != r.steps.end() && it->step == step ? &*it : nullptr;
+}
+
 }  // namespace
 
 std::optional<size_t> fp32ReferenceIndex(const std::vector<RunRecord>& runs, size_t run) {
@@ -33,19 +41,17 @@ std::optional<size_t> fp32ReferenceIndex(const std::vector<RunRecord>& runs, siz
 }
 
 LossDifference lossDifference(const RunRecord& run, const RunRecord& reference) {
-  std::map<int64_t, const StepMetrics*> ref;
-  for (const StepMetrics& m : reference.steps) ref[m.step] = &m;
   LossDifference d;
   for (const StepMetrics& m : run.steps) {
-    const auto it = ref.find(m.step);
-    if (it == ref.end()) continue;
-    if (std::isfinite(m.loss) && std::isfinite(it->second->loss)) {
+    const StepMetrics* ref = stepOf(reference, m.step);
+    if (!ref) continue;
+    if (std::isfinite(m.loss) && std::isfinite(ref->loss)) {
       d.steps.push_back(static_cast<double>(m.step));
-      d.train.push_back(m.loss - it->second->loss);
+      d.train.push_back(m.loss - ref->loss);
     }
-    if (m.valLoss && it->second->valLoss) {
+    if (m.valLoss && ref->valLoss) {
       d.valSteps.push_back(static_cast<double>(m.step));
-      d.val.push_back(*m.valLoss - *it->second->valLoss);
+      d.val.push_back(*m.valLoss - *ref->valLoss);
     }
   }
   return d;
@@ -76,12 +82,21 @@ std::string runVerdict(const RunRecord& run, const RunRecord* fp32Reference) {
   } else {
     // At the last step both runs measured, so that a run in progress is not
     // judged against the end of a finished one.
-    const LossDifference d = lossDifference(run, *fp32Reference);
-    if (!d.val.empty())
-      verdict += fixed(d.val.back(), 3, true) + " nats val loss vs fp32";
-    else if (!d.train.empty())
-      verdict += fixed(d.train.back(), 3, true) + " nats train loss vs fp32 at step " +
-                 std::to_string(static_cast<int64_t>(d.steps.back()));
+    // Walking back from the run's last step finds it without building the
+    // whole difference series (the table asks on every step).
+    const StepMetrics *val = nullptr, *valRef = nullptr, *train = nullptr, *trainRef = nullptr;
+    for (auto it = run.steps.rbegin(); it != run.steps.rend() && !val; ++it) {
+      if (train && !it->valLoss) continue;  // only an evaluation step can still matter
+      const StepMetrics* ref = stepOf(*fp32Reference, it->step);
+      if (!ref) continue;
+      if (!train && std::isfinite(it->loss) && std::isfinite(ref->loss)) train = &*it, trainRef = ref;
+      if (it->valLoss && ref->valLoss) val = &*it, valRef = ref;
+    }
+    if (val)
+      verdict += fixed(*val->valLoss - *valRef->valLoss, 3, true) + " nats val loss vs fp32";
+    else if (train)
+      verdict += fixed(train->loss - trainRef->loss, 3, true) + " nats train loss vs fp32 at step " +
+                 std::to_string(train->step);
     else
       verdict += "no step in common with the fp32 run yet";
   }

@@ -80,19 +80,23 @@ void ComparisonTable::refreshRun(int run) {
   setItem(run, UpdateLostColumn, cell(lost ? percentText(*lost, 2) : QString("–")));
   setItem(run, RoundedColumn, cell(s.stepsDone > 0 ? percentText(s.meanRoundedAway, 2) : QString("–")));
   setItem(run, TokensColumn, cell(s.tokensPerSecond > 0 ? QString::number(s.tokensPerSecond, 'f', 0) : QString("–")));
-  refreshVerdicts();
+  // A new fp32 step can change every verdict judged against it; any other
+  // run's step changes only its own.
+  if (record.config.mode == plab::OptimizerMode::Fp32AdamW) {
+    for (int i = 0; i < store_->size() && i < rowCount(); ++i) refreshVerdict(i);
+  } else {
+    refreshVerdict(run);
+  }
 }
 
-void ComparisonTable::refreshVerdicts() {
+void ComparisonTable::refreshVerdict(int run) {
   const auto& runs = store_->records();
-  for (size_t i = 0; i < runs.size() && static_cast<int>(i) < rowCount(); ++i) {
-    const auto ref = plab::report::fp32ReferenceIndex(runs, i);
-    const QString verdict =
-        QString::fromStdString(plab::report::runVerdict(runs[i], ref ? &runs[*ref] : nullptr));
-    auto* item = cell(verdict, false);
-    item->setToolTip(verdict);
-    setItem(static_cast<int>(i), VerdictColumn, item);
-  }
+  const auto i = static_cast<size_t>(run);
+  const auto ref = plab::report::fp32ReferenceIndex(runs, i);
+  const QString verdict = QString::fromStdString(plab::report::runVerdict(runs[i], ref ? &runs[*ref] : nullptr));
+  auto* item = cell(verdict, false);
+  item->setToolTip(verdict);
+  setItem(run, VerdictColumn, item);
 }
 
 }  // namespace plab::ui

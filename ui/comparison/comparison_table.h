@@ -22,7 +22,7 @@ class ComparisonTable : public QTableWidget {
   void refreshAll();
 
  private:
-  void refreshVerdicts();  // every row: a new fp32 result changes the others' verdicts
+  void refreshVerdict(int run);
   const RunStore* store_;
 };
 
