@@ -15,6 +15,7 @@
 #include "data/data_config.h"
 #include "data/text_dataset.h"
 #include "support/error_capture.h"
+#include "support/temp_files.h"
 #include "tokenizer/tokenizer.h"
 #include "util/errors.h"
 #include "util/resources.h"
@@ -62,9 +63,7 @@ class TestDataset : public QObject {
   std::unique_ptr<Tokenizer> bytes_ = makeByteTokenizer();
 
   std::string write(const std::string& name, const std::string& text) {
-    const auto path = std::filesystem::path(tmp_.path().toStdString()) / name;
-    std::ofstream(path, std::ios::binary) << text;
-    return path.string();
+    return plab::test::writeTestFile(tmp_, name, text).string();
   }
   DataConfig config(const std::string& path, double valFraction = 0.1, uint64_t seed = 0) {
     DataConfig c;

@@ -11,6 +11,7 @@
 #include <functional>
 
 #include "support/error_capture.h"
+#include "support/temp_files.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
@@ -91,10 +92,7 @@ class TestTokenizer : public QObject {
   QTemporaryDir tmp_;
 
   std::filesystem::path write(const std::string& name, const std::string& text) {
-    const auto path = std::filesystem::path(tmp_.path().toStdString()) / name;
-    std::filesystem::create_directories(path.parent_path());
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
+    return plab::test::writeTestFile(tmp_, name, text);
   }
   std::unique_ptr<Tokenizer> load(const json& j, const std::string& name = "tokenizer.json") {
     return loadTokenizerJson(write(name, j.dump()));
