@@ -6,21 +6,45 @@ namespace plab {
 
 torch::Tensor roundToBf16Nearest(const torch::Tensor& fp32) { return fp32.to(torch::kBFloat16); }
 
-torch::Tensor roundToBf16Stochastic(const torch::Tensor& fp32, torch::Generator& gen) {
+namespace {
+void requireFloat32(const torch::Tensor& fp32) {
   if (fp32.scalar_type() != torch::kFloat32)
     throw Error("roundToBf16Stochastic: expected a float32 tensor, got " +
                 std::string(c10::toString(fp32.scalar_type())));
+}
+}  // namespace
+
+torch::Tensor roundToBf16Stochastic(const torch::Tensor& fp32, torch::Generator& gen) {
+  requireFloat32(fp32);
+  const torch::Tensor noise = torch::randint(0, 1 << 16, fp32.sizes(), gen,
+                                             torch::TensorOptions().dtype(torch::kInt32).device(fp32.device()));
+  return roundToBf16Stochastic(fp32, noise);
+}
+
+torch::Tensor roundToBf16Stochastic(const torch::Tensor& fp32, const torch::Tensor& random16) {
+  requireFloat32(fp32);
   torch::NoGradGuard noGrad;
   const torch::Tensor x = fp32.contiguous();
   const torch::Tensor bits = x.view(torch::kInt32);
-  const torch::Tensor noise =
-      torch::randint(0, 1 << 16, x.sizes(), gen, torch::TensorOptions().dtype(torch::kInt32).device(x.device()));
+  const torch::Tensor noise = random16.reshape(x.sizes());
   // Adding to the two's-complement pattern grows the magnitude for either
   // sign. Finite patterns are <= 0x7F7FFFFF in magnitude, so no overflow.
   const torch::Tensor truncated = (bits + noise).bitwise_and_(static_cast<int32_t>(0xFFFF0000u));
   // The low 16 bits are zero now, so the bf16 conversion below is exact.
   const torch::Tensor rounded = torch::where(torch::isfinite(x), truncated.view(torch::kFloat32), x);
   return rounded.to(torch::kBFloat16);
+}
+
+torch::Tensor philoxRandom16(int64_t numel, const kernels::RandomStream& stream, const torch::Device& device) {
+  torch::Tensor out = torch::empty({numel}, torch::kInt32);
+  int32_t* bits = out.data_ptr<int32_t>();
+  kernels::Philox4 group{};
+  for (int64_t i = 0; i < numel; ++i) {
+    const auto index = static_cast<uint64_t>(i);
+    if ((index & 7u) == 0) group = kernels::randomGroup(stream, index >> 3);
+    bits[i] = static_cast<int32_t>(kernels::random16Of(group, index));
+  }
+  return out.to(device);
 }
 
 torch::Generator makeSeededGenerator(const torch::Device& device, uint64_t seed) {

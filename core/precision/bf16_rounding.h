@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "precision/kernels/philox.h"
+
 namespace plab {
 
 // Round-to-nearest-even, identical to fp32.to(kBFloat16).
@@ -15,6 +17,14 @@ torch::Tensor roundToBf16Nearest(const torch::Tensor& fp32);
 // with probability proportional to its distance from the lower one (unbiased).
 // NaN and +-Inf pass through. gen must live on fp32's device.
 torch::Tensor roundToBf16Stochastic(const torch::Tensor& fp32, torch::Generator& gen);
+// The same with given random bits: random16 holds one value in [0, 2^16) per
+// element (int32, same shape, same device).
+torch::Tensor roundToBf16Stochastic(const torch::Tensor& fp32, const torch::Tensor& random16);
+
+// The 16-bit random numbers of `numel` elements of a Philox stream
+// (precision/kernels/philox.h), as int32 on `device`: the bits the fused
+// kernels use for the same stream, for the tensor-op reference.
+torch::Tensor philoxRandom16(int64_t numel, const kernels::RandomStream& stream, const torch::Device& device);
 
 // A private generator for `device` seeded with `seed` (reproducible, and
 // independent of torch's global generator).

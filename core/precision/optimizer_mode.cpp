@@ -119,17 +119,26 @@ MomentPrecision momentPrecisionDefault(OptimizerMode m) {
   return MomentPrecision::Fp32;
 }
 
+std::string stepKernelsId(StepKernels k) { return k == StepKernels::Fused ? "fused" : "reference"; }
+
+StepKernels stepKernelsFromId(const std::string& id) {
+  if (id == "fused") return StepKernels::Fused;
+  if (id == "reference") return StepKernels::Reference;
+  throw ConfigError("adamw.kernels: unknown value '" + id + "' (valid: fused, reference)");
+}
+
 nlohmann::json toJson(const AdamWOptions& o) {
   return {{"lr", o.lr},   {"beta1", o.beta1},
           {"beta2", o.beta2}, {"eps", o.eps},
-          {"weight_decay", o.weight_decay}, {"moments", momentPrecisionId(o.moments)}};
+          {"weight_decay", o.weight_decay}, {"moments", momentPrecisionId(o.moments)},
+          {"kernels", stepKernelsId(o.kernels)}};
 }
 
 AdamWOptions adamWOptionsFromJson(const nlohmann::json& j) {
   using namespace json_strict;
   const std::string what = "adamw";
   requireObject(j, what);
-  rejectUnknownKeys(j, what, {"lr", "beta1", "beta2", "eps", "weight_decay", "moments", "bf16_moments"});
+  rejectUnknownKeys(j, what, {"lr", "beta1", "beta2", "eps", "weight_decay", "moments", "bf16_moments", "kernels"});
   AdamWOptions o;
   readNumber(j, "lr", what, o.lr);
   readNumber(j, "beta1", what, o.beta1);
@@ -146,6 +155,9 @@ AdamWOptions adamWOptionsFromJson(const nlohmann::json& j) {
   std::string moments = momentPrecisionId(o.moments);
   readString(j, "moments", what, moments);
   o.moments = momentPrecisionFromId(moments);
+  std::string kernels = stepKernelsId(o.kernels);
+  readString(j, "kernels", what, kernels);
+  o.kernels = stepKernelsFromId(kernels);
   // Values outside these ranges make AdamW diverge or divide by zero.
   auto require = [&](bool ok, const char* key, const char* rule) {
     if (!ok) throw ConfigError(what + "." + key + ": must be " + rule);

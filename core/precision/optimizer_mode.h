@@ -43,6 +43,14 @@ bool modeHasMomentChoice(OptimizerMode m);
 // moment-precision measurements in tests/core/test_moment_precision.cpp.
 MomentPrecision momentPrecisionDefault(OptimizerMode m);
 
+// How the bf16 write rules and "mixed" are computed: "fused" runs one pass
+// per element (precision/kernels/, CPU and CUDA twins); "reference" runs the
+// tensor-op functions of precision/steps/ (slower, several full-size fp32
+// temporaries). "fp32" and "bf16" are always torch's own tensor ops.
+enum class StepKernels { Fused, Reference };
+std::string stepKernelsId(StepKernels k);                 // "fused", "reference"
+StepKernels stepKernelsFromId(const std::string& id);     // throws ConfigError
+
 struct AdamWOptions {
   double lr = 1e-3;
   double beta1 = 0.9;
@@ -52,6 +60,7 @@ struct AdamWOptions {
   // Moments of bf16 layers in the recipes that offer a choice
   // (bf16-nearest, bf16-kahan, bf16-sr); ignored by the others.
   MomentPrecision moments = MomentPrecision::ModeDefault;
+  StepKernels kernels = StepKernels::Fused;
 };
 
 nlohmann::json toJson(const AdamWOptions& o);

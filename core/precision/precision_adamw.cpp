@@ -22,8 +22,20 @@ struct Slot {
   steps::ParamState state;  // param, m, v, master, comp (grad filled per step)
   int64_t steps = 0;        // per param, like torch: params without grads do not advance
   size_t layer = 0;         // index into Impl::layers
+  uint32_t randomStream = 0;  // Philox streams randomStream .. +2 (weight, m, v)
   UpdateWindow window;
 };
+
+// The fused kernel's name for a slot's rule.
+kernels::WeightRule fusedRuleOf(const Slot& s) {
+  if (s.rule == StepRule::Master) return kernels::WeightRule::Master;
+  switch (s.write) {
+    case steps::WeightWrite::Kahan: return kernels::WeightRule::Kahan;
+    case steps::WeightWrite::Stochastic: return kernels::WeightRule::Stochastic;
+    case steps::WeightWrite::Nearest: break;
+  }
+  return kernels::WeightRule::Nearest;
+}
 
 int64_t bytesOf(const torch::Tensor& t) {
   return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
@@ -71,18 +83,9 @@ struct PrecisionAdamW::Impl {
   int64_t stepCount = 0;
   std::vector<Slot> slots;
   std::vector<std::string> layers;
-  std::vector<std::pair<torch::Device, torch::Generator>> generators;
+  StepKernels kernels() const { return options.kernels; }
 
-  torch::Generator& generatorFor(const torch::Device& device) {
-    for (auto& [d, g] : generators)
-      if (d == device) return g;
-    generators.emplace_back(device, makeSeededGenerator(device, seed + generators.size()));
-    return generators.back().second;
-  }
-
-  // Runs the slot's step rule; returns the intended update when before32 is defined.
-  torch::Tensor runStep(Slot& s, double lr, const torch::Tensor& before32) {
-    s.steps += 1;
+  steps::StepScalars scalarsFor(const Slot& s, double lr) const {
     steps::StepScalars k;
     k.lr = lr;
     k.beta1 = options.beta1;
@@ -90,21 +93,35 @@ struct PrecisionAdamW::Impl {
     k.eps = options.eps;
     k.weightDecay = options.weight_decay;
     k.step = s.steps;
-    s.state.grad = s.tp.param.grad();
-    torch::Tensor intended;
+    return k;
+  }
+
+  // The slot's Philox streams at its current step (a pure function of seed,
+  // step and stream: nothing to save in checkpoints beyond the step counts).
+  kernels::RandomStream randomFor(const Slot& s) const {
+    kernels::RandomStream r;
+    r.seed = seed;
+    r.step = static_cast<uint32_t>(s.steps);
+    r.stream = s.randomStream;
+    return r;
+  }
+
+  bool runsFused(const Slot& s) const {
+    return options.kernels == StepKernels::Fused && (s.rule == StepRule::Bf16Write || s.rule == StepRule::Master) &&
+           steps::fusedStepRuns(s.state);
+  }
+
+  // The reference rule of the slot (tensor ops); returns the intended update
+  // when before32 is defined.
+  torch::Tensor runReferenceStep(Slot& s, double lr, const torch::Tensor& before32) {
+    const steps::StepScalars k = scalarsFor(s, lr);
     switch (s.rule) {
-      case StepRule::Fp32: intended = steps::fp32Step(s.state, k, before32); break;
-      case StepRule::Bf16Plain: intended = steps::bf16PlainStep(s.state, k, before32); break;
-      case StepRule::Master: intended = steps::masterStep(s.state, k, before32); break;
-      case StepRule::Bf16Write: {
-        const bool random = s.write == steps::WeightWrite::Stochastic || s.moments == MomentPrecision::Bf16Stochastic;
-        torch::Generator* gen = random ? &generatorFor(s.tp.param.device()) : nullptr;
-        intended = steps::bf16WriteStep(s.state, k, s.write, s.moments, gen, before32);
-        break;
-      }
+      case StepRule::Fp32: return steps::fp32Step(s.state, k, before32);
+      case StepRule::Bf16Plain: return steps::bf16PlainStep(s.state, k, before32);
+      case StepRule::Master: return steps::masterStep(s.state, k, before32);
+      case StepRule::Bf16Write: return steps::bf16WriteStep(s.state, k, s.write, s.moments, randomFor(s), before32);
     }
-    s.state.grad = torch::Tensor();
-    return intended;
+    return torch::Tensor();
   }
 };
 
@@ -165,8 +182,7 @@ PrecisionAdamW::PrecisionAdamW(std::vector<TrainableParam> params, OptimizerMode
       }
     }
     if (state_layout::hasKahan(mode, bf16)) s.state.comp = torch::zeros_like(tp.param);
-    if (s.write == steps::WeightWrite::Stochastic || s.moments == MomentPrecision::Bf16Stochastic)
-      impl_->generatorFor(tp.param.device());
+    s.randomStream = static_cast<uint32_t>(4 * impl_->slots.size());
     tp.fp32Source = torch::Tensor();  // adopted as master or not needed
 
     auto [li, newLayer] = layerIndex.emplace(tp.layer, impl_->layers.size());
@@ -194,16 +210,36 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
     const torch::Tensor& p = s.tp.param;
     if (p.grad().defined()) {
       if (p.grad().is_sparse()) throw TrainingError("optimizer: sparse gradient for '" + s.tp.name + "' is not supported");
-      const bool track = collectStats || windowOn;
-      // An fp32 copy of the compute weights before the step (a clone for fp32).
-      const torch::Tensor before32 = track ? p.to(torch::kFloat32, false, /*copy=*/true) : torch::Tensor();
-      if (windowOn && !s.window.started()) s.window.begin(before32, im.statsOptions.maxTrackedPerTensor);
-      const torch::Tensor intended = im.runStep(s, lr, before32);
-      if (collectStats) {
-        stepTermList.push_back(stepTerms(intended, before32, p.to(torch::kFloat32)));
-        stepLayer.push_back(s.layer);
+      s.steps += 1;
+      s.state.grad = p.grad();
+      if (windowOn && !s.window.started()) s.window.begin(p, im.statsOptions.maxTrackedPerTensor);
+      if (im.runsFused(s)) {
+        // One pass: the kernel adds the statistics and the window's sum itself.
+        steps::FusedExtras extras;
+        extras.random = im.randomFor(s);
+        if (windowOn) {
+          extras.windowSum = s.window.intendedSum();
+          extras.windowStride = s.window.stride();
+        }
+        extras.stats = collectStats;
+        const torch::Tensor terms =
+            steps::fusedStep(s.state, im.scalarsFor(s, lr), fusedRuleOf(s), s.moments, extras);
+        if (collectStats) {
+          stepTermList.push_back(terms);
+          stepLayer.push_back(s.layer);
+        }
+      } else {
+        const bool track = collectStats || windowOn;
+        // An fp32 copy of the compute weights before the step (a clone for fp32).
+        const torch::Tensor before32 = track ? p.to(torch::kFloat32, false, /*copy=*/true) : torch::Tensor();
+        const torch::Tensor intended = im.runReferenceStep(s, lr, before32);
+        if (collectStats) {
+          stepTermList.push_back(stepTerms(intended, before32, p.to(torch::kFloat32)));
+          stepLayer.push_back(s.layer);
+        }
+        if (windowOn) s.window.add(intended);
       }
-      if (windowOn) s.window.add(intended);
+      s.state.grad = torch::Tensor();
     }
     if (windowCloses && s.window.started()) {
       windowTermList.push_back(s.window.close(p));
@@ -269,8 +305,6 @@ std::vector<std::pair<std::string, torch::Tensor>> PrecisionAdamW::stateTensors(
     for (const auto& [suffix, t] : parts)
       if (t->defined()) out.emplace_back(s.tp.name + suffix, t->detach().cpu());
   }
-  for (size_t i = 0; i < impl_->generators.size(); ++i)
-    out.emplace_back("generator." + std::to_string(i), impl_->generators[i].second.get_state());
   return out;
 }
 
@@ -304,11 +338,6 @@ void PrecisionAdamW::loadState(const std::function<torch::Tensor(const std::stri
     impl_->stepCount = counts.at("step").get<int64_t>();
   } catch (const nlohmann::json::exception& e) {
     throw ConfigError(std::string("optimizer state: malformed step counts (") + e.what() + ")");
-  }
-  for (size_t i = 0; i < impl_->generators.size(); ++i) {
-    const torch::Tensor saved = tensor("generator." + std::to_string(i));
-    if (!saved.defined()) throw ConfigError("optimizer state: random stream " + std::to_string(i) + " is missing");
-    impl_->generators[i].second.set_state(saved);
   }
 }
 

@@ -50,8 +50,9 @@ class PrecisionAdamW {
   int64_t statisticsBytes() const;
 
   // Checkpoints: every state tensor by name ("<param>.exp_avg", ".exp_avg_sq",
-  // ".master", ".kahan"; "generator.<i>" for the random streams) and the step
-  // counts ({"step": n, "params": {name: n}}). loadState() puts them back
+  // ".master", ".kahan") and the step counts ({"step": n, "params": {name:
+  // n}}). The random streams need nothing more: Philox is keyed by the seed
+  // and the step. loadState() puts them back
   // into an optimizer built for the same params, mode and options; `tensor`
   // returns a saved tensor by name (undefined when absent). Throws
   // ConfigError on any mismatch.

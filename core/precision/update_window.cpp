@@ -19,9 +19,9 @@ int64_t UpdateWindow::bytesFor(int64_t numel, int64_t maxTracked) {
   return 2 * 8 * ((numel + stride - 1) / stride);  // start and intended sum, fp64
 }
 
-void UpdateWindow::begin(const torch::Tensor& weights32, int64_t maxTracked) {
-  stride_ = strideFor(weights32.numel(), maxTracked);
-  start_ = tracked(weights32).to(torch::kFloat64);
+void UpdateWindow::begin(const torch::Tensor& weights, int64_t maxTracked) {
+  stride_ = strideFor(weights.numel(), maxTracked);
+  start_ = tracked(weights).to(torch::kFloat64);
   intendedSum_ = torch::zeros_like(start_);
 }
 

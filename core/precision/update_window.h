@@ -13,14 +13,18 @@ namespace plab {
 class UpdateWindow {
  public:
   bool started() const { return start_.defined(); }
-  // Opens a window at the compute weights' fp32 values before its first step.
-  void begin(const torch::Tensor& weights32, int64_t maxTracked);
+  // Opens a window at the compute weights (any float dtype) before its first step.
+  void begin(const torch::Tensor& weights, int64_t maxTracked);
   void add(const torch::Tensor& intended);
   // Closes the window at the current compute weights (any float dtype):
   // returns a small fp64 tensor [<arrived - intended, intended>,
   // ||intended||^2, ||arrived - intended||^2, tracked elements] on the
   // param's device. (The residual form makes exact arrival read exactly 0.)
   torch::Tensor close(const torch::Tensor& weights);
+  // For the fused kernels, which add the intended update of every stride-th
+  // element (index / stride) themselves: the fp64 sum and the stride.
+  const torch::Tensor& intendedSum() const { return intendedSum_; }
+  int64_t stride() const { return stride_; }
   // Bytes a window over a tensor of `numel` elements holds.
   static int64_t bytesFor(int64_t numel, int64_t maxTracked);
 

@@ -4,6 +4,11 @@
 // CUDA kernel of a rule must reproduce its function (bit for bit where the
 // rule is deterministic) and is tested against it.
 //
+// The fused kernels (precision/kernels/) are the fast form of the bf16 write
+// rules and of "mixed": one pass per element, their CPU and CUDA twins bit
+// for bit equal to each other, and equal to these functions to within fp32
+// rounding of the moments (see kernels/fused_adamw.h).
+//
 // Every function updates the tensors in place and, when `before32` is
 // defined (the fp32 value of the weights the model computes with, taken just
 // before the step), returns the intended update: the change an fp32 weight
@@ -16,6 +21,7 @@
 
 #include <cstdint>
 
+#include "precision/kernels/fused_adamw.h"
 #include "precision/optimizer_mode.h"
 
 namespace plab::steps {
@@ -52,13 +58,29 @@ torch::Tensor bf16PlainStep(ParamState& p, const StepScalars& s, const torch::Te
 
 // "bf16-nearest", "bf16-kahan", "bf16-sr": the update is computed in fp32
 // from upcast state; moments and weight are then written back with their
-// rounding. gen: the run's generator on the param's device (stochastic
-// writes only; may be null otherwise).
+// rounding. random: the parameter's Philox stream (stochastic writes; the
+// weight's bits from random.stream, m's from +1, v's from +2), the same bits
+// the fused kernel draws.
 enum class WeightWrite { Nearest, Kahan, Stochastic };
 torch::Tensor bf16WriteStep(ParamState& p, const StepScalars& s, WeightWrite write, MomentPrecision moments,
-                            torch::Generator* gen, const torch::Tensor& before32);
+                            const kernels::RandomStream& random, const torch::Tensor& before32);
 
 // "mixed": fp32 AdamW on the master copy, then param = nearest(master).
 torch::Tensor masterStep(ParamState& p, const StepScalars& s, const torch::Tensor& before32);
+
+// The fused step of a bf16 parameter (rule Nearest, Kahan, Stochastic or
+// Master). Runs when fusedStepRuns(p): param and grad bf16 and contiguous,
+// on the CPU, or on CUDA in a build with the CUDA kernels.
+struct FusedExtras {
+  kernels::RandomStream random;  // as bf16WriteStep's
+  torch::Tensor windowSum;       // fp64 on the param's device, or undefined (no window open)
+  int64_t windowStride = 1;
+  bool stats = false;
+};
+bool fusedStepRuns(const ParamState& p);
+// With extras.stats, returns the step's terms [intended non-zero, rounded
+// away, ||intended||^2, ||stored change||^2, numel] (fp64, param's device).
+torch::Tensor fusedStep(ParamState& p, const StepScalars& s, kernels::WeightRule rule, MomentPrecision moments,
+                        const FusedExtras& extras);
 
 }  // namespace plab::steps

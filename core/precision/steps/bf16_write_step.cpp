@@ -7,10 +7,10 @@ namespace plab::steps {
 namespace {
 
 void writeMoment(const torch::Tensor& stored, const torch::Tensor& value32, MomentPrecision moments,
-                 torch::Generator* gen) {
+                 const kernels::RandomStream& random) {
   if (stored.scalar_type() == torch::kFloat32) return;  // updated in place already
   if (moments == MomentPrecision::Bf16Stochastic)
-    stored.copy_(roundToBf16Stochastic(value32, *gen));
+    stored.copy_(roundToBf16Stochastic(value32, philoxRandom16(value32.numel(), random, value32.device())));
   else
     stored.copy_(value32);  // round to nearest even
 }
@@ -18,15 +18,18 @@ void writeMoment(const torch::Tensor& stored, const torch::Tensor& value32, Mome
 }  // namespace
 
 torch::Tensor bf16WriteStep(ParamState& p, const StepScalars& s, WeightWrite write, MomentPrecision moments,
-                            torch::Generator* gen, const torch::Tensor& before32) {
+                            const kernels::RandomStream& random, const torch::Tensor& before32) {
   const torch::Tensor before = before32.defined() ? before32 : p.param.to(torch::kFloat32);
   const bool fp32Moments = p.m.scalar_type() == torch::kFloat32;
   const torch::Tensor m32 = fp32Moments ? p.m : p.m.to(torch::kFloat32);
   const torch::Tensor v32 = fp32Moments ? p.v : p.v.to(torch::kFloat32);
   torch::Tensor wNew = before.clone();
   adamwInPlace(wNew, p.grad.to(torch::kFloat32), m32, v32, s);
-  writeMoment(p.m, m32, moments, gen);
-  writeMoment(p.v, v32, moments, gen);
+  kernels::RandomStream stream = random;
+  stream.stream = random.stream + 1;
+  writeMoment(p.m, m32, moments, stream);
+  stream.stream = random.stream + 2;
+  writeMoment(p.v, v32, moments, stream);
 
   switch (write) {
     case WeightWrite::Nearest:
@@ -42,7 +45,7 @@ torch::Tensor bf16WriteStep(ParamState& p, const StepScalars& s, WeightWrite wri
       break;
     }
     case WeightWrite::Stochastic:
-      p.param.copy_(roundToBf16Stochastic(wNew, *gen));
+      p.param.copy_(roundToBf16Stochastic(wNew, philoxRandom16(wNew.numel(), random, wNew.device())));
       break;
   }
   return before32.defined() ? exactDifference(wNew, before32) : torch::Tensor();

@@ -1,0 +1,52 @@
+#pragma once
+// fp32 <-> bf16 by bit operations (a bf16 value is the top half of an fp32
+// bit pattern). Torch-free; the same code on the host and on the device.
+#include <cstdint>
+#include <cstring>
+
+#include "precision/kernels/host_device.h"
+
+namespace plab::kernels {
+
+PLAB_HD uint32_t bitsOf(float x) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(x);
+#else
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+#endif
+}
+
+PLAB_HD float floatOf(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+#endif
+}
+
+PLAB_HD float bf16ToFloat(uint16_t b) { return floatOf(static_cast<uint32_t>(b) << 16); }
+
+// Round to nearest, ties to even: what c10::BFloat16 and torch's
+// .to(kBFloat16) do, including NaN -> 0x7FC0.
+PLAB_HD uint16_t bf16Nearest(float x) {
+  const uint32_t u = bitsOf(x);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FC0;
+  return static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+// Stochastic rounding: add 16 uniform random bits below the bf16 mantissa and
+// truncate, so x goes up with probability proportional to its distance from
+// the lower neighbour (unbiased). Adding to the sign-magnitude pattern grows
+// the magnitude for either sign; finite patterns stay below 0x7F7FFFFF +
+// 0xFFFF, so nothing carries into the sign. NaN and +-Inf pass through.
+PLAB_HD uint16_t bf16Stochastic(float x, uint32_t random16) {
+  const uint32_t u = bitsOf(x);
+  if ((u & 0x7F800000u) == 0x7F800000u) return bf16Nearest(x);
+  return static_cast<uint16_t>((u + random16) >> 16);
+}
+
+}  // namespace plab::kernels

@@ -1,0 +1,335 @@
+// The fused optimizer kernels (core/precision/kernels/): Philox against its
+// published answers, the bit helpers against torch's conversions, the fused
+// CPU step against the tensor-op reference of precision/steps/ (same random
+// bits), determinism across thread counts, unbiased stochastic writes, and
+// the CUDA twin bit for bit against the CPU twin where a GPU is present.
+#include <QtTest/QtTest>
+#include <torch/torch.h>
+
+#include <ATen/Parallel.h>
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "precision/kernels/bf16_bits.h"
+#include "precision/kernels/philox.h"
+#include "precision/precision_adamw.h"
+
+using namespace plab;
+
+namespace {
+
+// Two tensors: one odd-sized (partial Philox groups and kernel blocks), one tiny.
+const std::vector<std::vector<int64_t>> kShapes = {{129, 257}, {3}};
+
+struct Net {
+  std::vector<torch::Tensor> params;
+  std::unique_ptr<PrecisionAdamW> opt;
+  Net(OptimizerMode mode, AdamWOptions o, const std::vector<torch::Tensor>& init, int64_t window,
+      const torch::Device& device = torch::kCPU) {
+    std::vector<TrainableParam> list;
+    for (size_t i = 0; i < init.size(); ++i) {
+      params.push_back(init[i].to(device).clone().set_requires_grad(true));
+      list.push_back({"p" + std::to_string(i), "layer" + std::to_string(i), params.back(), {}});
+    }
+    UpdateStatsOptions stats;
+    stats.window = window;
+    stats.maxTrackedPerTensor = 1000;  // sampled: stride > 1 on the big tensor
+    opt = std::make_unique<PrecisionAdamW>(list, mode, o, /*seed=*/1234, stats);
+  }
+  OptimizerStepStats step(const std::vector<torch::Tensor>& grads, double lr, bool stats) {
+    for (size_t i = 0; i < params.size(); ++i) params[i].mutable_grad() = grads[i].to(params[i].device()).clone();
+    return opt->step(lr, stats);
+  }
+  // Every state tensor of param i, on the CPU: weight, m, v, then master or Kahan buffer where kept.
+  std::vector<torch::Tensor> state(size_t i) const {
+    const std::string n = "p" + std::to_string(i);
+    std::vector<torch::Tensor> out = {params[i].detach().cpu()};
+    for (const torch::Tensor& t : {opt->firstMoment(n), opt->secondMoment(n), opt->masterWeight(n), opt->kahanCompensation(n)})
+      if (t.defined()) out.push_back(t.cpu());
+    return out;
+  }
+  std::vector<torch::Tensor> state() const {
+    std::vector<torch::Tensor> out;
+    for (size_t i = 0; i < params.size(); ++i)
+      for (const torch::Tensor& t : state(i)) out.push_back(t);
+    return out;
+  }
+};
+
+std::vector<torch::Tensor> initialWeights() {
+  std::vector<torch::Tensor> out;
+  for (const auto& shape : kShapes) out.push_back((1 + torch::rand(shape)).to(torch::kBFloat16));
+  return out;
+}
+
+std::vector<std::vector<torch::Tensor>> gradientSequence(int steps) {
+  std::vector<std::vector<torch::Tensor>> out(steps);
+  for (auto& g : out)
+    for (const auto& shape : kShapes) g.push_back(torch::randn(shape).to(torch::kBFloat16));
+  return out;
+}
+
+bool bitEqual(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!torch::equal(a[i], b[i])) return false;
+  return true;
+}
+
+struct Recipe {
+  OptimizerMode mode;
+  MomentPrecision moments;
+};
+
+void addRecipeRows() {
+  QTest::addColumn<int>("mode");
+  QTest::addColumn<int>("moments");
+  QTest::addColumn<double>("weightDecay");
+  const std::vector<std::pair<const char*, Recipe>> recipes = {
+      {"bf16-nearest, bf16 moments", {OptimizerMode::Bf16Nearest, MomentPrecision::Bf16Nearest}},
+      {"bf16-nearest, fp32 moments", {OptimizerMode::Bf16Nearest, MomentPrecision::Fp32}},
+      {"bf16-kahan, bf16-sr moments", {OptimizerMode::Bf16Kahan, MomentPrecision::Bf16Stochastic}},
+      {"bf16-kahan, fp32 moments", {OptimizerMode::Bf16Kahan, MomentPrecision::Fp32}},
+      {"bf16-sr, bf16-sr moments", {OptimizerMode::Bf16StochasticRounding, MomentPrecision::Bf16Stochastic}},
+      {"bf16-sr, bf16 moments", {OptimizerMode::Bf16StochasticRounding, MomentPrecision::Bf16Nearest}},
+      {"mixed", {OptimizerMode::Fp32MasterWeights, MomentPrecision::ModeDefault}},
+  };
+  for (const auto& [name, r] : recipes)
+    for (double wd : {0.0, 0.1})
+      QTest::newRow((std::string(name) + (wd > 0 ? ", decay" : "")).c_str()) << int(r.mode) << int(r.moments) << wd;
+}
+
+AdamWOptions optionsFor(int moments, double weightDecay, StepKernels kernels) {
+  AdamWOptions o;
+  o.moments = MomentPrecision(moments);
+  o.weight_decay = weightDecay;
+  o.kernels = kernels;
+  return o;
+}
+
+}  // namespace
+
+class FusedKernelsTest : public QObject {
+  Q_OBJECT
+ private slots:
+  // Random123's known-answer vectors for Philox4x32-10.
+  void philoxKnownAnswers() {
+    using kernels::philox4x32_10;
+    struct Case {
+      uint32_t c[4], k[2], out[4];
+    };
+    const Case cases[] = {
+        {{0, 0, 0, 0}, {0, 0}, {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
+        {{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff},
+         {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
+        {{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0xa4093822, 0x299f31d0},
+         {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
+    };
+    for (const Case& c : cases) {
+      const kernels::Philox4 r = philox4x32_10(c.c[0], c.c[1], c.c[2], c.c[3], c.k[0], c.k[1]);
+      for (int i = 0; i < 4; ++i) QCOMPARE(r.w[i], c.out[i]);
+    }
+  }
+
+  // The kernels' nearest conversion is torch's, NaN and infinities included;
+  // their stochastic one is the tensor-op reference given the same bits.
+  void bf16BitsMatchTorch() {
+    torch::manual_seed(5);
+    torch::Tensor x = torch::cat({torch::randn({100000}) * 1e3, torch::randn({1000}) * 1e-40,
+                                  torch::tensor({0.0f, -0.0f, INFINITY, -INFINITY, NAN, 3.3895314e38f, -1e-45f})});
+    const torch::Tensor theirs = x.to(torch::kBFloat16).view(torch::kInt16);
+    const torch::Tensor random16 = torch::randint(0, 1 << 16, x.sizes(), torch::kInt32);
+    const torch::Tensor reference = roundToBf16Stochastic(x, random16).view(torch::kInt16);
+    const float* xs = x.data_ptr<float>();
+    const int32_t* rs = random16.data_ptr<int32_t>();
+    const int16_t* nearest = theirs.data_ptr<int16_t>();
+    const int16_t* stochastic = reference.data_ptr<int16_t>();
+    int64_t mismatches = 0;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const uint16_t n = kernels::bf16Nearest(xs[i]), r = kernels::bf16Stochastic(xs[i], uint32_t(rs[i]));
+      if (std::isnan(xs[i])) {  // any NaN pattern will do
+        mismatches += std::isnan(kernels::bf16ToFloat(n)) && std::isnan(kernels::bf16ToFloat(r)) ? 0 : 1;
+        continue;
+      }
+      mismatches += (int16_t(n) != nearest[i]) + (int16_t(r) != stochastic[i]);
+    }
+    QCOMPARE(mismatches, int64_t(0));
+  }
+
+  // Fused and tensor-op steps see the same inputs and random bits. The first
+  // step agrees bit for bit (moments start at zero, so torch's vectorised
+  // fused multiply-add rounds as the kernel's two operations); later steps
+  // may differ by fp32 rounding of the moments, which can move a bf16 write
+  // by one ulp in rare elements.
+  void fusedMatchesTheReference_data() { addRecipeRows(); }
+  void fusedMatchesTheReference() {
+    QFETCH(int, mode);
+    QFETCH(int, moments);
+    QFETCH(double, weightDecay);
+    torch::manual_seed(11);
+    const auto init = initialWeights();
+    const auto grads = gradientSequence(30);
+    Net fused(OptimizerMode(mode), optionsFor(moments, weightDecay, StepKernels::Fused), init, 10);
+    Net reference(OptimizerMode(mode), optionsFor(moments, weightDecay, StepKernels::Reference), init, 10);
+    const double lr = 1e-2;  // about one bf16 ulp of the weights: some writes land, some round away
+    int64_t roundedFused = 0, roundedReference = 0, intended = 0;
+    std::vector<LayerWindowStats> windowsFused, windowsReference;
+    for (size_t k = 0; k < grads.size(); ++k) {
+      const OptimizerStepStats a = fused.step(grads[k], lr, true);
+      const OptimizerStepStats b = reference.step(grads[k], lr, true);
+      if (k == 0) {
+        QVERIFY(bitEqual(fused.state(), reference.state()));
+        QCOMPARE(a.layers.size(), b.layers.size());
+        for (size_t l = 0; l < a.layers.size(); ++l) {
+          QCOMPARE(a.layers[l].roundedAway, b.layers[l].roundedAway);
+          QCOMPARE(a.layers[l].intendedNonZero, b.layers[l].intendedNonZero);
+          QCOMPARE(a.layers[l].numel, b.layers[l].numel);
+          QVERIFY(std::abs(a.layers[l].intendedNormSq - b.layers[l].intendedNormSq) <= 1e-12 * b.layers[l].intendedNormSq);
+          QVERIFY(std::abs(a.layers[l].effectiveNormSq - b.layers[l].effectiveNormSq) <= 1e-12 * b.layers[l].effectiveNormSq);
+        }
+      }
+      for (const auto& l : a.layers) roundedFused += l.roundedAway, intended += l.intendedNonZero;
+      for (const auto& l : b.layers) roundedReference += l.roundedAway;
+      windowsFused.insert(windowsFused.end(), a.window.begin(), a.window.end());
+      windowsReference.insert(windowsReference.end(), b.window.begin(), b.window.end());
+    }
+    // Differences are measured against the scale of what they belong to:
+    // the weight's for the weight and the Kahan buffer (a buffer absorbs the
+    // ulp its weight was written differently), each moment's largest value
+    // for the moments (they pass through zero, where a relative difference
+    // per element means nothing).
+    double differ = 0, beyondOneUlp = 0, numel = 0, worstFp32 = 0, worstBf16 = 0;
+    for (size_t p = 0; p < kShapes.size(); ++p) {
+      const auto x = fused.state(p), y = reference.state(p);
+      QCOMPARE(x.size(), y.size());
+      const double weightScale = y[0].to(torch::kFloat64).abs().max().item<double>();
+      for (size_t i = 0; i < x.size(); ++i) {
+        const bool momentOrMaster = i > 0 && (i < 3 || x[i].scalar_type() == torch::kFloat32);
+        const double scale = momentOrMaster ? y[i].to(torch::kFloat64).abs().max().item<double>() : weightScale;
+        const double scaled =
+            ((x[i].to(torch::kFloat64) - y[i].to(torch::kFloat64)).abs().max() / scale).item<double>();
+        if (x[i].scalar_type() == torch::kBFloat16) {
+          worstBf16 = std::max(worstBf16, scaled);
+          differ += x[i].ne(y[i]).sum().item<double>();
+          beyondOneUlp += ((x[i].to(torch::kFloat64) - y[i].to(torch::kFloat64)).abs() > scale / 128).sum().item<double>();
+          numel += double(x[i].numel());
+        } else {
+          worstFp32 = std::max(worstFp32, scaled);
+        }
+      }
+    }
+    qInfo("worst difference / scale: fp32 state %.3g, bf16 state %.3g; %.0f of %.0f bf16 elements beyond one ulp",
+          worstFp32, worstBf16, beyondOneUlp, numel);
+    QVERIFY(worstFp32 < 1e-5);
+    // bf16 moments can amplify a one-ulp difference where v is tiny (an
+    // element's path then diverges): rare, never the bulk.
+    QVERIFY(beyondOneUlp <= 1e-4 * numel);
+    qInfo("after 30 steps: %.4f%% of bf16 state elements differ by one ulp; rounded away %lld vs %lld of %lld",
+          100 * differ / numel, (long long)roundedFused, (long long)roundedReference, (long long)intended);
+    QVERIFY(differ <= 0.01 * numel);
+    QVERIFY(std::abs(double(roundedFused - roundedReference)) <= 0.01 * double(intended));
+    QCOMPARE(windowsFused.size(), windowsReference.size());
+    QVERIFY(!windowsFused.empty());
+    const LayerWindowStats wf = totalOf(windowsFused), wr = totalOf(windowsReference);
+    QCOMPARE(wf.trackedElements, wr.trackedElements);
+    QVERIFY(std::abs(wf.updateLost() - wr.updateLost()) < 0.01);
+  }
+
+  // Blocks are summed in order: thread count changes nothing, statistics included.
+  void fusedIsDeterministicAcrossThreadCounts() {
+    torch::manual_seed(12);
+    const auto init = initialWeights();
+    const auto grads = gradientSequence(5);
+    std::vector<std::vector<torch::Tensor>> states;
+    std::vector<double> sums;
+    const int threads = at::get_num_threads();
+    for (int n : {1, 2}) {
+      at::set_num_threads(n);
+      Net net(OptimizerMode::Bf16Kahan, optionsFor(int(MomentPrecision::Bf16Stochastic), 0.1, StepKernels::Fused), init, 0);
+      double s = 0;
+      for (const auto& g : grads) s += totalOf(net.step(g, 1e-3, true).layers).intendedNormSq;
+      states.push_back(net.state());
+      sums.push_back(s);
+    }
+    at::set_num_threads(threads);
+    QVERIFY(bitEqual(states[0], states[1]));
+    QCOMPARE(sums[0], sums[1]);
+  }
+
+  // 1M weights at 1.0 take an intended step of 0.3 ulp down: a stochastic
+  // write goes down with probability 0.3, so the mean lands on the intended
+  // weight within the binomial standard error (5 sigma here).
+  void stochasticWriteIsUnbiased() {
+    const int64_t n = 1 << 20;
+    const double ulp = 1.0 / 256;  // bf16 spacing just below 1
+    const double lr = 0.3 * ulp;
+    AdamWOptions o;
+    o.weight_decay = 0;
+    o.moments = MomentPrecision::Fp32;
+    Net net(OptimizerMode::Bf16StochasticRounding, o, {torch::ones({n}, torch::kBFloat16)}, 0);
+    const OptimizerStepStats s = net.step({torch::ones({n}, torch::kBFloat16)}, lr, true);
+    // Constant gradient: Adam's first step is -lr / (1 + eps') exactly in fp32 arithmetic.
+    const double intended = std::sqrt(s.layers[0].intendedNormSq / double(n));
+    const double mean = net.params[0].to(torch::kFloat64).mean().item<double>();
+    const double p = intended / ulp;
+    const double se = ulp * std::sqrt(p * (1 - p) / double(n));
+    qInfo("intended %.6g (%.3f ulp); mean weight 1 - %.6g; standard error %.3g", intended, p, 1 - mean, se);
+    QVERIFY(std::abs((1 - mean) - intended) < 5 * se);
+    const double down = net.params[0].lt(1).to(torch::kFloat64).mean().item<double>();
+    QVERIFY(std::abs(down - p) < 5 * std::sqrt(p * (1 - p) / double(n)));
+  }
+
+  // Streams differ per parameter and per step: no two writes share their bits.
+  void randomStreamsAreDistinct() {
+    AdamWOptions o;
+    o.weight_decay = 0;
+    o.moments = MomentPrecision::Fp32;
+    const int64_t n = 4096;
+    Net net(OptimizerMode::Bf16StochasticRounding, o, {torch::ones({n}, torch::kBFloat16), torch::ones({n}, torch::kBFloat16)}, 0);
+    const auto ones = torch::ones({n}, torch::kBFloat16);
+    net.step({ones, ones}, 0.5 / 256, false);
+    QVERIFY(!torch::equal(net.params[0], net.params[1]));
+    // The second step of the same param is drawn from another counter.
+    Net again(OptimizerMode::Bf16StochasticRounding, o, {torch::ones({n}, torch::kBFloat16)}, 0);
+    again.step({ones}, 0.5 / 256, false);
+    QVERIFY(torch::equal(again.params[0], net.params[0]));  // same seed, same first step
+  }
+
+  // The CUDA twin against the CPU twin, bit for bit over 20 steps, state and
+  // per-step counts (sums of doubles may differ in their last bits: atomics).
+  void cudaTwinMatchesCpuTwin_data() { addRecipeRows(); }
+  void cudaTwinMatchesCpuTwin() {
+#ifndef PLAB_HAVE_CUDA_KERNELS
+    QSKIP("built without the CUDA kernels (needs LibTorch with CUDA and nvcc)");
+#else
+    if (!torch::cuda::is_available()) QSKIP("no CUDA device");
+    QFETCH(int, mode);
+    QFETCH(int, moments);
+    QFETCH(double, weightDecay);
+    torch::manual_seed(13);
+    const auto init = initialWeights();
+    const auto grads = gradientSequence(20);
+    const AdamWOptions o = optionsFor(moments, weightDecay, StepKernels::Fused);
+    Net cpu(OptimizerMode(mode), o, init, 5);
+    Net gpu(OptimizerMode(mode), o, init, 5, torch::kCUDA);
+    for (const auto& g : grads) {
+      const OptimizerStepStats a = cpu.step(g, 3e-3, true);
+      const OptimizerStepStats b = gpu.step(g, 3e-3, true);
+      for (size_t l = 0; l < a.layers.size(); ++l) {
+        QCOMPARE(a.layers[l].roundedAway, b.layers[l].roundedAway);
+        QCOMPARE(a.layers[l].intendedNonZero, b.layers[l].intendedNonZero);
+        QVERIFY(std::abs(a.layers[l].intendedNormSq - b.layers[l].intendedNormSq) <= 1e-12 * a.layers[l].intendedNormSq);
+      }
+      for (size_t w = 0; w < a.window.size(); ++w)
+        QVERIFY(std::abs(a.window[w].residualDotIntended - b.window[w].residualDotIntended) <=
+                1e-9 * std::abs(a.window[w].intendedSumSq) + 1e-30);
+    }
+    QVERIFY(bitEqual(cpu.state(), gpu.state()));
+#endif
+  }
+};
+
+QTEST_GUILESS_MAIN(FusedKernelsTest)
+#include "test_fused_kernels.moc"
