@@ -1,6 +1,10 @@
 // Time of one optimizer step per mode on a few million parameters, against
-// torch::optim::AdamW on the same shapes.
-//   bench_optimizer [elements=4000000] [steps=20] [warmup=3] [device=cpu]
+// torch::optim::AdamW on the same shapes and against the bytes each mode
+// must move (every state tensor read and written once, the gradient read):
+// "floor ms" is those bytes at the machine's measured copy bandwidth.
+// "transient" is the step's peak memory above what was resident before it
+// (CPU: peak RSS after malloc_trim; CUDA: allocator peak).
+//   bench_optimizer [elements=4000000] [steps=20] [warmup=3] [device=cpu] [threads]
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -10,6 +14,10 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <malloc.h>
+
+#include <fstream>
 
 #include "precision/precision_adamw.h"
 #include "util/blas_info.h"
@@ -51,6 +59,46 @@ double medianMs(int steps, int warmup, const torch::Device& device, const std::f
   return ms[ms.size() / 2];
 }
 
+// Copy bandwidth (bytes read + written per second) of a 256 MiB copy, the
+// best of 10 as STREAM reports it: the floor is what the machine can do.
+double copyBandwidth(const torch::Device& device) {
+  const torch::Tensor src = torch::ones({64 << 20}, torch::TensorOptions().dtype(torch::kFloat32).device(device));
+  torch::Tensor dst = torch::zeros_like(src);
+  double best = 1e30;
+  for (int i = 0; i < 10; ++i) {
+    sync(device);
+    const auto t0 = std::chrono::steady_clock::now();
+    dst.copy_(src);
+    sync(device);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return 2.0 * static_cast<double>(src.numel() * 4) / best;
+}
+
+int64_t procStatusKiB(const std::string& key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key + ":", 0) == 0) return std::atoll(line.c_str() + key.size() + 1);
+  return -1;
+}
+
+// Peak bytes one call adds above what is resident before it.
+int64_t transientBytes(const torch::Device& device, const std::function<void()>& step) {
+  if (device.is_cuda()) {
+    // Allocator peak via the Python-free API is version dependent; report the
+    // resident growth of the CUDA caching allocator instead.
+    sync(device);
+    return -1;
+  }
+  malloc_trim(0);                                       // freed temporaries must be faulted in again
+  std::ofstream("/proc/self/clear_refs") << "5";        // resets VmHWM to VmRSS
+  const int64_t before = procStatusKiB("VmRSS");
+  step();
+  const int64_t peak = procStatusKiB("VmHWM");
+  return before < 0 || peak < 0 ? -1 : (peak - before) * 1024;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -58,6 +106,7 @@ int main(int argc, char** argv) {
   const int steps = argc > 2 ? std::atoi(argv[2]) : 20;
   const int warmup = argc > 3 ? std::atoi(argv[3]) : 3;
   const torch::Device device(argc > 4 ? argv[4] : "cpu");
+  if (argc > 5) torch::set_num_threads(std::atoi(argv[5]));
   torch::manual_seed(0);
   torch::NoGradGuard noGrad;
 
@@ -73,34 +122,56 @@ int main(int argc, char** argv) {
               static_cast<long long>(numel), reference.size(), device.str().c_str(), torch::get_num_threads(),
               steps, warmup);
 
+  const double bandwidth = copyBandwidth(device);
+  std::printf("copy bandwidth: %.2f GB/s (read + write)\n", bandwidth / 1e9);
+  const auto floorMs = [&](int64_t bytes) { return 1000.0 * static_cast<double>(bytes) / bandwidth; };
+
   torch::optim::AdamW torchOpt(reference, torch::optim::AdamWOptions(1e-3).weight_decay(0.01));
   const double torchMs = medianMs(steps, warmup, device, [&] { torchOpt.step(); });
-  const int64_t torchState = numel * 8;  // exp_avg + exp_avg_sq, fp32
-  std::printf("%-30s %10s %10s %14s %14s\n", "optimizer", "ms/step", "vs torch", "state bytes", "total bytes");
-  std::printf("%-30s %10.2f %10.2f %14lld %14lld\n", "torch::optim::AdamW (fp32)", torchMs, 1.0,
-              static_cast<long long>(torchState), static_cast<long long>(16 * numel));
+  const int64_t torchMoved = numel * (2 * 4 + 4 + 2 * 8);  // param r/w, grad r, m and v r/w (fp32)
+  const int64_t torchTransient = transientBytes(device, [&] { torchOpt.step(); });
+  std::printf("%-34s %9s %9s %9s %8s %8s %14s %12s\n", "optimizer", "ms/step", "vs torch", "floor ms", "x floor",
+              "GB/s", "state bytes", "transient");
+  const auto row = [&](const std::string& name, double ms, int64_t moved, int64_t state, int64_t transient,
+                       int64_t weightBytes) {
+    std::printf("%-34s %9.2f %9.2f %9.2f %8.2f %8.2f %14lld %7.1f MiB (%.1f%% of weights)\n", name.c_str(), ms,
+                ms / torchMs, floorMs(moved), ms / floorMs(moved), static_cast<double>(moved) / (ms / 1000) / 1e9,
+                static_cast<long long>(state), static_cast<double>(transient) / (1 << 20),
+                100.0 * static_cast<double>(transient) / static_cast<double>(weightBytes));
+  };
+  row("torch::optim::AdamW (fp32)", torchMs, torchMoved, numel * 8, torchTransient, numel * 4);
 
   for (OptimizerMode mode : allOptimizerModes()) {
-    for (bool stats : {false, true}) {
-      std::vector<TrainableParam> params;
-      const bool bf16 = mode != OptimizerMode::Fp32AdamW;
-      for (size_t i = 0; i < reference.size(); ++i) {
-        torch::Tensor p = reference[i].detach().clone();
-        if (bf16) p = p.to(torch::kBFloat16);
-        p.set_requires_grad(true);
-        p.mutable_grad() = reference[i].grad().to(p.scalar_type());
-        params.push_back({"p" + std::to_string(i), "layer" + std::to_string(i / 2), p, {}});
+    const bool hasFused = mode != OptimizerMode::Fp32AdamW && mode != OptimizerMode::Bf16Plain;
+    for (StepKernels kernels : {StepKernels::Fused, StepKernels::Reference}) {
+      if (kernels == StepKernels::Reference && !hasFused) continue;
+      for (bool stats : {false, true}) {
+        std::vector<TrainableParam> params;
+        const bool bf16 = mode != OptimizerMode::Fp32AdamW;
+        for (size_t i = 0; i < reference.size(); ++i) {
+          torch::Tensor p = reference[i].detach().clone();
+          if (bf16) p = p.to(torch::kBFloat16);
+          p.set_requires_grad(true);
+          p.mutable_grad() = reference[i].grad().to(p.scalar_type());
+          params.push_back({"p" + std::to_string(i), "layer" + std::to_string(i / 2), p, {}});
+        }
+        // Without stats nothing is measured; with them, the per-step statistics
+        // and the update-lost window (20 steps) as a default run collects them.
+        UpdateStatsOptions statsOptions;
+        statsOptions.window = stats ? 20 : 0;
+        AdamWOptions options;
+        options.kernels = kernels;
+        PrecisionAdamW opt(params, mode, options, 0, statsOptions);
+        const double ms = medianMs(steps, warmup, device, [&] { opt.step(1e-3, stats); });
+        const int64_t transient = transientBytes(device, [&] { opt.step(1e-3, stats); });
+        const MemoryBreakdown mem = opt.measuredMemory();
+        const int64_t state = mem.moments + mem.master + mem.kahan;
+        const int64_t moved = 2 * (mem.weights + state) + mem.gradients;
+        std::string name = optimizerModeId(mode);
+        if (hasFused) name += kernels == StepKernels::Fused ? " fused" : " reference";
+        if (stats) name += " +stats";
+        row(name, ms, moved, state, transient, mem.weights);
       }
-      // Without stats nothing is measured; with them, the per-step statistics
-      // and the update-lost window (20 steps) as a default run collects them.
-      UpdateStatsOptions statsOptions;
-      statsOptions.window = stats ? 20 : 0;
-      PrecisionAdamW opt(params, mode, AdamWOptions{}, 0, statsOptions);
-      const double ms = medianMs(steps, warmup, device, [&] { opt.step(1e-3, stats); });
-      const MemoryBreakdown mem = opt.measuredMemory();
-      const std::string name = optimizerModeId(mode) + (stats ? " +stats" : "");
-      std::printf("%-30s %10.2f %10.2f %14lld %14lld\n", name.c_str(), ms, ms / torchMs,
-                  static_cast<long long>(mem.moments + mem.master + mem.kahan), static_cast<long long>(mem.total()));
     }
   }
   return 0;

@@ -9,9 +9,10 @@
 namespace plab::kernels {
 
 // One AdamW step of one weight in fp32, in torch::optim::AdamW's order:
-// decay, m, v, denominator, update. m and v are updated in place.
+// decay, m, v, denominator, update. m and v are updated in place. Without
+// weight decay the factor is exactly 1 and the product the weight itself.
 PLAB_HD float adamwElement(float w, float g, float& m, float& v, const AdamWScalars& s) {
-  if (s.decays) w = w * s.decay;
+  w = w * s.decay;
   m = m * s.beta1;
   m = m + s.oneMinusBeta1 * g;
   v = v * s.beta2;
@@ -24,17 +25,59 @@ PLAB_HD float loadMoment(const float* p, int64_t i) { return p[i]; }
 PLAB_HD float loadMoment(const uint16_t* p, int64_t i) { return bf16ToFloat(p[i]); }
 PLAB_HD void storeMoment(float* p, int64_t i, float x, MomentStore, uint32_t) { p[i] = x; }
 PLAB_HD void storeMoment(uint16_t* p, int64_t i, float x, MomentStore store, uint32_t random16) {
-  p[i] = store == MomentStore::Bf16Stochastic ? bf16Stochastic(x, random16) : bf16Nearest(x);
+  const uint16_t stochastic = bf16Stochastic(x, random16), nearest = bf16Nearest(x);
+  p[i] = store == MomentStore::Bf16Stochastic ? stochastic : nearest;
 }
 
-// What one element's step did, for the statistics: the fp32 weight the update
-// started from (the master in mixed mode, else the compute weight) and its
-// fp32 result, and the compute weight before and after.
+// One element's values as loaded (fp32; bf16 state upcast).
+struct ElementIn {
+  float weight;  // the compute weight (bf16 value)
+  float grad;
+  float m, v;
+  float master;  // Master only
+  float comp;    // Kahan only
+};
+
+// Its new values. `updated` is the fp32 result of the AdamW step and
+// `origin` the fp32 weight it started from (the master in mixed mode, else
+// the compute weight): their difference is the intended update.
+struct ElementOut {
+  float m, v;
+  float origin, updated;
+  uint16_t weight;  // bf16 bits written to the compute weight
+  uint16_t comp;    // Kahan only
+};
+
+// The whole step of one element as a pure function of its values: the CPU
+// loop and the CUDA kernel load, call this, and store.
+template <WeightRule Rule>
+PLAB_HD ElementOut stepValues(const ElementIn& in, const AdamWScalars& s, uint32_t randomWeight) {
+  ElementOut out{};
+  out.m = in.m;
+  out.v = in.v;
+  out.origin = Rule == WeightRule::Master ? in.master : in.weight;
+  out.updated = adamwElement(out.origin, in.grad, out.m, out.v, s);
+  if (Rule == WeightRule::Nearest || Rule == WeightRule::Master) {
+    out.weight = bf16Nearest(out.updated);
+  } else if (Rule == WeightRule::Stochastic) {
+    out.weight = bf16Stochastic(out.updated, randomWeight);
+  } else {
+    // The buffer holds what earlier writes lost; it joins this update, and
+    // what this write loses in turn goes back into it.
+    const float total = in.comp + (out.updated - in.weight);
+    out.weight = bf16Nearest(in.weight + total);
+    out.comp = bf16Nearest(total - (bf16ToFloat(out.weight) - in.weight));
+  }
+  return out;
+}
+
+// What one element's step did, for the statistics: the intended update's
+// two ends and the compute weight before and after.
 struct ElementResult {
   float origin, updated, before, after;
 };
 
-// The random bits of the element's group: weight, m and v streams.
+// The random bits of a group of 8 elements: weight, m and v streams.
 struct GroupRandoms {
   Philox4 weight, m, v;
 };
@@ -52,37 +95,27 @@ PLAB_HD GroupRandoms groupRandoms(const FusedAdamWArgs& a, uint64_t group) {
   return r;
 }
 
+// Load, step, store element i in place (the CUDA kernel's form; the CPU
+// loop does the same with its pointers hoisted for vectorisation).
 template <WeightRule Rule, typename Moment>
-PLAB_HD ElementResult stepElement(const FusedAdamWArgs& a, int64_t i, const GroupRandoms& r) {
+PLAB_HD ElementResult stepElement(const FusedAdamWArgs& a, int64_t i, uint32_t randomWeight, uint32_t randomM,
+                                  uint32_t randomV) {
   Moment* mp = static_cast<Moment*>(a.m);
   Moment* vp = static_cast<Moment*>(a.v);
-  const uint64_t index = static_cast<uint64_t>(i);
-  const float before = bf16ToFloat(a.param[i]);
-  const float g = bf16ToFloat(a.grad[i]);
-  float m = loadMoment(mp, i);
-  float v = loadMoment(vp, i);
-  const float origin = Rule == WeightRule::Master ? a.master[i] : before;
-  const float updated = adamwElement(origin, g, m, v, a.s);
-  storeMoment(mp, i, m, a.moments, random16Of(r.m, index));
-  storeMoment(vp, i, v, a.moments, random16Of(r.v, index));
-
-  uint16_t written;
-  if (Rule == WeightRule::Nearest) {
-    written = bf16Nearest(updated);
-  } else if (Rule == WeightRule::Stochastic) {
-    written = bf16Stochastic(updated, random16Of(r.weight, index));
-  } else if (Rule == WeightRule::Kahan) {
-    // The buffer holds what earlier writes lost; it joins this update, and
-    // what this write loses in turn goes back into it.
-    const float total = bf16ToFloat(a.comp[i]) + (updated - before);
-    written = bf16Nearest(before + total);
-    a.comp[i] = bf16Nearest(total - (bf16ToFloat(written) - before));
-  } else {
-    a.master[i] = updated;
-    written = bf16Nearest(updated);
-  }
-  a.param[i] = written;
-  return {origin, updated, before, bf16ToFloat(written)};
+  ElementIn in{};
+  in.weight = bf16ToFloat(a.param[i]);
+  in.grad = bf16ToFloat(a.grad[i]);
+  in.m = loadMoment(mp, i);
+  in.v = loadMoment(vp, i);
+  if (Rule == WeightRule::Master) in.master = a.master[i];
+  if (Rule == WeightRule::Kahan) in.comp = bf16ToFloat(a.comp[i]);
+  const ElementOut out = stepValues<Rule>(in, a.s, randomWeight);
+  storeMoment(mp, i, out.m, a.moments, randomM);
+  storeMoment(vp, i, out.v, a.moments, randomV);
+  if (Rule == WeightRule::Master) a.master[i] = out.updated;
+  if (Rule == WeightRule::Kahan) a.comp[i] = out.comp;
+  a.param[i] = out.weight;
+  return {out.origin, out.updated, in.weight, bf16ToFloat(out.weight)};
 }
 
 // Adds one element's intended update (exact in fp64) and stored change.

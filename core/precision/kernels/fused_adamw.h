@@ -28,8 +28,7 @@ enum class MomentStore : int32_t { Fp32, Bf16Nearest, Bf16Stochastic };
 
 // torch::optim::AdamW's scalars as the fp32 values its kernels use.
 struct AdamWScalars {
-  bool decays = false;  // weight decay on: w *= decay first
-  float decay = 1;      // 1 - lr * weight_decay
+  float decay = 1;  // 1 - lr * weight_decay (exactly 1 without decay)
   float beta1 = 0.9f, oneMinusBeta1 = 0.1f, beta2 = 0.999f, oneMinusBeta2 = 0.001f;
   float sqrtBiasCorrection2 = 1;  // sqrt(1 - beta2^t)
   float eps = 1e-8f;

@@ -44,7 +44,9 @@ __global__ void fusedAdamWKernel(FusedAdamWArgs a, double* deviceSums) {
     if (random) r = groupRandoms(a, static_cast<uint64_t>(group));
     const int64_t end = group * kGroup + kGroup < a.n ? group * kGroup + kGroup : a.n;
     for (int64_t i = group * kGroup; i < end; ++i) {
-      const ElementResult e = stepElement<Rule, Moment>(a, i, r);
+      const auto index = static_cast<uint64_t>(i);
+      const ElementResult e = stepElement<Rule, Moment>(a, i, random16Of(r.weight, index), random16Of(r.m, index),
+                                                        random16Of(r.v, index));
       if (deviceSums) addToSums(mine, e);
       if (a.windowSum && i % a.windowStride == 0)
         a.windowSum[i / a.windowStride] += static_cast<double>(e.updated) - static_cast<double>(e.origin);

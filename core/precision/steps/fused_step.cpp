@@ -14,8 +14,7 @@ namespace {
 
 kernels::AdamWScalars scalarsOf(const StepScalars& s) {
   kernels::AdamWScalars k;
-  k.decays = s.weightDecay != 0;
-  k.decay = static_cast<float>(1 - s.lr * s.weightDecay);
+  k.decay = s.weightDecay != 0 ? static_cast<float>(1 - s.lr * s.weightDecay) : 1.0f;
   k.beta1 = static_cast<float>(s.beta1);
   k.oneMinusBeta1 = static_cast<float>(1 - s.beta1);
   k.beta2 = static_cast<float>(s.beta2);

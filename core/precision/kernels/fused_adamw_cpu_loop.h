@@ -1,0 +1,168 @@
+// CPU twin of the fused AdamW step: the element math of adamw_element.h in a
+// loop the compiler vectorises, parallel over fixed blocks of elements.
+// Included by one .cpp per instruction set (PLAB_CPU_KERNEL names its entry
+// point), each compiled with -ffp-contract=off (no fused multiply-add, as the
+// CUDA twin's --fmad=false) and -fno-math-errno (sqrt without an errno
+// branch): every variant rounds identically.
+//
+// Each block runs in chunks of 64 elements: the Philox bits of the chunk's
+// 8 groups first, then the element loop (straight-line code over arrays),
+// then the statistics in 8 lanes of fp64 sums (a fixed order, so the sums
+// do not depend on the thread count), then the few window-tracked elements.
+#pragma once
+// Nothing here includes torch or the standard library's templates: every
+// function this file brings into a variant's translation unit has internal
+// linkage, so no AVX2 code can be shared with the baseline by the linker.
+#include "precision/kernels/adamw_element.h"
+#include "precision/kernels/fused_adamw_cpu.h"
+
+#ifndef PLAB_CPU_KERNEL
+#error "define PLAB_CPU_KERNEL to the entry point's name before including this file"
+#endif
+
+namespace plab::kernels {
+namespace {
+
+constexpr int64_t kChunk = 64;  // elements: 8 Philox groups
+constexpr int kLanes = 8;
+static_assert(kCpuBlock % kChunk == 0, "blocks start Philox groups");
+
+struct LaneSums {
+  double intendedNonZero[kLanes] = {}, roundedAway[kLanes] = {}, intendedSq[kLanes] = {}, changeSq[kLanes] = {};
+  void addTo(StepSums& s) const {
+    for (int l = 0; l < kLanes; ++l) {
+      s.intendedNonZero += intendedNonZero[l];
+      s.roundedAway += roundedAway[l];
+      s.intendedSq += intendedSq[l];
+      s.changeSq += changeSq[l];
+    }
+  }
+};
+
+// The chunk's random bits: Philox of its 8 groups, run side by side (one
+// lane per group, round by round) so that the rounds vectorise. Each lane
+// computes exactly randomGroup(r, group); random16Of's order follows.
+void chunkRandoms(const FusedAdamWArgs& a, int64_t first, uint32_t* out, uint32_t tag) {
+  constexpr int kGroups = kChunk / 8;
+  uint32_t c0[kGroups], c1[kGroups], c2[kGroups], c3[kGroups];
+  for (int g = 0; g < kGroups; ++g) {
+    const auto group = static_cast<uint64_t>(first / 8 + g);
+    c0[g] = static_cast<uint32_t>(group);
+    c1[g] = static_cast<uint32_t>(group >> 32);
+    c2[g] = a.random.step;
+    c3[g] = a.random.stream + tag;
+  }
+  uint32_t k0 = static_cast<uint32_t>(a.random.seed), k1 = static_cast<uint32_t>(a.random.seed >> 32);
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += kPhiloxBump0;
+      k1 += kPhiloxBump1;
+    }
+    for (int g = 0; g < kGroups; ++g) philoxRound(c0[g], c1[g], c2[g], c3[g], k0, k1);
+  }
+  for (int g = 0; g < kGroups; ++g) {
+    const uint32_t words[4] = {c0[g], c1[g], c2[g], c3[g]};
+    for (int w = 0; w < 4; ++w) {
+      out[g * 8 + 2 * w] = words[w] & 0xFFFFu;
+      out[g * 8 + 2 * w + 1] = words[w] >> 16;
+    }
+  }
+}
+
+template <WeightRule Rule, typename Moment, bool Stats>
+void stepBlock(const FusedAdamWArgs& a, int64_t begin, int64_t end, LaneSums& lanes) {
+  // Hoisted, non-aliasing pointers and scalars: what lets the loop vectorise.
+  uint16_t* __restrict param = a.param;
+  const uint16_t* __restrict grad = a.grad;
+  Moment* __restrict mp = static_cast<Moment*>(a.m);
+  Moment* __restrict vp = static_cast<Moment*>(a.v);
+  float* __restrict master = a.master;
+  uint16_t* __restrict comp = a.comp;
+  const AdamWScalars s = a.s;
+  const MomentStore store = a.moments;
+  const bool randomWeight = Rule == WeightRule::Stochastic;
+  const bool randomMoments = store == MomentStore::Bf16Stochastic;
+
+  alignas(64) uint32_t rw[kChunk] = {}, rm[kChunk] = {}, rv[kChunk] = {};
+  alignas(64) float origin[kChunk], updated[kChunk], before[kChunk], after[kChunk];
+  for (int64_t c = begin; c < end; c += kChunk) {
+    const int64_t len = end - c < kChunk ? end - c : kChunk;
+    if (randomWeight) chunkRandoms(a, c, rw, 0);
+    if (randomMoments) {
+      chunkRandoms(a, c, rm, 1);
+      chunkRandoms(a, c, rv, 2);
+    }
+    for (int64_t j = 0; j < len; ++j) {
+      const int64_t i = c + j;
+      ElementIn in{};
+      in.weight = bf16ToFloat(param[i]);
+      in.grad = bf16ToFloat(grad[i]);
+      in.m = loadMoment(mp, i);
+      in.v = loadMoment(vp, i);
+      if (Rule == WeightRule::Master) in.master = master[i];
+      if (Rule == WeightRule::Kahan) in.comp = bf16ToFloat(comp[i]);
+      const ElementOut out = stepValues<Rule>(in, s, rw[j]);
+      storeMoment(mp, i, out.m, store, rm[j]);
+      storeMoment(vp, i, out.v, store, rv[j]);
+      if (Rule == WeightRule::Master) master[i] = out.updated;
+      if (Rule == WeightRule::Kahan) comp[i] = out.comp;
+      param[i] = out.weight;
+      origin[j] = out.origin;
+      updated[j] = out.updated;
+      before[j] = in.weight;
+      after[j] = bf16ToFloat(out.weight);
+    }
+    if (Stats) {
+      // Element j goes to lane j % 8, in a loop over whole lane rows.
+      for (int64_t j0 = 0; j0 < len; j0 += kLanes) {
+        const int width = static_cast<int>(len - j0 < kLanes ? len - j0 : kLanes);
+        for (int l = 0; l < width; ++l) {
+          const int64_t j = j0 + l;
+          const double intended = static_cast<double>(updated[j]) - static_cast<double>(origin[j]);
+          const double change = static_cast<double>(after[j]) - static_cast<double>(before[j]);
+          const double nonZero = intended != 0 ? 1.0 : 0.0;
+          lanes.intendedNonZero[l] += nonZero;
+          lanes.roundedAway[l] += after[j] == before[j] ? nonZero : 0.0;
+          lanes.intendedSq[l] += intended * intended;
+          lanes.changeSq[l] += change * change;
+        }
+      }
+    }
+    if (a.windowSum) {
+      const int64_t stride = a.windowStride;
+      for (int64_t i = (c + stride - 1) / stride * stride; i < c + len; i += stride)
+        a.windowSum[i / stride] += static_cast<double>(updated[i - c]) - static_cast<double>(origin[i - c]);
+    }
+  }
+}
+
+template <WeightRule Rule, typename Moment>
+void runRange(const FusedAdamWArgs& a, int64_t begin, int64_t end, StepSums* sums) {
+  LaneSums lanes;
+  if (sums)
+    stepBlock<Rule, Moment, true>(a, begin, end, lanes);
+  else
+    stepBlock<Rule, Moment, false>(a, begin, end, lanes);
+  if (sums) lanes.addTo(*sums);
+}
+
+template <WeightRule Rule>
+void runRule(const FusedAdamWArgs& a, int64_t begin, int64_t end, StepSums* sums) {
+  if (a.moments == MomentStore::Fp32)
+    runRange<Rule, float>(a, begin, end, sums);
+  else
+    runRange<Rule, uint16_t>(a, begin, end, sums);
+}
+
+}  // namespace
+
+void PLAB_CPU_KERNEL(const FusedAdamWArgs& a, int64_t begin, int64_t end, StepSums* sums) {
+  switch (a.rule) {
+    case WeightRule::Nearest: runRule<WeightRule::Nearest>(a, begin, end, sums); break;
+    case WeightRule::Kahan: runRule<WeightRule::Kahan>(a, begin, end, sums); break;
+    case WeightRule::Stochastic: runRule<WeightRule::Stochastic>(a, begin, end, sums); break;
+    case WeightRule::Master: runRule<WeightRule::Master>(a, begin, end, sums); break;
+  }
+}
+
+}  // namespace plab::kernels
