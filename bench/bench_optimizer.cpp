@@ -145,7 +145,11 @@ int main(int argc, char** argv) {
     const bool hasFused = mode != OptimizerMode::Fp32AdamW && mode != OptimizerMode::Bf16Plain;
     for (StepKernels kernels : {StepKernels::Fused, StepKernels::Reference}) {
       if (kernels == StepKernels::Reference && !hasFused) continue;
-      for (bool stats : {false, true}) {
+      // none: nothing measured; window: the update-lost window alone (20
+      // steps), what most training steps carry; stats: the per-step
+      // statistics too, as on a layer-stats step.
+      for (int collect = 0; collect < 3; ++collect) {
+        const bool stats = collect == 2;
         std::vector<TrainableParam> params;
         const bool bf16 = mode != OptimizerMode::Fp32AdamW;
         for (size_t i = 0; i < reference.size(); ++i) {
@@ -155,10 +159,8 @@ int main(int argc, char** argv) {
           p.mutable_grad() = reference[i].grad().to(p.scalar_type());
           params.push_back({"p" + std::to_string(i), "layer" + std::to_string(i / 2), p, {}});
         }
-        // Without stats nothing is measured; with them, the per-step statistics
-        // and the update-lost window (20 steps) as a default run collects them.
         UpdateStatsOptions statsOptions;
-        statsOptions.window = stats ? 20 : 0;
+        statsOptions.window = collect > 0 ? 20 : 0;
         AdamWOptions options;
         options.kernels = kernels;
         PrecisionAdamW opt(params, mode, options, 0, statsOptions);
@@ -169,7 +171,8 @@ int main(int argc, char** argv) {
         const int64_t moved = 2 * (mem.weights + state) + mem.gradients;
         std::string name = optimizerModeId(mode);
         if (hasFused) name += kernels == StepKernels::Fused ? " fused" : " reference";
-        if (stats) name += " +stats";
+        if (collect == 1) name += " +window";
+        if (collect == 2) name += " +window +stats";
         row(name, ms, moved, state, transient, mem.weights);
       }
     }

@@ -111,6 +111,25 @@ struct PrecisionAdamW::Impl {
            steps::fusedStepRuns(s.state);
   }
 
+  // Steps a torch-op slot (fp32 or bf16 rule) and returns the intended update
+  // of its window's sampled elements only, computed as the full-size path
+  // computes it (fp32: the change itself; bf16: fp32 arithmetic on the
+  // inputs read before the step).
+  torch::Tensor stepWithSampledIntended(Slot& s, double lr) {
+    const steps::StepScalars k = scalarsFor(s, lr);
+    const UpdateWindow& w = s.window;
+    const torch::Tensor before = w.sample(s.state.param).to(torch::kFloat64);
+    if (s.rule == StepRule::Fp32) {
+      steps::fp32Step(s.state, k, torch::Tensor());
+      return w.sample(s.state.param).to(torch::kFloat64) - before;
+    }
+    const auto copy32 = [&](const torch::Tensor& t) { return w.sample(t).to(torch::kFloat32, false, /*copy=*/true); };
+    torch::Tensor w32 = copy32(s.state.param);
+    steps::adamwInPlace(w32, copy32(s.state.grad), copy32(s.state.m), copy32(s.state.v), k);
+    steps::bf16PlainStep(s.state, k, torch::Tensor());
+    return steps::exactDifference(w32, before);
+  }
+
   // The reference rule of the slot (tensor ops); returns the intended update
   // when before32 is defined.
   torch::Tensor runReferenceStep(Slot& s, double lr, const torch::Tensor& before32) {
@@ -228,6 +247,9 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
           stepTermList.push_back(terms);
           stepLayer.push_back(s.layer);
         }
+      } else if (windowOn && !collectStats && (s.rule == StepRule::Fp32 || s.rule == StepRule::Bf16Plain)) {
+        // Only the window's sampled elements are needed: no full-size copy.
+        s.window.addSampled(im.stepWithSampledIntended(s, lr));
       } else {
         const bool track = collectStats || windowOn;
         // An fp32 copy of the compute weights before the step (a clone for fp32).

@@ -27,6 +27,10 @@ void UpdateWindow::begin(const torch::Tensor& weights, int64_t maxTracked) {
 
 void UpdateWindow::add(const torch::Tensor& intended) { intendedSum_.add_(tracked(intended).to(torch::kFloat64)); }
 
+void UpdateWindow::addSampled(const torch::Tensor& intendedSample) {
+  intendedSum_.add_(intendedSample.to(torch::kFloat64));
+}
+
 torch::Tensor UpdateWindow::close(const torch::Tensor& weights) {
   const torch::Tensor arrived = tracked(weights).to(torch::kFloat64).sub_(start_);
   const torch::Tensor residual = arrived - intendedSum_;

@@ -16,6 +16,10 @@ class UpdateWindow {
   // Opens a window at the compute weights (any float dtype) before its first step.
   void begin(const torch::Tensor& weights, int64_t maxTracked);
   void add(const torch::Tensor& intended);
+  // The tracked elements of a tensor of the parameter's shape (a strided
+  // view), and add() for an intended update given on them only.
+  torch::Tensor sample(const torch::Tensor& t) const { return tracked(t); }
+  void addSampled(const torch::Tensor& intendedSample);
   // Closes the window at the current compute weights (any float dtype):
   // returns a small fp64 tensor [<arrived - intended, intended>,
   // ||intended||^2, ||arrived - intended||^2, tracked elements] on the

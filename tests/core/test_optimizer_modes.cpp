@@ -411,6 +411,34 @@ class OptimizerModesTest : public QObject {
     }
   }
 
+  // Steps without per-step statistics feed the window from its sampled
+  // elements only (no full-size copy); the window must read the same.
+  void windowIsTheSameWithOrWithoutStepStats() {
+    for (OptimizerMode mode : allOptimizerModes()) {
+      std::vector<LayerWindowStats> got[2];
+      for (int withStats = 0; withStats < 2; ++withStats) {
+        torch::manual_seed(21);
+        torch::Tensor w = (1 + torch::rand({300})).to(mode == OptimizerMode::Fp32AdamW ? torch::kFloat32 : torch::kBFloat16);
+        w.set_requires_grad(true);
+        UpdateStatsOptions stats;
+        stats.window = 5;
+        stats.maxTrackedPerTensor = 100;  // stride 3
+        PrecisionAdamW opt({{"w", "layer", w, {}}}, mode, AdamWOptions{}, 3, stats);
+        for (int k = 0; k < 10; ++k) {
+          w.mutable_grad() = torch::randn({300}).to(w.scalar_type());
+          for (const auto& l : opt.step(1e-2, withStats == 1).window) got[withStats].push_back(l);
+        }
+      }
+      QCOMPARE(got[0].size(), size_t(2));
+      QCOMPARE(got[1].size(), size_t(2));
+      for (size_t i = 0; i < 2; ++i) {
+        QCOMPARE(got[0][i].trackedElements, got[1][i].trackedElements);
+        QCOMPARE(got[0][i].intendedSumSq, got[1][i].intendedSumSq);
+        QCOMPARE(got[0][i].residualDotIntended, got[1][i].residualDotIntended);
+      }
+    }
+  }
+
   void largeTensorsAreSampledEvenly() {
     torch::Tensor w = torch::full({1000}, 1.0f, torch::kBFloat16).set_requires_grad(true);
     AdamWOptions o;
