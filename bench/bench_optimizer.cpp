@@ -19,6 +19,10 @@
 
 #include <fstream>
 
+#ifdef PLAB_HAVE_CUDA_KERNELS
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
 #include "precision/precision_adamw.h"
 #include "util/blas_info.h"
 
@@ -86,10 +90,19 @@ int64_t procStatusKiB(const std::string& key) {
 // Peak bytes one call adds above what is resident before it.
 int64_t transientBytes(const torch::Device& device, const std::function<void()>& step) {
   if (device.is_cuda()) {
-    // Allocator peak via the Python-free API is version dependent; report the
-    // resident growth of the CUDA caching allocator instead.
+#ifdef PLAB_HAVE_CUDA_KERNELS
+    // The caching allocator's peak of allocated bytes (stat 0: all pools).
+    namespace alloc = c10::cuda::CUDACachingAllocator;
+    const int index = device.has_index() ? device.index() : 0;
     sync(device);
+    alloc::resetPeakStats(index);
+    const int64_t before = alloc::getDeviceStats(index).allocated_bytes[0].current;
+    step();
+    sync(device);
+    return alloc::getDeviceStats(index).allocated_bytes[0].peak - before;
+#else
     return -1;
+#endif
   }
   malloc_trim(0);                                       // freed temporaries must be faulted in again
   std::ofstream("/proc/self/clear_refs") << "5";        // resets VmHWM to VmRSS

@@ -15,7 +15,8 @@ const char* const kBenchHelp =
     "\n"
     "Trains the built-in default model (tiny GPT-2, default corpus, linear-bf16\n"
     "plan) for N steps (default 20) in each optimizer mode and prints tokens/s,\n"
-    "ms/step (first step excluded as warm-up) and training-state memory.\n";
+    "ms/step (first step excluded as warm-up), training-state memory and the\n"
+    "measured peak of one step above the memory resident before it.\n";
 
 int benchCommand(Args& args) {
   if (args.wantsHelp()) {
@@ -31,7 +32,7 @@ int benchCommand(Args& args) {
             << (blas.slow ? "  -- the unoptimised reference: fp32 figures will be far too slow" : "") << '\n';
   std::cout << std::left << std::setw(30) << "mode" << std::right << std::setw(12) << "tokens/s" << std::setw(10)
             << "ms/step" << std::setw(13) << "memory KiB" << std::setw(12) << "vs fp32" << std::setw(12)
-            << "final loss" << '\n';
+            << "final loss" << std::setw(16) << "step peak KiB" << '\n';
   int exitCode = kOk;
   for (OptimizerMode mode : allOptimizerModes()) {
     RunConfig c = defaultRunConfig();
@@ -65,7 +66,8 @@ int benchCommand(Args& args) {
               << std::setprecision(0) << std::setw(12) << (msPerStep > 0 ? tokensPerStep / (msPerStep / 1000.0) : 0)
               << std::setprecision(2) << std::setw(10) << msPerStep << std::setprecision(1) << std::setw(13)
               << r.memory.total() / 1024.0 << std::setw(11) << 0.0 - 100 * r.memorySavedFraction << '%'
-              << std::setprecision(4) << std::setw(12) << r.finalLoss << '\n';
+              << std::setprecision(4) << std::setw(12) << r.finalLoss << std::setprecision(0) << std::setw(16)
+              << (r.stepPeakBytes ? std::to_string(*r.stepPeakBytes / 1024) : std::string("n/a")) << '\n';
     std::cout.unsetf(std::ios::fixed);
   }
   return exitCode;

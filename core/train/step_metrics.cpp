@@ -144,6 +144,7 @@ nlohmann::json toJson(const RunResult& r) {
   j["final_val_loss"] = r.finalValLoss ? number(*r.finalValLoss) : json(nullptr);
   j["mean_update_lost"] = r.meanUpdateLost ? number(*r.meanUpdateLost) : json(nullptr);
   j["mean_update_error"] = r.meanUpdateError ? number(*r.meanUpdateError) : json(nullptr);
+  j["step_peak_bytes"] = r.stepPeakBytes ? json(*r.stepPeakBytes) : json(nullptr);
   return j;
 }
 

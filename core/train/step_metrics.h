@@ -81,6 +81,11 @@ struct RunResult {
   std::optional<double> meanUpdateError;
   MemoryBreakdown memory;
   double memorySavedFraction = 0;   // 1 - memory.total / fp32Baseline.total
+  // Measured peak of one training step (step 2, or 1 in a one-step run)
+  // above the memory resident when it began: activations, temporaries and
+  // the optimizer's transients (util/step_memory.h). Unset where it cannot
+  // be measured.
+  std::optional<int64_t> stepPeakBytes;
 };
 
 nlohmann::json toJson(const StepMetrics& m);

@@ -20,6 +20,7 @@
 #include "train/lr_schedule.h"
 #include "train/metrics_writer.h"
 #include "train/model_loading.h"
+#include "util/step_memory.h"
 #include "util/atomic_file.h"
 #include "util/blas_info.h"
 #include "util/errors.h"
@@ -277,6 +278,10 @@ class Session {
       StepMetrics m;
       m.step = step;
       m.lr = scheduledLr(cfg_, step);
+      // One step's real peak memory, measured once: on the second step this
+      // process runs (the first warms up the allocator), or the only one.
+      std::optional<StepMemoryProbe> probe;
+      if (step == std::min<int64_t>(firstStep_ + 1, cfg_.steps)) probe.emplace(device_.str());
       const auto stepStart = Clock::now();
 
       optimizer_->zeroGrad();
@@ -325,6 +330,7 @@ class Session {
         ++windowCount_;
       }
       m.memory = optimizer_->measuredMemory();
+      if (probe) stepPeakBytes_ = probe->peakAboveStart();
 
       const double stepSeconds = std::chrono::duration<double>(Clock::now() - stepStart).count();
       trainSeconds_ += stepSeconds;
@@ -405,6 +411,7 @@ class Session {
     for (const StepMetrics& m : steps_)
       if (std::isfinite(m.loss)) tokens += info_.tokensPerStep;
     r.meanTokensPerSecond = trainSeconds_ > 0 ? double(tokens) / trainSeconds_ : 0.0;
+    r.stepPeakBytes = stepPeakBytes_;
     r.meanRoundedAwayFraction = roundedAwayCount_ > 0 ? roundedAwaySum_ / double(roundedAwayCount_) : 0.0;
     if (windowCount_ > 0) {
       r.meanUpdateLost = updateLostSum_ / double(windowCount_);
@@ -425,6 +432,7 @@ class Session {
   const RunConfig& cfg_;
   const Trainer::Callbacks& cb_;
   torch::Device device_{torch::kCPU};
+  std::optional<int64_t> stepPeakBytes_;
   std::mt19937_64 rng_;
   int64_t firstStep_ = 1;  // > 1 when resumed from a checkpoint
   std::shared_ptr<CausalLM> model_;

@@ -1,0 +1,30 @@
+#pragma once
+// Peak memory of one piece of work (a training step) above what was resident
+// when it began: what its activations, gradients and temporaries really
+// take, beside the predicted bytes of the training state.
+//   CPU: the process's peak RSS (VmHWM) minus its RSS at the start, after
+//        malloc_trim (freed memory must be faulted in again to count) and a
+//        reset of the high-water mark (/proc/self/clear_refs).
+//   CUDA: the caching allocator's peak of allocated bytes minus its
+//        allocated bytes at the start (builds with CUDA kernels only).
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace plab {
+
+class StepMemoryProbe {
+ public:
+  // device: "cpu" or "cuda[:N]". Starts measuring.
+  explicit StepMemoryProbe(const std::string& device);
+  // The peak above the start so far; nullopt where it cannot be measured
+  // (no /proc, or CUDA without the allocator's statistics in this build).
+  std::optional<int64_t> peakAboveStart() const;
+
+ private:
+  bool cuda_ = false;
+  int index_ = 0;
+  std::optional<int64_t> start_;
+};
+
+}  // namespace plab
