@@ -52,11 +52,54 @@ plab::RunRecord syntheticRun(int run, int steps) {
 class TestCharts : public QObject {
   Q_OBJECT
  private slots:
+  // EMA smoothing: debiased (the first point is the raw one), continued
+  // across live updates, with the raw curve kept faint behind.
+  void smoothingDrawsAnEmaOverTheFaintRawCurve() {
+    LossChart chart;
+    std::vector<plab::RunRecord> runs = {syntheticRun(0, 12)};
+    chart.showRuns(runs);
+    QVERIFY(!chart.rawGraph(0)->visible());
+    QCOMPARE(chart.trainGraph(0)->data()->at(4)->value, runs[0].steps[4].loss);
+
+    chart.setSmoothing(0.8);
+    chart.showRuns(runs);
+    QVERIFY(chart.rawGraph(0)->visible());
+    QVERIFY(chart.rawGraph(0)->pen().color().alpha() < 100);
+    QCOMPARE(chart.rawGraph(0)->data()->at(4)->value, runs[0].steps[4].loss);
+    QCOMPARE(chart.trainGraph(0)->data()->at(0)->value, runs[0].steps[0].loss);
+    runs[0].steps.push_back(syntheticStep(13, 0));
+    chart.showRuns(runs);  // appends
+    double biased = 0, correction = 1, expected = 0;
+    for (const auto& m : runs[0].steps) {
+      biased = 0.8 * biased + 0.2 * m.loss;
+      correction *= 0.8;
+      expected = biased / (1 - correction);
+    }
+    QCOMPARE(chart.trainGraph(0)->dataCount(), 13);
+    QVERIFY(qAbs(chart.trainGraph(0)->data()->at(12)->value - expected) < 1e-12);
+    QVERIFY(chart.trainGraph(0)->data()->at(12)->value != runs[0].steps.back().loss);
+  }
+
+  void legendLabelsDropTheSharedPrefix() {
+    std::vector<plab::RunRecord> runs = {syntheticRun(0, 1), syntheticRun(1, 1)};
+    runs[0].config.name = "tiny-gpt2-finetune-bf16";
+    runs[1].config.name = "tiny-gpt2-finetune-fp32";
+    LossChart chart;
+    chart.showRuns(runs);
+    QCOMPARE(chart.trainGraph(0)->name(), QString("bf16"));
+    QCOMPARE(chart.trainGraph(1)->name(), QString("fp32"));
+    runs[1].config.name = "an-exceptionally-long-run-name-for-a-legend";
+    chart.showRuns(runs);
+    QCOMPARE(chart.trainGraph(0)->name(), QString("tiny-gpt2-finetune-bf16"));
+    QVERIFY(chart.trainGraph(1)->name().size() <= 24);
+    QVERIFY(chart.trainGraph(1)->name().contains("…"));
+  }
+
   void lossChartHasTrainAndValPerRun() {
     LossChart chart;
     std::vector<plab::RunRecord> runs = {syntheticRun(0, 10), syntheticRun(1, 7)};
     chart.showRuns(runs);
-    QCOMPARE(chart.graphCount(), 4);
+    QCOMPARE(chart.graphCount(), 6);  // train, faint raw (for smoothing), val
     QCOMPARE(chart.trainGraph(0)->dataCount(), 10);
     QCOMPARE(chart.valGraph(0)->dataCount(), 2);   // steps 5 and 10
     QCOMPARE(chart.trainGraph(1)->dataCount(), 7);
@@ -70,10 +113,10 @@ class TestCharts : public QObject {
     runs[1].steps.push_back(syntheticStep(8, 1));
     chart.showRuns(runs);
     QCOMPARE(chart.trainGraph(1)->dataCount(), 8);
-    QCOMPARE(chart.graphCount(), 4);
+    QCOMPARE(chart.graphCount(), 6);
     runs.push_back(syntheticRun(2, 3));
     chart.showRuns(runs);
-    QCOMPARE(chart.graphCount(), 6);
+    QCOMPARE(chart.graphCount(), 9);
 
     // A cleared session starts over.
     chart.showRuns({});
