@@ -244,6 +244,7 @@ void MainWindow::connectSignals() {
 
   // A run added, shown or hidden can change the other rows' colour shades.
   connect(&store_, &RunStore::runAdded, this, [this] {
+    if (loadingRuns_) return;
     table_->refreshAll();
     updateButtons();
   });

@@ -146,6 +146,7 @@ class MainWindow : public QMainWindow {
   QLabel* startBlocked_ = nullptr;
   QString lastError_;
   int runCounter_ = 0;
+  bool loadingRuns_ = false;  // the table is refreshed once after a folder's runs are added
 };
 
 }  // namespace plab::ui

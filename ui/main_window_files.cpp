@@ -72,6 +72,7 @@ void MainWindow::loadWorkspace() {
 int MainWindow::addRunFolders(const QStringList& folders, bool linked) {
   int added = 0;
   QStringList problems;
+  loadingRuns_ = true;
   for (const QString& folder : folders) {
     if (store_.findFolder(folder) >= 0) continue;
     try {
@@ -82,6 +83,9 @@ int MainWindow::addRunFolders(const QStringList& folders, bool linked) {
       problems << QString::fromUtf8(e.what());
     }
   }
+  loadingRuns_ = false;
+  table_->refreshAll();
+  updateButtons();
   // Next session's run names continue the numbering: run7-bf16 after run6-fp32.
   static const QRegularExpression numbered("^run(\\d+)-");
   for (int i = 0; i < store_.size(); ++i) {

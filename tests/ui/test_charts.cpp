@@ -80,6 +80,47 @@ class TestCharts : public QObject {
     QVERIFY(chart.trainGraph(0)->data()->at(12)->value != runs[0].steps.back().loss);
   }
 
+  // x against steps, tokens or wall time, log x, and the hover readout.
+  void xAxisChoiceAndReadout() {
+    LossChart chart;
+    std::vector<plab::RunRecord> runs = {syntheticRun(0, 10), syntheticRun(1, 10)};
+    runs[0].info.tokensPerStep = 256;
+    runs[1].info.tokensPerStep = 0;  // unknown: batch x accumulation x sequence from the config
+    chart.setXAxisKind(XAxisKind::Tokens);
+    chart.showRuns(runs);
+    QCOMPARE(chart.trainGraph(0)->data()->at(2)->key, 3.0 * 256);
+    const auto& c = runs[1].config;
+    QCOMPARE(chart.trainGraph(1)->data()->at(0)->key, double(c.batch_size * c.grad_accum * c.seq_len));
+    QCOMPARE(chart.xAxis->label(), QString("tokens"));
+    chart.setXAxisKind(XAxisKind::WallTime);
+    chart.showRuns({});
+    chart.showRuns(runs);
+    QCOMPARE(chart.trainGraph(0)->data()->at(2)->key, runs[0].steps[2].elapsedSeconds);
+    chart.setLogX(true);
+    QVERIFY(chart.logX());
+    QCOMPARE(chart.xAxis->scaleType(), QCPAxis::stLogarithmic);
+
+    // Readout at the cursor: every run's value at its nearest point.
+    const QString text = chart.readoutAt(runs[0].steps[4].elapsedSeconds + 0.01);
+    QVERIFY2(text.startsWith("wall time (s): 0.5"), qPrintable(text));
+    QVERIFY2(text.contains(QString("run0: %1").arg(runs[0].steps[4].loss, 0, 'g', 5)), qPrintable(text));
+    QVERIFY2(text.contains(QString("run1: %1").arg(runs[1].steps[4].loss, 0, 'g', 5)), qPrintable(text));
+    QVERIFY(!text.contains("(raw)") && !text.contains("(val)"));
+    QVERIFY(LossChart().readoutAt(1).isEmpty());
+  }
+
+  void heatmapScaleIsTheUsersAndShared() {
+    LayerHeatmap map;
+    std::vector<plab::RunRecord> runs = {syntheticRun(0, 8)};
+    map.showRuns(runs);
+    QCOMPARE(map.colorMap()->dataRange(), QCPRange(0, 100));
+    map.setScaleMax(10);
+    QCOMPARE(map.colorMap()->dataRange(), QCPRange(0, 10));
+    runs.push_back(syntheticRun(1, 8));
+    map.showRuns(runs);  // another run keeps the user's scale
+    QCOMPARE(map.colorMap()->dataRange(), QCPRange(0, 10));
+  }
+
   void legendLabelsDropTheSharedPrefix() {
     std::vector<plab::RunRecord> runs = {syntheticRun(0, 1), syntheticRun(1, 1)};
     runs[0].config.name = "tiny-gpt2-finetune-bf16";

@@ -26,7 +26,7 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
   layout->setContentsMargins(0, 0, 0, 0);
 
   auto* controls = new QHBoxLayout;
-  logScale_ = new QCheckBox("Log-scale loss");
+  logScale_ = new QCheckBox("Log y (loss)");
   logScale_->setObjectName("logScaleLoss");
   difference_ = new QCheckBox("Loss minus fp32");
   difference_->setObjectName("lossMinusFp32");
@@ -50,24 +50,39 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
   smoothing_->setMaximumWidth(110);
   smoothing_->setToolTip("EMA smoothing of the train loss (the raw curve stays faint behind)");
   auto* smoothingLabel = new QLabel("Smooth 0.00");
+  xAxis_ = new QComboBox;
+  xAxis_->setObjectName("xAxisKind");
+  xAxis_->addItem("x: steps", int(XAxisKind::Steps));
+  xAxis_->addItem("x: tokens", int(XAxisKind::Tokens));
+  xAxis_->addItem("x: wall time", int(XAxisKind::WallTime));
+  logX_ = new QCheckBox("Log x");
+  logX_->setObjectName("logX");
+  heatmapScale_ = new QComboBox;
+  heatmapScale_->setObjectName("heatmapScale");
+  heatmapScale_->setToolTip("Colour scale of the heatmap, the same for every run (not fitted to the data)");
+  for (double max : {100.0, 50.0, 20.0, 10.0, 5.0, 1.0}) heatmapScale_->addItem(QString("0–%1 %").arg(max), max);
   auto* reset = new QPushButton("Reset zoom");
-  reset->setToolTip("Drag to pan, wheel to zoom; right-click a chart to export it as PNG or PDF");
+  controls->addWidget(xAxis_);
+  controls->addWidget(logX_);
   controls->addWidget(logScale_);
   controls->addWidget(difference_);
   controls->addWidget(smoothingLabel);
   controls->addWidget(smoothing_);
   controls->addWidget(follow_);
-  controls->addSpacing(16);
-  controls->addWidget(new QLabel("Heatmap:"));
-  controls->addWidget(heatmapMetric_);
-  controls->addWidget(heatmapRun_);
   controls->addStretch();
   controls->addWidget(reset);
-  reset->setToolTip("Drag: pan · wheel: zoom · right-click a chart: export PNG or PDF");
+  reset->setToolTip("Drag: pan · wheel: zoom · hover: every run's value · right-click a chart: export PNG or PDF");
   layout->addLayout(controls);
 
+  // The legend shares its row with the heatmap's controls.
+  auto* second = new QHBoxLayout;
   legend_ = new RunLegend;
-  layout->addWidget(legend_);
+  second->addWidget(legend_, 1);
+  second->addWidget(new QLabel("Heatmap:"));
+  second->addWidget(heatmapMetric_);
+  second->addWidget(heatmapRun_);
+  second->addWidget(heatmapScale_);
+  layout->addLayout(second);
 
   auto* grid = new QGridLayout;
   grid->setSpacing(4);
@@ -118,6 +133,19 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
     loss_->setSmoothing(value / 100.0);
     refreshNow();
   });
+  connect(xAxis_, &QComboBox::currentIndexChanged, this, [this] {
+    for (RunChart* c : charts()) {
+      c->setXAxisKind(XAxisKind(xAxis_->currentData().toInt()));
+      c->showRuns({});  // every key changes: draw again
+    }
+    refreshNow();
+    for (RunChart* c : charts()) c->resetView();
+  });
+  connect(logX_, &QCheckBox::toggled, this, [this](bool on) {
+    for (RunChart* c : charts()) c->setLogX(on);
+  });
+  connect(heatmapScale_, &QComboBox::currentIndexChanged, this,
+          [this] { heatmap_->setScaleMax(heatmapScale_->currentData().toDouble()); });
   connect(follow_, &QCheckBox::toggled, this, [this](bool on) {
     for (RunChart* c : charts()) c->setFollow(on);
   });

@@ -1,7 +1,8 @@
 #pragma once
 // The live charts in a grid with their controls (log-scale loss, loss
-// minus fp32's, loss smoothing, follow new data, heatmap metric and run,
-// reset zoom). Shows the store's visible runs; redraws at most ~10 times a
+// minus fp32's, x axis (steps, tokens, wall time; log), loss smoothing,
+// follow new data, heatmap metric, run and colour scale, reset zoom) and
+// one legend for all of them. Shows the store's visible runs; redraws at most ~10 times a
 // second, however fast steps arrive.
 #include <QWidget>
 #include <vector>
@@ -40,6 +41,9 @@ class ChartPanel : public QWidget {
   QCheckBox* differenceCheckBox() const { return difference_; }
   QComboBox* heatmapMetricCombo() const { return heatmapMetric_; }
   QCheckBox* followCheckBox() const { return follow_; }
+  QCheckBox* logXCheckBox() const { return logX_; }
+  QComboBox* xAxisCombo() const { return xAxis_; }            // data: int(XAxisKind)
+  QComboBox* heatmapScaleCombo() const { return heatmapScale_; }  // data: the scale's maximum in %
   QSlider* smoothingSlider() const { return smoothing_; }  // 0..99: EMA weight in percent
 
  private:
@@ -58,6 +62,9 @@ class ChartPanel : public QWidget {
   QComboBox* heatmapMetric_;
   QComboBox* heatmapRun_;
   QCheckBox* follow_;
+  QCheckBox* logX_;
+  QComboBox* xAxis_;
+  QComboBox* heatmapScale_;
   QSlider* smoothing_;
   std::vector<int> shownRuns_;  // store indices the charts show, in order
   QTimer* timer_;

@@ -80,11 +80,12 @@ void LossChart::showDifferences(const std::vector<plab::RunRecord>& runs) {
     const plab::report::LossDifference d = plab::report::lossDifference(runs[i], runs[*ref]);
     Ema ema(smoothing_);
     for (size_t s = 0; s < d.steps.size(); ++s) {
-      g.raw->addData(d.steps[s], d.train[s]);
-      g.train->addData(d.steps[s], ema.next(d.train[s]));
+      const double key = keyOfStep(runs[i], static_cast<int64_t>(d.steps[s]));
+      g.raw->addData(key, d.train[s]);
+      g.train->addData(key, ema.next(d.train[s]));
     }
-    g.val->setData(QVector<double>(d.valSteps.begin(), d.valSteps.end()), QVector<double>(d.val.begin(), d.val.end()),
-                   true);
+    for (size_t s = 0; s < d.valSteps.size(); ++s)
+      g.val->addData(keyOfStep(runs[i], static_cast<int64_t>(d.valSteps[s])), d.val[s]);
   }
 }
 
@@ -110,10 +111,10 @@ void LossChart::showRuns(const std::vector<plab::RunRecord>& runs) {
     }
     for (size_t s = g.stepsShown; s < run.steps.size(); ++s) {
       const auto& m = run.steps[s];
-      const double step = static_cast<double>(m.step);
-      g.raw->addData(step, m.loss);
-      g.train->addData(step, g.ema.next(m.loss));
-      if (m.valLoss) g.val->addData(step, *m.valLoss);
+      const double key = keyOf(run, m);
+      g.raw->addData(key, m.loss);
+      g.train->addData(key, g.ema.next(m.loss));
+      if (m.valLoss) g.val->addData(key, *m.valLoss);
     }
     g.stepsShown = run.steps.size();
   }

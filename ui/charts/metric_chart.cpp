@@ -33,7 +33,7 @@ void MetricChart::showRuns(const std::vector<plab::RunRecord>& runs) {
       stepsShown_[i] = 0;
     }
     for (size_t s = stepsShown_[i]; s < run.steps.size(); ++s)
-      if (const auto v = pick_(run.steps[s])) g->addData(static_cast<double>(run.steps[s].step), 100.0 * *v);
+      if (const auto v = pick_(run.steps[s])) g->addData(keyOf(run, run.steps[s]), 100.0 * *v);
     stepsShown_[i] = run.steps.size();
   }
   // Only runs with something drawn appear in the legend (not queued ones).

@@ -5,6 +5,8 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QTimer>
+#include <QToolTip>
+#include <limits>
 #include <algorithm>
 
 namespace plab::ui {
@@ -39,9 +41,72 @@ RunChart::RunChart(const QString& title, QWidget* parent) : QCustomPlot(parent),
     emit followStopped();
   };
   connect(this, &QCustomPlot::mouseWheel, this, stopFollowing);
-  connect(this, &QCustomPlot::mouseMove, this, [stopFollowing](QMouseEvent* e) {
-    if (e->buttons() & Qt::LeftButton) stopFollowing();
+  connect(this, &QCustomPlot::mouseMove, this, [this, stopFollowing](QMouseEvent* e) {
+    if (e->buttons() & Qt::LeftButton) {
+      stopFollowing();
+      return;
+    }
+    // Hover readout: every run's value at the cursor.
+    const QString text = axisRect()->rect().contains(e->pos()) ? readoutAt(xAxis->pixelToCoord(e->pos().x())) : QString();
+    if (text.isEmpty()) QToolTip::hideText();
+    else QToolTip::showText(e->globalPosition().toPoint(), text, this);
   });
+}
+
+double RunChart::keyOf(const plab::RunRecord& run, const plab::StepMetrics& m) const {
+  switch (xKind_) {
+    case XAxisKind::Steps: return static_cast<double>(m.step);
+    case XAxisKind::Tokens: {
+      int64_t perStep = run.info.tokensPerStep;
+      if (perStep <= 0) perStep = run.config.batch_size * run.config.grad_accum * run.config.seq_len;
+      return static_cast<double>(m.step) * static_cast<double>(perStep);
+    }
+    case XAxisKind::WallTime: return m.elapsedSeconds;
+  }
+  return static_cast<double>(m.step);
+}
+
+double RunChart::keyOfStep(const plab::RunRecord& run, int64_t step) const {
+  const auto it = std::lower_bound(run.steps.begin(), run.steps.end(), step,
+                                   [](const plab::StepMetrics& m, int64_t s) { return m.step < s; });
+  if (it != run.steps.end() && it->step == step) return keyOf(run, *it);
+  plab::StepMetrics m;
+  m.step = step;
+  return xKind_ == XAxisKind::WallTime ? std::numeric_limits<double>::quiet_NaN() : keyOf(run, m);
+}
+
+void RunChart::setXAxisKind(XAxisKind kind) {
+  if (!plotsSteps()) return;
+  xKind_ = kind;
+  xAxis->setLabel(kind == XAxisKind::Steps ? "step" : kind == XAxisKind::Tokens ? "tokens" : "wall time (s)");
+}
+
+void RunChart::setLogX(bool on) {
+  if (!plotsSteps()) return;
+  xAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+  if (on) xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+  else xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+  if (following()) resetView();
+}
+
+QString RunChart::readoutAt(double key) const {
+  QStringList lines;
+  QString x;
+  for (int i = 0; i < graphCount(); ++i) {
+    QCPGraph* g = graph(i);
+    if (!g->visible() || !legend->hasItemWithPlottable(g) || g->data()->isEmpty()) continue;
+    // The nearest point of the curve.
+    auto it = g->data()->findBegin(key, false);
+    if (it == g->data()->constEnd()) --it;
+    if (it != g->data()->constBegin()) {
+      auto before = it - 1;
+      if (qAbs(before->key - key) < qAbs(it->key - key)) it = before;
+    }
+    if (x.isEmpty()) x = QString("%1: %2").arg(xAxis->label()).arg(it->key, 0, 'g', 6);
+    lines << QString("%1: %2").arg(g->name()).arg(it->value, 0, 'g', 5);
+  }
+  if (lines.isEmpty()) return QString();
+  return x + "\n" + lines.join("\n");
 }
 
 void RunChart::setFollow(bool on) {

@@ -12,6 +12,9 @@ class QTimer;
 
 namespace plab::ui {
 
+// What the curves are plotted against.
+enum class XAxisKind { Steps, Tokens, WallTime };
+
 class RunChart : public QCustomPlot {
   Q_OBJECT
  public:
@@ -24,6 +27,19 @@ class RunChart : public QCustomPlot {
   // Replots at most ~10 times per second.
   void scheduleReplot();
   void resetView();  // fit the axes to the data and replot; follows new data again
+
+  // Steps, tokens trained on, or wall-clock seconds since the run started;
+  // linear or logarithmic. Charts drawn per step call keyOf(); redraw with
+  // showRuns({}) then showRuns(runs).
+  void setXAxisKind(XAxisKind kind);
+  XAxisKind xAxisKind() const { return xKind_; }
+  void setLogX(bool on);
+  bool logX() const { return xAxis->scaleType() == QCPAxis::stLogarithmic; }
+
+  // The hover readout: the x under the cursor and every run's value at the
+  // nearest point of its curve (the curves listed in the legend), one per
+  // line; empty when no curve has data.
+  QString readoutAt(double key) const;
 
   // The live panel shows one legend for all charts (RunLegend) and turns
   // the charts' own off; exported charts keep theirs.
@@ -54,6 +70,10 @@ class RunChart : public QCustomPlot {
   void resizeEvent(QResizeEvent* event) override;
   virtual void fitView() { rescaleAxes(); }  // axis ranges that show all data
   static QString runLabel(const plab::RunRecord& run, int index);
+  double keyOf(const plab::RunRecord& run, const plab::StepMetrics& m) const;
+  double keyOfStep(const plab::RunRecord& run, int64_t step) const;  // for steps known by number only
+  // Whether this chart plots per-step curves (the x-axis choice applies).
+  virtual bool plotsSteps() const { return true; }
   // Legend labels of runs shown together: the name without the prefix all
   // of them share ("tiny-gpt2-finetune-bf16" -> "bf16" next to "...-fp32"),
   // elided in the middle past ~24 characters, so entries fit side by side.
@@ -73,6 +93,7 @@ class RunChart : public QCustomPlot {
   QTimer* replotTimer_;
   bool dirty_ = false;
   bool userZoomed_ = false;
+  XAxisKind xKind_ = XAxisKind::Steps;
   bool legendShown_ = true;
   bool legendBelow_ = false;
   bool legendInLayout_ = false;
