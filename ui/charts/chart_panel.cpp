@@ -38,7 +38,7 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
   heatmapMetric_->addItem("rounded away (step)", int(HeatmapMetric::RoundedAway));
   heatmapRun_ = new QComboBox;
   heatmapRun_->setObjectName("heatmapRun");
-  heatmapRun_->setMinimumContentsLength(18);
+  heatmapRun_->setMinimumContentsLength(12);
   heatmapRun_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   follow_ = new QCheckBox("Follow");
   follow_->setObjectName("followNewData");
@@ -47,7 +47,7 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
   smoothing_ = new QSlider(Qt::Horizontal);
   smoothing_->setObjectName("lossSmoothing");
   smoothing_->setRange(0, 99);
-  smoothing_->setMaximumWidth(110);
+  smoothing_->setMaximumWidth(80);
   smoothing_->setToolTip("EMA smoothing of the train loss (the raw curve stays faint behind)");
   auto* smoothingLabel = new QLabel("Smooth 0.00");
   xAxis_ = new QComboBox;

@@ -13,7 +13,7 @@ namespace plab::ui {
 
 RunChart::RunChart(const QString& title, QWidget* parent) : QCustomPlot(parent), titleText_(title) {
   setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-  setMinimumSize(280, 200);
+  setMinimumSize(250, 200);  // three side by side fit the results side of a 1280-pixel window
   plotLayout()->insertRow(0);
   titleElement_ = new QCPTextElement(this, title, QFont(font().family(), 10, QFont::Bold));
   plotLayout()->addElement(0, 0, titleElement_);

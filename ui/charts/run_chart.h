@@ -41,6 +41,11 @@ class RunChart : public QCustomPlot {
   // line; empty when no curve has data.
   QString readoutAt(double key) const;
 
+  // Legend labels of runs shown together: the name without the prefix all
+  // of them share ("tiny-gpt2-finetune-bf16" -> "bf16" next to "...-fp32"),
+  // elided in the middle past ~24 characters, so entries fit side by side.
+  static std::vector<QString> legendLabels(const std::vector<plab::RunRecord>& runs);
+
   // The live panel shows one legend for all charts (RunLegend) and turns
   // the charts' own off; exported charts keep theirs.
   void setLegendShown(bool on);
@@ -74,10 +79,6 @@ class RunChart : public QCustomPlot {
   double keyOfStep(const plab::RunRecord& run, int64_t step) const;  // for steps known by number only
   // Whether this chart plots per-step curves (the x-axis choice applies).
   virtual bool plotsSteps() const { return true; }
-  // Legend labels of runs shown together: the name without the prefix all
-  // of them share ("tiny-gpt2-finetune-bf16" -> "bf16" next to "...-fp32"),
-  // elided in the middle past ~24 characters, so entries fit side by side.
-  static std::vector<QString> legendLabels(const std::vector<plab::RunRecord>& runs);
   // Moves the legend under the plot (a wrapped row of entries) so that it
   // never covers the newest data.
   void placeLegendBelow();
