@@ -31,6 +31,7 @@
 #include "report/qt_report.h"
 #include "report/report_charts.h"
 #include "run/run_config_check.h"
+#include "util/errors.h"
 #include "util/format.h"
 #include "util/run_folder.h"
 
@@ -47,12 +48,21 @@ QScrollArea* scrollable(QWidget* page) {
   return scroll;
 }
 
+// Same run, same numbers: everything but what names and places it.
+nlohmann::json experimentKey(const plab::RunConfig& c) {
+  nlohmann::json j = c.toJson();
+  j.erase("name");
+  j.erase("output_dir");
+  return j;
+}
+
 }  // namespace
 
-MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+MainWindow::MainWindow(const QString& workspace, QWidget* parent) : QMainWindow(parent), workspace_(workspace) {
   registerMetaTypes();
   setWindowTitle("Precision Lab");
   controller_ = new RunController(&store_, this);
+  controller_->setOutputRoot(workspace_.path());
 
   auto* splitter = new QSplitter(Qt::Horizontal);
   splitter->setObjectName("mainSplitter");
@@ -72,14 +82,20 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   progress_->setMaximumWidth(260);
   progress_->setRange(0, 100);
   progress_->setValue(0);
+  workspaceLabel_ = new QLabel;
+  workspaceLabel_->setObjectName("workspaceLabel");
+  workspaceLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   statusBar()->addWidget(statusText_, 1);
+  statusBar()->addPermanentWidget(workspaceLabel_);
   statusBar()->addPermanentWidget(progress_);
+  buildMenus();
 
   optimizerPanel_->setFrom(plab::defaultRunConfig());
   datasetPanel_->setDataConfig(plab::defaultRunConfig().data);
   layerPanel_->setPlan(plab::defaultRunConfig().plan);
   layerPanel_->setOptimizer(optimizerPanel_->mode(), optimizerPanel_->adamw());
   connectSignals();
+  loadWorkspace();
   updateButtons();
 }
 
@@ -162,10 +178,20 @@ QWidget* MainWindow::buildResultsPanel() {
   table_ = new ComparisonTable(&store_);
   comparisonLayout->addWidget(table_, 1);
   auto* tableButtons = new QHBoxLayout;
-  removeRun_ = new QPushButton("Remove run");
+  renameRun_ = new QPushButton("Rename…");
+  renameRun_->setObjectName("renameRunButton");
+  renameRun_->setToolTip("Rename the selected run (kept in its folder's display.json; the metrics stay untouched)");
+  deleteRun_ = new QPushButton("Delete…");
+  deleteRun_->setObjectName("deleteRunButton");
+  deleteRun_->setToolTip("Move the selected finished run's folder to the trash (an opened run is only unlisted)");
+  removeRun_ = new QPushButton("Remove from list");
   removeRun_->setObjectName("removeRunButton");
-  removeRun_->setToolTip("Remove the selected finished run (e.g. a failed one) from the table, charts and export");
+  removeRun_->setToolTip("Take the selected finished run (e.g. a failed one) off the table, charts and export for "
+                         "this session; its folder stays and is listed again next time");
+  tableButtons->addWidget(renameRun_);
+  tableButtons->addWidget(deleteRun_);
   tableButtons->addWidget(removeRun_);
+  tableButtons->addWidget(new QLabel("<small>untick a run to hide it from the charts</small>"));
   tableButtons->addStretch();
   comparisonLayout->addLayout(tableButtons);
   resultTabs_->addTab(comparisonPage, "Comparison");
@@ -190,6 +216,9 @@ void MainWindow::connectSignals() {
   connect(queue_, &QPushButton::clicked, this, &MainWindow::addToQueue);
   connect(export_, &QPushButton::clicked, this, &MainWindow::exportReport);
   connect(removeRun_, &QPushButton::clicked, this, &MainWindow::removeSelectedRun);
+  connect(renameRun_, &QPushButton::clicked, this, &MainWindow::renameSelectedRun);
+  connect(deleteRun_, &QPushButton::clicked, this, &MainWindow::deleteSelectedRun);
+  connect(table_, &ComparisonTable::visibilityToggled, this, &MainWindow::setRunVisible);
   connect(table_, &QTableWidget::itemSelectionChanged, this, &MainWindow::updateButtons);
 
   connect(modelPicker_, &ModelPicker::modelInspected, this, [this](const plab::ModelOverview& o) {
@@ -213,12 +242,18 @@ void MainWindow::connectSignals() {
   connect(modelPicker_, &ModelPicker::inspectionFailed, this, &MainWindow::updateButtons);
   connect(modelPicker_, &ModelPicker::selectionChanged, this, &MainWindow::updateButtons);
 
-  connect(&store_, &RunStore::runAdded, this, [this](int run) {
-    table_->refreshRun(run);
+  // A run added, shown or hidden can change the other rows' colour shades.
+  connect(&store_, &RunStore::runAdded, this, [this] {
+    if (loadingRuns_) return;
+    table_->refreshAll();
     updateButtons();
   });
-  connect(&store_, &RunStore::runChanged, this, [this](int run) {
-    table_->refreshRun(run);
+  connect(&store_, &RunStore::runChanged, this, [this] {
+    table_->refreshAll();
+    updateButtons();
+  });
+  connect(&store_, &RunStore::cleared, this, [this] {
+    table_->refreshAll();
     updateButtons();
   });
   connect(&store_, &RunStore::runRemoved, this, [this] {
@@ -307,17 +342,60 @@ void MainWindow::addToQueue() {
 void MainWindow::compareAllModes() {
   if (!checkStartable()) return;
   const plab::RunConfig base = currentConfig();
+  QStringList done;
   for (auto mode : plab::allOptimizerModes()) {
     plab::RunConfig c = base;
     c.mode = mode;
+    if (findIdenticalRun(c) >= 0) done << QString::fromStdString(plab::optimizerModeId(mode));
+  }
+  bool rerun = false;
+  if (!done.isEmpty()) {
+    QMessageBox box(QMessageBox::Question, "Compare all modes",
+                    QString("The workspace already has completed runs of exactly this configuration for %1.\n"
+                            "Run only the missing modes, or run those again too?")
+                        .arg(done.join(", ")),
+                    QMessageBox::NoButton, this);
+    box.setObjectName("rerunQuestion");
+    QPushButton* missing = box.addButton("Run only the missing modes", QMessageBox::AcceptRole);
+    QPushButton* all = box.addButton("Run all again", QMessageBox::DestructiveRole);
+    box.addButton(QMessageBox::Cancel);
+    box.setDefaultButton(missing);
+    box.exec();
+    if (box.clickedButton() != missing && box.clickedButton() != all) return;
+    rerun = box.clickedButton() == all;
+  }
+  queueComparison(rerun);
+}
+
+void MainWindow::queueComparison(bool rerunIdentical) {
+  if (!checkStartable()) return;
+  const plab::RunConfig base = currentConfig();
+  int queued = 0, reused = 0;
+  for (auto mode : plab::allOptimizerModes()) {
+    plab::RunConfig c = base;
+    c.mode = mode;
+    if (const int existing = rerunIdentical ? -1 : findIdenticalRun(c); existing >= 0) {
+      setRunVisible(existing, true);  // the earlier result takes this mode's place
+      ++reused;
+      continue;
+    }
     c.name = nextRunName(mode).toStdString();
     controller_->enqueue(c);
+    ++queued;
   }
-  appendLog(QString("queued a comparison of %1 modes (seed %2)").arg(plab::allOptimizerModes().size()).arg(base.seed));
+  appendLog(QString("queued a comparison of %1 modes (seed %2)").arg(queued).arg(base.seed) +
+            (reused > 0 ? QString("; %1 modes reuse identical completed runs").arg(reused) : QString()));
   // Same batches for every mode: the difference to fp32 shows what precision
   // costs without the step-to-step noise that hides it in overlaid curves.
   charts_->differenceCheckBox()->setChecked(true);
   updateButtons();
+}
+
+int MainWindow::findIdenticalRun(const plab::RunConfig& config) const {
+  const nlohmann::json key = experimentKey(config);
+  for (int i = store_.size() - 1; i >= 0; --i)
+    if (store_.state(i) == RunState::Completed && experimentKey(store_.record(i).config) == key) return i;
+  return -1;
 }
 
 void MainWindow::togglePause() {
@@ -353,6 +431,8 @@ void MainWindow::updateButtons() {
   export_->setEnabled(store_.size() > 0);
   const int selected = selectedRun();
   removeRun_->setEnabled(!busy && selected >= 0 && store_.isFinished(selected));
+  deleteRun_->setEnabled(!busy && selected >= 0 && store_.isFinished(selected));
+  renameRun_->setEnabled(selected >= 0);
 }
 
 int MainWindow::selectedRun() const {
@@ -449,7 +529,21 @@ bool MainWindow::exportReportTo(const QString& dir) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-  if (controller_->isBusy()) statusText_->setText("Stopping the run…");
+  // Finished runs are on disk already; only a run still training is lost.
+  if (controller_->isBusy()) {
+    QMessageBox box(QMessageBox::Question, "Quit Precision Lab",
+                    QString("A run is still training (%1 more queued). Stop it and quit?\n"
+                            "The steps measured so far stay in its run folder.")
+                        .arg(controller_->queuedCount()),
+                    QMessageBox::Yes | QMessageBox::Cancel, this);
+    box.setObjectName("quitWhileTrainingQuestion");
+    box.setDefaultButton(QMessageBox::Cancel);
+    if (box.exec() != QMessageBox::Yes) {
+      event->ignore();
+      return;
+    }
+    statusText_->setText("Stopping the run…");
+  }
   controller_->shutdown();  // stops the run and joins the training thread
   event->accept();
 }

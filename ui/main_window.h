@@ -2,10 +2,13 @@
 // The desktop application: setup on the left (model, data, layer plan,
 // optimizer, run buttons), live charts, comparison table and log on the
 // right. Training runs on the RunController's thread; the UI never blocks.
+// Every run is written into its own folder in the workspace, and the
+// workspace's runs are listed again when the window opens.
 #include <QMainWindow>
 
 #include "run/run_controller.h"
 #include "run/run_store.h"
+#include "run/workspace.h"
 
 class QLabel;
 class QPlainTextEdit;
@@ -25,11 +28,35 @@ class OptimizerPanel;
 class MainWindow : public QMainWindow {
   Q_OBJECT
  public:
-  explicit MainWindow(QWidget* parent = nullptr);
+  // workspace: the folder runs are written to and listed from (created if
+  // missing); the app passes Workspace::defaultPath() or the user's choice.
+  explicit MainWindow(const QString& workspace, QWidget* parent = nullptr);
   ~MainWindow() override;
 
   // The run the Start button would launch (name left for the caller).
   plab::RunConfig currentConfig() const;
+  // Puts a run configuration into the setup panels (Load config).
+  void applyConfig(const plab::RunConfig& config);
+
+  QString workspacePath() const { return workspace_.path(); }
+  // Lists another workspace's runs instead; refused (false) while training.
+  bool setWorkspace(const QString& path);
+  // Adds the runs of a run folder, a sweep folder or a folder of runs
+  // (skipping those already listed); folders outside the workspace are
+  // remembered. Returns how many runs were added; problems are shown.
+  int openRunFolder(const QString& folder);
+  // Without dialogs (the slots below ask first):
+  bool saveConfigTo(const QString& file);
+  bool loadConfigFrom(const QString& file);
+  void renameRun(int run, const QString& name);   // stored in the run folder's display.json
+  void setRunVisible(int run, bool visible);      // likewise
+  bool deleteRun(int run);  // moves a workspace run's folder to the trash; unlinks an opened one
+  // Queues every mode; with !rerunIdentical, modes that already have a
+  // completed run of exactly this configuration are shown instead.
+  void queueComparison(bool rerunIdentical);
+  // A completed run with exactly this configuration (name and folder
+  // aside), or -1.
+  int findIdenticalRun(const plab::RunConfig& config) const;
 
   // Writes the session's runs (JSON/CSV/HTML, PNG charts, report.pdf) into
   // dir. Errors are shown to the user; returns false then.
@@ -50,6 +77,9 @@ class MainWindow : public QMainWindow {
   QPushButton* queueButton() const { return queue_; }
   QPushButton* exportButton() const { return export_; }
   QPushButton* removeRunButton() const { return removeRun_; }
+  QPushButton* renameRunButton() const { return renameRun_; }
+  QPushButton* deleteRunButton() const { return deleteRun_; }
+  QLabel* workspaceLabel() const { return workspaceLabel_; }
   QLabel* startBlockedLabel() const { return startBlocked_; }
   QString lastError() const { return lastError_; }
   // Why Start is disabled: the model's, the data's or the CLI's config
@@ -64,6 +94,12 @@ class MainWindow : public QMainWindow {
   void addToQueue();
   void exportReport();
   void removeSelectedRun();  // the comparison table's selected run, once finished
+  void renameSelectedRun();
+  void deleteSelectedRun();  // asks first
+  void openRunDialog();
+  void saveConfigDialog();
+  void loadConfigDialog();
+  void changeWorkspaceDialog();
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -71,6 +107,10 @@ class MainWindow : public QMainWindow {
  private:
   QWidget* buildSetupPanel();
   QWidget* buildResultsPanel();
+  void buildMenus();
+  void loadWorkspace();
+  int addRunFolders(const QStringList& folders, bool linked);
+  void writeDisplay(int run);
   void connectSignals();
   void updateButtons();
   void updateStatus(int run);
@@ -81,6 +121,7 @@ class MainWindow : public QMainWindow {
   QString nextRunName(plab::OptimizerMode mode);
 
   RunStore store_;
+  Workspace workspace_;
   RunController* controller_;
   ModelPicker* modelPicker_ = nullptr;
   DatasetPanel* datasetPanel_ = nullptr;
@@ -97,11 +138,15 @@ class MainWindow : public QMainWindow {
   QPushButton* queue_ = nullptr;
   QPushButton* export_ = nullptr;
   QPushButton* removeRun_ = nullptr;
+  QPushButton* renameRun_ = nullptr;
+  QPushButton* deleteRun_ = nullptr;
+  QLabel* workspaceLabel_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QLabel* statusText_ = nullptr;
   QLabel* startBlocked_ = nullptr;
   QString lastError_;
   int runCounter_ = 0;
+  bool loadingRuns_ = false;  // the table is refreshed once after a folder's runs are added
 };
 
 }  // namespace plab::ui

@@ -27,6 +27,7 @@ void saveWindowState(const MainWindow& window, QSettings& settings) {
   settings.setValue("model/source", QString::fromStdString(model.source));
   settings.setValue("model/path", QString::fromStdString(model.path));
   settings.setValue("model/revision", QString::fromStdString(model.revision));
+  settings.setValue("workspace/path", window.workspacePath());
 }
 
 void restoreWindowState(MainWindow& window, const QSettings& settings) {

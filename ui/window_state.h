@@ -1,6 +1,7 @@
 #pragma once
 // Remembers the window between sessions (issue 11): size and position, the
-// splitters, the setup tab and the last model picked. Only the app calls
+// splitters, the setup tab, the last model picked and the workspace folder
+// (which the app passes to the next MainWindow). Only the app calls
 // these (tests construct windows without touching the user's settings).
 class QSettings;
 

@@ -7,6 +7,7 @@
 
 #include "main_window.h"
 #include "run/metatypes.h"
+#include "run/workspace.h"
 #include "window_state.h"
 
 int main(int argc, char** argv) {
@@ -26,10 +27,11 @@ int main(int argc, char** argv) {
   parser.process(app);
 
   plab::ui::registerMetaTypes();
-  plab::ui::MainWindow window;
+  QSettings settings;  // ~/.config/Precision Lab/Precision Lab.conf
+  // Runs are saved here; File > Change workspace… picks another folder.
+  plab::ui::MainWindow window(settings.value("workspace/path", plab::ui::Workspace::defaultPath()).toString());
   const QRect screen = window.screen() ? window.screen()->availableGeometry() : QRect(0, 0, 1600, 1000);
   window.resize(std::min(1600, screen.width()), std::min(1000, screen.height()));
-  QSettings settings;  // ~/.config/Precision Lab/Precision Lab.conf
   plab::ui::restoreWindowState(window, settings);
   window.show();
   const int code = app.exec();

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "report/fp32_comparison.h"
+#include "report/mode_colors.h"
 #include "report/svg_util.h"
 
 namespace plab::report {
@@ -14,9 +15,10 @@ namespace {
 
 std::string runLabel(const RunRecord& r) { return r.config.name + " (" + optimizerModeId(r.config.mode) + ")"; }
 
-ChartSeries seriesOf(const RunRecord& r, double (*pick)(const StepMetrics&)) {
+ChartSeries seriesOf(const RunRecord& r, const std::string& color, double (*pick)(const StepMetrics&)) {
   ChartSeries s;
   s.label = runLabel(r);
+  s.color = color;
   for (const StepMetrics& m : r.steps) {
     s.x.push_back(static_cast<double>(m.step));
     s.y.push_back(pick(m));
@@ -152,11 +154,17 @@ std::string renderLayerHeatmap(const RunRecord& run, int maxBuckets) {
 
 std::vector<SvgChart> renderReportCharts(const std::vector<RunRecord>& runs) {
   std::vector<ChartSeries> loss, val, rounded, lost, difference;
+  // The desktop app's colours: one per optimizer mode.
+  std::vector<OptimizerMode> modes;
+  for (const RunRecord& r : runs) modes.push_back(r.config.mode);
+  const std::vector<Rgb> colors = runColors(modes);
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
-    loss.push_back(seriesOf(r, [](const StepMetrics& m) { return m.loss; }));
+    const std::string color = hexColor(colors[i]);
+    loss.push_back(seriesOf(r, color, [](const StepMetrics& m) { return m.loss; }));
     ChartSeries v, u;
     v.label = u.label = runLabel(r);
+    v.color = u.color = color;
     for (const StepMetrics& m : r.steps) {
       if (m.valLoss) {
         v.x.push_back(static_cast<double>(m.step));
@@ -169,12 +177,13 @@ std::vector<SvgChart> renderReportCharts(const std::vector<RunRecord>& runs) {
     }
     val.push_back(v);
     lost.push_back(u);
-    rounded.push_back(seriesOf(r, [](const StepMetrics& m) { return 100.0 * m.roundedAwayFraction; }));
+    rounded.push_back(seriesOf(r, color, [](const StepMetrics& m) { return 100.0 * m.roundedAwayFraction; }));
     const auto ref = fp32ReferenceIndex(runs, i);
     if (ref && *ref != i) {
       const LossDifference d = lossDifference(r, runs[*ref]);
       ChartSeries s;
       s.label = runLabel(r);
+      s.color = color;
       s.x = d.steps;
       s.y = d.train;
       difference.push_back(s);

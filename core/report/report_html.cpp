@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "report/fp32_comparison.h"
+#include "report/mode_colors.h"
 #include "report/report_charts.h"
 #include "report/run_report.h"
 #include "report/svg_util.h"
@@ -55,12 +56,16 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
   h << "<h2>Summary</h2>\n<table>\n<tr><th>run</th><th>mode</th><th>moments</th><th>steps</th><th>final loss</th>"
        "<th>final val loss</th><th>memory (MiB)</th><th>saved vs fp32</th><th>mean update lost</th>"
        "<th>mean update error</th><th>mean rounded away</th><th>tokens/s</th><th>status</th></tr>\n";
-  for (const RunRecord& r : runs) {
+  std::vector<OptimizerMode> modes;
+  for (const RunRecord& r : runs) modes.push_back(r.config.mode);
+  const std::vector<Rgb> colors = runColors(modes);  // the charts' colours
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const RunRecord& r = runs[i];
     const RunResult& res = r.result;
     const auto pct = [](const std::optional<double>& v) { return v ? num(100 * *v, 4) + "%" : std::string("-"); };
     const std::string status = runStatusId(res.status);
-    h << "<tr><td class=\"text\">" << escapeXml(r.config.name) << "</td><td class=\"text\">"
-      << escapeXml(optimizerModeLabel(r.config.mode)) << "</td><td class=\"text\">"
+    h << "<tr><td class=\"text\" style=\"color:" << hexColor(colors[i]) << ";font-weight:bold\">"
+      << escapeXml(r.config.name) << "</td><td class=\"text\">" << escapeXml(optimizerModeLabel(r.config.mode)) << "</td><td class=\"text\">"
       << escapeXml(r.info.momentPrecision.empty() ? "-" : r.info.momentPrecision) << "</td><td>" << res.stepsDone << "</td><td>"
       << num(res.finalLoss, 6) << "</td><td>" << (res.finalValLoss ? num(*res.finalValLoss, 6) : "-") << "</td><td>"
       << mibText(res.memory.total()) << "</td><td>" << num(100 * res.memorySavedFraction, 4) << "%</td><td>"

@@ -34,6 +34,7 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
 struct ChartSeries {
   std::string label;
   std::vector<double> x, y;
+  std::string color;  // "#rrggbb"; empty: the next of a fixed palette
 };
 std::string renderSvgLineChart(const std::string& title, const std::string& xLabel,
                                const std::string& yLabel, const std::vector<ChartSeries>& series,

@@ -80,7 +80,7 @@ std::string renderSvgLineChart(const std::string& title, const std::string& xLab
   // Series: polylines split at unusable points; lone points as dots.
   for (size_t si = 0; si < series.size(); ++si) {
     const ChartSeries& s = series[si];
-    const char* color = report::seriesColor(si);
+    const std::string color = s.color.empty() ? std::string(report::seriesColor(si)) : s.color;
     std::vector<std::vector<std::pair<double, double>>> segments(1);
     for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
       if (usable(s.x[i], s.y[i]))

@@ -26,7 +26,7 @@ void makeFolder(const fs::path& dir) {
 bool writtenByATool(const fs::path& entry) {
   static const char* const kNames[] = {"config.json", "run_info.json", "summary.json", "summary.csv",
                                        "metrics.jsonl", "metrics.csv", "layers.csv", "report.html",
-                                       "report.pdf", "charts", "runs"};
+                                       "report.pdf", "charts", "runs", "display.json"};
   const std::string name = entry.filename().string();
   for (const char* n : kNames)
     if (name == n) return true;

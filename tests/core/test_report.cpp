@@ -76,7 +76,7 @@ class TestReport : public QObject {
   Q_OBJECT
  private slots:
   void lineChartBasics() {
-    ChartSeries a{"fp32 <ref> & co", {1, 2, 3, 4}, {4.0, 3.0, std::nan(""), 2.0}};
+    ChartSeries a{"fp32 <ref> & co", {1, 2, 3, 4}, {4.0, 3.0, std::nan(""), 2.0}, ""};
     const std::string svg = renderSvgLineChart("Loss \"train\"", "step", "loss", {a});
     QVERIFY(svg.rfind("<svg", 0) == 0);
     QCOMPARE(count(svg, "</svg>"), 1);
@@ -93,11 +93,11 @@ class TestReport : public QObject {
   void lineChartEdgeCases() {
     const std::string empty = renderSvgLineChart("Empty", "x", "y", {});
     QVERIFY(empty.find("no data") != std::string::npos);
-    const std::string single = renderSvgLineChart("One", "x", "y", {{"s", {1}, {2}}});
+    const std::string single = renderSvgLineChart("One", "x", "y", {{"s", {1}, {2}, ""}});
     QCOMPARE(count(single, "<circle"), 1);
     QVERIFY(single.find("nan") == std::string::npos);
     // Log axis: non-positive values cannot be drawn and are skipped.
-    const std::string logY = renderSvgLineChart("Log", "x", "y", {{"s", {1, 2, 3}, {0.0, 10, 100}}}, true);
+    const std::string logY = renderSvgLineChart("Log", "x", "y", {{"s", {1, 2, 3}, {0.0, 10, 100}, ""}}, true);
     QCOMPARE(count(logY, "<polyline"), 1);
     QVERIFY(logY.find("(log)") != std::string::npos);
     QVERIFY(logY.find("nan") == std::string::npos && logY.find("inf") == std::string::npos);

@@ -52,11 +52,95 @@ plab::RunRecord syntheticRun(int run, int steps) {
 class TestCharts : public QObject {
   Q_OBJECT
  private slots:
+  // EMA smoothing: debiased (the first point is the raw one), continued
+  // across live updates, with the raw curve kept faint behind.
+  void smoothingDrawsAnEmaOverTheFaintRawCurve() {
+    LossChart chart;
+    std::vector<plab::RunRecord> runs = {syntheticRun(0, 12)};
+    chart.showRuns(runs);
+    QVERIFY(!chart.rawGraph(0)->visible());
+    QCOMPARE(chart.trainGraph(0)->data()->at(4)->value, runs[0].steps[4].loss);
+
+    chart.setSmoothing(0.8);
+    chart.showRuns(runs);
+    QVERIFY(chart.rawGraph(0)->visible());
+    QVERIFY(chart.rawGraph(0)->pen().color().alpha() < 100);
+    QCOMPARE(chart.rawGraph(0)->data()->at(4)->value, runs[0].steps[4].loss);
+    QCOMPARE(chart.trainGraph(0)->data()->at(0)->value, runs[0].steps[0].loss);
+    runs[0].steps.push_back(syntheticStep(13, 0));
+    chart.showRuns(runs);  // appends
+    double biased = 0, correction = 1, expected = 0;
+    for (const auto& m : runs[0].steps) {
+      biased = 0.8 * biased + 0.2 * m.loss;
+      correction *= 0.8;
+      expected = biased / (1 - correction);
+    }
+    QCOMPARE(chart.trainGraph(0)->dataCount(), 13);
+    QVERIFY(qAbs(chart.trainGraph(0)->data()->at(12)->value - expected) < 1e-12);
+    QVERIFY(chart.trainGraph(0)->data()->at(12)->value != runs[0].steps.back().loss);
+  }
+
+  // x against steps, tokens or wall time, log x, and the hover readout.
+  void xAxisChoiceAndReadout() {
+    LossChart chart;
+    std::vector<plab::RunRecord> runs = {syntheticRun(0, 10), syntheticRun(1, 10)};
+    runs[0].info.tokensPerStep = 256;
+    runs[1].info.tokensPerStep = 0;  // unknown: batch x accumulation x sequence from the config
+    chart.setXAxisKind(XAxisKind::Tokens);
+    chart.showRuns(runs);
+    QCOMPARE(chart.trainGraph(0)->data()->at(2)->key, 3.0 * 256);
+    const auto& c = runs[1].config;
+    QCOMPARE(chart.trainGraph(1)->data()->at(0)->key, double(c.batch_size * c.grad_accum * c.seq_len));
+    QCOMPARE(chart.xAxis->label(), QString("tokens"));
+    chart.setXAxisKind(XAxisKind::WallTime);
+    chart.showRuns({});
+    chart.showRuns(runs);
+    QCOMPARE(chart.trainGraph(0)->data()->at(2)->key, runs[0].steps[2].elapsedSeconds);
+    chart.setLogX(true);
+    QVERIFY(chart.logX());
+    QCOMPARE(chart.xAxis->scaleType(), QCPAxis::stLogarithmic);
+
+    // Readout at the cursor: every run's value at its nearest point.
+    const QString text = chart.readoutAt(runs[0].steps[4].elapsedSeconds + 0.01);
+    QVERIFY2(text.startsWith("wall time (s): 0.5"), qPrintable(text));
+    QVERIFY2(text.contains(QString("run0: %1").arg(runs[0].steps[4].loss, 0, 'g', 5)), qPrintable(text));
+    QVERIFY2(text.contains(QString("run1: %1").arg(runs[1].steps[4].loss, 0, 'g', 5)), qPrintable(text));
+    QVERIFY(!text.contains("(raw)") && !text.contains("(val)"));
+    QVERIFY(LossChart().readoutAt(1).isEmpty());
+  }
+
+  void heatmapScaleIsTheUsersAndShared() {
+    LayerHeatmap map;
+    std::vector<plab::RunRecord> runs = {syntheticRun(0, 8)};
+    map.showRuns(runs);
+    QCOMPARE(map.colorMap()->dataRange(), QCPRange(0, 100));
+    map.setScaleMax(10);
+    QCOMPARE(map.colorMap()->dataRange(), QCPRange(0, 10));
+    runs.push_back(syntheticRun(1, 8));
+    map.showRuns(runs);  // another run keeps the user's scale
+    QCOMPARE(map.colorMap()->dataRange(), QCPRange(0, 10));
+  }
+
+  void legendLabelsDropTheSharedPrefix() {
+    std::vector<plab::RunRecord> runs = {syntheticRun(0, 1), syntheticRun(1, 1)};
+    runs[0].config.name = "tiny-gpt2-finetune-bf16";
+    runs[1].config.name = "tiny-gpt2-finetune-fp32";
+    LossChart chart;
+    chart.showRuns(runs);
+    QCOMPARE(chart.trainGraph(0)->name(), QString("bf16"));
+    QCOMPARE(chart.trainGraph(1)->name(), QString("fp32"));
+    runs[1].config.name = "an-exceptionally-long-run-name-for-a-legend";
+    chart.showRuns(runs);
+    QCOMPARE(chart.trainGraph(0)->name(), QString("tiny-gpt2-finetune-bf16"));
+    QVERIFY(chart.trainGraph(1)->name().size() <= 24);
+    QVERIFY(chart.trainGraph(1)->name().contains("…"));
+  }
+
   void lossChartHasTrainAndValPerRun() {
     LossChart chart;
     std::vector<plab::RunRecord> runs = {syntheticRun(0, 10), syntheticRun(1, 7)};
     chart.showRuns(runs);
-    QCOMPARE(chart.graphCount(), 4);
+    QCOMPARE(chart.graphCount(), 6);  // train, faint raw (for smoothing), val
     QCOMPARE(chart.trainGraph(0)->dataCount(), 10);
     QCOMPARE(chart.valGraph(0)->dataCount(), 2);   // steps 5 and 10
     QCOMPARE(chart.trainGraph(1)->dataCount(), 7);
@@ -70,10 +154,10 @@ class TestCharts : public QObject {
     runs[1].steps.push_back(syntheticStep(8, 1));
     chart.showRuns(runs);
     QCOMPARE(chart.trainGraph(1)->dataCount(), 8);
-    QCOMPARE(chart.graphCount(), 4);
+    QCOMPARE(chart.graphCount(), 6);
     runs.push_back(syntheticRun(2, 3));
     chart.showRuns(runs);
-    QCOMPARE(chart.graphCount(), 6);
+    QCOMPARE(chart.graphCount(), 9);
 
     // A cleared session starts over.
     chart.showRuns({});

@@ -8,7 +8,9 @@
 #include <QLabel>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QApplication>
 #include <QSpinBox>
+#include <QTimer>
 #include <QTemporaryDir>
 #include <QtTest/QtTest>
 
@@ -54,13 +56,27 @@ QMessageBox* visibleErrorBox(QWidget& w) {
   return nullptr;
 }
 
+// Clicks `button` of the modal question named `name` once it shows.
+void answerQuestion(const QString& name, QMessageBox::StandardButton button) {
+  auto* poll = new QTimer;
+  poll->setInterval(20);
+  QObject::connect(poll, &QTimer::timeout, poll, [poll, name, button] {
+    auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+    if (!box || box->objectName() != name) return;
+    box->button(button)->click();
+    poll->deleteLater();
+  });
+  poll->start();
+}
+
 }  // namespace
 
 class TestMainWindowE2e : public QObject {
   Q_OBJECT
  private slots:
   void trainFiveStepsAndExport() {
-    MainWindow w;
+    QTemporaryDir workspace;
+    MainWindow w(workspace.path());
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     // The default model is inspected in the background and fills the layer tree.
@@ -118,7 +134,8 @@ class TestMainWindowE2e : public QObject {
   // "Compare all modes" queues every mode on the same model, data and seed,
   // shows loss minus fp32 and gives each run a verdict against fp32.
   void compareAllModesShowsTheDifferenceToFp32() {
-    MainWindow w;
+    QTemporaryDir workspace;
+    MainWindow w(workspace.path());
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
@@ -141,7 +158,8 @@ class TestMainWindowE2e : public QObject {
   }
 
   void brokenModelFolderShowsAnError() {
-    MainWindow w;
+    QTemporaryDir workspace;
+    MainWindow w(workspace.path());
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QTemporaryDir dir;
@@ -177,7 +195,8 @@ class TestMainWindowE2e : public QObject {
   // Issue 11: a run that fails before its first step shows as failed, does
   // not claim to keep measured metrics, and can be removed.
   void failedRunShowsAsFailedAndCanBeRemoved() {
-    MainWindow w;
+    QTemporaryDir workspace;
+    MainWindow w(workspace.path());
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
@@ -214,13 +233,19 @@ class TestMainWindowE2e : public QObject {
   }
 
   void closingWhileTrainingStopsAndJoins() {
-    auto* w = new MainWindow;
+    QTemporaryDir workspace;
+    auto* w = new MainWindow(workspace.path());
     w->show();
     QVERIFY(QTest::qWaitForWindowExposed(w));
     QTRY_VERIFY_WITH_TIMEOUT(w->modelPicker()->hasOverview(), 60000);
     makeRunTiny(*w, 100000);
     QTest::mouseClick(w->startButton(), Qt::LeftButton);
     QTRY_VERIFY_WITH_TIMEOUT(!w->store()->record(0).steps.empty(), kRunTimeoutMs);
+    // Closing asks first while a run trains; Cancel keeps the window.
+    answerQuestion("quitWhileTrainingQuestion", QMessageBox::Cancel);
+    QVERIFY(!w->close());
+    QVERIFY(w->controller()->isBusy());
+    answerQuestion("quitWhileTrainingQuestion", QMessageBox::Yes);
     QElapsedTimer timer;
     timer.start();
     QVERIFY(w->close());  // stops the run and joins the training thread

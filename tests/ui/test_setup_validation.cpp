@@ -39,7 +39,8 @@ class TestSetupValidation : public QObject {
   Q_OBJECT
  private slots:
   void emptiedLearningRateBlocksStartWithTheCliMessage() {
-    MainWindow w;
+    QTemporaryDir workspace;
+    MainWindow w(workspace.path());
     QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
     QVERIFY(startAllowed(w));
     auto* lr = w.optimizerPanel()->findChild<QLineEdit*>("learningRate");
@@ -62,7 +63,8 @@ class TestSetupValidation : public QObject {
   }
 
   void jsonlWithoutTheTextFieldIsReportedWhenPicked() {
-    MainWindow w;
+    QTemporaryDir workspace;
+    MainWindow w(workspace.path());
     QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
     QTemporaryDir dir;
     const QString file = dir.filePath("data.jsonl");
@@ -83,7 +85,8 @@ class TestSetupValidation : public QObject {
   }
 
   void modelFolderWithoutWeightsIsReportedWhenPicked() {
-    MainWindow w;
+    QTemporaryDir workspace;
+    MainWindow w(workspace.path());
     QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
     QTemporaryDir dir;
     const std::string_view config = plab::embeddedResource("models/tiny-gpt2/config.json");

@@ -2,6 +2,7 @@
 // scroll instead of holding the window wide (issue 11, small windows).
 #include <QScrollArea>
 #include <QTabWidget>
+#include <QTemporaryDir>
 #include <QtTest/QtTest>
 
 #include "main_window.h"
@@ -12,7 +13,8 @@ class TestSmallWindow : public QObject {
   Q_OBJECT
  private slots:
   void fitsHalfOfAFullHdScreen() {
-    MainWindow w;
+    QTemporaryDir workspace;
+    MainWindow w(workspace.path());
     const QSize hint = w.minimumSizeHint();
     QVERIFY2(hint.width() <= 960, qPrintable(QString("minimum width %1").arg(hint.width())));
     QVERIFY2(hint.height() <= 600, qPrintable(QString("minimum height %1").arg(hint.height())));
@@ -24,7 +26,8 @@ class TestSmallWindow : public QObject {
   }
 
   void everySetupTabScrolls() {
-    MainWindow w;
+    QTemporaryDir workspace;
+    MainWindow w(workspace.path());
     auto* tabs = w.findChild<QTabWidget*>("setupTabs");
     QVERIFY(tabs);
     QCOMPARE(tabs->count(), 3);

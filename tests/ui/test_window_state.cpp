@@ -21,7 +21,8 @@ class TestWindowState : public QObject {
     QSettings settings(dir.filePath("state.ini"), QSettings::IniFormat);
     int savedSetupWidth = 0;
     {
-      MainWindow w;
+      QTemporaryDir workspace;
+      MainWindow w(workspace.path());
       w.resize(1000, 640);
       w.show();
       QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -37,7 +38,9 @@ class TestWindowState : public QObject {
     }
     settings.sync();
 
-    MainWindow w;
+    QTemporaryDir workspace;
+
+    MainWindow w(workspace.path());
     plab::ui::restoreWindowState(w, settings);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -52,7 +55,8 @@ class TestWindowState : public QObject {
   void emptySettingsKeepTheDefaults() {
     QTemporaryDir dir;
     const QSettings settings(dir.filePath("none.ini"), QSettings::IniFormat);
-    MainWindow w;
+    QTemporaryDir workspace;
+    MainWindow w(workspace.path());
     plab::ui::restoreWindowState(w, settings);
     QCOMPARE(w.modelPicker()->spec().source, std::string("embedded"));
     QCOMPARE(w.findChild<QTabWidget*>("setupTabs")->currentIndex(), 0);

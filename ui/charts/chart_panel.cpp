@@ -6,13 +6,16 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
+#include <QSlider>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "charts/layer_heatmap.h"
 #include "charts/loss_chart.h"
 #include "charts/memory_chart.h"
 #include "charts/rounded_away_chart.h"
+#include "charts/run_legend.h"
 #include "charts/update_lost_chart.h"
 #include "run/run_store.h"
 
@@ -23,7 +26,7 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
   layout->setContentsMargins(0, 0, 0, 0);
 
   auto* controls = new QHBoxLayout;
-  logScale_ = new QCheckBox("Log-scale loss");
+  logScale_ = new QCheckBox("Log y (loss)");
   logScale_->setObjectName("logScaleLoss");
   difference_ = new QCheckBox("Loss minus fp32");
   difference_->setObjectName("lossMinusFp32");
@@ -35,20 +38,51 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
   heatmapMetric_->addItem("rounded away (step)", int(HeatmapMetric::RoundedAway));
   heatmapRun_ = new QComboBox;
   heatmapRun_->setObjectName("heatmapRun");
-  heatmapRun_->setMinimumContentsLength(18);
+  heatmapRun_->setMinimumContentsLength(12);
   heatmapRun_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  follow_ = new QCheckBox("Follow");
+  follow_->setObjectName("followNewData");
+  follow_->setChecked(true);
+  follow_->setToolTip("Refit the charts as new steps arrive; zooming or panning a chart turns this off");
+  smoothing_ = new QSlider(Qt::Horizontal);
+  smoothing_->setObjectName("lossSmoothing");
+  smoothing_->setRange(0, 99);
+  smoothing_->setMaximumWidth(80);
+  smoothing_->setToolTip("EMA smoothing of the train loss (the raw curve stays faint behind)");
+  auto* smoothingLabel = new QLabel("Smooth 0.00");
+  xAxis_ = new QComboBox;
+  xAxis_->setObjectName("xAxisKind");
+  xAxis_->addItem("x: steps", int(XAxisKind::Steps));
+  xAxis_->addItem("x: tokens", int(XAxisKind::Tokens));
+  xAxis_->addItem("x: wall time", int(XAxisKind::WallTime));
+  logX_ = new QCheckBox("Log x");
+  logX_->setObjectName("logX");
+  heatmapScale_ = new QComboBox;
+  heatmapScale_->setObjectName("heatmapScale");
+  heatmapScale_->setToolTip("Colour scale of the heatmap, the same for every run (not fitted to the data)");
+  for (double max : {100.0, 50.0, 20.0, 10.0, 5.0, 1.0}) heatmapScale_->addItem(QString("0–%1 %").arg(max), max);
   auto* reset = new QPushButton("Reset zoom");
-  reset->setToolTip("Drag to pan, wheel to zoom; right-click a chart to export it as PNG or PDF");
+  controls->addWidget(xAxis_);
+  controls->addWidget(logX_);
   controls->addWidget(logScale_);
   controls->addWidget(difference_);
-  controls->addSpacing(16);
-  controls->addWidget(new QLabel("Heatmap:"));
-  controls->addWidget(heatmapMetric_);
-  controls->addWidget(heatmapRun_);
+  controls->addWidget(smoothingLabel);
+  controls->addWidget(smoothing_);
+  controls->addWidget(follow_);
   controls->addStretch();
-  controls->addWidget(new QLabel("<small>drag: pan · wheel: zoom · right-click: export</small>"));
   controls->addWidget(reset);
+  reset->setToolTip("Drag: pan · wheel: zoom · hover: every run's value · right-click a chart: export PNG or PDF");
   layout->addLayout(controls);
+
+  // The legend shares its row with the heatmap's controls.
+  auto* second = new QHBoxLayout;
+  legend_ = new RunLegend;
+  second->addWidget(legend_, 1);
+  second->addWidget(new QLabel("Heatmap:"));
+  second->addWidget(heatmapMetric_);
+  second->addWidget(heatmapRun_);
+  second->addWidget(heatmapScale_);
+  layout->addLayout(second);
 
   auto* grid = new QGridLayout;
   grid->setSpacing(4);
@@ -62,6 +96,11 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
   grid->addWidget(rounded_, 0, 2);
   grid->addWidget(memory_, 1, 0);
   grid->addWidget(heatmap_, 1, 1, 1, 2);
+  // One legend above the charts instead of one per chart (the memory
+  // chart's legend names its bar parts and stays).
+  for (RunChart* c : {static_cast<RunChart*>(loss_), static_cast<RunChart*>(updateLost_),
+                      static_cast<RunChart*>(rounded_)})
+    c->setLegendShown(false);
   layout->addLayout(grid, 1);
 
   updateRunChoices();
@@ -77,24 +116,48 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
   connect(difference_, &QCheckBox::toggled, this, [this](bool on) {
     loss_->setDifferenceFromFp32(on);
     logScale_->setEnabled(!on);
-    loss_->showRuns(store_->records());
+    refreshNow();
     loss_->resetView();
   });
   connect(heatmapMetric_, &QComboBox::currentIndexChanged, this, [this] {
     heatmap_->setMetric(HeatmapMetric(heatmapMetric_->currentData().toInt()));
-    heatmap_->showRuns(store_->records());
+    refreshNow();
     heatmap_->resetView();
   });
   connect(heatmapRun_, &QComboBox::currentIndexChanged, this, [this] {
-    heatmap_->setSelectedRun(heatmapRun_->currentData().toInt());
-    heatmap_->showRuns(store_->records());
+    refreshNow();
     heatmap_->resetView();
   });
+  connect(smoothing_, &QSlider::valueChanged, this, [this, smoothingLabel](int value) {
+    smoothingLabel->setText(QString("Smooth %1").arg(value / 100.0, 0, 'f', 2));
+    loss_->setSmoothing(value / 100.0);
+    refreshNow();
+  });
+  connect(xAxis_, &QComboBox::currentIndexChanged, this, [this] {
+    for (RunChart* c : charts()) {
+      c->setXAxisKind(XAxisKind(xAxis_->currentData().toInt()));
+      c->showRuns({});  // every key changes: draw again
+    }
+    refreshNow();
+    for (RunChart* c : charts()) c->resetView();
+  });
+  connect(logX_, &QCheckBox::toggled, this, [this](bool on) {
+    for (RunChart* c : charts()) c->setLogX(on);
+  });
+  connect(heatmapScale_, &QComboBox::currentIndexChanged, this,
+          [this] { heatmap_->setScaleMax(heatmapScale_->currentData().toDouble()); });
+  connect(follow_, &QCheckBox::toggled, this, [this](bool on) {
+    for (RunChart* c : charts()) c->setFollow(on);
+  });
+  for (RunChart* c : charts())
+    connect(c, &RunChart::followStopped, follow_, [this] { follow_->setChecked(false); });
   connect(reset, &QPushButton::clicked, this, [this] {
+    follow_->setChecked(true);
     for (RunChart* c : charts()) c->resetView();
   });
   connect(store_, &RunStore::runAdded, this, [this] { updateRunChoices(); markDirty(); });
-  connect(store_, &RunStore::runChanged, this, &ChartPanel::markDirty);
+  // A rename or a run shown/hidden changes the heatmap's choices too.
+  connect(store_, &RunStore::runChanged, this, [this] { updateRunChoices(); markDirty(); });
   connect(store_, &RunStore::stepAppended, this, &ChartPanel::markDirty);
   connect(store_, &RunStore::cleared, this, [this] { updateRunChoices(); markDirty(); });
   connect(store_, &RunStore::runRemoved, this, [this] { updateRunChoices(); markDirty(); });
@@ -104,8 +167,25 @@ void ChartPanel::markDirty() { dirty_ = true; }
 
 void ChartPanel::refreshNow() {
   dirty_ = false;
-  const auto& runs = store_->records();
-  for (RunChart* c : charts()) c->showRuns(runs);
+  const std::vector<int> visible = store_->visibleRuns();
+  // The charts key their curves by position: when the shown runs change,
+  // they start over instead of appending to another run's curve.
+  if (visible != shownRuns_) {
+    for (RunChart* c : charts()) c->showRuns({});
+    shownRuns_ = visible;
+  }
+  const int selected = heatmapRun_->currentData().toInt();
+  const auto at = std::find(visible.begin(), visible.end(), selected);
+  heatmap_->setSelectedRun(at == visible.end() ? -1 : static_cast<int>(at - visible.begin()));
+  // Copy only when some run is hidden: the common case draws from the store.
+  if (static_cast<int>(visible.size()) == store_->size()) {
+    for (RunChart* c : charts()) c->showRuns(store_->records());
+    legend_->showRuns(store_->records());
+  } else {
+    const std::vector<plab::RunRecord> runs = store_->visibleRecords();
+    for (RunChart* c : charts()) c->showRuns(runs);
+    legend_->showRuns(runs);
+  }
 }
 
 std::vector<RunChart*> ChartPanel::charts() const { return {loss_, updateLost_, rounded_, memory_, heatmap_}; }
@@ -115,7 +195,7 @@ void ChartPanel::updateRunChoices() {
   const QSignalBlocker block(heatmapRun_);
   heatmapRun_->clear();
   heatmapRun_->addItem("latest run", -1);
-  for (int i = 0; i < store_->size(); ++i)
+  for (int i : store_->visibleRuns())
     heatmapRun_->addItem(QString::fromStdString(store_->record(i).config.name), i);
   const int index = heatmapRun_->findData(selected);
   heatmapRun_->setCurrentIndex(index >= 0 ? index : 0);

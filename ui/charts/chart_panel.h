@@ -1,12 +1,15 @@
 #pragma once
 // The live charts in a grid with their controls (log-scale loss, loss
-// minus fp32's, heatmap metric and run, reset zoom). Redraws from the RunStore at most ~10 times a
+// minus fp32's, x axis (steps, tokens, wall time; log), loss smoothing,
+// follow new data, heatmap metric, run and colour scale, reset zoom) and
+// one legend for all of them. Shows the store's visible runs; redraws at most ~10 times a
 // second, however fast steps arrive.
 #include <QWidget>
 #include <vector>
 
 class QCheckBox;
 class QComboBox;
+class QSlider;
 class QTimer;
 
 namespace plab::ui {
@@ -15,6 +18,7 @@ class LayerHeatmap;
 class LossChart;
 class MemoryChart;
 class RoundedAwayChart;
+class RunLegend;
 class RunChart;
 class RunStore;
 class UpdateLostChart;
@@ -32,9 +36,15 @@ class ChartPanel : public QWidget {
   RoundedAwayChart* roundedAwayChart() const { return rounded_; }
   UpdateLostChart* updateLostChart() const { return updateLost_; }
   LayerHeatmap* layerHeatmap() const { return heatmap_; }
+  RunLegend* runLegend() const { return legend_; }
   QCheckBox* logScaleCheckBox() const { return logScale_; }
   QCheckBox* differenceCheckBox() const { return difference_; }
   QComboBox* heatmapMetricCombo() const { return heatmapMetric_; }
+  QCheckBox* followCheckBox() const { return follow_; }
+  QCheckBox* logXCheckBox() const { return logX_; }
+  QComboBox* xAxisCombo() const { return xAxis_; }            // data: int(XAxisKind)
+  QComboBox* heatmapScaleCombo() const { return heatmapScale_; }  // data: the scale's maximum in %
+  QSlider* smoothingSlider() const { return smoothing_; }  // 0..99: EMA weight in percent
 
  private:
   void updateRunChoices();
@@ -46,10 +56,17 @@ class ChartPanel : public QWidget {
   RoundedAwayChart* rounded_;
   UpdateLostChart* updateLost_;
   LayerHeatmap* heatmap_;
+  RunLegend* legend_;
   QCheckBox* logScale_;
   QCheckBox* difference_;
   QComboBox* heatmapMetric_;
   QComboBox* heatmapRun_;
+  QCheckBox* follow_;
+  QCheckBox* logX_;
+  QComboBox* xAxis_;
+  QComboBox* heatmapScale_;
+  QSlider* smoothing_;
+  std::vector<int> shownRuns_;  // store indices the charts show, in order
   QTimer* timer_;
   bool dirty_ = false;
 };

@@ -122,7 +122,13 @@ void LayerHeatmap::showRuns(const std::vector<plab::RunRecord>& runs) {
     layers_ << QString::fromStdString(rowNames[static_cast<size_t>(y)]);
     if (y % every == 0) layerTicker_->addTick(y, shortLayerName(rowNames[static_cast<size_t>(y)]));
   }
-  map_->setDataRange(QCPRange(0, 100));
+  map_->setDataRange(QCPRange(0, scaleMax_));
+  scheduleReplot();
+}
+
+void LayerHeatmap::setScaleMax(double percent) {
+  scaleMax_ = std::clamp(percent, 1e-6, 100.0);
+  map_->setDataRange(QCPRange(0, scaleMax_));
   scheduleReplot();
 }
 

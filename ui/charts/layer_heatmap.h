@@ -1,7 +1,9 @@
 #pragma once
 // Per-layer statistics of one run as a layer × step color map: the share
 // rounded away in single steps, or the windowed update lost. The colour
-// scale is fixed at 0..100 % so that runs and metrics compare by colour.
+// scale is 0..max % with max chosen by the user (100 by default), the same
+// for every run and metric, never rescaled to the data, so that runs
+// compare by colour.
 #include <QStringList>
 #include <vector>
 
@@ -19,6 +21,8 @@ class LayerHeatmap : public RunChart {
 
   void setSelectedRun(int run);  // -1: the last run that has layer stats
   void setMetric(HeatmapMetric metric);
+  void setScaleMax(double percent);  // values above it show in the darkest colour
+  double scaleMax() const { return scaleMax_; }
   HeatmapMetric metric() const { return metric_; }
   int selectedRun() const { return selected_; }
   int shownRun() const { return shown_; }
@@ -27,6 +31,7 @@ class LayerHeatmap : public RunChart {
 
  protected:
   void fitView() override;
+  bool plotsSteps() const override { return false; }  // always per step
 
  private:
   QCPColorMap* map_;
@@ -36,6 +41,7 @@ class LayerHeatmap : public RunChart {
   int selected_ = -1;
   HeatmapMetric metric_ = HeatmapMetric::UpdateLost;
   int shown_ = -1;
+  double scaleMax_ = 100;
 };
 
 }  // namespace plab::ui

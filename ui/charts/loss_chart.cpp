@@ -1,5 +1,7 @@
 #include "charts/loss_chart.h"
 
+#include <algorithm>
+
 #include "charts/run_colors.h"
 #include "report/fp32_comparison.h"
 
@@ -9,6 +11,17 @@ LossChart::LossChart(QWidget* parent) : RunChart("Loss", parent) {
   setObjectName("lossChart");
   xAxis->setLabel("step");
   yAxis->setLabel("loss (solid: train, dashed: val)");
+  placeLegendBelow();
+}
+
+void LossChart::clearData() {
+  for (RunGraphs& g : graphs_) {
+    if (g.train) g.train->data()->clear();
+    if (g.raw) g.raw->data()->clear();
+    if (g.val) g.val->data()->clear();
+    g.stepsShown = 0;
+    g.ema = Ema(smoothing_);
+  }
 }
 
 void LossChart::setDifferenceFromFp32(bool on) {
@@ -17,26 +30,62 @@ void LossChart::setDifferenceFromFp32(bool on) {
   if (on) setLogScale(false);  // differences go negative
   titleElement_->setText(on ? "Loss minus fp32's at the same step" : title());
   yAxis->setLabel(on ? "Δ loss vs fp32 (nats; solid: train, dashed: val)" : "loss (solid: train, dashed: val)");
-  for (RunGraphs& g : graphs_) {
-    if (g.train) g.train->data()->clear();
-    if (g.val) g.val->data()->clear();
-    g.stepsShown = 0;
+  clearData();
+}
+
+void LossChart::setSmoothing(double weight) {
+  weight = std::clamp(weight, 0.0, 0.99);
+  if (weight == smoothing_) return;
+  smoothing_ = weight;
+  clearData();
+}
+
+void LossChart::styleRun(RunGraphs& g, const QString& label, const QColor& color) {
+  if (!g.train) {
+    // The faint raw curve first, so the smoothed one is drawn over it.
+    g.raw = addGraph();
+    g.train = addGraph();
+    g.val = addGraph();
+    g.val->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
+    // One legend entry per run keeps the legend short; the axis label
+    // explains the dashed validation curves.
+    g.raw->removeFromLegend();
+    g.val->removeFromLegend();
+    g.ema = Ema(smoothing_);
   }
+  g.train->setName(label);
+  g.raw->setName(label + " (raw)");
+  g.val->setName(label + " (val)");
+  g.train->setPen(QPen(color, 1.6));
+  QColor faint = color;
+  faint.setAlpha(60);
+  g.raw->setPen(QPen(faint, 1.0));
+  g.raw->setVisible(smoothing_ > 0);
+  g.val->setPen(QPen(color, 1.4, Qt::DashLine));
+  QCPScatterStyle dots = g.val->scatterStyle();
+  dots.setPen(QPen(color));
+  dots.setBrush(color);
+  g.val->setScatterStyle(dots);
 }
 
 void LossChart::showDifferences(const std::vector<plab::RunRecord>& runs) {
   for (size_t i = 0; i < runs.size(); ++i) {
     RunGraphs& g = graphs_[i];
     g.train->data()->clear();
+    g.raw->data()->clear();
     g.val->data()->clear();
     g.stepsShown = 0;
     const auto ref = plab::report::fp32ReferenceIndex(runs, i);
     if (!ref) continue;
     const plab::report::LossDifference d = plab::report::lossDifference(runs[i], runs[*ref]);
-    g.train->setData(QVector<double>(d.steps.begin(), d.steps.end()), QVector<double>(d.train.begin(), d.train.end()),
-                     true);
-    g.val->setData(QVector<double>(d.valSteps.begin(), d.valSteps.end()), QVector<double>(d.val.begin(), d.val.end()),
-                   true);
+    Ema ema(smoothing_);
+    for (size_t s = 0; s < d.steps.size(); ++s) {
+      const double key = keyOfStep(runs[i], static_cast<int64_t>(d.steps[s]));
+      g.raw->addData(key, d.train[s]);
+      g.train->addData(key, ema.next(d.train[s]));
+    }
+    for (size_t s = 0; s < d.valSteps.size(); ++s)
+      g.val->addData(keyOfStep(runs[i], static_cast<int64_t>(d.valSteps[s])), d.val[s]);
   }
 }
 
@@ -45,40 +94,37 @@ void LossChart::showRuns(const std::vector<plab::RunRecord>& runs) {
     clearGraphs();
     graphs_.clear();
   }
+  const std::vector<QColor> colors = runColors(runs);
+  const std::vector<QString> labels = legendLabels(runs);
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& run = runs[i];
     if (i >= graphs_.size()) graphs_.push_back({});
     RunGraphs& g = graphs_[i];
-    if (!g.train) {
-      const QColor color = runColor(static_cast<int>(i));
-      g.train = addGraph();
-      g.train->setName(runLabel(run, static_cast<int>(i)));
-      g.train->setPen(QPen(color, 1.6));
-      g.val = addGraph();
-      g.val->setName(runLabel(run, static_cast<int>(i)) + " (val)");
-      g.val->setPen(QPen(color, 1.4, Qt::DashLine));
-      g.val->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, color, color, 5));
-    }
-    g.train->setName(runLabel(run, static_cast<int>(i)));
-    g.val->setName(runLabel(run, static_cast<int>(i)) + " (val)");
-    // One legend entry per run keeps the legend off the curves; the axis
-    // label explains the dashed validation curves.
-    g.val->removeFromLegend();
+    styleRun(g, labels[i], colors[i]);
     if (difference_) continue;
     if (run.steps.size() < g.stepsShown) {
       g.train->data()->clear();
+      g.raw->data()->clear();
       g.val->data()->clear();
       g.stepsShown = 0;
+      g.ema = Ema(smoothing_);
     }
     for (size_t s = g.stepsShown; s < run.steps.size(); ++s) {
       const auto& m = run.steps[s];
-      g.train->addData(static_cast<double>(m.step), m.loss);
-      if (m.valLoss) g.val->addData(static_cast<double>(m.step), *m.valLoss);
+      const double key = keyOf(run, m);
+      g.raw->addData(key, m.loss);
+      g.train->addData(key, g.ema.next(m.loss));
+      if (m.valLoss) g.val->addData(key, *m.valLoss);
     }
     g.stepsShown = run.steps.size();
   }
   if (difference_) showDifferences(runs);
-  legend->setVisible(graphCount() > 0);  // an empty legend is just a stray box
+  // Only runs with something drawn appear in the legend (not queued ones).
+  for (RunGraphs& g : graphs_) {
+    if (g.train->dataCount() > 0 || g.val->dataCount() > 0) g.train->addToLegend();
+    else g.train->removeFromLegend();
+  }
+  showLegendIfAny();
   scheduleReplot();
 }
 
@@ -97,6 +143,10 @@ bool LossChart::logScale() const { return yAxis->scaleType() == QCPAxis::stLogar
 
 QCPGraph* LossChart::trainGraph(int run) const {
   return run >= 0 && run < static_cast<int>(graphs_.size()) ? graphs_[static_cast<size_t>(run)].train : nullptr;
+}
+
+QCPGraph* LossChart::rawGraph(int run) const {
+  return run >= 0 && run < static_cast<int>(graphs_.size()) ? graphs_[static_cast<size_t>(run)].raw : nullptr;
 }
 
 QCPGraph* LossChart::valGraph(int run) const {

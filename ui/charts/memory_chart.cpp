@@ -38,10 +38,9 @@ MemoryChart::MemoryChart(QWidget* parent) : RunChart("Training-state memory", pa
     if (i > 0) bars->moveAbove(parts_[static_cast<size_t>(i - 1)]);
     parts_[static_cast<size_t>(i)] = bars;
   }
-  // One row of legend entries above the bars.
-  legend->setFillOrder(QCPLegend::foColumnsFirst);
-  legend->setWrap(kParts);
-  axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignHCenter);
+  // One row of legend entries under the bars, off the data.
+  placeLegendBelow();
+  showLegendIfAny();
 }
 
 void MemoryChart::showRuns(const std::vector<plab::RunRecord>& runs) {
@@ -69,7 +68,7 @@ void MemoryChart::showRuns(const std::vector<plab::RunRecord>& runs) {
   }
   for (int i = 0; i < kParts; ++i) parts_[static_cast<size_t>(i)]->setData(keys, values[static_cast<size_t>(i)], true);
   keyRange_ = QCPRange(0.4, static_cast<double>(std::max<qsizetype>(keys.size(), 1)) + 0.6);
-  mibRange_ = QCPRange(0, std::max(maxTotal * 1.3, 1e-3));  // headroom for the legend
+  mibRange_ = QCPRange(0, std::max(maxTotal * 1.08, 1e-3));
   legend->setVisible(!keys.empty());
   fitView();
   scheduleReplot();

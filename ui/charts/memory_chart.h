@@ -22,6 +22,7 @@ class MemoryChart : public RunChart {
 
  protected:
   void fitView() override;
+  bool plotsSteps() const override { return false; }  // one bar per run
 
  private:
   std::array<QCPBars*, kParts> parts_{};

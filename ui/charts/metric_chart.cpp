@@ -7,6 +7,7 @@ namespace plab::ui {
 MetricChart::MetricChart(const QString& title, Picker pick, bool markers, QWidget* parent)
     : RunChart(title, parent), pick_(pick), markers_(markers) {
   xAxis->setLabel("step");
+  placeLegendBelow();
 }
 
 void MetricChart::showRuns(const std::vector<plab::RunRecord>& runs) {
@@ -15,27 +16,32 @@ void MetricChart::showRuns(const std::vector<plab::RunRecord>& runs) {
     graphs_.clear();
     stepsShown_.clear();
   }
+  const std::vector<QColor> colors = runColors(runs);
+  const std::vector<QString> labels = legendLabels(runs);
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& run = runs[i];
     if (i >= graphs_.size()) {
-      QCPGraph* g = addGraph();
-      const QColor color = runColor(static_cast<int>(i));
-      g->setPen(QPen(color, 1.6));
-      if (markers_) g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, color, color, 5));
-      graphs_.push_back(g);
+      graphs_.push_back(addGraph());
       stepsShown_.push_back(0);
     }
     QCPGraph* g = graphs_[i];
-    g->setName(runLabel(run, static_cast<int>(i)));
+    g->setPen(QPen(colors[i], 1.6));
+    if (markers_) g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, colors[i], colors[i], 5));
+    g->setName(labels[i]);
     if (run.steps.size() < stepsShown_[i]) {
       g->data()->clear();
       stepsShown_[i] = 0;
     }
     for (size_t s = stepsShown_[i]; s < run.steps.size(); ++s)
-      if (const auto v = pick_(run.steps[s])) g->addData(static_cast<double>(run.steps[s].step), 100.0 * *v);
+      if (const auto v = pick_(run.steps[s])) g->addData(keyOf(run, run.steps[s]), 100.0 * *v);
     stepsShown_[i] = run.steps.size();
   }
-  legend->setVisible(graphCount() > 0);  // an empty legend is just a stray box
+  // Only runs with something drawn appear in the legend (not queued ones).
+  for (QCPGraph* g : graphs_) {
+    if (g->dataCount() > 0) g->addToLegend();
+    else g->removeFromLegend();
+  }
+  showLegendIfAny();
   scheduleReplot();
 }
 

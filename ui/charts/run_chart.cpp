@@ -5,12 +5,15 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QTimer>
+#include <QToolTip>
+#include <limits>
+#include <algorithm>
 
 namespace plab::ui {
 
 RunChart::RunChart(const QString& title, QWidget* parent) : QCustomPlot(parent), titleText_(title) {
   setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-  setMinimumSize(280, 200);
+  setMinimumSize(250, 200);  // three side by side fit the results side of a 1280-pixel window
   plotLayout()->insertRow(0);
   titleElement_ = new QCPTextElement(this, title, QFont(font().family(), 10, QFont::Bold));
   plotLayout()->addElement(0, 0, titleElement_);
@@ -30,11 +33,97 @@ RunChart::RunChart(const QString& title, QWidget* parent) : QCustomPlot(parent),
     if (!userZoomed_) fitView();
     replot(QCustomPlot::rpQueuedReplot);
   });
-  // After a drag or wheel zoom the user owns the view until "Reset view".
-  connect(this, &QCustomPlot::mouseWheel, this, [this] { userZoomed_ = true; });
-  connect(this, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
-    if (e->buttons() & Qt::LeftButton) userZoomed_ = true;
+  // After a drag or wheel zoom the user owns the view until "Reset view"
+  // or Follow; the panel shows that following stopped.
+  auto stopFollowing = [this] {
+    if (userZoomed_) return;
+    userZoomed_ = true;
+    emit followStopped();
+  };
+  connect(this, &QCustomPlot::mouseWheel, this, stopFollowing);
+  connect(this, &QCustomPlot::mouseMove, this, [this, stopFollowing](QMouseEvent* e) {
+    if (e->buttons() & Qt::LeftButton) {
+      stopFollowing();
+      return;
+    }
+    // Hover readout: every run's value at the cursor.
+    const QString text = axisRect()->rect().contains(e->pos()) ? readoutAt(xAxis->pixelToCoord(e->pos().x())) : QString();
+    if (text.isEmpty()) QToolTip::hideText();
+    else QToolTip::showText(e->globalPosition().toPoint(), text, this);
   });
+}
+
+double RunChart::keyOf(const plab::RunRecord& run, const plab::StepMetrics& m) const {
+  switch (xKind_) {
+    case XAxisKind::Steps: return static_cast<double>(m.step);
+    case XAxisKind::Tokens: {
+      int64_t perStep = run.info.tokensPerStep;
+      if (perStep <= 0) perStep = run.config.batch_size * run.config.grad_accum * run.config.seq_len;
+      return static_cast<double>(m.step) * static_cast<double>(perStep);
+    }
+    case XAxisKind::WallTime: return m.elapsedSeconds;
+  }
+  return static_cast<double>(m.step);
+}
+
+double RunChart::keyOfStep(const plab::RunRecord& run, int64_t step) const {
+  const auto it = std::lower_bound(run.steps.begin(), run.steps.end(), step,
+                                   [](const plab::StepMetrics& m, int64_t s) { return m.step < s; });
+  if (it != run.steps.end() && it->step == step) return keyOf(run, *it);
+  plab::StepMetrics m;
+  m.step = step;
+  return xKind_ == XAxisKind::WallTime ? std::numeric_limits<double>::quiet_NaN() : keyOf(run, m);
+}
+
+void RunChart::setXAxisKind(XAxisKind kind) {
+  if (!plotsSteps()) return;
+  xKind_ = kind;
+  xAxis->setLabel(kind == XAxisKind::Steps ? "step" : kind == XAxisKind::Tokens ? "tokens" : "wall time (s)");
+}
+
+void RunChart::setLogX(bool on) {
+  if (!plotsSteps()) return;
+  xAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+  if (on) xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+  else xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+  if (following()) resetView();
+}
+
+QString RunChart::readoutAt(double key) const {
+  QStringList lines;
+  QString x;
+  for (int i = 0; i < graphCount(); ++i) {
+    QCPGraph* g = graph(i);
+    if (!g->visible() || !legend->hasItemWithPlottable(g) || g->data()->isEmpty()) continue;
+    // The nearest point of the curve.
+    auto it = g->data()->findBegin(key, false);
+    if (it == g->data()->constEnd()) --it;
+    if (it != g->data()->constBegin()) {
+      auto before = it - 1;
+      if (qAbs(before->key - key) < qAbs(it->key - key)) it = before;
+    }
+    if (x.isEmpty()) x = QString("%1: %2").arg(xAxis->label()).arg(it->key, 0, 'g', 6);
+    lines << QString("%1: %2").arg(g->name()).arg(it->value, 0, 'g', 5);
+  }
+  if (lines.isEmpty()) return QString();
+  return x + "\n" + lines.join("\n");
+}
+
+void RunChart::setFollow(bool on) {
+  if (on) resetView();
+  else userZoomed_ = true;
+}
+
+void RunChart::placeLegendBelow() {
+  axisRect()->insetLayout()->take(legend);
+  legendBelow_ = true;
+  legend->setFillOrder(QCPLegend::foColumnsFirst);
+  legend->setWrap(3);
+  legend->setBorderPen(Qt::NoPen);
+  legend->setBrush(Qt::NoBrush);
+  legend->setMargins(QMargins(4, 0, 4, 2));
+  legend->setRowSpacing(0);
+  legend->setColumnSpacing(10);
 }
 
 void RunChart::setExplanation(const QString& text) {
@@ -87,9 +176,73 @@ void RunChart::contextMenuEvent(QContextMenuEvent* event) {
   menu.exec(event->globalPos());
 }
 
+void RunChart::setLegendShown(bool on) {
+  legendShown_ = on;
+  showLegendIfAny();
+  scheduleReplot();
+}
+
+void RunChart::showLegendIfAny() {
+  const bool any = legendShown_ && legend->itemCount() > 0;
+  legend->setVisible(any);  // an empty legend is just a stray box
+  if (!legendBelow_ || any == legendInLayout_) return;
+  // An empty legend would cap the plot's width (QCustomPlot sizes a column
+  // by its narrowest element), so it leaves the layout until it has entries.
+  if (any) {
+    const int row = plotLayout()->rowCount();
+    plotLayout()->addElement(row, 0, legend);
+    plotLayout()->setRowStretchFactor(row, 0.001);  // as tall as its entries, no more
+  } else {
+    plotLayout()->take(legend);
+    plotLayout()->simplify();
+  }
+  legendInLayout_ = any;
+  fitLegendColumns();
+}
+
+void RunChart::fitLegendColumns() {
+  if (!legendBelow_ || legend->itemCount() == 0) return;
+  // As many columns as the widest entry allows: entries are never clipped.
+  const QFontMetrics metrics(legend->font());
+  int widest = 0;
+  for (int i = 0; i < legend->itemCount(); ++i)
+    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i)))
+      widest = std::max(widest, metrics.horizontalAdvance(item->plottable()->name()));
+  const int entry = widest + legend->iconSize().width() + legend->iconTextPadding() + legend->columnSpacing() + 8;
+  const int columns = std::clamp(width() / std::max(entry, 1), 1, 5);
+  if (legend->wrap() == columns) return;
+  legend->setWrap(columns);
+  legend->setFillOrder(QCPLegend::foColumnsFirst, /*rearrange=*/true);  // setWrap alone moves nothing
+}
+
+void RunChart::resizeEvent(QResizeEvent* event) {
+  fitLegendColumns();
+  QCustomPlot::resizeEvent(event);
+}
+
 QString RunChart::runLabel(const plab::RunRecord& run, int index) {
   const QString name = QString::fromStdString(run.config.name);
   return name.isEmpty() ? QString("run %1").arg(index + 1) : name;
+}
+
+std::vector<QString> RunChart::legendLabels(const std::vector<plab::RunRecord>& runs) {
+  std::vector<QString> labels;
+  for (size_t i = 0; i < runs.size(); ++i) labels.push_back(runLabel(runs[i], static_cast<int>(i)));
+  if (labels.size() > 1) {
+    // The shared prefix, cut back to just after a '-', '_' or ' '.
+    QString prefix = labels.front();
+    for (const QString& l : labels)
+      while (!l.startsWith(prefix)) prefix.chop(1);
+    while (!prefix.isEmpty() && !QString("-_ ").contains(prefix.back())) prefix.chop(1);
+    const bool allKeepSomething =
+        std::all_of(labels.begin(), labels.end(), [&](const QString& l) { return l.size() > prefix.size(); });
+    if (!prefix.isEmpty() && allKeepSomething)
+      for (QString& l : labels) l = l.mid(prefix.size());
+  }
+  constexpr int kMaxChars = 24;
+  for (QString& l : labels)
+    if (l.size() > kMaxChars) l = l.left(kMaxChars / 2 - 1) + "…" + l.right(kMaxChars / 2);
+  return labels;
 }
 
 }  // namespace plab::ui

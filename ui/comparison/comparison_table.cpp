@@ -1,6 +1,7 @@
 #include "comparison/comparison_table.h"
 
 #include <QHeaderView>
+#include <QScopedValueRollback>
 
 #include "charts/run_colors.h"
 #include "report/fp32_comparison.h"
@@ -27,7 +28,7 @@ QString optionalNumber(const std::optional<double>& v, int decimals = 4) {
 ComparisonTable::ComparisonTable(const RunStore* store, QWidget* parent)
     : QTableWidget(0, ColumnCount, parent), store_(store) {
   setObjectName("comparisonTable");
-  setHorizontalHeaderLabels({"Run", "Mode", "Status", "Steps", "Final loss", "Final val loss", "Memory",
+  setHorizontalHeaderLabels({"Run", "Mode", "Status", "Started", "Steps", "Final loss", "Final val loss", "Memory",
                              "Saved vs fp32", "Update lost", "Rounded away (step)", "Tokens/s", "Verdict"});
   horizontalHeaderItem(UpdateLostColumn)
       ->setToolTip("Mean over windows of the share of the intended AdamW update that never reached the weights "
@@ -40,6 +41,21 @@ ComparisonTable::ComparisonTable(const RunStore* store, QWidget* parent)
   setSelectionBehavior(QAbstractItemView::SelectRows);
   setSelectionMode(QAbstractItemView::SingleSelection);
   setAlternatingRowColors(true);
+  horizontalHeaderItem(NameColumn)->setToolTip("Untick a run to hide it from the charts and the export");
+  connect(this, &QTableWidget::itemChanged, this, [this](QTableWidgetItem* item) {
+    if (updating_ || item->column() != NameColumn) return;
+    emit visibilityToggled(item->row(), item->checkState() == Qt::Checked);
+  });
+}
+
+QColor ComparisonTable::nameColor(int run) const {
+  // The charts colour the visible runs in order; a hidden run shows its
+  // mode's own colour.
+  const std::vector<int> visible = store_->visibleRuns();
+  const std::vector<QColor> colors = runColors(store_->visibleRecords());
+  for (size_t i = 0; i < visible.size(); ++i)
+    if (visible[i] == run) return colors[i];
+  return toQColor(plab::modeColor(store_->record(run).config.mode));
 }
 
 void ComparisonTable::refreshAll() {
@@ -49,14 +65,18 @@ void ComparisonTable::refreshAll() {
 
 void ComparisonTable::refreshRun(int run) {
   if (run < 0 || run >= store_->size()) return;
+  const QScopedValueRollback<bool> updating(updating_, true);
   if (rowCount() <= run) setRowCount(run + 1);
   const auto& record = store_->record(run);
   const RunState state = store_->state(run);
-  const bool finished = state == RunState::Completed || state == RunState::Stopped || state == RunState::Failed;
+  const bool finished = store_->isFinished(run);
   const RunSummary s = summarizeRun(record, finished);
 
   auto* name = cell(QString::fromStdString(record.config.name), false);
-  name->setForeground(runColor(run));
+  name->setFlags(name->flags() | Qt::ItemIsUserCheckable);
+  name->setCheckState(store_->isVisible(run) ? Qt::Checked : Qt::Unchecked);
+  name->setForeground(nameColor(run));
+  if (!store_->folder(run).isEmpty()) name->setToolTip(store_->folder(run));
   QFont bold = name->font();
   bold.setBold(true);
   name->setFont(bold);
@@ -70,6 +90,8 @@ void ComparisonTable::refreshRun(int run) {
     status->setToolTip(QString::fromStdString(record.result.message));
   }
   setItem(run, StatusColumn, status);
+  const QDateTime started = store_->started(run);
+  setItem(run, StartedColumn, cell(started.isValid() ? started.toString("yyyy-MM-dd HH:mm") : QString("–"), false));
   setItem(run, StepsColumn, cell(QString("%1 / %2").arg(s.stepsDone).arg(record.config.steps)));
   setItem(run, LossColumn, cell(optionalNumber(s.finalLoss)));
   setItem(run, ValLossColumn, cell(optionalNumber(s.finalValLoss)));
@@ -90,6 +112,7 @@ void ComparisonTable::refreshRun(int run) {
 }
 
 void ComparisonTable::refreshVerdict(int run) {
+  const QScopedValueRollback<bool> updating(updating_, true);
   const auto& runs = store_->records();
   const auto i = static_cast<size_t>(run);
   const auto ref = plab::report::fp32ReferenceIndex(runs, i);

@@ -15,6 +15,7 @@
 #include "charts/loss_chart.h"
 #include "charts/memory_chart.h"
 #include "charts/rounded_away_chart.h"
+#include "charts/run_colors.h"
 #include "charts/update_lost_chart.h"
 #include "report/fp32_comparison.h"
 #include "run/run_summary.h"
@@ -90,7 +91,8 @@ void drawSummaryTable(QPainter& p, PageCursor& cur, const std::vector<plab::RunR
   font.setPointSizeF(8);
   p.setFont(font);
   const int rowH = QFontMetrics(font, p.device()).height() + 8;
-  auto drawRow = [&](const QStringList& cells, bool header) {
+  // The run's name in its chart colour (one per optimizer mode).
+  auto drawRow = [&](const QStringList& cells, bool header, const QColor& nameColor) {
     cur.ensure(rowH);
     double x = 0;
     if (header) p.fillRect(QRect(0, cur.y, cur.width(), rowH), QColor(230, 234, 240));
@@ -99,6 +101,7 @@ void drawSummaryTable(QPainter& p, PageCursor& cur, const std::vector<plab::RunR
     p.setFont(f);
     for (int c = 0; c < cells.size(); ++c) {
       const int w = static_cast<int>(widths[static_cast<size_t>(c)] * cur.width());
+      p.setPen(c == 0 ? nameColor : QColor(Qt::black));
       p.drawText(QRect(static_cast<int>(x) + 4, cur.y, w - 8, rowH), Qt::AlignVCenter | Qt::AlignLeft,
                  QFontMetrics(f, p.device()).elidedText(cells[c], Qt::ElideRight, w - 8));
       x += w;
@@ -108,8 +111,10 @@ void drawSummaryTable(QPainter& p, PageCursor& cur, const std::vector<plab::RunR
     p.setPen(Qt::black);
     cur.y += rowH;
   };
-  drawRow(headers, true);
-  for (const auto& r : runs) {
+  drawRow(headers, true, Qt::black);
+  const std::vector<QColor> colors = runColors(runs);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto& r = runs[i];
     const RunSummary s = summarizeRun(r, true);
     drawRow({QString::fromStdString(r.config.name), QString::fromStdString(plab::optimizerModeLabel(r.config.mode)),
              statusText(r), QString("%1 / %2").arg(s.stepsDone).arg(r.config.steps),
@@ -120,7 +125,7 @@ void drawSummaryTable(QPainter& p, PageCursor& cur, const std::vector<plab::RunR
              plab::report::meanUpdateLost(r) ? percentText(*plab::report::meanUpdateLost(r), 2) : "–",
              percentText(s.meanRoundedAway, 2),
              s.tokensPerSecond > 0 ? QString::number(s.tokensPerSecond, 'f', 0) : "–"},
-            false);
+            false, colors[i]);
   }
   cur.y += rowH / 2;
   // The verdict of each run against fp32, then the messages of runs that ended early.

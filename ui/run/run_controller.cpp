@@ -1,5 +1,10 @@
 #include "run/run_controller.h"
 
+#include <QDateTime>
+
+#include "report/report_charts.h"
+#include "util/run_folder.h"
+
 namespace plab::ui {
 
 RunController::RunController(RunStore* store, QObject* parent)
@@ -32,8 +37,21 @@ void RunController::dispatchNext() {
   queue_.pop_front();
   paused_ = false;
   store_->setState(activeRun_, RunState::Running);
-  const plab::RunConfig config = store_->record(activeRun_).config;
+  plab::RunConfig config = store_->record(activeRun_).config;
   const int run = activeRun_;
+  if (!outputRoot_.isEmpty()) {
+    try {
+      const auto dir = plab::createUniqueRunFolder(outputRoot_.toStdString(), plab::report::safeFileName(config.name));
+      config.output_dir = dir.string();
+      store_->setFolder(run, QString::fromStdString(config.output_dir), QDateTime::currentDateTime());
+    } catch (const std::exception& e) {
+      plab::RunResult failed;
+      failed.status = plab::RunStatus::Failed;
+      failed.message = std::string("cannot create the run folder: ") + e.what();
+      onFinished(run, failed);  // dispatches the next run
+      return;
+    }
+  }
   QMetaObject::invokeMethod(worker_, [w = worker_, run, config] { w->runTraining(run, config); },
                             Qt::QueuedConnection);
 }

@@ -17,6 +17,11 @@ class RunController : public QObject {
   explicit RunController(RunStore* store, QObject* parent = nullptr);
   ~RunController() override;
 
+  // Each run gets a new folder <root>/<name>-<UTC time> when it starts and
+  // the trainer streams its metrics there. Empty: runs write nothing.
+  void setOutputRoot(const QString& root) { outputRoot_ = root; }
+  QString outputRoot() const { return outputRoot_; }
+
   int enqueue(const plab::RunConfig& config);  // returns the store index; starts if idle
   void pause();
   void resume();
@@ -47,6 +52,7 @@ class RunController : public QObject {
   int activeRun_ = -1;
   bool paused_ = false;
   bool shutDown_ = false;
+  QString outputRoot_;
 };
 
 }  // namespace plab::ui

@@ -1,6 +1,19 @@
 #include "run/run_store.h"
 
 namespace plab::ui {
+namespace {
+
+RunState stateOf(plab::StoredRunStatus s) {
+  switch (s) {
+    case plab::StoredRunStatus::Completed: return RunState::Completed;
+    case plab::StoredRunStatus::Stopped: return RunState::Stopped;
+    case plab::StoredRunStatus::Failed: return RunState::Failed;
+    case plab::StoredRunStatus::Incomplete: return RunState::Incomplete;
+  }
+  return RunState::Incomplete;
+}
+
+}  // namespace
 
 QString runStateText(RunState s) {
   switch (s) {
@@ -10,6 +23,7 @@ QString runStateText(RunState s) {
     case RunState::Completed: return "completed";
     case RunState::Stopped: return "stopped";
     case RunState::Failed: return "failed";
+    case RunState::Incomplete: return "incomplete";
   }
   return "unknown";
 }
@@ -21,16 +35,33 @@ int RunStore::addRun(const plab::RunConfig& config) {
   r.config = config;
   r.info.runName = config.name;
   records_.push_back(std::move(r));
-  states_.push_back(RunState::Queued);
-  hasInfo_.push_back(false);
+  meta_.push_back({});
+  const int index = size() - 1;
+  emit runAdded(index);
+  return index;
+}
+
+int RunStore::addStoredRun(const plab::StoredRun& run, bool linked) {
+  plab::RunRecord r = run.record;
+  if (!run.display.name.empty()) r.config.name = r.info.runName = run.display.name;
+  records_.push_back(std::move(r));
+  Meta m;
+  m.state = stateOf(run.status);
+  m.hasInfo = run.record.info.parameterCount > 0;
+  m.visible = !run.display.hidden;
+  m.linked = linked;
+  m.started = QDateTime::fromSecsSinceEpoch(run.startedAt);
+  meta_.push_back(m);
   const int index = size() - 1;
   emit runAdded(index);
   return index;
 }
 
 void RunStore::setInfo(int run, const plab::RunInfo& info) {
-  records_.at(static_cast<size_t>(run)).info = info;
-  hasInfo_.at(static_cast<size_t>(run)) = true;
+  plab::RunRecord& r = records_.at(static_cast<size_t>(run));
+  r.info = info;
+  r.info.runName = r.config.name;  // a rename while it runs wins
+  meta_.at(static_cast<size_t>(run)).hasInfo = true;
   emit runChanged(run);
 }
 
@@ -41,47 +72,86 @@ void RunStore::appendStep(int run, const plab::StepMetrics& step) {
 
 void RunStore::setResult(int run, const plab::RunResult& result) {
   records_.at(static_cast<size_t>(run)).result = result;
+  RunState& state = meta_.at(static_cast<size_t>(run)).state;
   switch (result.status) {
-    case plab::RunStatus::Completed: states_.at(static_cast<size_t>(run)) = RunState::Completed; break;
-    case plab::RunStatus::Stopped: states_.at(static_cast<size_t>(run)) = RunState::Stopped; break;
-    case plab::RunStatus::Failed: states_.at(static_cast<size_t>(run)) = RunState::Failed; break;
+    case plab::RunStatus::Completed: state = RunState::Completed; break;
+    case plab::RunStatus::Stopped: state = RunState::Stopped; break;
+    case plab::RunStatus::Failed: state = RunState::Failed; break;
   }
   emit runChanged(run);
 }
 
 void RunStore::setState(int run, RunState state) {
-  states_.at(static_cast<size_t>(run)) = state;
+  meta_.at(static_cast<size_t>(run)).state = state;
   emit runChanged(run);
+}
+
+void RunStore::setFolder(int run, const QString& folder, const QDateTime& started) {
+  records_.at(static_cast<size_t>(run)).config.output_dir = folder.toStdString();
+  meta_.at(static_cast<size_t>(run)).started = started;
+  emit runChanged(run);
+}
+
+void RunStore::setVisible(int run, bool visible) {
+  Meta& m = meta_.at(static_cast<size_t>(run));
+  if (m.visible == visible) return;
+  m.visible = visible;
+  emit runChanged(run);
+}
+
+void RunStore::rename(int run, const QString& name) {
+  plab::RunRecord& r = records_.at(static_cast<size_t>(run));
+  r.config.name = r.info.runName = name.toStdString();
+  emit runChanged(run);
+}
+
+QString RunStore::folder(int run) const { return QString::fromStdString(record(run).config.output_dir); }
+
+int RunStore::findFolder(const QString& folder) const {
+  for (int i = 0; i < size(); ++i)
+    if (!folder.isEmpty() && this->folder(i) == folder) return i;
+  return -1;
 }
 
 bool RunStore::isFinished(int run) const {
   const RunState s = state(run);
-  return s == RunState::Completed || s == RunState::Stopped || s == RunState::Failed;
+  return s == RunState::Completed || s == RunState::Stopped || s == RunState::Failed || s == RunState::Incomplete;
 }
 
 bool RunStore::removeRun(int run) {
   if (run < 0 || run >= size() || !isFinished(run)) return false;
   const auto at = static_cast<std::ptrdiff_t>(run);
   records_.erase(records_.begin() + at);
-  states_.erase(states_.begin() + at);
-  hasInfo_.erase(hasInfo_.begin() + at);
+  meta_.erase(meta_.begin() + at);
   emit runRemoved(run);
   return true;
 }
 
 void RunStore::clear() {
   records_.clear();
-  states_.clear();
-  hasInfo_.clear();
+  meta_.clear();
   emit cleared();
+}
+
+std::vector<int> RunStore::visibleRuns() const {
+  std::vector<int> out;
+  for (int i = 0; i < size(); ++i)
+    if (isVisible(i)) out.push_back(i);
+  return out;
+}
+
+std::vector<plab::RunRecord> RunStore::visibleRecords() const {
+  std::vector<plab::RunRecord> out;
+  for (int i : visibleRuns()) out.push_back(records_[static_cast<size_t>(i)]);
+  return out;
 }
 
 std::vector<plab::RunRecord> RunStore::exportableRecords() const {
   std::vector<plab::RunRecord> out;
-  for (size_t i = 0; i < records_.size(); ++i) {
-    const RunState s = states_[i];
-    if (s == RunState::Queued && records_[i].steps.empty()) continue;
-    plab::RunRecord r = records_[i];
+  for (int i : visibleRuns()) {
+    const RunState s = state(i);
+    if (s == RunState::Queued && records_[static_cast<size_t>(i)].steps.empty()) continue;
+    plab::RunRecord r = records_[static_cast<size_t>(i)];
     // A run still in progress is exported as what it is so far.
     if (s == RunState::Running || s == RunState::Paused) {
       r.result.status = plab::RunStatus::Stopped;

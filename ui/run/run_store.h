@@ -1,15 +1,21 @@
 #pragma once
 // Every run of the session (config, info, measured steps, result) with its
-// live status. Failed and stopped runs stay here so they can be exported.
+// live status, where it lives on disk and whether it is shown. Runs read
+// back from a workspace or an opened folder sit next to the session's own.
+// Failed and stopped runs stay here so they can be exported.
+#include <QDateTime>
 #include <QObject>
 #include <QString>
 #include <vector>
 
+#include "report/run_folder_reader.h"
 #include "report/run_report.h"
 
 namespace plab::ui {
 
-enum class RunState { Queued, Running, Paused, Completed, Stopped, Failed };
+// Incomplete: read from a folder without summary.json (killed, or still
+// running in another process).
+enum class RunState { Queued, Running, Paused, Completed, Stopped, Failed, Incomplete };
 QString runStateText(RunState s);  // "queued", "running", ... (matches plab::runStatusId)
 
 class RunStore : public QObject {
@@ -18,13 +24,19 @@ class RunStore : public QObject {
   explicit RunStore(QObject* parent = nullptr);
 
   int addRun(const plab::RunConfig& config);  // returns the run index, state Queued
+  // A run read from disk (finished or incomplete). linked: it lives outside
+  // the workspace (opened with File > Open run).
+  int addStoredRun(const plab::StoredRun& run, bool linked);
   void setInfo(int run, const plab::RunInfo& info);
   void appendStep(int run, const plab::StepMetrics& step);
   void setResult(int run, const plab::RunResult& result);
   void setState(int run, RunState state);
-  // Removes a finished (completed, stopped or failed) run; later runs move
-  // up one index. Returns false for a queued or running run: the controller
-  // still refers to it by index.
+  void setFolder(int run, const QString& folder, const QDateTime& started);
+  void setVisible(int run, bool visible);
+  void rename(int run, const QString& name);
+  // Removes a finished (completed, stopped, failed or incomplete) run; later
+  // runs move up one index. Returns false for a queued or running run: the
+  // controller still refers to it by index.
   bool removeRun(int run);
   bool isFinished(int run) const;
   void clear();
@@ -32,22 +44,37 @@ class RunStore : public QObject {
   int size() const { return static_cast<int>(records_.size()); }
   const std::vector<plab::RunRecord>& records() const { return records_; }
   const plab::RunRecord& record(int run) const { return records_.at(static_cast<size_t>(run)); }
-  RunState state(int run) const { return states_.at(static_cast<size_t>(run)); }
-  bool hasInfo(int run) const { return hasInfo_.at(static_cast<size_t>(run)); }
-  // Runs that measured anything or finished (what an export can show).
+  RunState state(int run) const { return meta_.at(static_cast<size_t>(run)).state; }
+  bool hasInfo(int run) const { return meta_.at(static_cast<size_t>(run)).hasInfo; }
+  bool isVisible(int run) const { return meta_.at(static_cast<size_t>(run)).visible; }
+  bool isLinked(int run) const { return meta_.at(static_cast<size_t>(run)).linked; }
+  QDateTime started(int run) const { return meta_.at(static_cast<size_t>(run)).started; }
+  // The run's folder on disk; empty while queued (or without a workspace).
+  QString folder(int run) const;
+  int findFolder(const QString& folder) const;  // -1 when no run has it
+
+  std::vector<int> visibleRuns() const;  // store indices, in order
+  std::vector<plab::RunRecord> visibleRecords() const;
+  // Visible runs that measured anything or finished (what an export can show).
   std::vector<plab::RunRecord> exportableRecords() const;
 
  signals:
   void runAdded(int run);
-  void runChanged(int run);        // info, result or state
+  void runChanged(int run);        // info, result, state, name, folder or visibility
   void stepAppended(int run);
   void runRemoved(int run);        // indices after run have shifted down by one
   void cleared();
 
  private:
+  struct Meta {
+    RunState state = RunState::Queued;
+    bool hasInfo = false;
+    bool visible = true;
+    bool linked = false;
+    QDateTime started;
+  };
   std::vector<plab::RunRecord> records_;
-  std::vector<RunState> states_;
-  std::vector<bool> hasInfo_;
+  std::vector<Meta> meta_;
 };
 
 }  // namespace plab::ui

@@ -1,0 +1,226 @@
+#include "report/run_folder_reader.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <tuple>
+
+#include "train/metrics_writer.h"
+#include "util/atomic_file.h"
+#include "util/errors.h"
+
+namespace plab {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Missing, torn or foreign JSON reads as null: the side files of a killed
+// run may be absent or half-written.
+json readJsonOrNull(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) return nullptr;
+  std::stringstream text;
+  text << in.rdbuf();
+  json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  return j.is_discarded() ? json(nullptr) : j;
+}
+
+// Lenient readers: the files were written by some version of this tool;
+// what is missing or of the wrong type keeps the default.
+template <typename T>
+void readIf(const json& j, const char* key, T& out) {
+  if (!j.is_object() || !j.contains(key)) return;
+  try {
+    out = j.at(key).get<T>();
+  } catch (const json::exception&) {
+  }
+}
+
+double numberOr(const json& j, const char* key, double fallback) {
+  if (!j.is_object() || !j.contains(key)) return fallback;
+  const json& v = j.at(key);
+  if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();  // written for NaN
+  return v.is_number() ? v.get<double>() : fallback;
+}
+
+std::optional<double> optionalNumber(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j.at(key).is_number()) return std::nullopt;
+  return j.at(key).get<double>();
+}
+
+MemoryBreakdown memoryOr(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key)) return {};
+  try {
+    return memoryBreakdownFromJson(j.at(key));
+  } catch (const Error&) {
+    return {};
+  }
+}
+
+RunInfo runInfoFromStoredJson(const json& j) {
+  RunInfo i;
+  readIf(j, "run_name", i.runName);
+  readIf(j, "device", i.device);
+  readIf(j, "model_type", i.modelType);
+  readIf(j, "tokenizer", i.tokenizer);
+  readIf(j, "parameter_count", i.parameterCount);
+  readIf(j, "bf16_parameter_count", i.bf16ParameterCount);
+  readIf(j, "layers", i.layers);
+  i.predictedMemory = memoryOr(j, "predicted_memory");
+  i.measuredMemory = memoryOr(j, "measured_memory");
+  i.fp32Baseline = memoryOr(j, "fp32_baseline");
+  readIf(j, "optimizer_mode", i.optimizerMode);
+  readIf(j, "moment_precision", i.momentPrecision);
+  readIf(j, "weight_decay_rounded_away", i.weightDecayRoundedAway);
+  readIf(j, "update_window", i.updateWindow);
+  readIf(j, "statistics_bytes", i.statisticsBytes);
+  readIf(j, "tokens_per_step", i.tokensPerStep);
+  readIf(j, "train_tokens", i.trainTokens);
+  readIf(j, "blas", i.blas);
+  return i;
+}
+
+StoredRunStatus statusFromId(const std::string& id) {
+  if (id == "completed") return StoredRunStatus::Completed;
+  if (id == "stopped") return StoredRunStatus::Stopped;
+  if (id == "failed") return StoredRunStatus::Failed;
+  return StoredRunStatus::Incomplete;
+}
+
+RunResult runResultFromStoredJson(const json& j) {
+  RunResult r;
+  readIf(j, "message", r.message);
+  readIf(j, "steps_done", r.stepsDone);
+  r.finalLoss = numberOr(j, "final_loss", 0);
+  r.finalValLoss = optionalNumber(j, "final_val_loss");
+  r.meanTokensPerSecond = numberOr(j, "mean_tokens_per_second", 0);
+  r.meanRoundedAwayFraction = numberOr(j, "mean_rounded_away_fraction", 0);
+  r.meanUpdateLost = optionalNumber(j, "mean_update_lost");
+  r.meanUpdateError = optionalNumber(j, "mean_update_error");
+  r.memory = memoryOr(j, "memory");
+  r.memorySavedFraction = numberOr(j, "memory_saved_fraction", 0);
+  return r;
+}
+
+// What an unfinished run has measured so far, as the live UI shows it.
+RunResult resultFromSteps(const std::vector<StepMetrics>& steps) {
+  RunResult r;
+  r.status = RunStatus::Stopped;
+  r.message = "incomplete: no summary.json (still running elsewhere, or killed)";
+  r.stepsDone = static_cast<int64_t>(steps.size());
+  if (!steps.empty()) {
+    r.finalLoss = steps.back().loss;
+    r.memory = steps.back().memory;
+  }
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it)
+    if (it->valLoss) {
+      r.finalValLoss = it->valLoss;
+      break;
+    }
+  return r;
+}
+
+int64_t modificationTime(const fs::path& file) {
+  struct stat st {};
+  return ::stat(file.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_mtime) : 0;
+}
+
+void addRunsOfSweep(const fs::path& dir, std::vector<fs::path>& out) {
+  std::error_code ec;
+  const fs::path runs = dir / "runs";
+  if (!fs::is_directory(runs, ec)) return;
+  for (const fs::directory_entry& e : fs::directory_iterator(runs, ec))
+    if (isRunFolder(e.path())) out.push_back(e.path());
+}
+
+}  // namespace
+
+std::string storedRunStatusId(StoredRunStatus s) {
+  switch (s) {
+    case StoredRunStatus::Completed: return "completed";
+    case StoredRunStatus::Stopped: return "stopped";
+    case StoredRunStatus::Failed: return "failed";
+    case StoredRunStatus::Incomplete: return "incomplete";
+  }
+  return "unknown";
+}
+
+bool isRunFolder(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(dir / "config.json", ec) &&
+         (fs::is_regular_file(dir / "metrics.jsonl", ec) || fs::is_regular_file(dir / "summary.json", ec));
+}
+
+std::vector<fs::path> findRunFolders(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  if (isRunFolder(dir)) {
+    out.push_back(dir);
+  } else if (fs::is_directory(dir / "runs", ec)) {
+    addRunsOfSweep(dir, out);
+  } else {
+    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+      if (!e.is_directory(ec)) continue;
+      if (isRunFolder(e.path())) out.push_back(e.path());
+      else addRunsOfSweep(e.path(), out);
+    }
+  }
+  std::vector<std::pair<int64_t, fs::path>> keyed;
+  for (const fs::path& p : out) keyed.emplace_back(modificationTime(p / "config.json"), p);
+  std::sort(keyed.begin(), keyed.end());
+  out.clear();
+  for (auto& [time, path] : keyed) out.push_back(std::move(path));
+  return out;
+}
+
+StoredRun readRunFolder(const fs::path& dir) {
+  StoredRun run;
+  run.folder = dir;
+  const json config = readJsonOrNull(dir / "config.json");
+  if (config.is_null()) throw ConfigError(dir.string() + ": config.json is missing or not valid JSON");
+  try {
+    run.record.config = RunConfig::fromJson(config);
+  } catch (const ConfigError& e) {
+    throw ConfigError((dir / "config.json").string() + ": " + e.what());
+  }
+  run.record.config.output_dir = dir.string();  // where it is now, not where it was made
+  run.startedAt = modificationTime(dir / "config.json");
+
+  std::error_code ec;
+  if (fs::is_regular_file(dir / "metrics.jsonl", ec)) run.record.steps = readMetricsJsonl(dir / "metrics.jsonl");
+  run.record.info = runInfoFromStoredJson(readJsonOrNull(dir / "run_info.json"));
+  if (run.record.info.runName.empty()) run.record.info.runName = run.record.config.name;
+
+  const json summary = readJsonOrNull(dir / "summary.json");
+  std::string statusId;
+  readIf(summary, "status", statusId);
+  run.status = statusFromId(statusId);
+  if (run.status == StoredRunStatus::Incomplete) {
+    run.record.result = resultFromSteps(run.record.steps);
+  } else {
+    run.record.result = runResultFromStoredJson(summary);
+    run.record.result.status = run.status == StoredRunStatus::Completed ? RunStatus::Completed
+                               : run.status == StoredRunStatus::Failed  ? RunStatus::Failed
+                                                                        : RunStatus::Stopped;
+  }
+  run.display = readRunDisplay(dir);
+  return run;
+}
+
+RunDisplay readRunDisplay(const fs::path& runFolder) {
+  RunDisplay d;
+  const json j = readJsonOrNull(runFolder / kRunDisplayFileName);
+  readIf(j, "name", d.name);
+  readIf(j, "hidden", d.hidden);
+  return d;
+}
+
+void writeRunDisplay(const fs::path& runFolder, const RunDisplay& display) {
+  writeJsonFileAtomically(runFolder / kRunDisplayFileName, {{"name", display.name}, {"hidden", display.hidden}});
+}
+
+}  // namespace plab

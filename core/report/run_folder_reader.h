@@ -1,0 +1,52 @@
+#pragma once
+// Reads run folders back from disk: the folders the trainer streams into
+// (config.json, run_info.json, metrics.jsonl, summary.json) whether the GUI,
+// the CLI or another machine made them, finished or not. Torch-free and
+// Qt-free: the desktop app lists a workspace with it, tests and tools can too.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "report/run_report.h"
+
+namespace plab {
+
+// How a stored run ended. Incomplete: no summary.json (still running in
+// another process, or killed); its steps are whatever reached the disk.
+enum class StoredRunStatus { Completed, Stopped, Failed, Incomplete };
+std::string storedRunStatusId(StoredRunStatus s);  // "completed", ..., "incomplete"
+
+// What the user chose to call a run and whether it is hidden. Kept in a
+// side file (display.json) so that renaming never rewrites the metrics.
+struct RunDisplay {
+  std::string name;     // empty: the config's name
+  bool hidden = false;
+};
+inline constexpr const char* kRunDisplayFileName = "display.json";
+
+struct StoredRun {
+  std::filesystem::path folder;
+  RunRecord record;       // config.output_dir is the folder it was read from
+  StoredRunStatus status = StoredRunStatus::Incomplete;
+  RunDisplay display;
+  int64_t startedAt = 0;  // Unix time config.json was written (the run's start)
+};
+
+// A folder with config.json and metrics.jsonl or summary.json.
+bool isRunFolder(const std::filesystem::path& dir);
+
+// The run folders in dir: dir itself when it is one, the runs of a sweep
+// folder (dir/runs/*), and the runs and sweeps one level below (a
+// workspace). Sorted by start time, then path.
+std::vector<std::filesystem::path> findRunFolders(const std::filesystem::path& dir);
+
+// Throws ConfigError (unreadable config.json or metrics line) or IoError.
+// A torn last metrics line is skipped; a missing or torn run_info.json or
+// summary.json leaves defaults (the run reads as incomplete).
+StoredRun readRunFolder(const std::filesystem::path& dir);
+
+RunDisplay readRunDisplay(const std::filesystem::path& runFolder);  // defaults when absent or unreadable
+void writeRunDisplay(const std::filesystem::path& runFolder, const RunDisplay& display);  // atomic; throws IoError
+
+}  // namespace plab

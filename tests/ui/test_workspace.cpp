@@ -1,0 +1,316 @@
+// Issue 11, persistence: every GUI run is written into the workspace and
+// listed again by the next window; CLI-made run and sweep folders open;
+// renames and hidden runs survive a restart without touching the metrics;
+// delete removes the folder; configs save and load; colours follow the
+// optimizer mode in charts, table and HTML; "Compare all modes" does not
+// re-run what the workspace already has.
+#include <QCheckBox>
+#include <QDir>
+#include <QFile>
+#include <QLabel>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest/QtTest>
+
+#include <filesystem>
+
+#include "charts/chart_panel.h"
+#include "charts/loss_chart.h"
+#include "charts/rounded_away_chart.h"
+#include "charts/run_legend.h"
+#include "comparison/comparison_table.h"
+#include "main_window.h"
+#include "panels/model_picker.h"
+#include "panels/optimizer_panel.h"
+#include "report/mode_colors.h"
+#include "report/run_folder_reader.h"
+#include "support/run_folders.h"
+
+using namespace plab::ui;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kRunTimeoutMs = 300000;  // 2 shared cores
+
+fs::path path(const QString& p) { return fs::path(p.toStdString()); }
+
+plab::RunConfig namedConfig(const std::string& name, plab::OptimizerMode mode) {
+  plab::RunConfig c = plab::defaultRunConfig();
+  c.name = name;
+  c.mode = mode;
+  return c;
+}
+
+QByteArray fileBytes(const QString& file) {
+  QFile f(file);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+void makeRunTiny(MainWindow& w, int steps) {
+  plab::RunConfig c = w.currentConfig();
+  c.steps = steps;
+  c.batch_size = 2;
+  c.seq_len = 32;
+  c.warmup_steps = 1;
+  c.eval_every = 0;
+  c.eval_batches = 1;
+  c.update_window = steps;
+  c.device = "cpu";
+  w.optimizerPanel()->setFrom(c);
+}
+
+}  // namespace
+
+class TestWorkspace : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    // The trash of QFile::moveToTrash goes under ~/.qttest, not the user's.
+    QStandardPaths::setTestModeEnabled(true);
+  }
+
+  void guiRunIsSavedAndListedByTheNextWindow() {
+    QTemporaryDir workspace;
+    QString folder;
+    {
+      MainWindow w(workspace.path());
+      QVERIFY(w.workspaceLabel()->text().contains(QDir::toNativeSeparators(QDir::cleanPath(workspace.path()))));
+      QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
+      makeRunTiny(w, 3);
+      w.startRun();
+      QTRY_VERIFY_WITH_TIMEOUT(w.store()->state(0) == RunState::Completed, kRunTimeoutMs);
+      folder = w.store()->folder(0);
+      QVERIFY(folder.startsWith(QDir::cleanPath(workspace.path()) + "/"));
+      for (const char* name : {"config.json", "metrics.jsonl", "summary.json", "run_info.json", "layers.csv"})
+        QVERIFY2(QFileInfo(QDir(folder).filePath(name)).size() > 0, name);
+    }
+    MainWindow again(workspace.path());
+    QCOMPARE(again.store()->size(), 1);
+    QCOMPARE(again.store()->state(0), RunState::Completed);
+    QCOMPARE(again.store()->folder(0), folder);
+    QCOMPARE(again.store()->record(0).config.name, std::string("run1-bf16-kahan"));
+    again.chartPanel()->refreshNow();
+    QCOMPARE(again.chartPanel()->lossChart()->trainGraph(0)->dataCount(), 3);
+    QCOMPARE(again.comparisonTable()->rowCount(), 1);
+    QCOMPARE(again.comparisonTable()->item(0, ComparisonTable::StatusColumn)->text(), QString("completed"));
+    QVERIFY(again.comparisonTable()->item(0, ComparisonTable::StartedColumn)->text() != "–");
+    // The numbering goes on instead of starting at run1 again.
+    QTRY_VERIFY_WITH_TIMEOUT(again.modelPicker()->hasOverview(), 60000);
+    makeRunTiny(again, 1);
+    again.startRun();
+    QCOMPARE(again.store()->record(1).config.name, std::string("run2-bf16-kahan"));
+    QTRY_VERIFY_WITH_TIMEOUT(again.store()->isFinished(1), kRunTimeoutMs);
+  }
+
+  void openRunAddsACliSweepAndRemembersIt() {
+    QTemporaryDir workspace, elsewhere;
+    const fs::path sweep = path(elsewhere.path()) / "sweep-20250101-000000";
+    plab::test::writeStoredRun(sweep / "runs" / "s-fp32", namedConfig("s-fp32", plab::OptimizerMode::Fp32AdamW), 5);
+    const fs::path killed = plab::test::writeStoredRun(
+        sweep / "runs" / "s-bf16", namedConfig("s-bf16", plab::OptimizerMode::Bf16Plain), 3, "", 0.2);
+    plab::test::appendTornLine(killed);
+    {
+      MainWindow w(workspace.path());
+      QCOMPARE(w.store()->size(), 0);
+      QCOMPARE(w.openRunFolder(QString::fromStdString(sweep.string())), 2);
+      QCOMPARE(w.openRunFolder(QString::fromStdString(sweep.string())), 0);  // already listed
+      QCOMPARE(w.store()->size(), 2);
+      w.chartPanel()->refreshNow();
+      int fp32 = w.store()->record(0).config.mode == plab::OptimizerMode::Fp32AdamW ? 0 : 1;
+      QCOMPARE(w.store()->state(fp32), RunState::Completed);
+      QCOMPARE(w.store()->state(1 - fp32), RunState::Incomplete);
+      QCOMPARE(w.chartPanel()->lossChart()->trainGraph(fp32)->dataCount(), 5);
+      QCOMPARE(w.chartPanel()->lossChart()->trainGraph(1 - fp32)->dataCount(), 3);
+      QCOMPARE(w.comparisonTable()->item(1 - fp32, ComparisonTable::StatusColumn)->text(), QString("incomplete"));
+      QVERIFY(w.store()->isLinked(0));
+    }
+    MainWindow again(workspace.path());
+    QCOMPARE(again.store()->size(), 2);  // linked: listed after a restart
+    // Deleting an opened run only unlists it; its files stay.
+    QVERIFY(again.deleteRun(0));
+    QVERIFY(fs::exists(sweep / "runs" / "s-fp32" / "metrics.jsonl"));
+  }
+
+  void renameAndHidePersistWithoutTouchingMetrics() {
+    QTemporaryDir workspace;
+    const fs::path dir = plab::test::writeStoredRun(path(workspace.path()) / "run1-bf16-sr-20250101-000000",
+                                                    namedConfig("run1-bf16-sr", plab::OptimizerMode::Bf16StochasticRounding), 4);
+    const QString metrics = QString::fromStdString((dir / "metrics.jsonl").string());
+    const QByteArray before = fileBytes(metrics);
+    const QDateTime modified = QFileInfo(metrics).lastModified();
+    {
+      MainWindow w(workspace.path());
+      QCOMPARE(w.store()->size(), 1);
+      w.renameRun(0, "sr, lr 1e-4");
+      QCOMPARE(w.comparisonTable()->item(0, ComparisonTable::NameColumn)->text(), QString("sr, lr 1e-4"));
+      w.chartPanel()->refreshNow();
+      QCOMPARE(w.chartPanel()->lossChart()->trainGraph(0)->name(), QString("sr, lr 1e-4"));
+      // Unticking the row hides the run from the charts.
+      w.comparisonTable()->item(0, ComparisonTable::NameColumn)->setCheckState(Qt::Unchecked);
+      QVERIFY(!w.store()->isVisible(0));
+      w.chartPanel()->refreshNow();
+      QCOMPARE(w.chartPanel()->lossChart()->trainGraph(0), nullptr);
+      QCOMPARE(w.chartPanel()->lossChart()->legend->itemCount(), 0);
+    }
+    MainWindow again(workspace.path());
+    QCOMPARE(again.store()->record(0).config.name, std::string("sr, lr 1e-4"));
+    QVERIFY(!again.store()->isVisible(0));
+    QCOMPARE(again.comparisonTable()->item(0, ComparisonTable::NameColumn)->checkState(), Qt::Unchecked);
+    QCOMPARE(fileBytes(metrics), before);
+    QCOMPARE(QFileInfo(metrics).lastModified(), modified);
+    QVERIFY(fileBytes(QString::fromStdString((dir / "config.json").string())).contains("\"run1-bf16-sr\""));
+  }
+
+  void deleteRemovesTheRunFolder() {
+    QTemporaryDir workspace;
+    const fs::path dir = plab::test::writeStoredRun(path(workspace.path()) / "gone-20250101-000000",
+                                                    namedConfig("gone", plab::OptimizerMode::Bf16Plain), 2);
+    {
+      MainWindow w(workspace.path());
+      QCOMPARE(w.store()->size(), 1);
+      QVERIFY(w.deleteRun(0));
+      QCOMPARE(w.store()->size(), 0);
+      QCOMPARE(w.comparisonTable()->rowCount(), 0);
+      QVERIFY(!fs::exists(dir));
+    }
+    MainWindow again(workspace.path());
+    QCOMPARE(again.store()->size(), 0);
+  }
+
+  void configSavesAndLoads() {
+    QTemporaryDir workspace;
+    MainWindow w(workspace.path());
+    plab::RunConfig c = w.currentConfig();
+    c.steps = 17;
+    c.seed = 5;
+    c.mode = plab::OptimizerMode::Bf16StochasticRounding;
+    c.adamw.lr = 3e-4;
+    w.optimizerPanel()->setFrom(c);
+    const plab::RunConfig saved = w.currentConfig();
+    const QString file = workspace.filePath("my-experiment.json");
+    QVERIFY(w.saveConfigTo(file));
+    // What the CLI reads.
+    const plab::RunConfig fromFile = plab::RunConfig::fromJson(nlohmann::json::parse(fileBytes(file).toStdString()));
+    QCOMPARE(fromFile.name, std::string("my-experiment"));
+    QCOMPARE(fromFile.steps, int64_t(17));
+
+    c.steps = 3;
+    c.mode = plab::OptimizerMode::Fp32AdamW;
+    w.optimizerPanel()->setFrom(c);
+    QCOMPARE(w.currentConfig().steps, int64_t(3));
+    QVERIFY(w.loadConfigFrom(file));
+    nlohmann::json a = w.currentConfig().toJson(), b = saved.toJson();
+    a.erase("name");
+    b.erase("name");
+    QCOMPARE(QString::fromStdString(a.dump()), QString::fromStdString(b.dump()));
+
+    QVERIFY(!w.loadConfigFrom(workspace.filePath("missing.json")));
+    QVERIFY(w.lastError().contains("missing.json"));
+  }
+
+  void colourFollowsTheModeInChartTableAndHtml() {
+    QTemporaryDir workspace;
+    const fs::path ws = path(workspace.path());
+    plab::test::writeStoredRun(ws / "a", namedConfig("a-kahan", plab::OptimizerMode::Bf16Kahan), 3);
+    plab::test::writeStoredRun(ws / "b", namedConfig("b-fp32", plab::OptimizerMode::Fp32AdamW), 3);
+    plab::test::writeStoredRun(ws / "c", namedConfig("c-kahan", plab::OptimizerMode::Bf16Kahan), 3);
+    MainWindow w(workspace.path());
+    QCOMPARE(w.store()->size(), 3);
+    w.chartPanel()->refreshNow();
+    for (int run = 0; run < 3; ++run) {
+      const QColor chart = w.chartPanel()->lossChart()->trainGraph(run)->pen().color();
+      QCOMPARE(w.comparisonTable()->item(run, ComparisonTable::NameColumn)->foreground().color(), chart);
+      QCOMPARE(w.chartPanel()->roundedAwayChart()->runGraph(run)->pen().color(), chart);
+      const auto mode = w.store()->record(run).config.mode;
+      if (mode == plab::OptimizerMode::Fp32AdamW) QCOMPARE(chart, QColor(0, 0, 0));
+    }
+    // Two kahan runs: the mode's colour, then a lighter shade of it.
+    std::vector<int> kahan;
+    for (int run = 0; run < 3; ++run)
+      if (w.store()->record(run).config.mode == plab::OptimizerMode::Bf16Kahan) kahan.push_back(run);
+    const plab::Rgb blue = plab::modeColor(plab::OptimizerMode::Bf16Kahan);
+    QCOMPARE(w.chartPanel()->lossChart()->trainGraph(kahan[0])->pen().color(), QColor(blue.r, blue.g, blue.b));
+    QVERIFY(w.chartPanel()->lossChart()->trainGraph(kahan[1])->pen().color() != QColor(blue.r, blue.g, blue.b));
+    // The HTML report uses the same colours.
+    const std::string html = plab::renderReportHtml(w.store()->exportableRecords(), "t");
+    QVERIFY(html.find(plab::hexColor(blue)) != std::string::npos);
+    QVERIFY(html.find(plab::hexColor(plab::modeShade(plab::OptimizerMode::Bf16Kahan, 1))) != std::string::npos);
+  }
+
+  void legendListsOnlyShownRunsWithData() {
+    QTemporaryDir workspace;
+    plab::test::writeStoredRun(path(workspace.path()) / "a", namedConfig("a", plab::OptimizerMode::Fp32AdamW), 3);
+    plab::test::writeStoredRun(path(workspace.path()) / "b", namedConfig("b", plab::OptimizerMode::Bf16Plain), 0, "failed");
+    MainWindow w(workspace.path());
+    QCOMPARE(w.store()->size(), 2);
+    w.chartPanel()->refreshNow();
+    LossChart* loss = w.chartPanel()->lossChart();
+    QCOMPARE(loss->legend->itemCount(), 1);  // the failed run drew nothing
+    // Not over the newest data: off in the live panel (one legend above the
+    // charts), under the plot when a chart is exported on its own.
+    QVERIFY(!loss->legend->visible());
+    QVERIFY(!loss->axisRect()->insetLayout()->elements(false).contains(loss->legend));
+    RunLegend* legend = w.chartPanel()->runLegend();
+    QCOMPARE(legend->entryCount(), 1);
+    QVERIFY(legend->text().endsWith("&nbsp;a"));
+    QVERIFY(legend->text().contains(QColor(0, 0, 0).name()));  // fp32's colour
+    // Hiding the run empties it.
+    w.setRunVisible(0, false);
+    w.chartPanel()->refreshNow();
+    QCOMPARE(legend->entryCount(), 0);
+    // A chart on its own (the exported PNGs) keeps its legend, under the plot.
+    LossChart alone;
+    alone.resize(600, 400);
+    alone.showRuns(w.store()->records());
+    alone.replot();
+    QVERIFY(alone.legend->visible());
+    QVERIFY(alone.axisRect()->outerRect().width() > 500);  // the legend never narrows the plot
+    QVERIFY(alone.legend->outerRect().top() >= alone.axisRect()->outerRect().bottom());
+  }
+
+  void compareAllModesReusesIdenticalRuns() {
+    QTemporaryDir workspace;
+    QString fp32Folder;
+    {
+      MainWindow w(workspace.path());
+      QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
+      plab::RunConfig c = w.currentConfig();
+      c.mode = plab::OptimizerMode::Fp32AdamW;
+      c.name = "earlier-fp32";
+      plab::test::writeStoredRun(path(workspace.path()) / "earlier-fp32", c, 2);
+    }
+    MainWindow w(workspace.path());
+    QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
+    QCOMPARE(w.store()->size(), 1);
+    w.setRunVisible(0, false);
+    QCOMPARE(w.findIdenticalRun(w.store()->record(0).config), 0);
+    plab::RunConfig other = w.store()->record(0).config;
+    other.seed += 1;
+    QCOMPARE(w.findIdenticalRun(other), -1);
+
+    w.queueComparison(false);
+    const int modes = static_cast<int>(plab::allOptimizerModes().size());
+    QCOMPARE(w.store()->size(), modes);  // fp32 reused, the others queued
+    QVERIFY(w.store()->isVisible(0));     // and shown again
+    for (int run = 1; run < modes; ++run)
+      QVERIFY(w.store()->record(run).config.mode != plab::OptimizerMode::Fp32AdamW);
+    w.stopRuns();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.controller()->isBusy(), kRunTimeoutMs);
+  }
+
+  void followTurnsOffWhenTheUserZooms() {
+    QTemporaryDir workspace;
+    MainWindow w(workspace.path());
+    QVERIFY(w.chartPanel()->followCheckBox()->isChecked());
+    LossChart* loss = w.chartPanel()->lossChart();
+    emit loss->mouseWheel(nullptr);
+    QVERIFY(!w.chartPanel()->followCheckBox()->isChecked());
+    QVERIFY(!loss->following());
+    w.chartPanel()->followCheckBox()->setChecked(true);
+    QVERIFY(loss->following());
+  }
+};
+
+QTEST_MAIN(TestWorkspace)
+#include "test_workspace.moc"

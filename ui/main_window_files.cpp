@@ -1,0 +1,282 @@
+// MainWindow's File menu and what it works on: the workspace and its run
+// folders (list, open, rename, hide, delete) and run configurations (save,
+// load). The rest of the window is in main_window.cpp.
+#include <QAction>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QInputDialog>
+#include <QKeySequence>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <algorithm>
+
+#include "charts/chart_panel.h"
+#include "comparison/comparison_table.h"
+#include "main_window.h"
+#include "panels/dataset_panel.h"
+#include "panels/layer_tree_panel.h"
+#include "panels/model_picker.h"
+#include "panels/optimizer_panel.h"
+#include "report/run_folder_reader.h"
+#include "util/atomic_file.h"
+#include "util/errors.h"
+
+namespace plab::ui {
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu("&File");
+  auto add = [this](QMenu* menu, const QString& text, const QKeySequence& keys, auto slot, const QString& name) {
+    QAction* a = menu->addAction(text, this, slot);
+    a->setShortcut(keys);
+    a->setObjectName(name);
+    return a;
+  };
+  add(file, "&Open run…", QKeySequence::Open, &MainWindow::openRunDialog, "openRunAction");
+  file->addSeparator();
+  add(file, "&Save config…", QKeySequence::Save, &MainWindow::saveConfigDialog, "saveConfigAction");
+  add(file, "&Load config…", QKeySequence(Qt::CTRL | Qt::Key_L), &MainWindow::loadConfigDialog, "loadConfigAction");
+  file->addSeparator();
+  add(file, "&Export report…", QKeySequence(Qt::CTRL | Qt::Key_E), &MainWindow::exportReport, "exportAction");
+  add(file, "Change &workspace…", QKeySequence(), &MainWindow::changeWorkspaceDialog, "changeWorkspaceAction");
+  file->addSeparator();
+  add(file, "&Quit", QKeySequence::Quit, &QWidget::close, "quitAction");
+
+  QMenu* run = menuBar()->addMenu("&Run");
+  add(run, "&Start", QKeySequence(Qt::CTRL | Qt::Key_R), &MainWindow::startRun, "startAction");
+  add(run, "&Compare all modes", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R), &MainWindow::compareAllModes,
+      "compareAction");
+  add(run, "&Add to comparison queue", QKeySequence(), &MainWindow::addToQueue, "queueAction");
+  add(run, "&Pause / resume", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P), &MainWindow::togglePause, "pauseAction");
+  add(run, "S&top", QKeySequence(Qt::CTRL | Qt::Key_Period), &MainWindow::stopRuns, "stopAction");
+}
+
+void MainWindow::loadWorkspace() {
+  QString error;
+  if (!workspace_.isValid() || !workspace_.ensureExists(&error)) {
+    workspaceLabel_->setText("No workspace: runs are not saved");
+    if (!error.isEmpty()) showError("Workspace", error + "\nRuns of this session are not saved.");
+    controller_->setOutputRoot(QString());
+    return;
+  }
+  workspaceLabel_->setText("Workspace: " + QDir::toNativeSeparators(workspace_.path()));
+  workspaceLabel_->setToolTip("Every run is saved in its own folder here (File > Change workspace…)");
+  const int added = addRunFolders(workspace_.runFolders(), false);
+  if (added > 0) appendLog(QString("workspace %1: %2 runs").arg(workspace_.path()).arg(added));
+}
+
+int MainWindow::addRunFolders(const QStringList& folders, bool linked) {
+  int added = 0;
+  QStringList problems;
+  loadingRuns_ = true;
+  for (const QString& folder : folders) {
+    if (store_.findFolder(folder) >= 0) continue;
+    try {
+      const plab::StoredRun run = plab::readRunFolder(folder.toStdString());
+      store_.addStoredRun(run, linked || !workspace_.owns(folder));
+      ++added;
+    } catch (const std::exception& e) {
+      problems << QString::fromUtf8(e.what());
+    }
+  }
+  loadingRuns_ = false;
+  table_->refreshAll();
+  updateButtons();
+  // Next session's run names continue the numbering: run7-bf16 after run6-fp32.
+  static const QRegularExpression numbered("^run(\\d+)-");
+  for (int i = 0; i < store_.size(); ++i) {
+    const auto m = numbered.match(QString::fromStdString(store_.record(i).config.name));
+    if (m.hasMatch()) runCounter_ = std::max(runCounter_, m.captured(1).toInt());
+  }
+  for (const QString& p : problems) appendLog("could not read a run: " + p);
+  if (!problems.isEmpty())
+    showError("Some runs could not be read", problems.join("\n"));
+  charts_->markDirty();
+  return added;
+}
+
+bool MainWindow::setWorkspace(const QString& path) {
+  if (controller_->isBusy()) {
+    showError("Change workspace", "Stop the runs first: they are writing into the current workspace.");
+    return false;
+  }
+  store_.clear();
+  workspace_ = Workspace(path);
+  controller_->setOutputRoot(workspace_.path());
+  loadWorkspace();
+  updateButtons();
+  return true;
+}
+
+void MainWindow::changeWorkspaceDialog() {
+  const QString dir = QFileDialog::getExistingDirectory(this, "Workspace folder (one sub-folder per run)",
+                                                        workspace_.path());
+  if (!dir.isEmpty()) setWorkspace(dir);
+}
+
+int MainWindow::openRunFolder(const QString& folder) {
+  const std::vector<std::filesystem::path> found = plab::findRunFolders(folder.toStdString());
+  QStringList runs;
+  for (const auto& p : found) runs << QDir::cleanPath(QString::fromStdString(p.string()));
+  if (runs.isEmpty()) {
+    showError("Open run", folder + " holds no run: a run folder has config.json and metrics.jsonl or summary.json, "
+                                   "a sweep folder has them in runs/<name>/.");
+    return 0;
+  }
+  const bool outside = !workspace_.owns(runs.front());
+  if (outside && workspace_.isValid()) {
+    try {
+      workspace_.link(folder);  // listed again after a restart
+    } catch (const std::exception& e) {
+      appendLog(QString("could not remember %1 in the workspace: %2").arg(folder, QString::fromUtf8(e.what())));
+    }
+  }
+  const int added = addRunFolders(runs, outside);
+  appendLog(QString("opened %1: %2 new runs").arg(folder).arg(added));
+  statusText_->setText(QString("Opened %1 runs from %2").arg(added).arg(folder));
+  return added;
+}
+
+void MainWindow::openRunDialog() {
+  const QString dir =
+      QFileDialog::getExistingDirectory(this, "Open a run folder, a sweep folder or a folder of runs", workspace_.path());
+  if (!dir.isEmpty()) openRunFolder(dir);
+}
+
+void MainWindow::writeDisplay(int run) {
+  const QString folder = store_.folder(run);
+  if (folder.isEmpty() || !QFileInfo(folder).isDir()) return;  // queued: nothing on disk yet
+  plab::RunDisplay display;
+  display.name = store_.record(run).config.name;
+  display.hidden = !store_.isVisible(run);
+  try {
+    plab::writeRunDisplay(folder.toStdString(), display);
+  } catch (const std::exception& e) {
+    appendLog("could not save the run's name and visibility: " + QString::fromUtf8(e.what()));
+  }
+}
+
+void MainWindow::renameRun(int run, const QString& name) {
+  if (run < 0 || run >= store_.size() || name.trimmed().isEmpty()) return;
+  store_.rename(run, name.trimmed());
+  writeDisplay(run);
+}
+
+void MainWindow::setRunVisible(int run, bool visible) {
+  if (run < 0 || run >= store_.size()) return;
+  store_.setVisible(run, visible);
+  writeDisplay(run);
+}
+
+void MainWindow::renameSelectedRun() {
+  const int run = selectedRun();
+  if (run < 0) return;
+  bool ok = false;
+  const QString name = QInputDialog::getText(this, "Rename run", "Name shown in the charts, table and reports:",
+                                             QLineEdit::Normal,
+                                             QString::fromStdString(store_.record(run).config.name), &ok);
+  if (ok) renameRun(run, name);
+}
+
+bool MainWindow::deleteRun(int run) {
+  if (run < 0 || run >= store_.size() || controller_->isBusy() || !store_.isFinished(run)) return false;
+  const QString folder = store_.folder(run);
+  const QString name = QString::fromStdString(store_.record(run).config.name);
+  if (store_.isLinked(run)) {
+    // Not ours to delete: only unlisted (a run of a linked sweep comes back
+    // with its sweep).
+    try {
+      workspace_.unlink(folder);
+    } catch (const std::exception& e) {
+      appendLog("could not update the workspace's list of opened runs: " + QString::fromUtf8(e.what()));
+    }
+    appendLog(QString("[%1] unlisted; its folder %2 is left in place").arg(name, folder));
+  } else if (!folder.isEmpty() && QFileInfo(folder).isDir()) {
+    QString trashed;
+    if (QFile::moveToTrash(folder, &trashed)) {
+      appendLog(QString("[%1] moved to the trash: %2").arg(name, trashed));
+    } else if (QDir(folder).removeRecursively()) {
+      appendLog(QString("[%1] deleted %2 (no trash available)").arg(name, folder));
+    } else {
+      showError("Delete run", "Could not delete " + folder);
+      return false;
+    }
+  }
+  store_.removeRun(run);
+  return true;
+}
+
+void MainWindow::deleteSelectedRun() {
+  const int run = selectedRun();
+  if (run < 0 || controller_->isBusy() || !store_.isFinished(run)) return;
+  const QString name = QString::fromStdString(store_.record(run).config.name);
+  const QString text = store_.isLinked(run)
+                           ? QString("Remove %1 from the list? Its folder (opened from outside the workspace) is "
+                                     "left in place:\n%2")
+                                 .arg(name, store_.folder(run))
+                           : QString("Move the run %1 and its folder to the trash?\n%2").arg(name, store_.folder(run));
+  if (QMessageBox::question(this, "Delete run", text, QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel) ==
+      QMessageBox::Yes)
+    deleteRun(run);
+}
+
+bool MainWindow::saveConfigTo(const QString& file) {
+  plab::RunConfig c = currentConfig();
+  c.name = QFileInfo(file).completeBaseName().toStdString();
+  try {
+    plab::writeFileAtomically(file.toStdString(), plab::dumpJsonForFile(c.toJson()));
+  } catch (const std::exception& e) {
+    showError("Save config", QString::fromUtf8(e.what()));
+    return false;
+  }
+  appendLog("config saved to " + file + " (precision-lab-cli run --config accepts it)");
+  return true;
+}
+
+bool MainWindow::loadConfigFrom(const QString& file) {
+  QFile in(file);
+  if (!in.open(QIODevice::ReadOnly)) {
+    showError("Load config", "Cannot read " + file);
+    return false;
+  }
+  try {
+    const auto j = nlohmann::json::parse(in.readAll().toStdString());
+    const std::vector<plab::RunConfig> runs = plab::loadRunConfigs(j);
+    if (runs.empty()) throw plab::ConfigError("the file holds no run");
+    applyConfig(runs.front());
+    appendLog(QString("config loaded from %1").arg(file) +
+              (runs.size() > 1 ? QString(" (the first of its %1 runs)").arg(runs.size()) : QString()));
+  } catch (const std::exception& e) {
+    showError("Load config", file + ": " + QString::fromUtf8(e.what()));
+    return false;
+  }
+  return true;
+}
+
+void MainWindow::saveConfigDialog() {
+  const QString file = QFileDialog::getSaveFileName(this, "Save run configuration", workspace_.path() + "/config.json",
+                                                    "Run configuration (*.json)");
+  if (!file.isEmpty()) saveConfigTo(file);
+}
+
+void MainWindow::loadConfigDialog() {
+  const QString file =
+      QFileDialog::getOpenFileName(this, "Load run configuration", workspace_.path(), "Run configuration (*.json)");
+  if (!file.isEmpty()) loadConfigFrom(file);
+}
+
+void MainWindow::applyConfig(const plab::RunConfig& config) {
+  // The optimizer first: the layer tree's memory estimate follows its mode.
+  optimizerPanel_->setFrom(config);
+  datasetPanel_->setDataConfig(config.data);
+  layerPanel_->setPlan(config.plan);
+  layerPanel_->setOptimizer(optimizerPanel_->mode(), optimizerPanel_->adamw());
+  modelPicker_->setModelSpec(config.model);
+  updateButtons();
+}
+
+}  // namespace plab::ui
