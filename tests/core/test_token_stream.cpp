@@ -9,6 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
+
+#include <csignal>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -250,6 +253,33 @@ class TestTokenStream : public QObject {
     Ids back(3);
     missing.read(0, 3, back.data());
     QVERIFY(back == (Ids{1, 2, 3}));
+  }
+
+  // A file that cannot grow (RLIMIT_FSIZE here, a full disk in life): the
+  // ids written so far and the rest move to memory.
+  void tokenStoreMovesToMemoryWhenTheFileCannotGrow() {
+    const auto folder = std::filesystem::path(tmp_.path().toStdString()) / "small";
+    std::filesystem::create_directories(folder);
+    Ids ids;
+    for (int i = 0; i < 2000000; ++i) ids.push_back(i % 60000);
+    rlimit old{};
+    QVERIFY(::getrlimit(RLIMIT_FSIZE, &old) == 0);
+    const auto previousHandler = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit small = old;
+    small.rlim_cur = 3 << 20;  // 1.5 Mi ids of 2 bytes
+    QVERIFY(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+    TokenStore store(65536, folder);
+    for (std::size_t pos = 0; pos < ids.size(); pos += 250000)
+      store.append(Ids(ids.begin() + pos, ids.begin() + std::min(ids.size(), pos + 250000)));
+    store.finish();
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    std::signal(SIGXFSZ, previousHandler);
+    QVERIFY(!store.mapped());
+    QCOMPARE(store.size(), int64_t(ids.size()));
+    Ids back(ids.size());
+    store.read(0, int64_t(ids.size()), back.data());
+    QVERIFY(back == ids);
+    QVERIFY(std::filesystem::is_empty(folder));
   }
 
   void datasetBatchesSameInMemoryAndMapped() {
