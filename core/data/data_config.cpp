@@ -12,7 +12,9 @@ nlohmann::json toJson(const DataConfig& c) {
 DataConfig dataConfigFromJson(const nlohmann::json& j) {
   if (!j.is_object()) throw ConfigError("data config: expected a JSON object, got " + std::string(j.type_name()));
   DataConfig c;
-  for (const auto& [key, value] : j.items()) {
+  for (const auto& item : j.items()) {
+    const std::string& key = item.key();
+    const nlohmann::json& value = item.value();
     const auto wrongType = [&](const char* expected) {
       return ConfigError("data config: field '" + key + "' must be " + expected + ", got " + jsonExcerpt(value));
     };

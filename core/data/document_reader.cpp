@@ -4,7 +4,6 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -22,8 +21,7 @@ bool isJsonl(const std::string& path) {
   return ext == ".jsonl";
 }
 
-std::vector<std::string> readJsonl(std::istream& in, const DataConfig& config) {
-  std::vector<std::string> docs;
+void streamJsonl(std::istream& in, const DataConfig& config, const DocumentCallbacks& callbacks) {
   std::string line;
   for (std::size_t lineNo = 1; std::getline(in, line); ++lineNo) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -39,23 +37,54 @@ std::vector<std::string> readJsonl(std::istream& in, const DataConfig& config) {
     }
     if (!j.is_object() || !j.contains(config.text_field) || !j[config.text_field].is_string())
       throw DataError(where + ": no string field '" + config.text_field + "'");
-    docs.push_back(j[config.text_field].get<std::string>());
+    callbacks.begin();
+    callbacks.text(j[config.text_field].get_ref<const std::string&>());
+    callbacks.end();
   }
-  return docs;
+  if (in.bad()) throw DataError("cannot read data file " + config.path);
+}
+
+void streamPlainText(std::istream& in, const DataConfig& config, const DocumentCallbacks& callbacks,
+                     std::size_t chunkBytes) {
+  std::string chunk(chunkBytes, '\0');
+  callbacks.begin();
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    if (in.gcount() > 0) callbacks.text(std::string_view(chunk.data(), static_cast<std::size_t>(in.gcount())));
+  }
+  if (in.bad()) throw DataError("cannot read data file " + config.path);
+  callbacks.end();
 }
 
 }  // namespace
 
-std::vector<std::string> readDocuments(const DataConfig& config) {
-  if (config.path.empty()) return {std::string(embeddedResource("data/corpus.txt"))};
+void streamDocuments(const DataConfig& config, const DocumentCallbacks& callbacks, std::size_t chunkBytes) {
+  chunkBytes = std::max<std::size_t>(chunkBytes, 1);
+  if (config.path.empty()) {
+    const std::string_view corpus = embeddedResource("data/corpus.txt");
+    callbacks.begin();
+    for (std::size_t pos = 0; pos < corpus.size(); pos += chunkBytes) callbacks.text(corpus.substr(pos, chunkBytes));
+    callbacks.end();
+    return;
+  }
   std::ifstream in(config.path, std::ios::binary);
   std::error_code ec;
   if (!in || std::filesystem::is_directory(config.path, ec))
     throw DataError("cannot read data file " + config.path);
-  if (isJsonl(config.path)) return readJsonl(in, config);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return {buffer.str()};
+  if (isJsonl(config.path))
+    streamJsonl(in, config, callbacks);
+  else
+    streamPlainText(in, config, callbacks, chunkBytes);
+}
+
+std::vector<std::string> readDocuments(const DataConfig& config) {
+  std::vector<std::string> docs;
+  DocumentCallbacks collect;
+  collect.begin = [&] { docs.emplace_back(); };
+  collect.text = [&](std::string_view text) { docs.back().append(text); };
+  collect.end = [] {};
+  streamDocuments(config, collect);
+  return docs;
 }
 
 }  // namespace plab

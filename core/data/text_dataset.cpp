@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "data/document_encoder.h"
 #include "data/document_reader.h"
 #include "util/errors.h"
 
@@ -25,60 +26,69 @@ std::vector<int64_t> shuffledOrder(int64_t n, uint64_t seed) {
   return order;
 }
 
-torch::Tensor rowsOf(const torch::Tensor& blocks, const std::vector<int64_t>& rows) {
-  auto index = torch::tensor(rows, torch::kLong);
-  return blocks.index_select(0, index).contiguous();
-}
-
 }  // namespace
 
-TextDataset::TextDataset(const DataConfig& config, const Tokenizer& tokenizer, int64_t seq_len)
+TextDataset::TextDataset(const DataConfig& config, const Tokenizer& tokenizer, int64_t seq_len,
+                         const std::filesystem::path& tokenFolder)
     : seqLen_(seq_len) {
   if (seq_len < 1) throw DataError("sequence length must be at least 1, got " + std::to_string(seq_len));
   if (!(config.val_fraction >= 0.0 && config.val_fraction < 1.0))
     throw DataError("val_fraction must be in [0, 1), got " + std::to_string(config.val_fraction));
 
-  std::vector<int64_t> tokens;
+  tokens_ = std::make_unique<TokenStore>(tokenizer.vocabSize(), tokenFolder);
+  TokenStore& tokens = *tokens_;
   const auto eos = tokenizer.eosId();
-  const auto docs = readDocuments(config);
-  for (std::size_t d = 0; d < docs.size(); ++d) {
+  DocumentEncoder encoder(tokenizer, [&](const std::vector<int64_t>& ids) { tokens.append(ids); });
+  bool firstDocument = true;
+  DocumentCallbacks callbacks;
+  callbacks.begin = [&] {
     // Documents are separated by EOS (unless the template already ends them
     // with it); each gets the tokenizer's special tokens (BOS) like HF's
     // add_special_tokens=True.
-    if (d > 0 && eos && (tokens.empty() || tokens.back() != *eos)) tokens.push_back(*eos);
-    const auto ids = tokenizer.encodeWithSpecialTokens(docs[d]);
-    tokens.insert(tokens.end(), ids.begin(), ids.end());
-  }
-  numTokens_ = static_cast<int64_t>(tokens.size());
+    if (!firstDocument && eos && (tokens.size() == 0 || tokens.lastId() != *eos)) tokens.append({*eos});
+    firstDocument = false;
+    encoder.begin();
+  };
+  callbacks.text = [&](std::string_view text) { encoder.add(text); };
+  callbacks.end = [&] { encoder.end(); };
+  streamDocuments(config, callbacks);
+  tokens.finish();
+  const int64_t numTokens = tokens.size();
 
   // Non-overlapping blocks of seq_len + 1 tokens (inputs plus the shifted
   // target); the tail that does not fill a block is dropped.
   const int64_t blockLen = seq_len + 1;
-  const int64_t numBlocks = numTokens_ / blockLen;
+  const int64_t numBlocks = numTokens / blockLen;
   if (numBlocks < 2)
-    throw DataError(sourceName(config) + " has " + std::to_string(numTokens_) + " tokens; at least " +
+    throw DataError(sourceName(config) + " has " + std::to_string(numTokens) + " tokens; at least " +
                     std::to_string(2 * blockLen) + " are needed for two blocks of seq_len + 1 = " +
                     std::to_string(blockLen));
-  auto blocks = torch::from_blob(tokens.data(), {numBlocks, blockLen}, torch::kLong).clone();
 
   int64_t numVal = static_cast<int64_t>(std::llround(config.val_fraction * static_cast<double>(numBlocks)));
   numVal = std::clamp<int64_t>(numVal, 1, numBlocks - 1);
   const auto order = shuffledOrder(numBlocks, config.seed);
-  val_ = rowsOf(blocks, std::vector<int64_t>(order.begin(), order.begin() + numVal));
-  train_ = rowsOf(blocks, std::vector<int64_t>(order.begin() + numVal, order.end()));
+  for (int64_t i = 0; i < numBlocks; ++i)
+    (i < numVal ? valStarts_ : trainStarts_).push_back(order[static_cast<std::size_t>(i)] * blockLen);
 }
 
-int64_t TextDataset::numTrainBlocks() const { return train_.size(0); }
-int64_t TextDataset::numValBlocks() const { return val_.size(0); }
-int64_t TextDataset::numTokens() const { return numTokens_; }
+int64_t TextDataset::numTrainBlocks() const { return static_cast<int64_t>(trainStarts_.size()); }
+int64_t TextDataset::numValBlocks() const { return static_cast<int64_t>(valStarts_.size()); }
+int64_t TextDataset::numTokens() const { return tokens_->size(); }
 int64_t TextDataset::seqLen() const { return seqLen_; }
+
+std::pair<torch::Tensor, torch::Tensor> TextDataset::gather(const std::vector<int64_t>& starts) const {
+  const int64_t blockLen = seqLen_ + 1;
+  auto rows = torch::empty({static_cast<int64_t>(starts.size()), blockLen}, torch::kLong);
+  int64_t* out = rows.data_ptr<int64_t>();
+  for (std::size_t r = 0; r < starts.size(); ++r) tokens_->read(starts[r], blockLen, out + int64_t(r) * blockLen);
+  return {rows.narrow(1, 0, seqLen_).contiguous(), rows.narrow(1, 1, seqLen_).contiguous()};
+}
 
 std::pair<torch::Tensor, torch::Tensor> TextDataset::trainBatch(int64_t batch, std::mt19937_64& rng) const {
   if (batch < 1) throw DataError("batch size must be at least 1, got " + std::to_string(batch));
-  std::vector<int64_t> rows(static_cast<std::size_t>(batch));
-  for (auto& r : rows) r = static_cast<int64_t>(rng() % static_cast<uint64_t>(numTrainBlocks()));
-  const auto picked = rowsOf(train_, rows);
-  return {picked.narrow(1, 0, seqLen_).contiguous(), picked.narrow(1, 1, seqLen_).contiguous()};
+  std::vector<int64_t> starts(static_cast<std::size_t>(batch));
+  for (auto& s : starts) s = trainStarts_[rng() % static_cast<uint64_t>(numTrainBlocks())];
+  return gather(starts);
 }
 
 std::vector<std::pair<torch::Tensor, torch::Tensor>> TextDataset::valBatches(int64_t batch,
@@ -87,8 +97,8 @@ std::vector<std::pair<torch::Tensor, torch::Tensor>> TextDataset::valBatches(int
   std::vector<std::pair<torch::Tensor, torch::Tensor>> out;
   for (int64_t start = 0; start < numValBlocks(); start += batch) {
     if (maxBatches > 0 && static_cast<int64_t>(out.size()) >= maxBatches) break;
-    const auto rows = val_.narrow(0, start, std::min(batch, numValBlocks() - start));
-    out.emplace_back(rows.narrow(1, 0, seqLen_).contiguous(), rows.narrow(1, 1, seqLen_).contiguous());
+    const auto first = valStarts_.begin() + start;
+    out.push_back(gather(std::vector<int64_t>(first, first + std::min(batch, numValBlocks() - start))));
   }
   return out;
 }

@@ -73,6 +73,10 @@ BpeTokenizer::BpeTokenizer(BpeSpec spec)
   if (spec.unkToken)
     if (auto it = vocab_.find(*spec.unkToken); it != vocab_.end()) unk_ = it->second;
 
+  for (const auto& [content, id] : spec.addedTokens) maxAddedBytes_ = std::max(maxAddedBytes_, content.size());
+  cutsBeforeSpaces_ = normalizer_.onlyMapsCharacters() &&
+                      (metaspace_ ? metaspace_->split && !metaspace_->replacement.empty() : !splitRules_.empty());
+
   int rank = 0;
   for (const auto& [left, right] : spec.merges) {
     auto l = vocab_.find(left), r = vocab_.find(right), m = vocab_.find(left + right);
@@ -139,12 +143,25 @@ std::optional<int64_t> BpeTokenizer::tokenId(const std::string& content) const {
   return std::nullopt;
 }
 
-std::vector<int64_t> BpeTokenizer::encodeWithSpecialTokens(const std::string& text) const {
-  std::vector<int64_t> out = prefixIds_;
-  const std::vector<int64_t> body = encode(text);
-  out.insert(out.end(), body.begin(), body.end());
-  out.insert(out.end(), suffixIds_.begin(), suffixIds_.end());
-  return out;
+std::size_t BpeTokenizer::lastSafeCut(std::string_view text) const {
+  if (!cutsBeforeSpaces_) return 0;
+  // The added-token check looks at up to maxAddedBytes_ - 1 bytes past a cut.
+  const std::size_t lookahead = std::max<std::size_t>(1, maxAddedBytes_);
+  for (std::size_t end = text.size();;) {
+    const std::size_t cut = lastSpaceAfterNonSpace(text.substr(0, end), lookahead);
+    if (cut == 0 || !addedTokenAcross(text, cut)) return cut;
+    end = cut + lookahead - 1;  // the next candidate lies before this one
+  }
+}
+
+// True when an added token's spelling occurs in `text` starting before `cut`
+// and ending after it (encode would see it whole; the two pieces would not).
+bool BpeTokenizer::addedTokenAcross(std::string_view text, std::size_t cut) const {
+  const std::size_t from = cut >= maxAddedBytes_ ? cut - maxAddedBytes_ + 1 : 0;
+  for (std::size_t q = from; q < cut; ++q)
+    for (const auto& [content, id] : addedByFirstByte_[static_cast<unsigned char>(text[q])])
+      if (q + content.size() > cut && text.substr(q, content.size()) == content) return true;
+  return false;
 }
 
 std::vector<int64_t> BpeTokenizer::encode(const std::string& text) const {

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -48,7 +49,14 @@ class BpeTokenizer : public Tokenizer {
   explicit BpeTokenizer(BpeSpec spec);  // throws TokenizerError
 
   std::vector<int64_t> encode(const std::string& utf8) const override;
-  std::vector<int64_t> encodeWithSpecialTokens(const std::string& utf8) const override;
+  std::vector<int64_t> specialIdsBefore() const override { return prefixIds_; }
+  std::vector<int64_t> specialIdsAfter() const override { return suffixIds_; }
+  // Before a U+0020 space that follows a non-space character, when the
+  // pre-tokenizer always ends a piece there (the GPT-2 / Llama-3 / Qwen2
+  // splits, or Metaspace with split), the normalizer only maps characters
+  // (NFC/NFD/NFKC/NFKD/Lowercase) and no added token runs across the cut.
+  // Otherwise 0: such a text is encoded whole.
+  std::size_t lastSafeCut(std::string_view text) const override;
   std::string decode(const std::vector<int64_t>& ids) const override;
   int64_t vocabSize() const override { return static_cast<int64_t>(decoded_.size()); }
   std::optional<int64_t> eosId() const override { return eos_; }
@@ -63,6 +71,7 @@ class BpeTokenizer : public Tokenizer {
   void encodePiece(const std::string& piece, std::vector<int64_t>& out) const;
   void initialSymbols(const std::string& piece, std::vector<int64_t>& symbols) const;
   void buildDecodeTable(const BpeSpec& spec);
+  bool addedTokenAcross(std::string_view text, std::size_t cut) const;
 
   std::unordered_map<std::string, int64_t> vocab_;
   BpeMergeTable merges_;
@@ -84,6 +93,8 @@ class BpeTokenizer : public Tokenizer {
   Normalizer normalizer_;
   std::vector<int64_t> prefixIds_, suffixIds_;
   std::optional<int64_t> eos_;
+  bool cutsBeforeSpaces_ = false;   // see lastSafeCut
+  std::size_t maxAddedBytes_ = 0;   // longest added token
 
   mutable std::mutex cacheMutex_;
   mutable std::unordered_map<std::string, std::vector<int64_t>> cache_;

@@ -32,6 +32,8 @@ class ByteTokenizer : public Tokenizer {
     }
     return out;
   }
+  // Every position: one id per byte.
+  std::size_t lastSafeCut(std::string_view text) const override { return text.size(); }
   int64_t vocabSize() const override { return 257; }
   std::optional<int64_t> eosId() const override { return kEndOfText; }
   std::string kind() const override { return "bytes"; }

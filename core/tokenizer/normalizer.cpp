@@ -97,6 +97,12 @@ bool Normalizer::prepends() const {
   return false;
 }
 
+bool Normalizer::onlyMapsCharacters() const {
+  for (const Step& s : steps_)
+    if (s.kind == Kind::Strip || s.kind == Kind::Replace || s.kind == Kind::Prepend) return false;
+  return true;
+}
+
 std::string Normalizer::apply(const std::string& input) const {
   std::string text = input;
   for (const Step& s : steps_) {

@@ -17,6 +17,11 @@ class Normalizer {
 
   std::string apply(const std::string& text) const;
   bool empty() const { return steps_.empty(); }
+  // True when every step maps characters on their own or with their
+  // combining marks (NFC, NFD, NFKC, NFKD, Lowercase; or no step): text cut
+  // before a U+0020 space then normalizes to the same bytes in two pieces as
+  // whole, and the cut stays before a space that follows a non-space.
+  bool onlyMapsCharacters() const;
   // True when a Prepend step is present (SentencePiece's leading "▁").
   bool prepends() const;
 

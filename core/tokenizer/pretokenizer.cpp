@@ -149,4 +149,22 @@ std::vector<std::string> preTokenize(const std::string& text, SplitRule rule) {
   return Scanner(text, rule).split(text);
 }
 
+std::size_t lastSpaceAfterNonSpace(std::string_view text, std::size_t lookahead) {
+  // Why a cut there is safe: the piece holding the character before p is a
+  // contraction or a run of letters, numbers or other characters, and none
+  // of them takes a space except as its first character; no rule looks
+  // behind, and the whitespace lookahead `\s+(?!\S)` only concerns runs
+  // that end in whitespace, which the first piece does not.
+  if (text.size() < lookahead + 1) return 0;
+  for (std::size_t p = text.size() - lookahead; p >= 1; --p) {
+    if (text[p] != ' ') continue;
+    std::size_t start = p - 1;  // back over UTF-8 continuation bytes to the start of the character
+    while (start > 0 && p - start < 4 && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) --start;
+    std::size_t len = 0;
+    const uint32_t cp = unicode::decodeUtf8(text.data(), p, start, len);
+    if (cp != unicode::kInvalidCodePoint && start + len == p && !unicode::isWhitespace(cp)) return p;
+  }
+  return 0;
+}
+
 }  // namespace plab

@@ -12,7 +12,9 @@
 // Bytes that are not valid UTF-8 count as "other" characters (neither
 // letter, number nor space). (?i) folds ASCII letters only.
 #include <optional>
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace plab {
@@ -28,5 +30,12 @@ std::optional<SplitRule> splitRuleForRegex(const std::string& pattern);
 
 // The pieces of `text` (concatenated they give `text` back).
 std::vector<std::string> preTokenize(const std::string& text, SplitRule rule);
+
+// The last position p, 1 <= p <= text.size() - lookahead, where text[p] is a
+// U+0020 space right after a valid UTF-8 code point that is not whitespace;
+// 0 if there is none. Every split rule above (and Metaspace with split) ends
+// a piece there and never looks back across it, so the pieces of text[0, p)
+// and of the rest are the pieces of the whole.
+std::size_t lastSpaceAfterNonSpace(std::string_view text, std::size_t lookahead = 1);
 
 }  // namespace plab

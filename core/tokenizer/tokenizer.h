@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace plab {
@@ -17,13 +18,34 @@ class Tokenizer {
   // The text's tokens only (add_special_tokens=False).
   virtual std::vector<int64_t> encode(const std::string& utf8) const = 0;
   // With the post-processor's special tokens around it, as Hugging Face's
-  // add_special_tokens=True (Llama-3 and Llama-2 put their BOS first).
-  virtual std::vector<int64_t> encodeWithSpecialTokens(const std::string& utf8) const { return encode(utf8); }
+  // add_special_tokens=True (Llama-3 and Llama-2 put their BOS first):
+  // specialIdsBefore() + encode(utf8) + specialIdsAfter().
+  std::vector<int64_t> encodeWithSpecialTokens(const std::string& utf8) const;
+  virtual std::vector<int64_t> specialIdsBefore() const { return {}; }
+  virtual std::vector<int64_t> specialIdsAfter() const { return {}; }
+  // For encoding a long text piece by piece: the last position p in
+  // [1, text.size()] where `text` may be cut, so that encode(text[0, p))
+  // followed by the ids of everything from p on (text[p, size) and whatever
+  // comes after it) equals the ids of the whole; 0 when `text` has none (read
+  // on, or encode the whole at once). Default: no cut is known.
+  virtual std::size_t lastSafeCut(std::string_view text) const {
+    (void)text;
+    return 0;
+  }
   virtual std::string decode(const std::vector<int64_t>& ids) const = 0;
   virtual int64_t vocabSize() const = 0;          // including added tokens
   virtual std::optional<int64_t> eosId() const = 0;  // appended between documents
   virtual std::string kind() const = 0;  // "byte-level-bpe", "sentencepiece-bpe" or "bytes"
 };
+
+inline std::vector<int64_t> Tokenizer::encodeWithSpecialTokens(const std::string& utf8) const {
+  std::vector<int64_t> ids = specialIdsBefore();
+  const std::vector<int64_t> body = encode(utf8);
+  ids.insert(ids.end(), body.begin(), body.end());
+  const std::vector<int64_t> after = specialIdsAfter();
+  ids.insert(ids.end(), after.begin(), after.end());
+  return ids;
+}
 
 // ids 0..255 are the raw bytes, 256 is <|endoftext|>; vocabSize() == 257.
 std::unique_ptr<Tokenizer> makeByteTokenizer();

@@ -189,7 +189,9 @@ class Session {
     if (maxPositions > 0 && cfg_.seq_len > maxPositions)
       throw ConfigError("run config: 'seq_len' " + std::to_string(cfg_.seq_len) +
                         " exceeds the model's max positions (" + std::to_string(maxPositions) + ")");
-    dataset_ = std::make_unique<TextDataset>(cfg_.data, *loaded.tokenizer, cfg_.seq_len);
+    // With an output folder the tokens live in an unlinked, memory-mapped
+    // file there (data/token_store.h); otherwise compact in memory.
+    dataset_ = std::make_unique<TextDataset>(cfg_.data, *loaded.tokenizer, cfg_.seq_len, cfg_.output_dir);
 
     // Move first, then convert: the optimizer's param list (and any fp32
     // source copies) then live on the training device.

@@ -30,7 +30,10 @@ bool writtenByATool(const fs::path& entry) {
   const std::string name = entry.filename().string();
   for (const char* n : kNames)
     if (name == n) return true;
-  return name.rfind("checkpoint-", 0) == 0 || name.rfind(".summary-reserve", 0) == 0;
+  // ".tokens-*.tmp": a token file left by a crash in the moment between its
+  // creation and its unlinking (data/token_store.h).
+  return name.rfind("checkpoint-", 0) == 0 || name.rfind(".summary-reserve", 0) == 0 ||
+         name.rfind(".tokens-", 0) == 0;
 }
 
 }  // namespace

@@ -29,6 +29,7 @@ class TestRunFolder : public QObject {
     { RunFolderLock first(dir, false); }
     std::ofstream(dir / "metrics.jsonl") << "{\"step\": 1}\n";
     std::ofstream(dir / "notes.txt") << "mine";
+    std::ofstream(dir / ".tokens-123-0.tmp") << "left by a crash before the token file was unlinked";
     try {
       RunFolderLock second(dir, false);
       QFAIL("expected ConfigError");
@@ -37,6 +38,7 @@ class TestRunFolder : public QObject {
     }
     { RunFolderLock replaced(dir, true); }
     QVERIFY(!fs::exists(dir / "metrics.jsonl"));  // what a run wrote goes
+    QVERIFY(!fs::exists(dir / ".tokens-123-0.tmp"));
     QVERIFY(fs::exists(dir / "notes.txt"));       // what it did not write stays
   }
 
