@@ -126,7 +126,7 @@ std::shared_ptr<CausalLM> loadEmbeddedPretrained() {
 }  // namespace
 
 LoadedModel loadModelForRun(const ModelSpec& spec, uint64_t seed, bool allowDownload,
-                            const std::function<void(const std::string&)>& log) {
+                            const std::function<void(const std::string&)>& log, const std::string& device) {
   if (allowDownload && spec.source == "hub" && !findCachedSnapshot(spec.path, spec.revision)) {
     if (log) log("downloading " + spec.path + "@" + spec.revision + " from the Hugging Face Hub");
     DownloadOptions options;
@@ -135,6 +135,7 @@ LoadedModel loadModelForRun(const ModelSpec& spec, uint64_t seed, bool allowDown
   }
   ResolvedModelSource source = resolveModelSource(spec);
   checkModelFitsInMemory(source.config, source.description);
+  checkModelFitsOnDevice(source.config, source.description, device);
   LoadedModel loaded;
   loaded.tokenizer = tokenizerForSource(source, &loaded.tokenizerDescription);
   if (!source.pretrained)

@@ -43,6 +43,7 @@ std::unique_ptr<Tokenizer> tokenizerForSource(const ResolvedModelSource& source,
 // set, a hub model missing from the cache is downloaded first (progress
 // lines go to `log`).
 LoadedModel loadModelForRun(const ModelSpec& spec, uint64_t seed, bool allowDownload = false,
-                            const std::function<void(const std::string&)>& log = {});
+                            const std::function<void(const std::string&)>& log = {},
+                            const std::string& device = "cpu");
 
 }  // namespace plab

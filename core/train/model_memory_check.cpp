@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
+#include "util/device_memory.h"
 #include "util/errors.h"
 
 namespace plab {
@@ -68,6 +70,24 @@ void checkModelTreeSize(const ModelConfig& config, const std::string& what) {
   throw ModelError(what + ": " + count + " parameters (" + gib(params * 4.0) + " in fp32) in " +
                    std::to_string(config.num_hidden_layers) + " layers, more than the " +
                    std::to_string(kMaxListedLayers) + " layers any real model has");
+}
+
+}  // namespace plab
+
+namespace plab {
+
+void checkModelFitsOnDevice(const ModelConfig& config, const std::string& what, const std::string& device) {
+  if (device.rfind("cuda", 0) != 0) return;
+  const int index = device.size() > 5 ? std::atoi(device.c_str() + 5) : 0;
+  const uint64_t memory = cudaDeviceMemoryBytes(index);
+  const double params = estimatedParameterCount(config);
+  const double bytes = params * 4.0;
+  if (memory > 0 && bytes > double(memory)) {
+    char count[32];
+    std::snprintf(count, sizeof count, "%.3g", params);
+    throw ModelError(what + ": " + count + " parameters need about " + gib(bytes) +
+                     " for their fp32 weights alone, more than the " + gib(double(memory)) + " of " + device);
+  }
 }
 
 }  // namespace plab

@@ -20,6 +20,11 @@ uint64_t physicalMemoryBytes();
 // model is created in fp32) exceed the machine's memory.
 void checkModelFitsInMemory(const ModelConfig& config, const std::string& what);
 
+// The same against a CUDA device's memory ("cuda" or "cuda:N"; the weights
+// are moved there in fp32 before the plan converts them). Nothing to check
+// for "cpu", or where the build cannot read the device's size.
+void checkModelFitsOnDevice(const ModelConfig& config, const std::string& what, const std::string& device);
+
 // For listing modules without weights (inspect): their memory grows with the
 // number of layers, not of parameters, so a 7 B model is fine on any machine
 // while num_hidden_layers: 1000000 is refused, naming its size.

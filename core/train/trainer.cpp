@@ -175,7 +175,7 @@ class Session {
     rng_.seed(cfg_.seed);
 
     LoadedModel loaded = loadModelForRun(cfg_.model, cfg_.seed, /*allowDownload=*/true,
-                                         [this](const std::string& s) { log(s); });
+                                         [this](const std::string& s) { log(s); }, device.str());
     // A resumed run continues from the checkpoint's weights; the spec still
     // gives the tokenizer.
     if (!cfg_.resume_from.empty()) {
