@@ -23,6 +23,7 @@
 #include "util/errors.h"
 #include "util/json_limits.h"
 #include "util/run_folder.h"
+#include "util/workspace_folder.h"
 
 namespace plab::cli {
 namespace fs = std::filesystem;
@@ -122,8 +123,9 @@ const char* const kRunHelp =
     "  --default      the default experiment: fine-tune the embedded pretrained tiny GPT-2\n"
     "                 at lr 5e-5 under every optimizer mode and compare them (with --mode,\n"
     "                 that mode alone); `default-config` prints its base run\n"
-    "  --out DIR      report folder (default ./runs/<name>-<UTC timestamp>[-N], a new\n"
-    "                 folder per run); with several runs each gets DIR/runs/<name>/\n"
+    "  --out DIR      report folder (default: a new folder <name>-<UTC time>[-N] in the\n"
+    "                 workspace the app lists, $PLAB_WORKSPACE or ~/.local/share/Precision Lab/\n"
+    "                 Precision Lab/workspace); with several runs each gets DIR/runs/<name>/\n"
     "                 plus a comparison report in DIR. A folder that already holds\n"
     "                 files is refused, and a folder another run is writing is locked\n"
     "  --overwrite    replace the results of an earlier run in --out DIR\n"
@@ -191,7 +193,7 @@ int runCommand(Args& args) {
   fs::path outDir;
   std::unique_ptr<RunFolderLock> folderLock;
   try {
-    outDir = out ? fs::path(*out) : createUniqueRunFolder("runs", report::safeFileName(runs.front().name));
+    outDir = out ? fs::path(*out) : createUniqueRunFolder(defaultWorkspaceFolder(), report::safeFileName(runs.front().name));
     folderLock = std::make_unique<RunFolderLock>(outDir, overwrite);
   } catch (const Error& e) {
     std::cerr << "error: " << e.what() << '\n';

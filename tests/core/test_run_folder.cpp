@@ -10,6 +10,7 @@
 #include "train/metrics_writer.h"
 #include "util/errors.h"
 #include "util/run_folder.h"
+#include "util/workspace_folder.h"
 
 using namespace plab;
 using plab::test::CliOutcome;
@@ -90,19 +91,39 @@ class TestRunFolder : public QObject {
     QVERIFY2(o.exitCode == 2 && o.err.contains("in use"), o.describe());
   }
 
-  void cliDefaultFoldersAreUnique() {
+  // Without --out, every CLI run gets a new folder in the workspace the app lists.
+  void cliDefaultFoldersAreUniqueInTheWorkspace() {
     if (plab::test::cliPath().isEmpty()) QSKIP("PLAB_CLI not set (run through ctest)");
     QTemporaryDir tmp;
+    const QByteArray saved = qgetenv("PLAB_WORKSPACE");
+    const fs::path workspace = fs::path(tmp.path().toStdString()) / "ws";
+    qputenv("PLAB_WORKSPACE", QByteArray::fromStdString(workspace.string()));
     for (int i = 0; i < 2; ++i) {
       const CliOutcome o = runCli({"run", "--default", "--mode", "bf16-kahan", "--steps", "1", "--no-pdf"}, tmp.path());
       QVERIFY2(o.exitCode == 0, o.describe());
     }
+    qputenv("PLAB_WORKSPACE", saved);
     int folders = 0;
-    for (const auto& e : fs::directory_iterator(fs::path(tmp.path().toStdString()) / "runs")) {
+    for (const auto& e : fs::directory_iterator(workspace)) {
       QVERIFY(fs::exists(e.path() / "metrics.jsonl"));
       ++folders;
     }
     QCOMPARE(folders, 2);
+    QVERIFY(!fs::exists(fs::path(tmp.path().toStdString()) / "runs"));
+  }
+
+  // The CLI's default workspace is the app's: the same folder under Linux's data location.
+  void defaultWorkspaceFollowsXdg() {
+    const QByteArray savedWorkspace = qgetenv("PLAB_WORKSPACE"), savedXdg = qgetenv("XDG_DATA_HOME");
+    qunsetenv("PLAB_WORKSPACE");
+    qputenv("XDG_DATA_HOME", "/data/x");
+    QCOMPARE(QString::fromStdString(defaultWorkspaceFolder().string()),
+             QString("/data/x/Precision Lab/Precision Lab/workspace"));
+    qputenv("PLAB_WORKSPACE", "/elsewhere");
+    QCOMPARE(QString::fromStdString(defaultWorkspaceFolder().string()), QString("/elsewhere"));
+    qputenv("PLAB_WORKSPACE", savedWorkspace);
+    qputenv("XDG_DATA_HOME", savedXdg);
+    if (savedXdg.isEmpty()) qunsetenv("XDG_DATA_HOME");
   }
 };
 

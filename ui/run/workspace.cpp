@@ -25,7 +25,11 @@ QStringList toQStrings(const std::vector<std::filesystem::path>& paths) {
 
 Workspace::Workspace(const QString& path) : path_(path.isEmpty() ? QString() : clean(path)) {}
 
+// The CLI's default too (util/workspace_folder.h): $PLAB_WORKSPACE when
+// set, else the app's data location.
 QString Workspace::defaultPath() {
+  if (const QString explicitFolder = qEnvironmentVariable("PLAB_WORKSPACE"); !explicitFolder.isEmpty())
+    return explicitFolder;
   return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/workspace";
 }
 
