@@ -25,6 +25,7 @@
 #include "charts/chart_panel.h"
 #include "comparison/comparison_table.h"
 #include "panels/dataset_panel.h"
+#include "panels/layer_measurements.h"
 #include "panels/layer_tree_panel.h"
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
@@ -291,6 +292,7 @@ void MainWindow::connectSignals() {
                                                        : QString("Its %1 measured steps are kept and can be exported.")
                                                              .arg(r.steps.size())));
     if (r.result.status == plab::RunStatus::Completed) progress_->setValue(progress_->maximum());
+    if (!r.steps.empty()) layerPanel_->setMeasurements(name, layerMeasurements(r));
     charts_->markDirty();
     updateButtons();
   });

@@ -7,6 +7,7 @@
 #include <QTreeWidget>
 #include <QtTest/QtTest>
 
+#include "panels/layer_measurements.h"
 #include "panels/layer_tree_panel.h"
 
 using plab::LayerPrecision;
@@ -81,6 +82,37 @@ class TestLayerTree : public QObject {
     QCOMPARE(panel.totalParameters(), int64_t(206));
     // A module without parameters (tied lm_head) has no checkbox.
     QVERIFY(!(panel.itemForPath("lm_head")->flags() & Qt::ItemIsUserCheckable));
+  }
+
+  // After a run, each layer shows what the run measured beside its precision:
+  // the mean update lost over windows and the mean rounded-away share.
+  void measuredSharesSitBesideEachLayer() {
+    plab::RunRecord run;
+    run.config.name = "bf16-run";
+    for (int step = 1; step <= 2; ++step) {
+      plab::StepMetrics m;
+      m.step = step;
+      m.layers.push_back({"transformer.h.0.attn.c_attn", step == 1 ? 0.8 : 0.9, 0.1});
+      m.windowLayers.push_back({"transformer.h.0.attn.c_attn", step == 1 ? 0.85 : 0.95, 0.9});
+      run.steps.push_back(m);
+    }
+    const auto measured = plab::ui::layerMeasurements(run);
+    QCOMPARE(measured.at("transformer.h.0.attn.c_attn").roundedAway, 0.85);
+    QCOMPARE(measured.at("transformer.h.0.attn.c_attn").updateLost, 0.9);
+
+    LayerTreePanel panel;
+    panel.setModules(tinyTree());
+    panel.setMeasurements("bf16-run", measured);
+    QTreeWidgetItem* attn = panel.itemForPath("transformer.h.0.attn.c_attn");
+    QCOMPARE(attn->text(LayerTreePanel::UpdateLostColumn), QString("90.0 %"));
+    QCOMPARE(attn->text(LayerTreePanel::RoundedAwayColumn), QString("85.0 %"));
+    QCOMPARE(panel.itemForPath("transformer.wte")->text(LayerTreePanel::UpdateLostColumn), QString());
+    QVERIFY(panel.tree()->headerItem()->text(LayerTreePanel::UpdateLostColumn).contains("bf16-run"));
+    // Right after the precision column, so it stays on screen with it.
+    QCOMPARE(panel.tree()->header()->visualIndex(LayerTreePanel::UpdateLostColumn), 2);
+    // Another model: the old measurements do not belong to it.
+    panel.setModules(tinyTree());
+    QCOMPARE(panel.itemForPath("transformer.h.0.attn.c_attn")->text(LayerTreePanel::UpdateLostColumn), QString());
   }
 
   void presetsCheckTheRightRows() {

@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QTreeWidget>
+#include <QTreeWidgetItemIterator>
 #include <QVBoxLayout>
 #include <functional>
 
@@ -77,8 +78,16 @@ LayerTreePanel::LayerTreePanel(QWidget* parent) : QWidget(parent) {
 
   tree_ = new QTreeWidget;
   tree_->setObjectName("layerTree");
-  tree_->setColumnCount(4);
-  tree_->setHeaderLabels({"Module (✓ = bf16)", "Precision", "Parameters (own / total)", "Type"});
+  tree_->setColumnCount(6);
+  tree_->setHeaderLabels({"Module (✓ = bf16)", "Precision", "Update lost", "Rounded away", "Parameters (own / total)",
+                          "Type"});
+  tree_->headerItem()->setToolTip(UpdateLostColumn,
+                                  "Mean over the last finished run's windows: the share of the intended update "
+                                  "that never reached this layer's weights");
+  tree_->headerItem()->setToolTip(RoundedAwayColumn,
+                                  "Mean over the last finished run's statistics steps: the share of this layer's "
+                                  "weights whose update was rounded away in the step (Kahan and SR defer writes, "
+                                  "so only update lost tells them from plain bf16)");
   tree_->header()->setSectionResizeMode(NameColumn, QHeaderView::Interactive);
   tree_->header()->setStretchLastSection(false);
   tree_->setUniformRowHeights(true);
@@ -132,8 +141,41 @@ void LayerTreePanel::setModules(const plab::ModuleNode& root) {
   tree_->addTopLevelItem(top);
   tree_->expandToDepth(3);  // down to the blocks' sub-modules
   updating_ = false;
+  // Measurements belong to the model a run trained: a new model starts empty.
+  measuredRun_.clear();
+  measurements_.clear();
+  showMeasurements();
   refresh();
   fitColumns();
+}
+
+void LayerTreePanel::setMeasurements(const QString& runName, const std::map<std::string, LayerMeasurement>& layers) {
+  measuredRun_ = runName;
+  measurements_ = layers;
+  showMeasurements();
+}
+
+void LayerTreePanel::clearMeasurements() {
+  measuredRun_.clear();
+  measurements_.clear();
+  showMeasurements();
+}
+
+void LayerTreePanel::showMeasurements() {
+  const auto percent = [](double x) { return x < 0 ? QString() : QString::number(100 * x, 'f', 1) + " %"; };
+  tree_->headerItem()->setText(UpdateLostColumn, measuredRun_.isEmpty() ? "Update lost" : "Update lost (" + measuredRun_ + ")");
+  tree_->headerItem()->setText(RoundedAwayColumn, "Rounded away");
+  for (QTreeWidgetItemIterator it(tree_); *it; ++it) {
+    QTreeWidgetItem* item = *it;
+    const auto found = measurements_.find(item->data(NameColumn, PathRole).toString().toStdString());
+    const LayerMeasurement m = found == measurements_.end() ? LayerMeasurement{} : found->second;
+    for (const auto& [column, value] : {std::pair{UpdateLostColumn, m.updateLost}, std::pair{RoundedAwayColumn, m.roundedAway}}) {
+      item->setText(column, percent(value));
+      item->setTextAlignment(column, Qt::AlignRight | Qt::AlignVCenter);
+    }
+  }
+  tree_->resizeColumnToContents(UpdateLostColumn);
+  tree_->resizeColumnToContents(RoundedAwayColumn);
 }
 
 void LayerTreePanel::fitColumns() {

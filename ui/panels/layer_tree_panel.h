@@ -10,6 +10,7 @@
 #include "precision/memory_breakdown.h"
 #include "precision/optimizer_mode.h"
 #include "precision/precision_plan.h"
+#include "panels/layer_measurements.h"
 
 class QCheckBox;
 class QLabel;
@@ -24,7 +25,8 @@ class LayerTreePanel : public QWidget {
  public:
   // Precision right after the name: it is what the user is deciding, and it
   // must stay on screen in a narrow setup panel.
-  enum Column { NameColumn = 0, PrecisionColumn, ParamsColumn, TypeColumn };
+  // After a run, what it measured per layer sits beside the precision chosen.
+  enum Column { NameColumn = 0, PrecisionColumn, UpdateLostColumn, RoundedAwayColumn, ParamsColumn, TypeColumn };
   static constexpr int PathRole = Qt::UserRole + 1;
 
   explicit LayerTreePanel(QWidget* parent = nullptr);
@@ -34,6 +36,11 @@ class LayerTreePanel : public QWidget {
   void setPlan(const plab::PrecisionPlan& plan);
   const plab::PrecisionPlan& plan() const { return plan_; }
   void setOptimizer(plab::OptimizerMode mode, const plab::AdamWOptions& options);
+  // Shows a finished run's per-layer means (layer_measurements.h) in the
+  // measured columns; their headers name the run. Rows it did not measure
+  // stay empty. clearMeasurements() empties the columns.
+  void setMeasurements(const QString& runName, const std::map<std::string, LayerMeasurement>& layers);
+  void clearMeasurements();
 
   void applyPreset(plab::PlanPreset preset);      // clears overrides
   void setSubtreeBf16(const std::string& path, bool bf16);  // what ticking a row does
@@ -77,6 +84,9 @@ class LayerTreePanel : public QWidget {
   plab::OptimizerMode mode_ = plab::OptimizerMode::Bf16Kahan;
   plab::AdamWOptions adamw_;
   bool updating_ = false;
+  QString measuredRun_;
+  std::map<std::string, LayerMeasurement> measurements_;
+  void showMeasurements();
 };
 
 }  // namespace plab::ui
