@@ -11,12 +11,7 @@
 #include <QPdfWriter>
 #include <memory>
 
-#include "charts/layer_heatmap.h"
-#include "charts/loss_chart.h"
-#include "charts/memory_chart.h"
-#include "charts/rounded_away_chart.h"
 #include "charts/run_colors.h"
-#include "charts/update_lost_chart.h"
 #include "report/fp32_comparison.h"
 #include "run/run_summary.h"
 #include "util/errors.h"
@@ -24,40 +19,6 @@
 
 namespace plab::ui {
 namespace {
-
-constexpr int kChartWidth = 1000;
-constexpr int kChartHeight = 560;
-
-struct NamedChart {
-  std::unique_ptr<RunChart> chart;
-  QString file;
-};
-
-// The same chart classes as the live view, never shown: rendered offscreen.
-std::vector<NamedChart> buildCharts(const std::vector<plab::RunRecord>& runs) {
-  std::vector<NamedChart> charts;
-  charts.push_back({std::make_unique<LossChart>(), "loss.png"});
-  bool anyReference = false;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const auto ref = plab::report::fp32ReferenceIndex(runs, i);
-    anyReference = anyReference || (ref && *ref != i);
-  }
-  if (anyReference) {
-    auto difference = std::make_unique<LossChart>();
-    difference->setDifferenceFromFp32(true);
-    charts.push_back({std::move(difference), "loss_vs_fp32.png"});
-  }
-  charts.push_back({std::make_unique<UpdateLostChart>(), "update_lost.png"});
-  charts.push_back({std::make_unique<RoundedAwayChart>(), "rounded_away.png"});
-  charts.push_back({std::make_unique<MemoryChart>(), "memory.png"});
-  charts.push_back({std::make_unique<LayerHeatmap>(), "layers_heatmap.png"});
-  for (auto& c : charts) {
-    c.chart->resize(kChartWidth, kChartHeight);
-    c.chart->showRuns(runs);
-    c.chart->resetView();
-  }
-  return charts;
-}
 
 std::string text(const QString& s) { return s.toStdString(); }
 
@@ -154,15 +115,24 @@ void drawSummaryTable(QPainter& p, PageCursor& cur, const std::vector<plab::RunR
 }  // namespace
 
 void writeChartPngs(const std::vector<plab::RunRecord>& runs, const QString& dir) {
+  writeChartPngs(renderReportImages(runs), dir);
+}
+
+void writeChartPngs(const std::vector<ReportImage>& images, const QString& dir) {
   if (!QDir().mkpath(dir)) throw plab::IoError("cannot create the folder " + text(dir));
-  for (auto& c : buildCharts(runs)) {
+  for (const ReportImage& c : images) {
     const QString path = QDir(dir).filePath(c.file);
-    if (!c.chart->exportPng(path, kChartWidth, kChartHeight))
+    if (!c.image.save(path, "PNG"))
       throw plab::IoError("cannot write " + text(path) + " (folder not writable or disk full?)");
   }
 }
 
 void writePdfReport(const std::vector<plab::RunRecord>& runs, const QString& pdfPath, const QString& title) {
+  writePdfReport(runs, renderReportImages(runs), pdfPath, title);
+}
+
+void writePdfReport(const std::vector<plab::RunRecord>& runs, const std::vector<ReportImage>& images,
+                    const QString& pdfPath, const QString& title) {
   {
     // QPdfWriter reports no I/O errors; find out up front whether the file can be written.
     QFile probe(pdfPath);
@@ -205,12 +175,11 @@ void writePdfReport(const std::vector<plab::RunRecord>& runs, const QString& pdf
   cur.y += smallH;
 
   // Charts: full page width, two per page.
-  for (auto& c : buildCharts(runs)) {
-    const QPixmap pix = c.chart->toPixmap(kChartWidth, kChartHeight, 2.0);
+  for (const ReportImage& c : images) {
     const int w = cur.width();
-    const int h = w * kChartHeight / kChartWidth;
+    const int h = w * c.image.height() / std::max(1, c.image.width());
     cur.ensure(h + smallH);
-    p.drawPixmap(QRect(0, cur.y, w, h), pix);
+    p.drawImage(QRect(0, cur.y, w, h), c.image);
     cur.y += h + smallH;
   }
 
