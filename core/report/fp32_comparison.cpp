@@ -71,8 +71,9 @@ std::optional<double> meanUpdateLost(const RunRecord& run) {
 
 std::string runVerdict(const RunRecord& run, const RunRecord* fp32Reference) {
   const std::string mode = optimizerModeId(run.config.mode);
-  if (run.result.status == RunStatus::Failed && !run.result.message.empty())
-    return mode + ": failed (" + run.result.message + ")";
+  // A failed run's losses are not a result to compare: say that it failed.
+  if (run.result.status == RunStatus::Failed)
+    return mode + ": failed" + (run.result.message.empty() ? std::string() : " (" + run.result.message + ")");
   if (run.steps.empty()) return mode + ": no steps measured yet";
   std::string verdict = mode + ": ";
   if (run.config.mode == OptimizerMode::Fp32AdamW) {

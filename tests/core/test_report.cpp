@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "report/fp32_comparison.h"
+#include "report/report_header.h"
 #include "report/run_report.h"
 #include "train/metrics_writer.h"
 #include "util/errors.h"
@@ -197,6 +198,41 @@ class TestReport : public QObject {
     QVERIFY(html.find("bf16: ") != std::string::npos && html.find("nats val loss vs fp32") != std::string::npos);
     QVERIFY(csv.find(",verdict\n") != std::string::npos);
     QCOMPARE(count(html, "<pre>"), 2);
+  }
+
+  // Issue 11 item 4: the header is not taken from a first run that failed
+  // before its model loaded, and failed runs show as failed.
+  void headerNamesTheModelTheRunsShare() {
+    RunRecord broken = syntheticRun("broken", OptimizerMode::Bf16Plain, 1);
+    broken.info = RunInfo{};  // failed before the model loaded
+    broken.steps.clear();
+    broken.result = RunResult{};
+    broken.config.model.source = "folder";
+    broken.config.model.path = "/nowhere";
+    broken.result.status = RunStatus::Failed;
+    broken.result.message = "cannot open /nowhere/config.json";
+    RunRecord other = syntheticRun("other", OptimizerMode::Fp32AdamW, 5);
+    other.config.model.source = "folder";
+    other.config.model.path = "/elsewhere";
+    other.info.modelType = "llama";
+    other.info.parameterCount = 77;
+    RunRecord nan = syntheticRun("nan", OptimizerMode::Bf16Plain, 5);
+    nan.result.status = RunStatus::Failed;  // no message
+    const std::vector<RunRecord> runs = {broken, other, syntheticRun("a", OptimizerMode::Fp32AdamW, 5),
+                                         syntheticRun("b", OptimizerMode::Bf16Kahan, 5), nan};
+    const report::ReportHeader h = report::reportHeader(runs);
+    QCOMPARE(h.run, std::optional<size_t>(2));
+    QCOMPARE(h.runsOnModel, size_t(3));
+    QCOMPARE(h.otherRuns, size_t(2));
+    const std::string html = renderReportHtml(runs, "t");
+    QVERIFY2(html.find("Model: gpt2, 1000 parameters; device cpu") != std::string::npos, html.c_str());
+    QVERIFY(html.find("2 runs were on other models") != std::string::npos);
+    QVERIFY(html.find("Model: ,") == std::string::npos);
+    QCOMPARE(count(html, "<td class=\"text failed\">failed</td>"), 2);
+    QVERIFY(html.find("cannot open /nowhere/config.json") != std::string::npos);
+    QCOMPARE(report::runVerdict(nan, &runs[2]), std::string("bf16: failed"));
+    // No run loaded a model: said so, not an empty name.
+    QCOMPARE(report::reportHeaderLine({broken}), std::string("Model: unknown (no run loaded it)."));
   }
 
   void unwritableTargetsNameThePath() {

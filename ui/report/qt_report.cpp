@@ -13,6 +13,7 @@
 
 #include "charts/run_colors.h"
 #include "report/fp32_comparison.h"
+#include "report/report_header.h"
 #include "run/run_summary.h"
 #include "util/errors.h"
 #include "util/format.h"
@@ -62,7 +63,8 @@ void drawSummaryTable(QPainter& p, PageCursor& cur, const std::vector<plab::RunR
     p.setFont(f);
     for (int c = 0; c < cells.size(); ++c) {
       const int w = static_cast<int>(widths[static_cast<size_t>(c)] * cur.width());
-      p.setPen(c == 0 ? nameColor : QColor(Qt::black));
+      const bool failed = !header && c == 2 && cells[c] == "failed";
+      p.setPen(c == 0 ? nameColor : failed ? QColor(176, 0, 32) : QColor(Qt::black));
       p.drawText(QRect(static_cast<int>(x) + 4, cur.y, w - 8, rowH), Qt::AlignVCenter | Qt::AlignLeft,
                  QFontMetrics(f, p.device()).elidedText(cells[c], Qt::ElideRight, w - 8));
       x += w;
@@ -168,6 +170,8 @@ void writePdfReport(const std::vector<plab::RunRecord>& runs, const std::vector<
              QString("Precision Lab %1 — %2 — %3 run(s)")
                  .arg(QString(PLAB_VERSION), QDateTime::currentDateTime().toString(Qt::ISODate))
                  .arg(runs.size()));
+  cur.y += smallH;
+  p.drawText(QRect(0, cur.y, cur.width(), smallH), Qt::AlignLeft, QString::fromStdString(plab::report::reportHeaderLine(runs)));
   p.setPen(Qt::black);
   cur.y += smallH * 2;
 
