@@ -3,6 +3,7 @@
 
 #include "report/fp32_comparison.h"
 #include "report/mode_colors.h"
+#include "report/number_text.h"
 #include "report/report_header.h"
 #include "report/report_charts.h"
 #include "report/run_report.h"
@@ -65,7 +66,7 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
       << escapeXml(r.config.name) << "</td><td class=\"text\">" << escapeXml(optimizerModeLabel(r.config.mode))
       << "</td><td class=\"text " << status << "\">" << status << "</td><td class=\"text\">"
       << escapeXml(r.info.momentPrecision.empty() ? "-" : r.info.momentPrecision) << "</td><td>" << res.stepsDone << "</td><td>"
-      << num(res.finalLoss, 6) << "</td><td>" << (res.finalValLoss ? num(*res.finalValLoss, 6) : "-") << "</td><td>"
+      << report::lossText(res.finalLoss) << "</td><td>" << (res.finalValLoss ? report::lossText(*res.finalValLoss) : "-") << "</td><td>"
       << mibText(res.memory.total()) << "</td><td>" << num(100 * res.memorySavedFraction, 4) << "%</td><td>"
       << pct(res.meanUpdateLost) << "</td><td>" << pct(res.meanUpdateError) << "</td><td>"
       << num(100 * meanRoundedAway(r), 4) << "%</td><td>" << num(res.meanTokensPerSecond, 5) << "</td></tr>\n";

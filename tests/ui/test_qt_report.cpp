@@ -2,6 +2,7 @@
 // unwritable destinations raise plab::IoError.
 #include <QFile>
 #include <QImage>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest/QtTest>
 
@@ -37,6 +38,14 @@ plab::RunRecord syntheticRecord(bool failed) {
   return r;
 }
 
+// The PDF's text (poppler's pdftotext); empty when the tool is missing.
+QString pdfText(const QString& pdf) {
+  QProcess p;
+  p.start("pdftotext", {"-layout", pdf, "-"});
+  if (!p.waitForFinished(30000) || p.exitCode() != 0) return {};
+  return QString::fromUtf8(p.readAllStandardOutput());
+}
+
 }  // namespace
 
 class TestQtReport : public QObject {
@@ -50,6 +59,18 @@ class TestQtReport : public QObject {
     QVERIFY(f.open(QIODevice::ReadOnly));
     QVERIFY(f.size() > 10000);  // charts are embedded as images
     QCOMPARE(f.read(4), QByteArray("%PDF"));
+  }
+
+  void lossesKeepTheDigitsThatDiffer() {
+    plab::RunRecord a = syntheticRecord(false), b = syntheticRecord(false);
+    a.result.finalLoss = 2.6021;
+    b.result.finalLoss = 2.6029;
+    QTemporaryDir dir;
+    const QString pdf = dir.filePath("report.pdf");
+    plab::ui::writePdfReport({a, b}, pdf, "Digits");
+    const QString text = pdfText(pdf);
+    if (text.isEmpty()) QSKIP("pdftotext is not installed");
+    QVERIFY2(text.contains("2.6021") && text.contains("2.6029"), qPrintable(text));
   }
 
   void chartPngs() {

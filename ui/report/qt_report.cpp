@@ -13,6 +13,7 @@
 
 #include "charts/run_colors.h"
 #include "report/fp32_comparison.h"
+#include "report/number_text.h"
 #include "report/report_header.h"
 #include "run/run_summary.h"
 #include "util/errors.h"
@@ -81,8 +82,8 @@ void drawSummaryTable(QPainter& p, PageCursor& cur, const std::vector<plab::RunR
     const RunSummary s = summarizeRun(r, true);
     drawRow({QString::fromStdString(r.config.name), QString::fromStdString(plab::optimizerModeLabel(r.config.mode)),
              statusText(r), QString("%1 / %2").arg(s.stepsDone).arg(r.config.steps),
-             s.finalLoss ? QString::number(*s.finalLoss, 'f', 4) : "–",
-             s.finalValLoss ? QString::number(*s.finalValLoss, 'f', 4) : "–",
+             s.finalLoss ? QString::fromStdString(plab::report::lossText(*s.finalLoss)) : "–",
+             s.finalValLoss ? QString::fromStdString(plab::report::lossText(*s.finalValLoss)) : "–",
              s.memoryBytes > 0 ? humanBytes(s.memoryBytes) : "–",
              s.memoryBytes > 0 ? percentText(s.savedFraction) : "–",
              plab::report::meanUpdateLost(r) ? percentText(*plab::report::meanUpdateLost(r), 2) : "–",
