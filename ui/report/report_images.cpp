@@ -3,6 +3,7 @@
 #include "charts/layer_heatmap.h"
 #include "charts/loss_chart.h"
 #include "charts/memory_chart.h"
+#include "charts/metric_chart.h"
 #include "charts/rounded_away_chart.h"
 #include "charts/update_lost_chart.h"
 #include "report/fp32_comparison.h"
@@ -13,25 +14,57 @@ namespace {
 
 using Runs = std::shared_ptr<const std::vector<plab::RunRecord>>;
 
+// Sizes in chart pixels: the loss charts span the PDF page's width, the
+// others share it two by two (smaller sizes keep their text readable there).
 constexpr int kChartWidth = 1000;
 constexpr int kChartHeight = 560;
-constexpr int kHeatmapWidth = 620;
-constexpr int kHeatmapHeight = 440;
+constexpr int kSmallWidth = 640;
+constexpr int kSmallHeight = 420;
+constexpr int kHeatmapWidth = 560;
+constexpr int kHeatmapHeight = 400;
 constexpr double kScale = 2.0;  // sharp in the PDF and on high-dpi screens
+
+// Runs often draw the same curve (fp32 and mixed; bf16 and bf16-nearest),
+// and the last one drawn hid the others. Earlier runs are drawn wider, so
+// one under another shows as a coloured rim.
+double underlayWidth(double width, size_t run, size_t runs) {
+  return runs > 1 ? width + 2.4 * static_cast<double>(runs - 1 - run) / static_cast<double>(runs - 1) : width;
+}
+
+void widen(QCPGraph* g, size_t run, size_t runs) {
+  if (!g) return;
+  QPen pen = g->pen();
+  pen.setWidthF(underlayWidth(pen.widthF(), run, runs));
+  g->setPen(pen);
+}
+
+void drawOverlapsVisibly(RunChart& chart, size_t runs) {
+  for (size_t i = 0; i < runs; ++i) {
+    const int run = static_cast<int>(i);
+    if (auto* loss = qobject_cast<LossChart*>(&chart)) {
+      widen(loss->trainGraph(run), i, runs);
+      widen(loss->valGraph(run), i, runs);
+    } else if (auto* metric = qobject_cast<MetricChart*>(&chart)) {
+      widen(metric->runGraph(run), i, runs);
+    }
+  }
+}
 
 // The chart is built, filled, drawn and destroyed inside the job: never shown.
 QImage render(RunChart& chart, const std::vector<plab::RunRecord>& runs, int width, int height) {
   chart.resize(width, height);
   chart.showRuns(runs);
+  drawOverlapsVisibly(chart, runs.size());
   chart.resetView();
   return chart.toPixmap(width, height, kScale).toImage();
 }
 
 template <typename Chart>
-std::function<ReportImage()> chartJob(Runs runs, ReportImageKind kind, QString file, QString title) {
-  return [runs, kind, file, title] {
+std::function<ReportImage()> chartJob(Runs runs, ReportImageKind kind, QString file, QString title, int width = kSmallWidth,
+                                      int height = kSmallHeight) {
+  return [runs, kind, file, title, width, height] {
     Chart chart;
-    return ReportImage{kind, file, title, render(chart, *runs, kChartWidth, kChartHeight)};
+    return ReportImage{kind, file, title, render(chart, *runs, width, height)};
   };
 }
 
@@ -45,7 +78,7 @@ bool hasLayerStats(const plab::RunRecord& run, HeatmapMetric metric) {
 
 std::vector<std::function<ReportImage()>> reportImageJobs(Runs runs) {
   std::vector<std::function<ReportImage()>> jobs;
-  jobs.push_back(chartJob<LossChart>(runs, ReportImageKind::Loss, "loss.png", "Loss"));
+  jobs.push_back(chartJob<LossChart>(runs, ReportImageKind::Loss, "loss.png", "Loss", kChartWidth, kChartHeight));
   bool anyReference = false;
   for (size_t i = 0; i < runs->size(); ++i) {
     const auto ref = plab::report::fp32ReferenceIndex(*runs, i);
