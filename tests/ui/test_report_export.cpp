@@ -2,6 +2,7 @@
 // returns at once, the event loop keeps running while the report is
 // written, and every file is there when exportFinished arrives.
 // Set PLAB_REPORT_SAMPLE_DIR to keep the 7-run report (to look at the PDF).
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QSignalSpy>
@@ -132,6 +133,8 @@ class TestReportExport : public QObject {
     for (const char* name : {"report.html", "summary.csv", "report.pdf", "loss.png", "loss_vs_fp32.png", "memory.png",
                              "update_lost.png", "rounded_away.png", "layers_heatmap_tiny-gpt2-finetune-fp32.png"})
       QVERIFY2(fileNonEmpty(dir + "/" + name), name);
+    // Written under a hidden folder and renamed into place: none is left.
+    QVERIFY(QDir(dir).entryList(QDir::Hidden | QDir::AllEntries | QDir::NoDotAndDotDot).filter(".qt-report-tmp").isEmpty());
   }
 
   void failedExportIsReported() {

@@ -1,15 +1,29 @@
 #include "report/report_export.h"
 
+#include <QCoreApplication>
 #include <QTimer>
 #include <filesystem>
 
 #include "report/qt_report.h"
+#include "util/errors.h"
 
 namespace plab::ui {
 namespace {
 
 // The worker's steps after the images: core's files, the PNGs, the PDF.
 constexpr int kWorkerSteps = 3;
+
+// PNGs and the PDF are written under a hidden folder and renamed into
+// place (same file system), like core's files and the CLI's: a crash
+// mid-export never leaves a torn image or PDF.
+void moveFilesInto(const std::filesystem::path& from, const std::filesystem::path& to) {
+  namespace fs = std::filesystem;
+  for (const fs::directory_entry& e : fs::directory_iterator(from)) {
+    std::error_code ec;
+    fs::rename(e.path(), to / e.path().filename(), ec);
+    if (ec) throw plab::IoError("cannot write " + (to / e.path().filename()).string() + ": " + ec.message());
+  }
+}
 
 }  // namespace
 
@@ -70,11 +84,21 @@ void ReportExport::startWorker() {
       if (runs->size() == 1) plab::writeRunReport(path, runs->front());
       else plab::writeComparisonReport(path, *runs);
       stopIfCancelled();
-      step(first + 1, "Writing PNG charts…");
-      writeChartPngs(*images, dir);
-      stopIfCancelled();
-      step(first + 2, "Writing the PDF…");
-      writePdfReport(*runs, *images, dir + "/report.pdf", title);
+      const std::filesystem::path tmp = path / (".qt-report-tmp-" + std::to_string(QCoreApplication::applicationPid()));
+      std::error_code ec;
+      std::filesystem::remove_all(tmp, ec);
+      try {
+        step(first + 1, "Writing PNG charts…");
+        writeChartPngs(*images, QString::fromStdString(tmp.string()));
+        stopIfCancelled();
+        step(first + 2, "Writing the PDF…");
+        writePdfReport(*runs, *images, QString::fromStdString((tmp / "report.pdf").string()), title);
+        moveFilesInto(tmp, path);
+      } catch (...) {
+        std::filesystem::remove_all(tmp, ec);
+        throw;
+      }
+      std::filesystem::remove_all(tmp, ec);
       post([this] { end(true, {}); });
     } catch (const std::exception& e) {
       const QString message = QString::fromUtf8(e.what());
