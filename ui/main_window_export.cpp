@@ -33,7 +33,12 @@ void MainWindow::connectExport() {
   });
   connect(reportExport_, &ReportExport::failed, this, [this, closeProgress](const QString& dir, const QString& message) {
     closeProgress();
-    showError("Export failed", QString("Could not export the report to %1:\n%2").arg(dir, message));
+    if (reportExport_->cancelled()) {  // asked for: no error box
+      appendLog(message);
+      statusText_->setText(message);
+    } else {
+      showError("Export failed", QString("Could not export the report to %1:\n%2").arg(dir, message));
+    }
     emit exportFinished(dir, false);
   });
 }

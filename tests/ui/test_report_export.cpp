@@ -5,6 +5,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QProgressDialog>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -135,6 +136,25 @@ class TestReportExport : public QObject {
       QVERIFY2(fileNonEmpty(dir + "/" + name), name);
     // Written under a hidden folder and renamed into place: none is left.
     QVERIFY(QDir(dir).entryList(QDir::Hidden | QDir::AllEntries | QDir::NoDotAndDotDot).filter(".qt-report-tmp").isEmpty());
+  }
+
+  void cancelStopsWithoutAnErrorBox() {
+    QTemporaryDir workspace;
+    writeSevenRuns(fs::path(workspace.path().toStdString()));
+    MainWindow w(workspace.path());
+    QTemporaryDir out;
+    QSignalSpy finished(&w, &MainWindow::exportFinished);
+    QVERIFY(w.exportReportTo(out.filePath("report")));
+    auto* progress = w.findChild<QProgressDialog*>("exportProgress");
+    QVERIFY(progress);
+    emit progress->canceled();  // what its Cancel button sends
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+    QCOMPARE(finished.at(0).at(1).toBool(), false);
+    QVERIFY(w.lastError().isEmpty());
+    QVERIFY(!QFile::exists(out.filePath("report/report.pdf")));
+    QVERIFY(w.exportReportTo(out.filePath("again")));  // and the next export runs
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 120000);
+    QCOMPARE(finished.at(1).at(1).toBool(), true);
   }
 
   void failedExportIsReported() {

@@ -28,6 +28,7 @@ class ReportExport : public QObject {
   bool start(std::vector<plab::RunRecord> runs, const QString& dir, const QString& title);
   bool busy() const { return busy_; }
   void cancel() { cancelled_ = true; }
+  bool cancelled() const { return cancelled_; }  // the last export was asked to stop
 
  signals:
   void progress(int done, int total, const QString& step);
