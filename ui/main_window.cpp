@@ -29,8 +29,7 @@
 #include "panels/layer_tree_panel.h"
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
-#include "report/qt_report.h"
-#include "report/report_charts.h"
+#include "report/report_export.h"
 #include "run/run_config_check.h"
 #include "util/errors.h"
 #include "util/format.h"
@@ -96,6 +95,7 @@ MainWindow::MainWindow(const QString& workspace, QWidget* parent) : QMainWindow(
   layerPanel_->setPlan(plab::defaultRunConfig().plan);
   layerPanel_->setOptimizer(optimizerPanel_->mode(), optimizerPanel_->adamw());
   connectSignals();
+  connectExport();
   loadWorkspace();
   updateButtons();
 }
@@ -430,7 +430,7 @@ void MainWindow::updateButtons() {
   pause_->setEnabled(busy);
   stop_->setEnabled(busy);
   pause_->setText(controller_->isPaused() ? "Resume" : "Pause");
-  export_->setEnabled(store_.size() > 0);
+  export_->setEnabled(store_.size() > 0 && !reportExport_->busy());
   const int selected = selectedRun();
   removeRun_->setEnabled(!busy && selected >= 0 && store_.isFinished(selected));
   deleteRun_->setEnabled(!busy && selected >= 0 && store_.isFinished(selected));
@@ -490,44 +490,6 @@ void MainWindow::showError(const QString& title, const QString& message) {
   box->setAttribute(Qt::WA_DeleteOnClose);
   box->setModal(false);
   box->show();
-}
-
-void MainWindow::exportReport() {
-  const QString parent = QFileDialog::getExistingDirectory(this, "Export report into folder");
-  if (parent.isEmpty()) return;
-  // A new <name>-<time> folder per export: an earlier report is never
-  // overwritten.
-  const std::vector<plab::RunRecord> runs = store_.exportableRecords();
-  const std::string base = runs.size() == 1 ? plab::report::safeFileName(runs.front().config.name) : "comparison";
-  try {
-    const std::filesystem::path dir = plab::createUniqueRunFolder(parent.toStdString(), base);
-    exportReportTo(QString::fromStdString(dir.string()));
-  } catch (const std::exception& e) {
-    showError("Export failed", QString::fromUtf8(e.what()));
-  }
-}
-
-bool MainWindow::exportReportTo(const QString& dir) {
-  const std::vector<plab::RunRecord> runs = store_.exportableRecords();
-  if (runs.empty()) {
-    showError("Nothing to export", "No run has measured anything yet.");
-    return false;
-  }
-  try {
-    const std::filesystem::path path(dir.toStdString());
-    if (runs.size() == 1) plab::writeRunReport(path, runs.front());
-    else plab::writeComparisonReport(path, runs);
-    writeChartPngs(runs, dir);
-    const QString title = runs.size() == 1 ? "Precision Lab run " + QString::fromStdString(runs.front().config.name)
-                                           : QString("Precision Lab comparison of %1 runs").arg(runs.size());
-    writePdfReport(runs, dir + "/report.pdf", title);
-  } catch (const std::exception& e) {
-    showError("Export failed", QString("Could not export the report to %1:\n%2").arg(dir, QString::fromUtf8(e.what())));
-    return false;
-  }
-  appendLog("report exported to " + dir);
-  statusText_->setText("Report exported to " + dir);
-  return true;
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -11,6 +11,7 @@
 #include "run/workspace.h"
 
 class QLabel;
+class QProgressDialog;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
@@ -24,6 +25,7 @@ class DatasetPanel;
 class LayerTreePanel;
 class ModelPicker;
 class OptimizerPanel;
+class ReportExport;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -58,9 +60,12 @@ class MainWindow : public QMainWindow {
   // aside), or -1.
   int findIdenticalRun(const plab::RunConfig& config) const;
 
-  // Writes the session's runs (JSON/CSV/HTML, PNG charts, report.pdf) into
-  // dir. Errors are shown to the user; returns false then.
+  // Starts writing the session's runs (JSON/CSV/HTML, PNG charts,
+  // report.pdf) into dir in the background, with a progress dialog; returns
+  // at once, false when there is nothing to export or an export is running.
+  // exportFinished tells the outcome; errors are shown to the user.
   bool exportReportTo(const QString& dir);
+  bool exporting() const;
 
   RunStore* store() { return &store_; }
   RunController* controller() { return controller_; }
@@ -85,6 +90,9 @@ class MainWindow : public QMainWindow {
   // Why Start is disabled: the model's, the data's or the CLI's config
   // error; empty when the current setup can run.
   QString startProblem() const;
+
+ signals:
+  void exportFinished(const QString& dir, bool ok);
 
  public slots:
   void startRun();
@@ -112,6 +120,7 @@ class MainWindow : public QMainWindow {
   int addRunFolders(const QStringList& folders, bool linked);
   void writeDisplay(int run);
   void connectSignals();
+  void connectExport();
   void updateButtons();
   void updateStatus(int run);
   int selectedRun() const;  // -1 when no table row is selected
@@ -144,6 +153,8 @@ class MainWindow : public QMainWindow {
   QProgressBar* progress_ = nullptr;
   QLabel* statusText_ = nullptr;
   QLabel* startBlocked_ = nullptr;
+  ReportExport* reportExport_ = nullptr;
+  QProgressDialog* exportProgress_ = nullptr;
   QString lastError_;
   int runCounter_ = 0;
   bool loadingRuns_ = false;  // the table is refreshed once after a folder's runs are added

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "report/number_text.h"
+
 namespace plab::report {
 namespace {
 
@@ -13,9 +15,9 @@ nlohmann::json comparableKey(const RunConfig& c) {
           {"batch_size", c.batch_size}, {"grad_accum", c.grad_accum}, {"seq_len", c.seq_len}};
 }
 
-std::string fixed(double v, int decimals, bool sign = false) {
+std::string fixed(double v, int decimals) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, sign ? "%+.*f" : "%.*f", decimals, v);
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
 }
 
@@ -71,8 +73,9 @@ std::optional<double> meanUpdateLost(const RunRecord& run) {
 
 std::string runVerdict(const RunRecord& run, const RunRecord* fp32Reference) {
   const std::string mode = optimizerModeId(run.config.mode);
-  if (run.result.status == RunStatus::Failed && !run.result.message.empty())
-    return mode + ": failed (" + run.result.message + ")";
+  // A failed run's losses are not a result to compare: say that it failed.
+  if (run.result.status == RunStatus::Failed)
+    return mode + ": failed" + (run.result.message.empty() ? std::string() : " (" + run.result.message + ")");
   if (run.steps.empty()) return mode + ": no steps measured yet";
   std::string verdict = mode + ": ";
   if (run.config.mode == OptimizerMode::Fp32AdamW) {
@@ -93,9 +96,9 @@ std::string runVerdict(const RunRecord& run, const RunRecord* fp32Reference) {
       if (it->valLoss && ref->valLoss) val = &*it, valRef = ref;
     }
     if (val)
-      verdict += fixed(*val->valLoss - *valRef->valLoss, 3, true) + " nats val loss vs fp32";
+      verdict += lossDeltaText(*val->valLoss - *valRef->valLoss) + " nats val loss vs fp32";
     else if (train)
-      verdict += fixed(train->loss - trainRef->loss, 3, true) + " nats train loss vs fp32 at step " +
+      verdict += lossDeltaText(train->loss - trainRef->loss) + " nats train loss vs fp32 at step " +
                  std::to_string(train->step);
     else
       verdict += "no step in common with the fp32 run yet";

@@ -7,6 +7,7 @@
 
 #include "report/fp32_comparison.h"
 #include "report/mode_colors.h"
+#include "report/report_header.h"
 #include "report/svg_util.h"
 
 namespace plab::report {
@@ -43,7 +44,7 @@ std::string renderMemoryChart(const std::vector<RunRecord>& runs) {
     MemoryBreakdown m;
   };
   std::vector<Bar> bars;
-  if (!runs.empty()) bars.push_back({"fp32 AdamW baseline", runs.front().info.fp32Baseline});
+  if (!runs.empty()) bars.push_back({"fp32 AdamW baseline", headerFp32Baseline(runs)});
   for (const RunRecord& r : runs) bars.push_back({runLabel(r), r.result.memory});
   const char* parts[] = {"weights", "gradients", "moments", "master", "kahan"};
   const char* colors[] = {"#0072B2", "#56B4E9", "#E69F00", "#D55E00", "#009E73"};

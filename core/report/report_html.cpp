@@ -3,6 +3,8 @@
 
 #include "report/fp32_comparison.h"
 #include "report/mode_colors.h"
+#include "report/number_text.h"
+#include "report/report_header.h"
 #include "report/report_charts.h"
 #include "report/run_report.h"
 #include "report/svg_util.h"
@@ -36,11 +38,7 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
   h << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" << escapeXml(title)
     << "</title>\n<style>" << kCss << "</style>\n</head>\n<body>\n";
   h << "<h1>" << escapeXml(title) << "</h1>\n";
-  if (!runs.empty()) {
-    const RunInfo& i = runs.front().info;
-    h << "<p>Model: " << escapeXml(i.modelType) << ", " << i.parameterCount << " parameters; device "
-      << escapeXml(i.device) << "; " << i.tokensPerStep << " tokens per step.</p>\n";
-  }
+  if (!runs.empty()) h << "<p>" << escapeXml(report::reportHeaderLine(runs)) << "</p>\n";
 
   h << "<h2>Verdict</h2>\n<ul>\n";
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -53,9 +51,9 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
        "Rounded away: elements whose intended update was non-zero but whose stored weight did not change in a "
        "single step (Kahan and stochastic rounding defer or randomise writes, so this stays high for them).</small></p>\n";
 
-  h << "<h2>Summary</h2>\n<table>\n<tr><th>run</th><th>mode</th><th>moments</th><th>steps</th><th>final loss</th>"
+  h << "<h2>Summary</h2>\n<table>\n<tr><th>run</th><th>mode</th><th>status</th><th>moments</th><th>steps</th><th>final loss</th>"
        "<th>final val loss</th><th>memory (MiB)</th><th>saved vs fp32</th><th>mean update lost</th>"
-       "<th>mean update error</th><th>mean rounded away</th><th>tokens/s</th><th>status</th></tr>\n";
+       "<th>mean update error</th><th>mean rounded away</th><th>tokens/s</th></tr>\n";
   std::vector<OptimizerMode> modes;
   for (const RunRecord& r : runs) modes.push_back(r.config.mode);
   const std::vector<Rgb> colors = runColors(modes);  // the charts' colours
@@ -65,20 +63,25 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
     const auto pct = [](const std::optional<double>& v) { return v ? num(100 * *v, 4) + "%" : std::string("-"); };
     const std::string status = runStatusId(res.status);
     h << "<tr><td class=\"text\" style=\"color:" << hexColor(colors[i]) << ";font-weight:bold\">"
-      << escapeXml(r.config.name) << "</td><td class=\"text\">" << escapeXml(optimizerModeLabel(r.config.mode)) << "</td><td class=\"text\">"
+      << escapeXml(r.config.name) << "</td><td class=\"text\">" << escapeXml(optimizerModeLabel(r.config.mode))
+      << "</td><td class=\"text " << status << "\">" << status << "</td><td class=\"text\">"
       << escapeXml(r.info.momentPrecision.empty() ? "-" : r.info.momentPrecision) << "</td><td>" << res.stepsDone << "</td><td>"
-      << num(res.finalLoss, 6) << "</td><td>" << (res.finalValLoss ? num(*res.finalValLoss, 6) : "-") << "</td><td>"
+      << report::lossText(res.finalLoss) << "</td><td>" << (res.finalValLoss ? report::lossText(*res.finalValLoss) : "-") << "</td><td>"
       << mibText(res.memory.total()) << "</td><td>" << num(100 * res.memorySavedFraction, 4) << "%</td><td>"
       << pct(res.meanUpdateLost) << "</td><td>" << pct(res.meanUpdateError) << "</td><td>"
-      << num(100 * meanRoundedAway(r), 4) << "%</td><td>" << num(res.meanTokensPerSecond, 5) << "</td><td class=\"text "
-      << status << "\">" << status << (res.message.empty() ? "" : ": " + escapeXml(res.message)) << "</td></tr>\n";
+      << num(100 * meanRoundedAway(r), 4) << "%</td><td>" << num(res.meanTokensPerSecond, 5) << "</td></tr>\n";
   }
   h << "</table>\n";
+  // Why runs ended early, under the table rather than in a cell.
+  for (const RunRecord& r : runs)
+    if (!r.result.message.empty())
+      h << "<p class=\"" << runStatusId(r.result.status) << "\"><b>" << escapeXml(r.config.name) << "</b> ("
+        << runStatusId(r.result.status) << "): " << escapeXml(r.result.message) << "</p>\n";
 
   h << "<h2>Memory breakdown (MiB)</h2>\n<table>\n<tr><th>run</th><th>weights</th><th>gradients</th>"
        "<th>moments</th><th>master</th><th>kahan</th><th>total</th><th>predicted total</th></tr>\n";
   if (!runs.empty()) {
-    const MemoryBreakdown& b = runs.front().info.fp32Baseline;
+    const MemoryBreakdown b = report::headerFp32Baseline(runs);
     h << "<tr><td class=\"text\">fp32 AdamW baseline</td><td>" << mibText(b.weights) << "</td><td>"
       << mibText(b.gradients) << "</td><td>" << mibText(b.moments) << "</td><td>" << mibText(b.master) << "</td><td>"
       << mibText(b.kahan) << "</td><td>" << mibText(b.total()) << "</td><td>-</td></tr>\n";

@@ -81,6 +81,11 @@ std::string renderSvgLineChart(const std::string& title, const std::string& xLab
   for (size_t si = 0; si < series.size(); ++si) {
     const ChartSeries& s = series[si];
     const std::string color = s.color.empty() ? std::string(report::seriesColor(si)) : s.color;
+    // Runs often draw the same curve (fp32 and mixed): earlier series are
+    // drawn wider, so one hidden under a later one shows as a rim.
+    const double width =
+        series.size() > 1 ? 1.5 + 2.0 * static_cast<double>(series.size() - 1 - si) / static_cast<double>(series.size() - 1)
+                          : 1.5;
     std::vector<std::vector<std::pair<double, double>>> segments(1);
     for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
       if (usable(s.x[i], s.y[i]))
@@ -93,7 +98,7 @@ std::string renderSvgLineChart(const std::string& title, const std::string& xLab
         svg << "<circle cx=\"" << num(seg[0].first, 6) << "\" cy=\"" << num(seg[0].second, 6)
             << "\" r=\"3\" fill=\"" << color << "\"/>\n";
       } else if (seg.size() > 1) {
-        svg << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.5\" points=\"";
+        svg << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"" << num(width, 3) << "\" points=\"";
         for (const auto& [x, y] : seg) svg << num(x, 6) << ',' << num(y, 6) << ' ';
         svg << "\"/>\n";
       }

@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "report/fp32_comparison.h"
+#include "report/number_text.h"
+#include "report/report_header.h"
 #include "report/run_report.h"
 #include "train/metrics_writer.h"
 #include "util/errors.h"
@@ -156,14 +158,14 @@ class TestReport : public QObject {
     bf16.steps[4].updateLost = 0.9;
     bf16.steps[9].updateLost = 0.872;
     QCOMPARE(report::runVerdict(bf16, &fp32),
-             std::string("bf16: +0.060 nats val loss vs fp32, 88.6 % of the intended update lost, 50.0 % memory saved"));
+             std::string("bf16: +0.0600 nats val loss vs fp32, 88.6 % of the intended update lost, 50.0 % memory saved"));
     QVERIFY(report::runVerdict(fp32, &fp32).rfind("fp32: the fp32 reference", 0) == 0);
     QVERIFY(report::runVerdict(bf16, nullptr).find("no fp32 run") != std::string::npos);
     // A run in progress is compared at the last step both measured.
     RunRecord partial = bf16;
     partial.steps.resize(6);
     partial.result = RunResult{};
-    QVERIFY2(report::runVerdict(partial, &fp32).rfind("bf16: +0.060 nats val loss vs fp32", 0) == 0,
+    QVERIFY2(report::runVerdict(partial, &fp32).rfind("bf16: +0.0600 nats val loss vs fp32", 0) == 0,
              report::runVerdict(partial, &fp32).c_str());
     // The reference is found by model, data and seed.
     std::vector<RunRecord> runs = {fp32, bf16};
@@ -197,6 +199,61 @@ class TestReport : public QObject {
     QVERIFY(html.find("bf16: ") != std::string::npos && html.find("nats val loss vs fp32") != std::string::npos);
     QVERIFY(csv.find(",verdict\n") != std::string::npos);
     QCOMPARE(count(html, "<pre>"), 2);
+  }
+
+  // Issue 11 item 4: the header is not taken from a first run that failed
+  // before its model loaded, and failed runs show as failed.
+  void headerNamesTheModelTheRunsShare() {
+    RunRecord broken = syntheticRun("broken", OptimizerMode::Bf16Plain, 1);
+    broken.info = RunInfo{};  // failed before the model loaded
+    broken.steps.clear();
+    broken.result = RunResult{};
+    broken.config.model.source = "folder";
+    broken.config.model.path = "/nowhere";
+    broken.result.status = RunStatus::Failed;
+    broken.result.message = "cannot open /nowhere/config.json";
+    RunRecord other = syntheticRun("other", OptimizerMode::Fp32AdamW, 5);
+    other.config.model.source = "folder";
+    other.config.model.path = "/elsewhere";
+    other.info.modelType = "llama";
+    other.info.parameterCount = 77;
+    RunRecord nan = syntheticRun("nan", OptimizerMode::Bf16Plain, 5);
+    nan.result.status = RunStatus::Failed;  // no message
+    const std::vector<RunRecord> runs = {broken, other, syntheticRun("a", OptimizerMode::Fp32AdamW, 5),
+                                         syntheticRun("b", OptimizerMode::Bf16Kahan, 5), nan};
+    const report::ReportHeader h = report::reportHeader(runs);
+    QCOMPARE(h.run, std::optional<size_t>(2));
+    QCOMPARE(h.runsOnModel, size_t(3));
+    QCOMPARE(h.otherRuns, size_t(2));
+    const std::string html = renderReportHtml(runs, "t");
+    QVERIFY2(html.find("Model: gpt2, 1000 parameters; device cpu") != std::string::npos, html.c_str());
+    QVERIFY(html.find("2 runs were on other models") != std::string::npos);
+    QVERIFY(html.find("Model: ,") == std::string::npos);
+    QCOMPARE(count(html, "<td class=\"text failed\">failed</td>"), 2);
+    QVERIFY(html.find("cannot open /nowhere/config.json") != std::string::npos);
+    QCOMPARE(report::runVerdict(nan, &runs[2]), std::string("bf16: failed"));
+    // No run loaded a model: said so, not an empty name.
+    QCOMPARE(report::reportHeaderLine({broken}), std::string("Model: unknown (no run loaded it)."));
+  }
+
+  // Compared losses differ in the fourth decimal: every report keeps it.
+  void lossesKeepTheDigitsThatDiffer() {
+    RunRecord a = syntheticRun("a", OptimizerMode::Fp32AdamW, 5), b = syntheticRun("b", OptimizerMode::Bf16Kahan, 5);
+    a.result.finalLoss = 2.6021;
+    b.result.finalLoss = 2.6029;
+    b.result.finalValLoss = 2.6;
+    const std::string html = renderReportHtml({a, b}, "t");
+    QVERIFY(html.find("<td>2.6021</td>") != std::string::npos);
+    QVERIFY(html.find("<td>2.6029</td>") != std::string::npos);
+    QVERIFY(html.find("<td>2.6000</td>") != std::string::npos);
+    QTemporaryDir tmp;
+    writeComparisonReport(tmp.path().toStdString(), {a, b});
+    const std::string csv = readFile(fs::path(tmp.path().toStdString()) / "summary.csv");
+    QVERIFY(csv.find(",2.6021,") != std::string::npos && csv.find(",2.6029,") != std::string::npos);
+    QCOMPARE(report::lossText(2.60213), std::string("2.6021"));
+    QCOMPARE(report::lossText(0.00123456), std::string("0.00123"));
+    QCOMPARE(report::lossDeltaText(-0.0004), std::string("-0.000400"));
+    QCOMPARE(report::lossDeltaText(0.06), std::string("+0.0600"));
   }
 
   void unwritableTargetsNameThePath() {

@@ -1,14 +1,17 @@
 // Charts fed with synthetic runs: graphs and points per run, incremental
 // updates, log scale, memory bars, heatmap dimensions and PNG export.
+#include <QCheckBox>
 #include <QImage>
 #include <QTemporaryDir>
 #include <QtTest/QtTest>
 
+#include "charts/chart_panel.h"
 #include "charts/layer_heatmap.h"
 #include "charts/loss_chart.h"
 #include "charts/memory_chart.h"
 #include "charts/rounded_away_chart.h"
 #include "charts/update_lost_chart.h"
+#include "run/run_store.h"
 
 using namespace plab::ui;
 
@@ -173,6 +176,24 @@ class TestCharts : public QObject {
     QCOMPARE(chart.yAxis->scaleType(), QCPAxis::stLogarithmic);
     chart.setLogScale(false);
     QCOMPARE(chart.yAxis->scaleType(), QCPAxis::stLinear);
+  }
+
+  // Issue 11 item 4: "Log y" applies to update lost and rounded away too;
+  // loss minus fp32 stays linear (it goes negative).
+  void logYOnEveryRatioChart() {
+    RunStore store;
+    ChartPanel panel(&store);
+    panel.logScaleCheckBox()->setChecked(true);
+    QVERIFY(panel.lossChart()->logY());
+    QVERIFY(panel.updateLostChart()->logY());
+    QVERIFY(panel.roundedAwayChart()->logY());
+    panel.differenceCheckBox()->setChecked(true);
+    QVERIFY(!panel.lossChart()->logY());
+    QVERIFY(panel.updateLostChart()->logY());
+    panel.differenceCheckBox()->setChecked(false);
+    QVERIFY(panel.lossChart()->logY());
+    panel.logScaleCheckBox()->setChecked(false);
+    QVERIFY(!panel.updateLostChart()->logY() && !panel.roundedAwayChart()->logY() && !panel.lossChart()->logY());
   }
 
   void roundedAwayChartInPercent() {

@@ -9,6 +9,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QApplication>
+#include <QSignalSpy>
 #include <QSpinBox>
 #include <QTimer>
 #include <QTemporaryDir>
@@ -112,7 +113,10 @@ class TestMainWindowE2e : public QObject {
     QVERIFY(table->item(0, ComparisonTable::VerdictColumn)->text().contains("bf16-kahan: "));
 
     QTemporaryDir dir;
-    QVERIFY(w.exportReportTo(dir.path()));
+    QSignalSpy exported(&w, &MainWindow::exportFinished);
+    QVERIFY(w.exportReportTo(dir.path()));  // in the background
+    QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 1, 60000);
+    QCOMPARE(exported.at(0).at(1).toBool(), true);
     for (const char* name : {"report.html", "metrics.csv", "config.json", "report.pdf", "loss.png", "memory.png",
                              "update_lost.png", "rounded_away.png", "layers_heatmap.png"})
       QVERIFY2(fileNonEmpty(dir.filePath(name)), name);
@@ -126,7 +130,9 @@ class TestMainWindowE2e : public QObject {
     QVERIFY(f.open(QIODevice::WriteOnly));
     f.write("x");
     f.close();
-    QVERIFY(!w.exportReportTo(blocker + "/report"));
+    QVERIFY(w.exportReportTo(blocker + "/report"));
+    QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 2, 60000);
+    QCOMPARE(exported.at(1).at(1).toBool(), false);
     QVERIFY(visibleErrorBox(w));
     QVERIFY(w.lastError().contains("blocker"));
   }

@@ -2,6 +2,7 @@
 // unwritable destinations raise plab::IoError.
 #include <QFile>
 #include <QImage>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest/QtTest>
 
@@ -37,6 +38,16 @@ plab::RunRecord syntheticRecord(bool failed) {
   return r;
 }
 
+// The PDF's text (poppler's pdftotext) in drawing order, so that a header
+// wrapped onto two lines reads as its words; empty when the tool is missing.
+QString pdfText(const QString& pdf) {
+  QProcess p;
+  p.start("pdftotext", {"-raw", pdf, "-"});
+  if (!p.waitForFinished(30000) || p.exitCode() != 0) return {};
+  // NFKC: the "ﬁ" ligature of the PDF's font reads as "fi".
+  return QString::fromUtf8(p.readAllStandardOutput()).normalized(QString::NormalizationForm_KC);
+}
+
 }  // namespace
 
 class TestQtReport : public QObject {
@@ -50,6 +61,61 @@ class TestQtReport : public QObject {
     QVERIFY(f.open(QIODevice::ReadOnly));
     QVERIFY(f.size() > 10000);  // charts are embedded as images
     QCOMPARE(f.read(4), QByteArray("%PDF"));
+  }
+
+  void lossesKeepTheDigitsThatDiffer() {
+    plab::RunRecord a = syntheticRecord(false), b = syntheticRecord(false);
+    a.result.finalLoss = 2.6021;
+    b.result.finalLoss = 2.6029;
+    QTemporaryDir dir;
+    const QString pdf = dir.filePath("report.pdf");
+    plab::ui::writePdfReport({a, b}, pdf, "Digits");
+    const QString text = pdfText(pdf);
+    if (text.isEmpty()) QSKIP("pdftotext is not installed");
+    QVERIFY2(text.contains("2.6021") && text.contains("2.6029"), qPrintable(text));
+  }
+
+  // Issue 11 item 4: seven runs make a compact PDF (summary, all curves,
+  // heatmaps side by side, configs in an appendix) with no cell cut short.
+  void sevenRunsMakeACompactPdf() {
+    const std::pair<const char*, plab::OptimizerMode> modes[] = {
+        {"fp32", plab::OptimizerMode::Fp32AdamW},
+        {"bf16", plab::OptimizerMode::Bf16Plain},
+        {"bf16-nearest", plab::OptimizerMode::Bf16Nearest},
+        {"bf16-kahan", plab::OptimizerMode::Bf16Kahan},
+        {"bf16-sr", plab::OptimizerMode::Bf16StochasticRounding},
+        {"mixed", plab::OptimizerMode::Fp32MasterWeights},
+        {"bf16-again", plab::OptimizerMode::Bf16Plain}};
+    std::vector<plab::RunRecord> runs;
+    for (const auto& [name, mode] : modes) {
+      plab::RunRecord r = syntheticRecord(false);
+      r.config.name = std::string("tiny-gpt2-finetune-") + name;
+      r.config.mode = mode;
+      r.info.runName = r.config.name;
+      runs.push_back(r);
+    }
+    runs.back().result.status = plab::RunStatus::Failed;
+    runs.back().result.message = "loss became NaN at step 20";
+    const std::vector<plab::ui::ReportImage> images = plab::ui::renderReportImages(runs);
+    int heatmaps = 0;
+    for (const auto& i : images) heatmaps += i.kind == plab::ui::ReportImageKind::Heatmap;
+    QCOMPARE(heatmaps, 7);  // one per run, not only the last
+
+    QTemporaryDir dir;
+    const QString pdf = dir.filePath("report.pdf");
+    plab::ui::writePdfReport(runs, images, pdf, "Seven runs");
+    const QString text = pdfText(pdf);
+    if (text.isEmpty()) QSKIP("pdftotext is not installed");
+    const int pages = static_cast<int>(text.count('\f'));
+    QVERIFY2(pages >= 2 && pages <= 5, qPrintable(QString("%1 pages").arg(pages)));
+    const QString words = text.simplified();  // wrapped headers read as one line
+    for (const char* header : {"Run", "Mode", "Status", "Steps", "Final loss", "Val loss", "Memory", "Saved",
+                               "Update lost", "Rounded away", "Tokens/s"})
+      QVERIFY2(words.contains(header), qPrintable(QString(header) + " missing in\n" + text.left(1500)));
+    QVERIFY2(!text.contains("..."), "a cell was cut short with …");  // NFKC turned … into ...
+    QVERIFY(words.contains("tiny-gpt2-finetune-bf16-nearest"));
+    QVERIFY(words.contains("failed"));
+    QVERIFY(words.contains("Appendix: run configurations"));
   }
 
   void chartPngs() {

@@ -26,8 +26,10 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
   layout->setContentsMargins(0, 0, 0, 0);
 
   auto* controls = new QHBoxLayout;
-  logScale_ = new QCheckBox("Log y (loss)");
+  logScale_ = new QCheckBox("Log y");
   logScale_->setObjectName("logScaleLoss");
+  logScale_->setToolTip("Logarithmic y axis on the loss, update-lost and rounded-away charts "
+                        "(0 %, e.g. fp32's, lies below the axis; not for loss minus fp32)");
   difference_ = new QCheckBox("Loss minus fp32");
   difference_->setObjectName("lossMinusFp32");
   difference_->setToolTip("Each run's loss minus the loss of the fp32 run on the same model, data and seed, "
@@ -112,10 +114,14 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
   timer_->start();
   markDirty();  // first draw shows the empty state (no stray legends)
 
-  connect(logScale_, &QCheckBox::toggled, loss_, &LossChart::setLogScale);
+  connect(logScale_, &QCheckBox::toggled, this, [this](bool on) {
+    if (!difference_->isChecked()) loss_->setLogScale(on);
+    updateLost_->setLogY(on);
+    rounded_->setLogY(on);
+  });
   connect(difference_, &QCheckBox::toggled, this, [this](bool on) {
-    loss_->setDifferenceFromFp32(on);
-    logScale_->setEnabled(!on);
+    loss_->setDifferenceFromFp32(on);  // differences go negative: linear
+    if (!on) loss_->setLogScale(logScale_->isChecked());
     refreshNow();
     loss_->resetView();
   });

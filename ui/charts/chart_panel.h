@@ -1,8 +1,8 @@
 #pragma once
-// The live charts in a grid with their controls (log-scale loss, loss
-// minus fp32's, x axis (steps, tokens, wall time; log), loss smoothing,
-// follow new data, heatmap metric, run and colour scale, reset zoom) and
-// one legend for all of them. Shows the store's visible runs; redraws at most ~10 times a
+// The live charts in a grid with their controls (log y on the loss, update
+// lost and rounded away charts; loss minus fp32's; x axis (steps, tokens,
+// wall time; log), loss smoothing, follow new data, heatmap metric, run and
+// colour scale, reset zoom) and one legend for all of them. Shows the store's visible runs; redraws at most ~10 times a
 // second, however fast steps arrive.
 #include <QWidget>
 #include <vector>

@@ -128,18 +128,9 @@ void LossChart::showRuns(const std::vector<plab::RunRecord>& runs) {
   scheduleReplot();
 }
 
-void LossChart::setLogScale(bool on) {
-  if (on) {
-    yAxis->setScaleType(QCPAxis::stLogarithmic);
-    yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
-  } else {
-    yAxis->setScaleType(QCPAxis::stLinear);
-    yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
-  }
-  resetView();
-}
+void LossChart::setLogScale(bool on) { setLogY(on); }
 
-bool LossChart::logScale() const { return yAxis->scaleType() == QCPAxis::stLogarithmic; }
+bool LossChart::logScale() const { return logY(); }
 
 QCPGraph* LossChart::trainGraph(int run) const {
   return run >= 0 && run < static_cast<int>(graphs_.size()) ? graphs_[static_cast<size_t>(run)].train : nullptr;

@@ -89,6 +89,13 @@ void RunChart::setLogX(bool on) {
   if (following()) resetView();
 }
 
+void RunChart::setLogY(bool on) {
+  yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+  if (on) yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+  else yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+  resetView();
+}
+
 QString RunChart::readoutAt(double key) const {
   QStringList lines;
   QString x;

@@ -35,6 +35,10 @@ class RunChart : public QCustomPlot {
   XAxisKind xAxisKind() const { return xKind_; }
   void setLogX(bool on);
   bool logX() const { return xAxis->scaleType() == QCPAxis::stLogarithmic; }
+  // A logarithmic y axis (values <= 0, e.g. fp32's 0 % update lost, fall
+  // below it); refits the view.
+  void setLogY(bool on);
+  bool logY() const { return yAxis->scaleType() == QCPAxis::stLogarithmic; }
 
   // The hover readout: the x under the cursor and every run's value at the
   // nearest point of its curve (the curves listed in the legend), one per

@@ -3,166 +3,131 @@
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
-#include <QFontDatabase>
 #include <QFontMetrics>
 #include <QPageLayout>
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
-#include <memory>
+#include <algorithm>
 
-#include "charts/layer_heatmap.h"
-#include "charts/loss_chart.h"
-#include "charts/memory_chart.h"
-#include "charts/rounded_away_chart.h"
-#include "charts/run_colors.h"
-#include "charts/update_lost_chart.h"
 #include "report/fp32_comparison.h"
-#include "run/run_summary.h"
+#include "report/pdf_config_appendix.h"
+#include "report/pdf_page_cursor.h"
+#include "report/pdf_summary_table.h"
+#include "report/report_header.h"
 #include "util/errors.h"
-#include "util/format.h"
 
 namespace plab::ui {
 namespace {
 
-constexpr int kChartWidth = 1000;
-constexpr int kChartHeight = 560;
-
-struct NamedChart {
-  std::unique_ptr<RunChart> chart;
-  QString file;
-};
-
-// The same chart classes as the live view, never shown: rendered offscreen.
-std::vector<NamedChart> buildCharts(const std::vector<plab::RunRecord>& runs) {
-  std::vector<NamedChart> charts;
-  charts.push_back({std::make_unique<LossChart>(), "loss.png"});
-  bool anyReference = false;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const auto ref = plab::report::fp32ReferenceIndex(runs, i);
-    anyReference = anyReference || (ref && *ref != i);
-  }
-  if (anyReference) {
-    auto difference = std::make_unique<LossChart>();
-    difference->setDifferenceFromFp32(true);
-    charts.push_back({std::move(difference), "loss_vs_fp32.png"});
-  }
-  charts.push_back({std::make_unique<UpdateLostChart>(), "update_lost.png"});
-  charts.push_back({std::make_unique<RoundedAwayChart>(), "rounded_away.png"});
-  charts.push_back({std::make_unique<MemoryChart>(), "memory.png"});
-  charts.push_back({std::make_unique<LayerHeatmap>(), "layers_heatmap.png"});
-  for (auto& c : charts) {
-    c.chart->resize(kChartWidth, kChartHeight);
-    c.chart->showRuns(runs);
-    c.chart->resetView();
-  }
-  return charts;
-}
-
 std::string text(const QString& s) { return s.toStdString(); }
 
-QString statusText(const plab::RunRecord& r) { return QString::fromStdString(plab::runStatusId(r.result.status)); }
+constexpr int kGridColumns = 2;  // small charts and heatmaps side by side
 
-// Paints top to bottom, starting a new page when the next block does not fit.
-class PageCursor {
- public:
-  PageCursor(QPdfWriter& writer, QPainter& painter) : writer_(writer), painter_(painter) {}
-  int width() const { return painter_.viewport().width(); }
-  int height() const { return painter_.viewport().height(); }
-  int y = 0;
-  void ensure(int h) {
-    if (y + h > height() && y > 0) newPage();
-  }
-  void newPage() {
-    writer_.newPage();
-    y = 0;
-  }
+QFont sized(const QFont& base, double pt, bool bold = false) {
+  QFont f = base;
+  f.setPointSizeF(pt);
+  f.setBold(bold);
+  return f;
+}
 
- private:
-  QPdfWriter& writer_;
-  QPainter& painter_;
-};
+// A paragraph that wraps at the page width; starts a new page if needed.
+void drawParagraph(QPainter& p, PdfPageCursor& cur, const QString& line, const QColor& color = Qt::black) {
+  const QRect box = p.boundingRect(QRect(0, 0, cur.width(), 100000), Qt::TextWordWrap, line);
+  cur.ensure(box.height());
+  p.setPen(color);
+  p.drawText(QRect(0, cur.y, cur.width(), box.height()), Qt::TextWordWrap, line);
+  p.setPen(Qt::black);
+  cur.y += box.height();
+}
 
-void drawSummaryTable(QPainter& p, PageCursor& cur, const std::vector<plab::RunRecord>& runs) {
-  const QStringList headers = {"Run", "Mode", "Status", "Steps", "Final loss", "Val loss",
-                               "Memory", "Saved", "Update lost", "Rounded", "Tokens/s"};
-  const std::vector<double> widths = {0.17, 0.12, 0.09, 0.08, 0.08, 0.08, 0.09, 0.07, 0.08, 0.07, 0.07};
-  QFont font = p.font();
-  font.setPointSizeF(8);
-  p.setFont(font);
-  const int rowH = QFontMetrics(font, p.device()).height() + 8;
-  // The run's name in its chart colour (one per optimizer mode).
-  auto drawRow = [&](const QStringList& cells, bool header, const QColor& nameColor) {
-    cur.ensure(rowH);
-    double x = 0;
-    if (header) p.fillRect(QRect(0, cur.y, cur.width(), rowH), QColor(230, 234, 240));
-    QFont f = font;
-    f.setBold(header);
-    p.setFont(f);
-    for (int c = 0; c < cells.size(); ++c) {
-      const int w = static_cast<int>(widths[static_cast<size_t>(c)] * cur.width());
-      p.setPen(c == 0 ? nameColor : QColor(Qt::black));
-      p.drawText(QRect(static_cast<int>(x) + 4, cur.y, w - 8, rowH), Qt::AlignVCenter | Qt::AlignLeft,
-                 QFontMetrics(f, p.device()).elidedText(cells[c], Qt::ElideRight, w - 8));
-      x += w;
-    }
-    p.setPen(QColor(200, 200, 200));
-    p.drawLine(0, cur.y + rowH, cur.width(), cur.y + rowH);
-    p.setPen(Qt::black);
-    cur.y += rowH;
-  };
-  drawRow(headers, true, Qt::black);
-  const std::vector<QColor> colors = runColors(runs);
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const auto& r = runs[i];
-    const RunSummary s = summarizeRun(r, true);
-    drawRow({QString::fromStdString(r.config.name), QString::fromStdString(plab::optimizerModeLabel(r.config.mode)),
-             statusText(r), QString("%1 / %2").arg(s.stepsDone).arg(r.config.steps),
-             s.finalLoss ? QString::number(*s.finalLoss, 'f', 4) : "–",
-             s.finalValLoss ? QString::number(*s.finalValLoss, 'f', 4) : "–",
-             s.memoryBytes > 0 ? humanBytes(s.memoryBytes) : "–",
-             s.memoryBytes > 0 ? percentText(s.savedFraction) : "–",
-             plab::report::meanUpdateLost(r) ? percentText(*plab::report::meanUpdateLost(r), 2) : "–",
-             percentText(s.meanRoundedAway, 2),
-             s.tokensPerSecond > 0 ? QString::number(s.tokensPerSecond, 'f', 0) : "–"},
-            false, colors[i]);
-  }
-  cur.y += rowH / 2;
-  // The verdict of each run against fp32, then the messages of runs that ended early.
+void drawTitleBlock(QPainter& p, PdfPageCursor& cur, const std::vector<plab::RunRecord>& runs, const QString& title) {
+  const QFont base = p.font();
+  p.setFont(sized(base, 16, true));
+  const int titleH = QFontMetrics(p.font(), p.device()).height();
+  p.drawText(QRect(0, cur.y, cur.width(), titleH), Qt::AlignLeft | Qt::AlignVCenter, title);
+  cur.y += titleH + titleH / 6;
+  p.setFont(sized(base, 8));
+  const QColor grey(90, 90, 90);
+  drawParagraph(p, cur,
+                QString("Precision Lab %1 — %2 — %3 run(s)")
+                    .arg(QString(PLAB_VERSION), QDateTime::currentDateTime().toString(Qt::ISODate))
+                    .arg(runs.size()),
+                grey);
+  drawParagraph(p, cur, QString::fromStdString(plab::report::reportHeaderLine(runs)), grey);
+  cur.y += QFontMetrics(p.font(), p.device()).height();
+}
+
+// Each run's verdict against fp32, then why runs ended early.
+void drawVerdicts(QPainter& p, PdfPageCursor& cur, const std::vector<plab::RunRecord>& runs) {
+  p.setFont(sized(p.font(), 7));
+  const int lineH = QFontMetrics(p.font(), p.device()).height();
+  cur.y += lineH / 2;
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto ref = plab::report::fp32ReferenceIndex(runs, i);
-    const QString line = QString::fromStdString(runs[i].config.name + " — " +
-                                                plab::report::runVerdict(runs[i], ref ? &runs[*ref] : nullptr));
-    const QRect box = p.boundingRect(QRect(0, 0, cur.width(), 10000), Qt::TextWordWrap, line);
-    cur.ensure(box.height());
-    p.drawText(QRect(0, cur.y, cur.width(), box.height()), Qt::TextWordWrap, line);
-    cur.y += box.height();
+    drawParagraph(p, cur, QString::fromStdString(runs[i].config.name + " — " +
+                                                 plab::report::runVerdict(runs[i], ref ? &runs[*ref] : nullptr)));
   }
-  cur.y += rowH / 2;
+  cur.y += lineH / 2;
   for (const auto& r : runs) {
     if (r.result.message.empty()) continue;
-    const QString line = QString::fromStdString(r.config.name + " (" + plab::runStatusId(r.result.status) + "): " + r.result.message);
-    const QRect box = p.boundingRect(QRect(0, 0, cur.width(), 10000), Qt::TextWordWrap, line);
-    cur.ensure(box.height());
-    p.setPen(r.result.status == plab::RunStatus::Failed ? QColor(176, 0, 32) : Qt::black);
-    p.drawText(QRect(0, cur.y, cur.width(), box.height()), Qt::TextWordWrap, line);
-    p.setPen(Qt::black);
-    cur.y += box.height();
+    drawParagraph(p, cur,
+                  QString::fromStdString(r.config.name + " (" + plab::runStatusId(r.result.status) + "): " + r.result.message),
+                  r.result.status == plab::RunStatus::Failed ? QColor(176, 0, 32) : QColor(Qt::black));
+  }
+  cur.y += lineH;
+}
+
+int scaledHeight(const QImage& image, int width) { return width * image.height() / std::max(1, image.width()); }
+
+void drawFullWidth(QPainter& p, PdfPageCursor& cur, const QImage& image, const QString& note) {
+  const int h = scaledHeight(image, cur.width());
+  const int noteH = note.isEmpty() ? 0 : p.boundingRect(QRect(0, 0, cur.width(), 100000), Qt::TextWordWrap, note).height();
+  cur.ensure(h + noteH);
+  p.drawImage(QRect(0, cur.y, cur.width(), h), image);
+  cur.y += h;
+  if (!note.isEmpty()) drawParagraph(p, cur, note, QColor(90, 90, 90));
+  cur.y += QFontMetrics(p.font(), p.device()).height() / 2;
+}
+
+// Small multiples: kGridColumns images a row, each scaled to the cell width.
+void drawGrid(QPainter& p, PdfPageCursor& cur, const std::vector<const QImage*>& images) {
+  const int gap = cur.width() / 60;
+  const int cellW = (cur.width() - gap * (kGridColumns - 1)) / kGridColumns;
+  for (size_t first = 0; first < images.size(); first += kGridColumns) {
+    int rowH = 0;
+    for (size_t i = first; i < std::min(images.size(), first + kGridColumns); ++i)
+      rowH = std::max(rowH, scaledHeight(*images[i], cellW));
+    cur.ensure(rowH);
+    for (size_t i = first; i < std::min(images.size(), first + kGridColumns); ++i) {
+      const int x = static_cast<int>(i - first) * (cellW + gap);
+      p.drawImage(QRect(x, cur.y, cellW, scaledHeight(*images[i], cellW)), *images[i]);
+    }
+    cur.y += rowH + gap;
   }
 }
 
 }  // namespace
 
 void writeChartPngs(const std::vector<plab::RunRecord>& runs, const QString& dir) {
+  writeChartPngs(renderReportImages(runs), dir);
+}
+
+void writeChartPngs(const std::vector<ReportImage>& images, const QString& dir) {
   if (!QDir().mkpath(dir)) throw plab::IoError("cannot create the folder " + text(dir));
-  for (auto& c : buildCharts(runs)) {
+  for (const ReportImage& c : images) {
     const QString path = QDir(dir).filePath(c.file);
-    if (!c.chart->exportPng(path, kChartWidth, kChartHeight))
+    if (!c.image.save(path, "PNG"))
       throw plab::IoError("cannot write " + text(path) + " (folder not writable or disk full?)");
   }
 }
 
 void writePdfReport(const std::vector<plab::RunRecord>& runs, const QString& pdfPath, const QString& title) {
+  writePdfReport(runs, renderReportImages(runs), pdfPath, title);
+}
+
+void writePdfReport(const std::vector<plab::RunRecord>& runs, const std::vector<ReportImage>& images,
+                    const QString& pdfPath, const QString& title) {
   {
     // QPdfWriter reports no I/O errors; find out up front whether the file can be written.
     QFile probe(pdfPath);
@@ -171,71 +136,41 @@ void writePdfReport(const std::vector<plab::RunRecord>& runs, const QString& pdf
   }
   QPdfWriter writer(pdfPath);
   writer.setPageSize(QPageSize(QPageSize::A4));
-  writer.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
+  writer.setPageMargins(QMarginsF(12, 12, 12, 12), QPageLayout::Millimeter);
   writer.setResolution(150);
   writer.setTitle(title);
   writer.setCreator("Precision Lab " PLAB_VERSION);
 
   QPainter p;
   if (!p.begin(&writer)) throw plab::IoError("cannot start the PDF in " + text(pdfPath));
-  PageCursor cur(writer, p);
+  PdfPageCursor cur(writer, p);
+  const QFont base = p.font();
 
-  // Title block.
-  QFont base = p.font();
-  QFont titleFont = base;
-  titleFont.setPointSizeF(18);
-  titleFont.setBold(true);
-  p.setFont(titleFont);
-  const int titleH = QFontMetrics(titleFont, &writer).height();
-  p.drawText(QRect(0, cur.y, cur.width(), titleH), Qt::AlignLeft | Qt::AlignVCenter, title);
-  cur.y += titleH + 6;
-  QFont small = base;
-  small.setPointSizeF(8.5);
-  p.setFont(small);
-  const int smallH = QFontMetrics(small, &writer).height();
-  p.setPen(QColor(90, 90, 90));
-  p.drawText(QRect(0, cur.y, cur.width(), smallH), Qt::AlignLeft,
-             QString("Precision Lab %1 — %2 — %3 run(s)")
-                 .arg(QString(PLAB_VERSION), QDateTime::currentDateTime().toString(Qt::ISODate))
-                 .arg(runs.size()));
-  p.setPen(Qt::black);
-  cur.y += smallH * 2;
+  drawTitleBlock(p, cur, runs, title);
+  p.setFont(base);
+  drawPdfSummaryTable(p, cur, runs);
+  p.setFont(base);
+  drawVerdicts(p, cur, runs);
 
-  drawSummaryTable(p, cur, runs);
-  cur.y += smallH;
-
-  // Charts: full page width, two per page.
-  for (auto& c : buildCharts(runs)) {
-    const QPixmap pix = c.chart->toPixmap(kChartWidth, kChartHeight, 2.0);
-    const int w = cur.width();
-    const int h = w * kChartHeight / kChartWidth;
-    cur.ensure(h + smallH);
-    p.drawPixmap(QRect(0, cur.y, w, h), pix);
-    cur.y += h + smallH;
+  // The loss charts span the page; the others and the per-run heatmaps
+  // (one colour scale for all) go side by side.
+  std::vector<const QImage*> grid;
+  for (const ReportImage& c : images) {
+    p.setFont(sized(base, 7));
+    if (c.kind == ReportImageKind::Loss)
+      drawFullWidth(p, cur, c.image,
+                    runs.size() > 1 ? "Curves that coincide are drawn over each other: earlier runs are drawn wider, "
+                                      "so a hidden one shows as a coloured rim. The next chart shows the differences."
+                                    : QString());
+    else if (c.kind == ReportImageKind::LossVsFp32)
+      drawFullWidth(p, cur, c.image, QString());
+    else
+      grid.push_back(&c.image);
   }
+  drawGrid(p, cur, grid);
 
-  // The exact configs, so the runs can be reproduced from the PDF alone.
-  QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
-  mono.setPointSizeF(7.5);
-  const int monoH = QFontMetrics(mono, &writer).lineSpacing();
-  for (const auto& r : runs) {
-    cur.newPage();
-    QFont heading = base;
-    heading.setPointSizeF(12);
-    heading.setBold(true);
-    p.setFont(heading);
-    const int headingH = QFontMetrics(heading, &writer).height();
-    p.drawText(QRect(0, cur.y, cur.width(), headingH), Qt::AlignLeft,
-               QString("Config of %1").arg(QString::fromStdString(r.config.name)));
-    cur.y += headingH + smallH / 2;
-    p.setFont(mono);
-    const QStringList lines = QString::fromStdString(r.config.toJson().dump(2)).split('\n');
-    for (const QString& line : lines) {
-      cur.ensure(monoH);
-      p.drawText(QRect(0, cur.y, cur.width(), monoH), Qt::AlignLeft | Qt::TextSingleLine, line);
-      cur.y += monoH;
-    }
-  }
+  p.setFont(base);
+  drawPdfConfigAppendix(p, cur, runs);
   if (!p.end()) throw plab::IoError("cannot finish the PDF " + text(pdfPath));
   if (QFile(pdfPath).size() == 0) throw plab::IoError("the PDF " + text(pdfPath) + " came out empty (disk full?)");
 }

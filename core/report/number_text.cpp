@@ -1,0 +1,29 @@
+#include "report/number_text.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace plab::report {
+namespace {
+
+std::string format(double v, bool sign) {
+  if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+  const double a = std::fabs(v);
+  char buf[64];
+  if (a > 0 && a < 1e-4) {  // tiny: three significant digits, not a row of zeros
+    std::snprintf(buf, sizeof buf, sign ? "%+.2e" : "%.2e", v);
+    return buf;
+  }
+  int decimals = 4;
+  // Small values keep three significant digits.
+  if (a > 0 && a < 0.01) decimals = std::min(12, 2 - static_cast<int>(std::floor(std::log10(a))));
+  std::snprintf(buf, sizeof buf, sign ? "%+.*f" : "%.*f", decimals, v);
+  return buf;
+}
+
+}  // namespace
+
+std::string lossText(double v) { return format(v, false); }
+std::string lossDeltaText(double v) { return format(v, true); }
+
+}  // namespace plab::report

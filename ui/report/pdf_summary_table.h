@@ -1,0 +1,15 @@
+#pragma once
+// The PDF's summary table: one row per run, every cell in full. Columns
+// take the width their text needs; when the page is too narrow the font
+// shrinks, then the widest columns wrap (never "Final l…").
+#include <QPainter>
+#include <vector>
+
+#include "report/pdf_page_cursor.h"
+#include "report/run_report.h"
+
+namespace plab::ui {
+
+void drawPdfSummaryTable(QPainter& p, PdfPageCursor& cur, const std::vector<plab::RunRecord>& runs);
+
+}  // namespace plab::ui

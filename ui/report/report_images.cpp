@@ -1,0 +1,125 @@
+#include "report/report_images.h"
+
+#include "charts/layer_heatmap.h"
+#include "charts/loss_chart.h"
+#include "charts/memory_chart.h"
+#include "charts/metric_chart.h"
+#include "charts/rounded_away_chart.h"
+#include "charts/update_lost_chart.h"
+#include "report/fp32_comparison.h"
+#include "report/report_charts.h"
+
+namespace plab::ui {
+namespace {
+
+using Runs = std::shared_ptr<const std::vector<plab::RunRecord>>;
+
+// Sizes in chart pixels: the loss charts span the PDF page's width, the
+// others share it two by two (smaller sizes keep their text readable there).
+constexpr int kChartWidth = 1000;
+constexpr int kChartHeight = 560;
+constexpr int kSmallWidth = 640;
+constexpr int kSmallHeight = 420;
+constexpr int kHeatmapWidth = 560;
+constexpr int kHeatmapHeight = 400;
+constexpr double kScale = 2.0;  // sharp in the PDF and on high-dpi screens
+
+// Runs often draw the same curve (fp32 and mixed; bf16 and bf16-nearest),
+// and the last one drawn hid the others. Earlier runs are drawn wider, so
+// one under another shows as a coloured rim.
+double underlayWidth(double width, size_t run, size_t runs) {
+  return runs > 1 ? width + 2.4 * static_cast<double>(runs - 1 - run) / static_cast<double>(runs - 1) : width;
+}
+
+void widen(QCPGraph* g, size_t run, size_t runs) {
+  if (!g) return;
+  QPen pen = g->pen();
+  pen.setWidthF(underlayWidth(pen.widthF(), run, runs));
+  g->setPen(pen);
+}
+
+void drawOverlapsVisibly(RunChart& chart, size_t runs) {
+  for (size_t i = 0; i < runs; ++i) {
+    const int run = static_cast<int>(i);
+    if (auto* loss = qobject_cast<LossChart*>(&chart)) {
+      widen(loss->trainGraph(run), i, runs);
+      widen(loss->valGraph(run), i, runs);
+    } else if (auto* metric = qobject_cast<MetricChart*>(&chart)) {
+      widen(metric->runGraph(run), i, runs);
+    }
+  }
+}
+
+// The chart is built, filled, drawn and destroyed inside the job: never shown.
+QImage render(RunChart& chart, const std::vector<plab::RunRecord>& runs, int width, int height) {
+  chart.resize(width, height);
+  chart.showRuns(runs);
+  drawOverlapsVisibly(chart, runs.size());
+  chart.resetView();
+  return chart.toPixmap(width, height, kScale).toImage();
+}
+
+template <typename Chart>
+std::function<ReportImage()> chartJob(Runs runs, ReportImageKind kind, QString file, QString title, int width = kSmallWidth,
+                                      int height = kSmallHeight) {
+  return [runs, kind, file, title, width, height] {
+    Chart chart;
+    return ReportImage{kind, file, title, render(chart, *runs, width, height)};
+  };
+}
+
+bool hasLayerStats(const plab::RunRecord& run, HeatmapMetric metric) {
+  for (const plab::StepMetrics& m : run.steps)
+    if (!(metric == HeatmapMetric::UpdateLost ? m.windowLayers.empty() : m.layers.empty())) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::function<ReportImage()>> reportImageJobs(Runs runs) {
+  std::vector<std::function<ReportImage()>> jobs;
+  jobs.push_back(chartJob<LossChart>(runs, ReportImageKind::Loss, "loss.png", "Loss", kChartWidth, kChartHeight));
+  bool anyReference = false;
+  for (size_t i = 0; i < runs->size(); ++i) {
+    const auto ref = plab::report::fp32ReferenceIndex(*runs, i);
+    anyReference = anyReference || (ref && *ref != i);
+  }
+  if (anyReference)
+    jobs.push_back([runs] {
+      LossChart chart;
+      chart.setDifferenceFromFp32(true);
+      return ReportImage{ReportImageKind::LossVsFp32, "loss_vs_fp32.png", "Loss minus fp32's",
+                         render(chart, *runs, kChartWidth, kChartHeight)};
+    });
+  jobs.push_back(chartJob<UpdateLostChart>(runs, ReportImageKind::UpdateLost, "update_lost.png", "Update lost"));
+  jobs.push_back(chartJob<RoundedAwayChart>(runs, ReportImageKind::RoundedAway, "rounded_away.png", "Rounded away"));
+  jobs.push_back(chartJob<MemoryChart>(runs, ReportImageKind::Memory, "memory.png", "Memory"));
+  // One heatmap per run, so that runs compare side by side: the same metric
+  // (update lost where measured, else rounded away) and colour scale.
+  HeatmapMetric metric = HeatmapMetric::RoundedAway;
+  for (const plab::RunRecord& r : *runs)
+    if (hasLayerStats(r, HeatmapMetric::UpdateLost)) metric = HeatmapMetric::UpdateLost;
+  for (size_t i = 0; i < runs->size(); ++i) {
+    if (!hasLayerStats((*runs)[i], metric) && runs->size() > 1) continue;
+    const QString name = QString::fromStdString((*runs)[i].config.name);
+    const QString file = runs->size() == 1
+                             ? QString("layers_heatmap.png")
+                             : QString::fromStdString("layers_heatmap_" + plab::report::safeFileName(name.toStdString()) + ".png");
+    jobs.push_back([runs, i, file, name, metric] {
+      LayerHeatmap chart;
+      chart.setMetric(metric);
+      chart.setSelectedRun(static_cast<int>(i));
+      return ReportImage{ReportImageKind::Heatmap, file, name, render(chart, *runs, kHeatmapWidth, kHeatmapHeight)};
+    });
+  }
+  return jobs;
+}
+
+std::vector<ReportImage> renderReportImages(const std::vector<plab::RunRecord>& runs) {
+  std::vector<ReportImage> images;
+  for (const auto& job : reportImageJobs(std::make_shared<const std::vector<plab::RunRecord>>(runs)))
+    images.push_back(job());
+  return images;
+}
+
+}  // namespace plab::ui
