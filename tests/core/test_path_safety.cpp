@@ -146,13 +146,17 @@ class TestPathSafety : public QObject {
     if (plab::test::cliPath().isEmpty()) QSKIP("PLAB_CLI not set (run through ctest)");
     QTemporaryDir tmp;
     const fs::path work = fs::path(tmp.path().toStdString()) / "a" / "b";
+    const fs::path workspace = work / "runs";  // runs without --out go to the workspace
     fs::create_directories(work);
     std::ofstream(work / "run.json") << R"({"name": "../../escaped", "steps": 1})";
+    const QByteArray saved = qgetenv("PLAB_WORKSPACE");
+    qputenv("PLAB_WORKSPACE", QByteArray::fromStdString(workspace.string()));
     const plab::test::CliOutcome o =
         plab::test::runCli({"run", "run.json", "--no-pdf"}, QString::fromStdString(work.string()));
+    qputenv("PLAB_WORKSPACE", saved);
     QVERIFY2(o.exitCode == 0, o.describe());
     int inside = 0;
-    for (const auto& e : fs::directory_iterator(work / "runs")) inside += fs::exists(e.path() / "summary.json");
+    for (const auto& e : fs::directory_iterator(workspace)) inside += fs::exists(e.path() / "summary.json");
     QCOMPARE(inside, 1);
     // runs/../../escaped-<time> would land in a/
     for (const auto& e : fs::directory_iterator(work.parent_path()))
