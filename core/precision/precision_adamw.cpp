@@ -83,7 +83,6 @@ struct PrecisionAdamW::Impl {
   int64_t stepCount = 0;
   std::vector<Slot> slots;
   std::vector<std::string> layers;
-  StepKernels kernels() const { return options.kernels; }
 
   steps::StepScalars scalarsFor(const Slot& s, double lr) const {
     steps::StepScalars k;
