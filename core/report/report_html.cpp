@@ -79,19 +79,22 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
         << runStatusId(r.result.status) << "): " << escapeXml(r.result.message) << "</p>\n";
 
   h << "<h2>Memory breakdown (MiB)</h2>\n<table>\n<tr><th>run</th><th>weights</th><th>gradients</th>"
-       "<th>moments</th><th>master</th><th>kahan</th><th>total</th><th>predicted total</th></tr>\n";
+       "<th>moments</th><th>master</th><th>kahan</th><th>total</th><th>predicted total</th>"
+       "<th title=\"a training step's measured peak above the memory resident before it: activations and "
+       "temporaries\">step peak above state</th></tr>\n";
   if (!runs.empty()) {
     const MemoryBreakdown b = report::headerFp32Baseline(runs);
     h << "<tr><td class=\"text\">fp32 AdamW baseline</td><td>" << mibText(b.weights) << "</td><td>"
       << mibText(b.gradients) << "</td><td>" << mibText(b.moments) << "</td><td>" << mibText(b.master) << "</td><td>"
-      << mibText(b.kahan) << "</td><td>" << mibText(b.total()) << "</td><td>-</td></tr>\n";
+      << mibText(b.kahan) << "</td><td>" << mibText(b.total()) << "</td><td>-</td><td>-</td></tr>\n";
   }
   for (const RunRecord& r : runs) {
     const MemoryBreakdown& m = r.result.memory;
     h << "<tr><td class=\"text\">" << escapeXml(r.config.name) << "</td><td>" << mibText(m.weights) << "</td><td>"
       << mibText(m.gradients) << "</td><td>" << mibText(m.moments) << "</td><td>" << mibText(m.master) << "</td><td>"
       << mibText(m.kahan) << "</td><td>" << mibText(m.total()) << "</td><td>"
-      << mibText(r.info.predictedMemory.total()) << "</td></tr>\n";
+      << mibText(r.info.predictedMemory.total()) << "</td><td>"
+      << (r.result.stepPeakBytes ? mibText(*r.result.stepPeakBytes) : std::string("-")) << "</td></tr>\n";
   }
   h << "</table>\n";
 

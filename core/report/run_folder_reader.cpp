@@ -103,6 +103,8 @@ RunResult runResultFromStoredJson(const json& j) {
   r.meanUpdateError = optionalNumber(j, "mean_update_error");
   r.memory = memoryOr(j, "memory");
   r.memorySavedFraction = numberOr(j, "memory_saved_fraction", 0);
+  if (j.contains("step_peak_bytes") && j["step_peak_bytes"].is_number_integer())
+    r.stepPeakBytes = j["step_peak_bytes"].get<int64_t>();
   return r;
 }
 

@@ -121,6 +121,12 @@ class TestReport : public QObject {
     const size_t h = html.find("Rounded-away fraction per layer");
     QVERIFY(h != std::string::npos);
     QVERIFY(html.find("bf16 + Kahan") != std::string::npos);  // summary table mode label
+    // The measured step peak sits beside the predicted bytes.
+    RunRecord measured = run;
+    measured.result.stepPeakBytes = 12 << 20;
+    const std::string withPeak = renderReportHtml({measured}, "t");
+    QVERIFY(withPeak.find("step peak above state") != std::string::npos);
+    QVERIFY(withPeak.find("<td>12</td></tr>") != std::string::npos);
   }
 
   void runReportFolder() {

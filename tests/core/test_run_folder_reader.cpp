@@ -53,6 +53,7 @@ class TestRunFolderReader : public QObject {
     QCOMPARE(run.record.info.layers.size(), size_t(2));
     QCOMPARE(run.record.result.stepsDone, int64_t(6));
     QCOMPARE(run.record.result.status, RunStatus::Completed);
+    QCOMPARE(run.record.result.stepPeakBytes.value_or(-1), int64_t(3 << 20));
     QVERIFY(run.startedAt > 0);
   }
 

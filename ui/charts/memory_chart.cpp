@@ -18,7 +18,8 @@ std::array<double, MemoryChart::kParts> partsOf(const plab::MemoryBreakdown& m) 
 
 MemoryChart::MemoryChart(QWidget* parent) : RunChart("Training-state memory", parent) {
   setObjectName("memoryChart");
-  setExplanation("weights + gradients + AdamW moments + master\ncopies + Kahan buffers; % saved vs fp32 AdamW");
+  setExplanation("weights + gradients + AdamW moments + master\ncopies + Kahan buffers; % saved vs fp32 AdamW;\n"
+                 "\"step +N\": a step's measured peak above them");
   yAxis->setLabel("MiB");
   ticker_.reset(new QCPAxisTickerText);
   xAxis->setTicker(ticker_);
@@ -63,7 +64,11 @@ void MemoryChart::showRuns(const std::vector<plab::RunRecord>& runs) {
     if (keys.empty()) addBar(plab::fp32AdamWBaseline(runs[i].info.parameterCount), "fp32 AdamW");
     const plab::MemoryBreakdown& m =
         !runs[i].steps.empty() ? runs[i].steps.back().memory : runs[i].info.measuredMemory;
-    addBar(m, QString::fromStdString(plab::optimizerModeId(runs[i].config.mode)) + " −" + percentText(s.savedFraction, 0));
+    QString label = QString::fromStdString(plab::optimizerModeId(runs[i].config.mode)) + " −" + percentText(s.savedFraction, 0);
+    // What a step really takes on top of the training state (activations,
+    // temporaries), measured once per run: the state is not the whole story.
+    if (const auto& peak = runs[i].result.stepPeakBytes) label += "\nstep +" + QString::number(mib(*peak), 'f', 1) + " MiB";
+    addBar(m, label);
     saved_.push_back(s.savedFraction);
   }
   for (int i = 0; i < kParts; ++i) parts_[static_cast<size_t>(i)]->setData(keys, values[static_cast<size_t>(i)], true);
