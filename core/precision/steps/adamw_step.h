@@ -1,13 +1,13 @@
 #pragma once
 // The step contract: one AdamW step of one parameter, one function per write
-// rule. These tensor-op functions are the reference semantics; a fused CPU or
-// CUDA kernel of a rule must reproduce its function (bit for bit where the
-// rule is deterministic) and is tested against it.
+// rule, written as tensor ops: the readable reference semantics.
 //
 // The fused kernels (precision/kernels/) are the fast form of the bf16 write
 // rules and of "mixed": one pass per element, their CPU and CUDA twins bit
-// for bit equal to each other, and equal to these functions to within fp32
-// rounding of the moments (see kernels/fused_adamw.h).
+// for bit equal to each other, and equal to these functions on the first
+// step and to within fp32 rounding of the moments after it (torch fuses some
+// multiply-adds, the kernels none; see kernels/fused_adamw.h). They draw the
+// same random bits (Philox). test_fused_kernels holds them to that.
 //
 // Every function updates the tensors in place and, when `before32` is
 // defined (the fp32 value of the weights the model computes with, taken just
