@@ -15,16 +15,9 @@
 #include <string>
 #include <vector>
 
-#include <malloc.h>
-
-#include <fstream>
-
-#ifdef PLAB_HAVE_CUDA_KERNELS
-#include <c10/cuda/CUDACachingAllocator.h>
-#endif
-
 #include "precision/precision_adamw.h"
 #include "util/blas_info.h"
+#include "util/step_memory.h"
 
 using namespace plab;
 
@@ -79,37 +72,11 @@ double copyBandwidth(const torch::Device& device) {
   return 2.0 * static_cast<double>(src.numel() * 4) / best;
 }
 
-int64_t procStatusKiB(const std::string& key) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(key + ":", 0) == 0) return std::atoll(line.c_str() + key.size() + 1);
-  return -1;
-}
-
-// Peak bytes one call adds above what is resident before it.
+// Peak bytes one call adds above what is resident before it (util/step_memory.h).
 int64_t transientBytes(const torch::Device& device, const std::function<void()>& step) {
-  if (device.is_cuda()) {
-#ifdef PLAB_HAVE_CUDA_KERNELS
-    // The caching allocator's peak of allocated bytes (stat 0: all pools).
-    namespace alloc = c10::cuda::CUDACachingAllocator;
-    const int index = device.has_index() ? device.index() : 0;
-    sync(device);
-    alloc::resetPeakStats(index);
-    const int64_t before = alloc::getDeviceStats(index).allocated_bytes[0].current;
-    step();
-    sync(device);
-    return alloc::getDeviceStats(index).allocated_bytes[0].peak - before;
-#else
-    return -1;
-#endif
-  }
-  malloc_trim(0);                                       // freed temporaries must be faulted in again
-  std::ofstream("/proc/self/clear_refs") << "5";        // resets VmHWM to VmRSS
-  const int64_t before = procStatusKiB("VmRSS");
+  const StepMemoryProbe probe(device.str());
   step();
-  const int64_t peak = procStatusKiB("VmHWM");
-  return before < 0 || peak < 0 ? -1 : (peak - before) * 1024;
+  return probe.peakAboveStart().value_or(-1);
 }
 
 }  // namespace
