@@ -117,16 +117,15 @@ struct PrecisionAdamW::Impl {
   torch::Tensor stepWithSampledIntended(Slot& s, double lr) {
     const steps::StepScalars k = scalarsFor(s, lr);
     const UpdateWindow& w = s.window;
-    const torch::Tensor before = w.sample(s.state.param).to(torch::kFloat64);
     if (s.rule == StepRule::Fp32) {
+      const torch::Tensor before = w.sample(s.state.param).to(torch::kFloat64);
       steps::fp32Step(s.state, k, torch::Tensor());
       return w.sample(s.state.param).to(torch::kFloat64) - before;
     }
-    const auto copy32 = [&](const torch::Tensor& t) { return w.sample(t).to(torch::kFloat32, false, /*copy=*/true); };
-    torch::Tensor w32 = copy32(s.state.param);
-    steps::adamwInPlace(w32, copy32(s.state.grad), copy32(s.state.m), copy32(s.state.v), k);
+    const torch::Tensor intended = steps::fp32Intended(w.sample(s.state.param), w.sample(s.state.grad),
+                                                        w.sample(s.state.m), w.sample(s.state.v), k);
     steps::bf16PlainStep(s.state, k, torch::Tensor());
-    return steps::exactDifference(w32, before);
+    return intended;
   }
 
   // The reference rule of the slot (tensor ops); returns the intended update

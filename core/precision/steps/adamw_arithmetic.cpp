@@ -21,4 +21,12 @@ torch::Tensor exactDifference(const torch::Tensor& after, const torch::Tensor& b
   return after.to(torch::kFloat64) - before.to(torch::kFloat64);
 }
 
+torch::Tensor fp32Intended(const torch::Tensor& w, const torch::Tensor& grad, const torch::Tensor& m,
+                           const torch::Tensor& v, const StepScalars& s) {
+  const auto copy32 = [](const torch::Tensor& t) { return t.to(torch::kFloat32, false, /*copy=*/true); };
+  torch::Tensor w32 = copy32(w);
+  adamwInPlace(w32, copy32(grad), copy32(m), copy32(v), s);
+  return exactDifference(w32, w);
+}
+
 }  // namespace plab::steps

@@ -49,6 +49,12 @@ void adamwInPlace(const torch::Tensor& w, const torch::Tensor& grad, const torch
 // after - before in fp64: exact for any two fp32 (or bf16) values.
 torch::Tensor exactDifference(const torch::Tensor& after, const torch::Tensor& before);
 
+// The intended update of weights w from gradient and moments (any dtype,
+// any view; none is modified): what fp32 AdamW arithmetic on copies makes
+// of them, as fp32(w + u) - w in fp64.
+torch::Tensor fp32Intended(const torch::Tensor& w, const torch::Tensor& grad, const torch::Tensor& m,
+                           const torch::Tensor& v, const StepScalars& s);
+
 // "fp32" (and fp32 layers of every mode): torch::optim::AdamW on fp32 state.
 torch::Tensor fp32Step(ParamState& p, const StepScalars& s, const torch::Tensor& before32);
 
