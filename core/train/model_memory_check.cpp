@@ -49,17 +49,31 @@ uint64_t physicalMemoryBytes() {
   return pages > 0 && pageSize > 0 ? uint64_t(pages) * uint64_t(pageSize) : 0;
 }
 
-void checkModelFitsInMemory(const ModelConfig& config, const std::string& what) {
+namespace {
+
+// Refuses a model whose fp32 weights (it is created in fp32) exceed `memory`
+// bytes (0: unknown, nothing to check); `where` ends the message.
+void refuseWeightsBeyond(const ModelConfig& config, const std::string& what, uint64_t memory,
+                         const std::string& where) {
   const double params = estimatedParameterCount(config);
   const double bytes = params * 4.0;
-  const uint64_t memory = physicalMemoryBytes();
-  if (memory > 0 && bytes > double(memory)) {
-    char count[32];
-    std::snprintf(count, sizeof count, "%.3g", params);
-    throw ModelError(what + ": " + count + " parameters need about " + gib(bytes) +
-                     " for their fp32 weights alone, more than the " + gib(double(memory)) +
-                     " of memory of this machine");
-  }
+  if (memory == 0 || bytes <= double(memory)) return;
+  char count[32];
+  std::snprintf(count, sizeof count, "%.3g", params);
+  throw ModelError(what + ": " + count + " parameters need about " + gib(bytes) +
+                   " for their fp32 weights alone, more than the " + gib(double(memory)) + where);
+}
+
+}  // namespace
+
+void checkModelFitsInMemory(const ModelConfig& config, const std::string& what) {
+  refuseWeightsBeyond(config, what, physicalMemoryBytes(), " of memory of this machine");
+}
+
+void checkModelFitsOnDevice(const ModelConfig& config, const std::string& what, const std::string& device) {
+  if (device.rfind("cuda", 0) != 0) return;
+  const int index = device.size() > 5 ? std::atoi(device.c_str() + 5) : 0;
+  refuseWeightsBeyond(config, what, cudaDeviceMemoryBytes(index), " of " + device);
 }
 
 void checkModelTreeSize(const ModelConfig& config, const std::string& what) {
@@ -70,24 +84,6 @@ void checkModelTreeSize(const ModelConfig& config, const std::string& what) {
   throw ModelError(what + ": " + count + " parameters (" + gib(params * 4.0) + " in fp32) in " +
                    std::to_string(config.num_hidden_layers) + " layers, more than the " +
                    std::to_string(kMaxListedLayers) + " layers any real model has");
-}
-
-}  // namespace plab
-
-namespace plab {
-
-void checkModelFitsOnDevice(const ModelConfig& config, const std::string& what, const std::string& device) {
-  if (device.rfind("cuda", 0) != 0) return;
-  const int index = device.size() > 5 ? std::atoi(device.c_str() + 5) : 0;
-  const uint64_t memory = cudaDeviceMemoryBytes(index);
-  const double params = estimatedParameterCount(config);
-  const double bytes = params * 4.0;
-  if (memory > 0 && bytes > double(memory)) {
-    char count[32];
-    std::snprintf(count, sizeof count, "%.3g", params);
-    throw ModelError(what + ": " + count + " parameters need about " + gib(bytes) +
-                     " for their fp32 weights alone, more than the " + gib(double(memory)) + " of " + device);
-  }
 }
 
 }  // namespace plab
