@@ -6,23 +6,10 @@ namespace plab {
 
 torch::Tensor roundToBf16Nearest(const torch::Tensor& fp32) { return fp32.to(torch::kBFloat16); }
 
-namespace {
-void requireFloat32(const torch::Tensor& fp32) {
+torch::Tensor roundToBf16Stochastic(const torch::Tensor& fp32, const torch::Tensor& random16) {
   if (fp32.scalar_type() != torch::kFloat32)
     throw Error("roundToBf16Stochastic: expected a float32 tensor, got " +
                 std::string(c10::toString(fp32.scalar_type())));
-}
-}  // namespace
-
-torch::Tensor roundToBf16Stochastic(const torch::Tensor& fp32, torch::Generator& gen) {
-  requireFloat32(fp32);
-  const torch::Tensor noise = torch::randint(0, 1 << 16, fp32.sizes(), gen,
-                                             torch::TensorOptions().dtype(torch::kInt32).device(fp32.device()));
-  return roundToBf16Stochastic(fp32, noise);
-}
-
-torch::Tensor roundToBf16Stochastic(const torch::Tensor& fp32, const torch::Tensor& random16) {
-  requireFloat32(fp32);
   torch::NoGradGuard noGrad;
   const torch::Tensor x = fp32.contiguous();
   const torch::Tensor bits = x.view(torch::kInt32);
@@ -45,12 +32,6 @@ torch::Tensor philoxRandom16(int64_t numel, const kernels::RandomStream& stream,
     bits[i] = static_cast<int32_t>(kernels::random16Of(group, index));
   }
   return out.to(device);
-}
-
-torch::Generator makeSeededGenerator(const torch::Device& device, uint64_t seed) {
-  torch::Generator gen = at::globalContext().defaultGenerator(device).clone();
-  gen.set_current_seed(seed);
-  return gen;
 }
 
 }  // namespace plab

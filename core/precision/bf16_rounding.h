@@ -15,19 +15,13 @@ torch::Tensor roundToBf16Nearest(const torch::Tensor& fp32);
 // Stochastic rounding: adds 16 uniform random bits to the low half of each
 // fp32 bit pattern and truncates them, so x rounds up to the next bf16 value
 // with probability proportional to its distance from the lower one (unbiased).
-// NaN and +-Inf pass through. gen must live on fp32's device.
-torch::Tensor roundToBf16Stochastic(const torch::Tensor& fp32, torch::Generator& gen);
-// The same with given random bits: random16 holds one value in [0, 2^16) per
-// element (int32, same shape, same device).
+// NaN and +-Inf pass through. random16 holds the bits, one value in
+// [0, 2^16) per element (int32, same number of elements, same device).
 torch::Tensor roundToBf16Stochastic(const torch::Tensor& fp32, const torch::Tensor& random16);
 
 // The 16-bit random numbers of `numel` elements of a Philox stream
 // (precision/kernels/philox.h), as int32 on `device`: the bits the fused
 // kernels use for the same stream, for the tensor-op reference.
 torch::Tensor philoxRandom16(int64_t numel, const kernels::RandomStream& stream, const torch::Device& device);
-
-// A private generator for `device` seeded with `seed` (reproducible, and
-// independent of torch's global generator).
-torch::Generator makeSeededGenerator(const torch::Device& device, uint64_t seed);
 
 }  // namespace plab
