@@ -44,12 +44,14 @@ PLAB_HD uint16_t bf16Nearest(float x) {
 // truncate, so x goes up with probability proportional to its distance from
 // the lower neighbour (unbiased). Adding to the sign-magnitude pattern grows
 // the magnitude for either sign; finite patterns stay below 0x7F7FFFFF +
-// 0xFFFF, so nothing carries into the sign. NaN and +-Inf pass through.
+// 0xFFFF, so nothing carries into the sign. NaN and +-Inf pass through as
+// bf16Nearest writes them: +-Inf truncated (exact), NaN as 0x7FC0.
 PLAB_HD uint16_t bf16Stochastic(float x, uint32_t random16) {
   const uint32_t u = bitsOf(x);
-  const uint32_t rounded = (u + random16) >> 16;
   const bool special = (u & 0x7F800000u) == 0x7F800000u;
-  return static_cast<uint16_t>(special ? bf16Nearest(x) : rounded);
+  const bool nan = (u & 0x7FFFFFFFu) > 0x7F800000u;
+  const uint32_t rounded = (u + (special ? 0u : random16)) >> 16;
+  return static_cast<uint16_t>(nan ? 0x7FC0u : rounded);
 }
 
 }  // namespace plab::kernels

@@ -15,6 +15,9 @@
 // linkage, so no AVX2 code can be shared with the baseline by the linker.
 #include "precision/kernels/adamw_element.h"
 #include "precision/kernels/fused_adamw_cpu.h"
+#if defined(__AVX2__)
+#include "precision/kernels/philox_x8_avx2.h"
+#endif
 
 #ifndef PLAB_CPU_KERNEL
 #error "define PLAB_CPU_KERNEL to the entry point's name before including this file"
@@ -40,7 +43,7 @@ struct LaneSums {
 };
 
 // The chunk's random bits: Philox of its 8 groups, run side by side (one
-// lane per group, round by round) so that the rounds vectorise. Each lane
+// lane per group, round by round; with AVX2 in one register per word). Each lane
 // computes exactly randomGroup(r, group); random16Of's order follows.
 void chunkRandoms(const FusedAdamWArgs& a, int64_t first, uint32_t* out, uint32_t tag) {
   constexpr int kGroups = kChunk / 8;
@@ -53,6 +56,10 @@ void chunkRandoms(const FusedAdamWArgs& a, int64_t first, uint32_t* out, uint32_
     c3[g] = a.random.stream + tag;
   }
   uint32_t k0 = static_cast<uint32_t>(a.random.seed), k1 = static_cast<uint32_t>(a.random.seed >> 32);
+#if defined(__AVX2__)
+  static_assert(kGroups == 8, "one AVX2 lane per group");
+  random16OfGroups8(c0, c1, c2, c3, k0, k1, out);
+#else
   for (int round = 0; round < 10; ++round) {
     if (round > 0) {
       k0 += kPhiloxBump0;
@@ -67,10 +74,13 @@ void chunkRandoms(const FusedAdamWArgs& a, int64_t first, uint32_t* out, uint32_
       out[g * 8 + 2 * w + 1] = words[w] >> 16;
     }
   }
+#endif
 }
 
-template <WeightRule Rule, typename Moment, bool Stats>
-void stepBlock(const FusedAdamWArgs& a, int64_t begin, int64_t end, LaneSums& lanes) {
+// Store is the moments' rounding as a constant, so that the loop computes
+// only that rounding.
+template <WeightRule Rule, typename Moment, MomentStore Store, bool Stats>
+LaneSums stepBlock(const FusedAdamWArgs& a, int64_t begin, int64_t end) {
   // Hoisted, non-aliasing pointers and scalars: what lets the loop vectorise.
   uint16_t* __restrict param = a.param;
   const uint16_t* __restrict grad = a.grad;
@@ -79,10 +89,10 @@ void stepBlock(const FusedAdamWArgs& a, int64_t begin, int64_t end, LaneSums& la
   float* __restrict master = a.master;
   uint16_t* __restrict comp = a.comp;
   const AdamWScalars s = a.s;
-  const MomentStore store = a.moments;
   const bool randomWeight = Rule == WeightRule::Stochastic;
-  const bool randomMoments = store == MomentStore::Bf16Stochastic;
+  const bool randomMoments = Store == MomentStore::Bf16Stochastic;
 
+  LaneSums sums;  // a local no store through the pointers above can alias
   alignas(64) uint32_t rw[kChunk] = {}, rm[kChunk] = {}, rv[kChunk] = {};
   alignas(64) float origin[kChunk], updated[kChunk], before[kChunk], after[kChunk];
   for (int64_t c = begin; c < end; c += kChunk) {
@@ -102,8 +112,8 @@ void stepBlock(const FusedAdamWArgs& a, int64_t begin, int64_t end, LaneSums& la
       if (Rule == WeightRule::Master) in.master = master[i];
       if (Rule == WeightRule::Kahan) in.comp = bf16ToFloat(comp[i]);
       const ElementOut out = stepValues<Rule>(in, s, rw[j]);
-      storeMoment(mp, i, out.m, store, rm[j]);
-      storeMoment(vp, i, out.v, store, rv[j]);
+      storeMoment(mp, i, out.m, Store, rm[j]);
+      storeMoment(vp, i, out.v, Store, rv[j]);
       if (Rule == WeightRule::Master) master[i] = out.updated;
       if (Rule == WeightRule::Kahan) comp[i] = out.comp;
       param[i] = out.weight;
@@ -121,10 +131,10 @@ void stepBlock(const FusedAdamWArgs& a, int64_t begin, int64_t end, LaneSums& la
           const double intended = static_cast<double>(updated[j]) - static_cast<double>(origin[j]);
           const double change = static_cast<double>(after[j]) - static_cast<double>(before[j]);
           const double nonZero = intended != 0 ? 1.0 : 0.0;
-          lanes.intendedNonZero[l] += nonZero;
-          lanes.roundedAway[l] += after[j] == before[j] ? nonZero : 0.0;
-          lanes.intendedSq[l] += intended * intended;
-          lanes.changeSq[l] += change * change;
+          sums.intendedNonZero[l] += nonZero;
+          sums.roundedAway[l] += after[j] == before[j] ? nonZero : 0.0;
+          sums.intendedSq[l] += intended * intended;
+          sums.changeSq[l] += change * change;
         }
       }
     }
@@ -134,24 +144,26 @@ void stepBlock(const FusedAdamWArgs& a, int64_t begin, int64_t end, LaneSums& la
         a.windowSum[i / stride] += static_cast<double>(updated[i - c]) - static_cast<double>(origin[i - c]);
     }
   }
+  return sums;
 }
 
-template <WeightRule Rule, typename Moment>
+template <WeightRule Rule, typename Moment, MomentStore Store>
 void runRange(const FusedAdamWArgs& a, int64_t begin, int64_t end, StepSums* sums) {
-  LaneSums lanes;
   if (sums)
-    stepBlock<Rule, Moment, true>(a, begin, end, lanes);
+    stepBlock<Rule, Moment, Store, true>(a, begin, end).addTo(*sums);
   else
-    stepBlock<Rule, Moment, false>(a, begin, end, lanes);
-  if (sums) lanes.addTo(*sums);
+    stepBlock<Rule, Moment, Store, false>(a, begin, end);
 }
 
 template <WeightRule Rule>
 void runRule(const FusedAdamWArgs& a, int64_t begin, int64_t end, StepSums* sums) {
-  if (a.moments == MomentStore::Fp32)
-    runRange<Rule, float>(a, begin, end, sums);
-  else
-    runRange<Rule, uint16_t>(a, begin, end, sums);
+  switch (a.moments) {
+    case MomentStore::Fp32: runRange<Rule, float, MomentStore::Fp32>(a, begin, end, sums); break;
+    case MomentStore::Bf16Nearest: runRange<Rule, uint16_t, MomentStore::Bf16Nearest>(a, begin, end, sums); break;
+    case MomentStore::Bf16Stochastic:
+      runRange<Rule, uint16_t, MomentStore::Bf16Stochastic>(a, begin, end, sums);
+      break;
+  }
 }
 
 }  // namespace

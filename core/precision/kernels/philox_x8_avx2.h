@@ -1,0 +1,68 @@
+#pragma once
+// Philox4x32-10 rounds of 8 counters side by side in AVX2 registers (one
+// 32-bit lane per counter). The compiler cannot vectorise philoxRound's
+// 32x32 -> 64-bit products itself, and scalar rounds cost twice the whole
+// element step of a stochastically rounded recipe. Integer arithmetic only:
+// every lane computes exactly philoxRound's bits (test_fused_kernels checks
+// the rounding bits against philox.h through the fused-vs-reference rows).
+// Only for translation units compiled with -mavx2.
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "precision/kernels/philox.h"
+
+namespace plab::kernels {
+namespace {
+
+// High and low 32 bits of the 8 products m * x, in x's lane order.
+inline void mulHiLo8(__m256i x, __m256i m, __m256i& hi, __m256i& lo) {
+  const __m256i even = _mm256_mul_epu32(x, m);                        // lanes 0, 2, 4, 6 as 64-bit products
+  const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(x, 32), m);  // lanes 1, 3, 5, 7
+  hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+  lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+}
+
+// The 10 rounds of philox4x32_10 on the counters c0..c3[8] of 8 groups,
+// written as their 64 16-bit numbers in random16Of's order: group g's
+// element e at out[8 g + e] (word e / 2, low half first).
+inline void random16OfGroups8(const uint32_t* c0, const uint32_t* c1, const uint32_t* c2, const uint32_t* c3,
+                              uint32_t k0, uint32_t k1, uint32_t* out) {
+  __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c0));
+  __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c1));
+  __m256i x2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c2));
+  __m256i x3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c3));
+  const __m256i m0 = _mm256_set1_epi32(static_cast<int>(0xD2511F53u));
+  const __m256i m1 = _mm256_set1_epi32(static_cast<int>(0xCD9E8D57u));
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += kPhiloxBump0;
+      k1 += kPhiloxBump1;
+    }
+    __m256i hi0, lo0, hi1, lo1;
+    mulHiLo8(x0, m0, hi0, lo0);
+    mulHiLo8(x2, m1, hi1, lo1);
+    const __m256i n0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1), _mm256_set1_epi32(static_cast<int>(k0)));
+    const __m256i n2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3), _mm256_set1_epi32(static_cast<int>(k1)));
+    x1 = lo1;
+    x3 = lo0;
+    x0 = n0;
+    x2 = n2;
+  }
+  // Transpose to one 128-bit row (w0, w1, w2, w3) per group: rows g and g + 4
+  // share a register. Zero-extending its 16-bit halves gives the group's 8
+  // numbers in order (little endian: each word's low half first).
+  const __m256i t0 = _mm256_unpacklo_epi32(x0, x1), t1 = _mm256_unpackhi_epi32(x0, x1);
+  const __m256i t2 = _mm256_unpacklo_epi32(x2, x3), t3 = _mm256_unpackhi_epi32(x2, x3);
+  const __m256i rows[4] = {_mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2),
+                           _mm256_unpacklo_epi64(t1, t3), _mm256_unpackhi_epi64(t1, t3)};
+  for (int g = 0; g < 4; ++g) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * g),
+                        _mm256_cvtepu16_epi32(_mm256_castsi256_si128(rows[g])));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * (g + 4)),
+                        _mm256_cvtepu16_epi32(_mm256_extracti128_si256(rows[g], 1)));
+  }
+}
+
+}  // namespace
+}  // namespace plab::kernels
