@@ -8,4 +8,10 @@ torch::Tensor CausalLM::loss(const torch::Tensor& input_ids, const torch::Tensor
   return torch::nn::functional::cross_entropy(logits.reshape({-1, vocab}), targets.reshape({-1}));
 }
 
+ModuleNode describeModules(const CausalLM& model) {
+  ModuleNode root = describeModules(static_cast<const torch::nn::Module&>(model));
+  if (const std::string owner = model.tiedHeadOwner(); !owner.empty()) addTiedHead(root, owner);
+  return root;
+}
+
 }  // namespace plab

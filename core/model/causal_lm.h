@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/model_config.h"
+#include "model/module_tree.h"
 
 namespace plab {
 
@@ -31,12 +32,22 @@ class CausalLM : public torch::nn::Module {
   // Mean token cross-entropy in fp32; targets [B, T] int64.
   torch::Tensor loss(const torch::Tensor& input_ids, const torch::Tensor& targets);
 
+  // The module whose weight a tied output head multiplies by ("transformer.wte",
+  // "model.embed_tokens"), or "" when lm_head has a weight of its own.
+  virtual std::string tiedHeadOwner() const { return {}; }
+
   // Parameter names that are aliases of another parameter (tied embeddings),
   // e.g. {"lm_head.weight"}. They are not in named_parameters().
-  virtual std::vector<std::string> tiedParameterNames() const { return {}; }
+  std::vector<std::string> tiedParameterNames() const {
+    if (tiedHeadOwner().empty()) return {};
+    return {"lm_head.weight"};
+  }
 
  private:
   ModelConfig config_;
 };
+
+// The model's module tree with its tied head, if any (addTiedHead).
+ModuleNode describeModules(const CausalLM& model);
 
 }  // namespace plab

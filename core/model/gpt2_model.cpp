@@ -72,9 +72,6 @@ torch::Tensor Gpt2LMHeadModel::forward(const torch::Tensor& input_ids) {
   return torch::matmul(hidden.to(w.scalar_type()), w.t()).to(torch::kFloat32);
 }
 
-std::vector<std::string> Gpt2LMHeadModel::tiedParameterNames() const {
-  if (lm_head) return {};
-  return {"lm_head.weight"};
-}
+std::string Gpt2LMHeadModel::tiedHeadOwner() const { return lm_head ? "" : "transformer.wte"; }
 
 }  // namespace plab

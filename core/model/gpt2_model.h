@@ -48,7 +48,7 @@ class Gpt2LMHeadModel : public CausalLM {
  public:
   explicit Gpt2LMHeadModel(const ModelConfig& c);
   torch::Tensor forward(const torch::Tensor& input_ids) override;
-  std::vector<std::string> tiedParameterNames() const override;
+  std::string tiedHeadOwner() const override;
   std::shared_ptr<Gpt2ModelImpl> transformer;
   std::shared_ptr<LinearImpl> lm_head;  // null when tied to transformer.wte
 };

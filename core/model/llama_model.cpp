@@ -119,9 +119,6 @@ torch::Tensor LlamaForCausalLM::forward(const torch::Tensor& input_ids) {
   return torch::matmul(hidden.to(w.scalar_type()), w.t()).to(torch::kFloat32);
 }
 
-std::vector<std::string> LlamaForCausalLM::tiedParameterNames() const {
-  if (lm_head) return {};
-  return {"lm_head.weight"};
-}
+std::string LlamaForCausalLM::tiedHeadOwner() const { return lm_head ? "" : "model.embed_tokens"; }
 
 }  // namespace plab

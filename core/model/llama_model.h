@@ -56,7 +56,7 @@ class LlamaForCausalLM : public CausalLM {
  public:
   explicit LlamaForCausalLM(const ModelConfig& c);
   torch::Tensor forward(const torch::Tensor& input_ids) override;
-  std::vector<std::string> tiedParameterNames() const override;
+  std::string tiedHeadOwner() const override;
   std::shared_ptr<LlamaModelImpl> model;
   std::shared_ptr<LinearImpl> lm_head;  // null when tied to model.embed_tokens
 };

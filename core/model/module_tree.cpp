@@ -33,4 +33,13 @@ ModuleNode describe(const torch::nn::Module& module, const std::string& path, co
 
 ModuleNode describeModules(const torch::nn::Module& root) { return describe(root, "", ""); }
 
+void addTiedHead(ModuleNode& root, const std::string& ownerPath) {
+  ModuleNode head;
+  head.path = root.path.empty() ? "lm_head" : root.path + ".lm_head";
+  head.name = "lm_head";
+  head.type = "Linear";
+  head.tiedTo = ownerPath;
+  root.children.push_back(std::move(head));
+}
+
 }  // namespace plab

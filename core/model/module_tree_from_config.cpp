@@ -53,7 +53,9 @@ ModuleNode gpt2Tree(const ModelConfig& c) {
                                            B::group("h", "ModuleList", std::move(blocks)),
                                            B::leaf("ln_f", "LayerNorm", 2 * H)})};
   if (!c.tie_word_embeddings) top.push_back(B::leaf("lm_head", "Linear", c.vocab_size * H));
-  return B::group("", "GPT2LMHeadModel", std::move(top));
+  ModuleNode root = B::group("", "GPT2LMHeadModel", std::move(top));
+  if (c.tie_word_embeddings) addTiedHead(root, "transformer.wte");
+  return root;
 }
 
 std::string llamaPrefix(const ModelConfig& c) {
@@ -94,7 +96,9 @@ ModuleNode llamaTree(const ModelConfig& c) {
                                            B::group("layers", "ModuleList", std::move(layers)),
                                            B::leaf("norm", "RMSNorm", H)})};
   if (!c.tie_word_embeddings) top.push_back(B::leaf("lm_head", "Linear", c.vocab_size * H));
-  return B::group("", p + "ForCausalLM", std::move(top));
+  ModuleNode root = B::group("", p + "ForCausalLM", std::move(top));
+  if (c.tie_word_embeddings) addTiedHead(root, "model.embed_tokens");
+  return root;
 }
 
 }  // namespace

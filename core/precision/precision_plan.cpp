@@ -49,8 +49,14 @@ std::map<std::string, LayerPrecision> PrecisionPlan::resolve(const ModuleNode& t
   for (const auto& [path, p] : overrides) overrideUsed[path] = false;
 
   std::function<void(const ModuleNode&)> visit = [&](const ModuleNode& node) {
-    for (const auto& [path, p] : overrides)
-      if (path == node.path) overrideUsed[path] = true;
+    for (const auto& [path, p] : overrides) {
+      if (path != node.path) continue;
+      // It would be used and change nothing: the head computes in its owner's precision.
+      if (!node.tiedTo.empty())
+        throw ConfigError("precision plan: override '" + path + "' names the tied output head, which has no weight "
+                          "of its own; set '" + node.tiedTo + "' instead (the head computes in its precision)");
+      overrideUsed[path] = true;
+    }
     if (node.ownParameters > 0) {
       LayerPrecision precision = presetPrecision(*this, node.type);
       // The deepest override whose subtree holds this module wins; depth is

@@ -25,12 +25,14 @@ double readNumber(const json& j, const char* key) {
 json moduleNodeToJson(const ModuleNode& n) {
   json children = json::array();
   for (const ModuleNode& c : n.children) children.push_back(moduleNodeToJson(c));
-  return {{"path", n.path},
-          {"name", n.name},
-          {"type", n.type},
-          {"own_parameters", n.ownParameters},
-          {"total_parameters", n.totalParameters},
-          {"children", children}};
+  json j = {{"path", n.path},
+            {"name", n.name},
+            {"type", n.type},
+            {"own_parameters", n.ownParameters},
+            {"total_parameters", n.totalParameters},
+            {"children", children}};
+  if (!n.tiedTo.empty()) j["tied_to"] = n.tiedTo;
+  return j;
 }
 
 }  // namespace

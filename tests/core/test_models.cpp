@@ -243,7 +243,7 @@ ModelConfig tinyLlamaWith(const nlohmann::json& extra) {
 // Field-by-field equality of two module trees; returns the first difference.
 std::string treeDifference(const ModuleNode& a, const ModuleNode& b) {
   if (a.path != b.path || a.name != b.name || a.type != b.type || a.ownParameters != b.ownParameters ||
-      a.totalParameters != b.totalParameters || a.children.size() != b.children.size())
+      a.totalParameters != b.totalParameters || a.tiedTo != b.tiedTo || a.children.size() != b.children.size())
     return "at '" + a.path + "': " + a.name + "/" + a.type + "/" + std::to_string(a.ownParameters) + "/" +
            std::to_string(a.children.size()) + " vs '" + b.path + "': " + b.name + "/" + b.type + "/" +
            std::to_string(b.ownParameters) + "/" + std::to_string(b.children.size());
@@ -572,7 +572,13 @@ class ModelsTest : public QObject {
     QCOMPARE(root.type, std::string("GPT2LMHeadModel"));
     QCOMPARE(root.path, std::string(""));
     QCOMPARE(root.ownParameters, int64_t(0));
-    QCOMPARE(root.children.size(), size_t(1));
+    QCOMPARE(root.children.size(), size_t(2));
+    // The tied head is in the tree, with no weight of its own.
+    const ModuleNode& head = root.children[1];
+    QCOMPARE(head.path, std::string("lm_head"));
+    QCOMPARE(head.tiedTo, std::string("transformer.wte"));
+    QCOMPARE(head.totalParameters, int64_t(0));
+    QCOMPARE(root.totalParameters, test::tinyGpt2Config().parameterCount());
     const ModuleNode& tr = root.children[0];
     QCOMPARE(tr.name, std::string("transformer"));
     std::vector<std::string> childNames;
@@ -602,6 +608,7 @@ class ModelsTest : public QObject {
     QCOMPARE(findNode(lr, "model.layers.0.self_attn.k_proj")->ownParameters, int64_t(16 * 32));
     QCOMPARE(findNode(lr, "model.norm")->type, std::string("RMSNorm"));
     QCOMPARE(findNode(lr, "lm_head")->ownParameters, int64_t(61 * 32));
+    QCOMPARE(findNode(lr, "lm_head")->tiedTo, std::string());
     QCOMPARE(lr.totalParameters, test::tinyLlamaConfig().parameterCount());
   }
 

@@ -166,6 +166,26 @@ class PrecisionPlanTest : public QObject {
     }
   }
 
+  // An override of a tied head would change nothing: it names the owner instead.
+  void overrideOfTiedHeadNamesItsOwner() {
+    ModuleNode tree = gpt2Tree();
+    tree.children.erase(tree.children.begin() + 1);  // lm_head with a weight
+    addTiedHead(tree, "transformer.wte");
+    PrecisionPlan plan;
+    plan.setSubtree("lm_head", LayerPrecision::Bf16);
+    try {
+      plan.resolve(tree);
+      QFAIL("no exception");
+    } catch (const ConfigError& e) {
+      QVERIFY2(QString(e.what()).contains("tied output head") && QString(e.what()).contains("transformer.wte"),
+               e.what());
+    }
+    plan.overrides.clear();
+    const int64_t withoutEmbedding = bf16ParameterCount(tree, plan.resolve(tree));
+    plan.setSubtree("transformer.wte", LayerPrecision::Bf16);
+    QCOMPARE(bf16ParameterCount(tree, plan.resolve(tree)) - withoutEmbedding, int64_t(100));
+  }
+
   void jsonRoundTrip() {
     PrecisionPlan plan;
     plan.preset = PlanPreset::LinearBf16;

@@ -48,7 +48,9 @@ ModuleNode tinyTree() {
   ModuleNode transformer = group("transformer", "GPT2Model",
                                  {leaf("transformer.wte", "Embedding", 100), group("transformer.h", "ModuleList", {block}),
                                   leaf("transformer.ln_f", "LayerNorm", 8)});
-  return group("", "GPT2LMHeadModel", {transformer, leaf("lm_head", "Linear", 0)});
+  ModuleNode root = group("", "GPT2LMHeadModel", {transformer});
+  plab::addTiedHead(root, "transformer.wte");
+  return root;
 }
 
 int countItems(QTreeWidgetItem* item) {
@@ -80,8 +82,24 @@ class TestLayerTree : public QObject {
     QCOMPARE(attn->text(LayerTreePanel::ParamsColumn), QString("0 / 60"));
     QCOMPARE(panel.itemForPath("transformer.wte")->text(LayerTreePanel::ParamsColumn), QString("100 / 100"));
     QCOMPARE(panel.totalParameters(), int64_t(206));
-    // A module without parameters (tied lm_head) has no checkbox.
-    QVERIFY(!(panel.itemForPath("lm_head")->flags() & Qt::ItemIsUserCheckable));
+    // The tied head has no checkbox of its own and says whose weight it uses.
+    QTreeWidgetItem* head = panel.itemForPath("lm_head");
+    QVERIFY(!(head->flags() & Qt::ItemIsUserCheckable));
+    QCOMPARE(head->text(LayerTreePanel::TypeColumn), QString("Linear (tied)"));
+    QCOMPARE(head->text(LayerTreePanel::ParamsColumn), QString("shares transformer.wte"));
+  }
+
+  // The head's matrix product runs in its owner's precision, and the row says so.
+  void tiedHeadFollowsTheEmbedding() {
+    LayerTreePanel panel;
+    panel.setModules(tinyTree());
+    panel.presetButton(plab::PlanPreset::LinearBf16)->click();
+    QTreeWidgetItem* head = panel.itemForPath("lm_head");
+    QCOMPARE(head->text(LayerTreePanel::PrecisionColumn), QString("fp32 (as wte)"));
+    panel.embeddingsCheckBox()->setChecked(true);
+    QCOMPARE(head->text(LayerTreePanel::PrecisionColumn), QString("bf16 (as wte)"));
+    panel.presetButton(plab::PlanPreset::AllFp32)->click();
+    QCOMPARE(head->text(LayerTreePanel::PrecisionColumn), QString("fp32 (as wte)"));
   }
 
   // After a run, each layer shows what the run measured beside its precision:

@@ -217,6 +217,17 @@ QTreeWidgetItem* LayerTreePanel::buildItem(const plab::ModuleNode& node, QTreeWi
   item->setToolTip(ParamsColumn, QString("%1 own, %2 in subtree").arg(node.ownParameters).arg(node.totalParameters));
   item->setTextAlignment(ParamsColumn, Qt::AlignRight | Qt::AlignVCenter);
   item->setData(NameColumn, PathRole, QString::fromStdString(node.path));
+  if (!node.tiedTo.empty()) {
+    // Not checkable: the head multiplies by its owner's weight, so it follows
+    // the owner's row (refresh() names that precision).
+    const QString owner = QString::fromStdString(node.tiedTo);
+    item->setText(TypeColumn, QString::fromStdString(node.type) + " (tied)");
+    item->setText(ParamsColumn, "shares " + owner);
+    const QString why = "The output head has no weight of its own: it multiplies by " + owner +
+                        "'s weight, so its matrix product runs in " + owner + "'s precision and its "
+                        "gradient trains " + owner + ".";
+    for (int column = 0; column < tree_->columnCount(); ++column) item->setToolTip(column, why);
+  }
   Qt::ItemFlags flags = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
   if (node.totalParameters > 0) flags |= Qt::ItemIsUserCheckable;
   item->setFlags(flags);
@@ -331,6 +342,11 @@ void LayerTreePanel::refresh() {
                                      : state == Qt::Unchecked ? "fp32"
                                      : QString("mixed (%1 bf16)").arg(percentText(double(c.bf16) / double(c.total), 0)));
       item->setForeground(PrecisionColumn, state == Qt::Unchecked ? QColor(30, 90, 200) : QColor(200, 90, 20));
+    } else if (const auto* tied = node && !node->tiedTo.empty() ? findNode(modules_, node->tiedTo) : nullptr) {
+      const SubtreeCount c = countSubtree(*tied, res);
+      const bool bf16 = c.total > 0 && c.bf16 == c.total;
+      item->setText(PrecisionColumn, QString(bf16 ? "bf16" : "fp32") + " (as " + QString::fromStdString(tied->name) + ")");
+      item->setForeground(PrecisionColumn, bf16 ? QColor(200, 90, 20) : QColor(30, 90, 200));
     } else {
       item->setText(PrecisionColumn, "–");
     }
