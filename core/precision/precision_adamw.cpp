@@ -41,15 +41,6 @@ int64_t bytesOf(const torch::Tensor& t) {
   return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
 }
 
-// [intended non-zero, rounded away, ||intended||^2, ||stored change||^2, numel] in fp64.
-torch::Tensor stepTerms(const torch::Tensor& intended, const torch::Tensor& before32, const torch::Tensor& after32) {
-  const torch::Tensor nonZero = intended.ne(0);
-  const torch::Tensor roundedAway = nonZero.logical_and(after32.eq(before32));
-  return torch::stack({nonZero.sum().to(torch::kFloat64), roundedAway.sum().to(torch::kFloat64),
-                       intended.square().sum(torch::kFloat64), (after32 - before32).square().sum(torch::kFloat64),
-                       torch::scalar_tensor(static_cast<double>(intended.numel()), intended.options().dtype(torch::kFloat64))});
-}
-
 // Reads the per-parameter term rows back in one transfer and adds them up
 // per layer (layers without a row are left out), in model order.
 template <typename Stats, typename Add>
@@ -126,6 +117,16 @@ struct PrecisionAdamW::Impl {
                                                         w.sample(s.state.m), w.sample(s.state.v), k);
     steps::bf16PlainStep(s.state, k, torch::Tensor());
     return intended;
+  }
+
+  // fp32 weights with statistics: their intended update is their change, so
+  // one copy of the weights before the step is all it takes (no fp64 tensor
+  // of the weights' size). Returns the step's terms.
+  torch::Tensor fp32StepWithTerms(Slot& s, double lr, bool windowOn) {
+    const torch::Tensor before = s.state.param.clone();
+    steps::fp32Step(s.state, scalarsFor(s, lr), torch::Tensor());
+    if (windowOn) s.window.addSampled(steps::exactDifference(s.window.sample(s.state.param), s.window.sample(before)));
+    return steps::fp32ChangeTerms(before, s.state.param);
   }
 
   // The reference rule of the slot (tensor ops); returns the intended update
@@ -248,13 +249,16 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
       } else if (windowOn && !collectStats && (s.rule == StepRule::Fp32 || s.rule == StepRule::Bf16Plain)) {
         // Only the window's sampled elements are needed: no full-size copy.
         s.window.addSampled(im.stepWithSampledIntended(s, lr));
+      } else if (collectStats && s.rule == StepRule::Fp32) {
+        stepTermList.push_back(im.fp32StepWithTerms(s, lr, windowOn));
+        stepLayer.push_back(s.layer);
       } else {
         const bool track = collectStats || windowOn;
         // An fp32 copy of the compute weights before the step (a clone for fp32).
         const torch::Tensor before32 = track ? p.to(torch::kFloat32, false, /*copy=*/true) : torch::Tensor();
         const torch::Tensor intended = im.runReferenceStep(s, lr, before32);
         if (collectStats) {
-          stepTermList.push_back(stepTerms(intended, before32, p.to(torch::kFloat32)));
+          stepTermList.push_back(steps::stepTerms(intended, before32, p.to(torch::kFloat32)));
           stepLayer.push_back(s.layer);
         }
         if (windowOn) s.window.add(intended);

@@ -50,7 +50,7 @@ struct RunConfig {
   double grad_clip = 1.0;              // <= 0: off
   int64_t eval_every = 50;             // 0: only at the end
   int64_t eval_batches = 4;
-  int64_t layer_stats_every = 1;       // per-layer rounded-away stats cadence
+  int64_t layer_stats_every = 5;       // per-step statistics cadence (and step 1); 2-7 % of a step at 1
   int64_t update_window = 20;          // K steps of the update-lost measurement; 0: off
   int64_t checkpoint_every = 0;        // 0: none; checkpoint-N/ holds weights, optimizer and sampler state
   std::string resume_from;             // a checkpoint-N folder of this run to continue from; "": start fresh

@@ -15,6 +15,7 @@
 #include "precision/kernels/bf16_bits.h"
 #include "precision/kernels/philox.h"
 #include "precision/precision_adamw.h"
+#include "precision/steps/adamw_step.h"
 
 using namespace plab;
 
@@ -299,6 +300,29 @@ class FusedKernelsTest : public QObject {
 
   // The CUDA twin against the CPU twin, bit for bit over 20 steps, state and
   // per-step counts (sums of doubles may differ in their last bits: atomics).
+  // fp32 statistics in one pass: the same terms as the tensor ops (counts
+  // exactly, the fp64 sums to their rounding), on any thread count.
+  void fp32ChangeTermsMatchTheTensorOps() {
+    torch::manual_seed(8);
+    const torch::Tensor before = 1 + torch::randn({100003});
+    torch::Tensor after = before.clone();
+    after.index_put_({torch::indexing::Slice(0, 50000)}, before.index({torch::indexing::Slice(0, 50000)}) +
+                                                             1e-4 * torch::randn({50000}));
+    const torch::Tensor reference = steps::stepTerms(steps::exactDifference(after, before), before, after);
+    QVERIFY(reference[0].item<double>() > 49000 && reference[0].item<double>() <= 50000);  // the changed half
+    const int threads = at::get_num_threads();
+    std::vector<torch::Tensor> got;
+    for (int n : {1, 2}) {
+      at::set_num_threads(n);
+      got.push_back(steps::fp32ChangeTerms(before, after));
+    }
+    at::set_num_threads(threads);
+    QVERIFY(torch::equal(got[0], got[1]));
+    for (int i : {0, 1, 4}) QCOMPARE(got[0][i].item<double>(), reference[i].item<double>());
+    for (int i : {2, 3}) QVERIFY(std::abs(got[0][i].item<double>() / reference[i].item<double>() - 1) < 1e-12);
+    QCOMPARE(got[0][2].item<double>(), got[0][3].item<double>());  // fp32: the change is the intended update
+  }
+
   void cudaTwinMatchesCpuTwin_data() { addRecipeRows(); }
   void cudaTwinMatchesCpuTwin() {
 #ifndef PLAB_HAVE_CUDA_KERNELS

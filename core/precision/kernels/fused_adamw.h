@@ -61,6 +61,12 @@ struct StepSums {
   double roundedAway = 0;
   double intendedSq = 0;  // ||intended update||^2
   double changeSq = 0;    // ||stored weight change||^2
+  void add(const StepSums& o) {  // host code: the parallel loops' block sums, in block order
+    intendedNonZero += o.intendedNonZero;
+    roundedAway += o.roundedAway;
+    intendedSq += o.intendedSq;
+    changeSq += o.changeSq;
+  }
 };
 
 // CPU twin: at::parallel_for over fixed blocks; the block sums are added in

@@ -32,12 +32,7 @@ void fusedAdamWCpu(const FusedAdamWArgs& a, StepSums* sums) {
       variant(a, b * kCpuBlock, std::min(a.n, (b + 1) * kCpuBlock), sums ? &partial[static_cast<size_t>(b)] : nullptr);
   });
   if (!sums) return;
-  for (const StepSums& p : partial) {
-    sums->intendedNonZero += p.intendedNonZero;
-    sums->roundedAway += p.roundedAway;
-    sums->intendedSq += p.intendedSq;
-    sums->changeSq += p.changeSq;
-  }
+  for (const StepSums& p : partial) sums->add(p);
 }
 
 }  // namespace plab::kernels

@@ -21,6 +21,14 @@ torch::Tensor exactDifference(const torch::Tensor& after, const torch::Tensor& b
   return after.to(torch::kFloat64) - before.to(torch::kFloat64);
 }
 
+torch::Tensor stepTerms(const torch::Tensor& intended, const torch::Tensor& before32, const torch::Tensor& after32) {
+  const torch::Tensor nonZero = intended.ne(0);
+  const torch::Tensor roundedAway = nonZero.logical_and(after32.eq(before32));
+  return torch::stack({nonZero.sum().to(torch::kFloat64), roundedAway.sum().to(torch::kFloat64),
+                       intended.square().sum(torch::kFloat64), exactDifference(after32, before32).square().sum(),
+                       torch::scalar_tensor(static_cast<double>(intended.numel()), intended.options().dtype(torch::kFloat64))});
+}
+
 torch::Tensor fp32Intended(const torch::Tensor& w, const torch::Tensor& grad, const torch::Tensor& m,
                            const torch::Tensor& v, const StepScalars& s) {
   const auto copy32 = [](const torch::Tensor& t) { return t.to(torch::kFloat32, false, /*copy=*/true); };

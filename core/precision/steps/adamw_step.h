@@ -49,6 +49,11 @@ void adamwInPlace(const torch::Tensor& w, const torch::Tensor& grad, const torch
 // after - before in fp64: exact for any two fp32 (or bf16) values.
 torch::Tensor exactDifference(const torch::Tensor& after, const torch::Tensor& before);
 
+// The step's statistics terms [intended non-zero, rounded away,
+// ||intended||^2, ||stored change||^2, numel] in fp64 on the tensors' device
+// (the change taken in fp64 too, so fp32's reads exactly its intended update).
+torch::Tensor stepTerms(const torch::Tensor& intended, const torch::Tensor& before32, const torch::Tensor& after32);
+
 // The intended update of weights w from gradient and moments (any dtype,
 // any view; none is modified): what fp32 AdamW arithmetic on copies makes
 // of them, as fp32(w + u) - w in fp64.
@@ -57,6 +62,10 @@ torch::Tensor fp32Intended(const torch::Tensor& w, const torch::Tensor& grad, co
 
 // "fp32" (and fp32 layers of every mode): torch::optim::AdamW on fp32 state.
 torch::Tensor fp32Step(ParamState& p, const StepScalars& s, const torch::Tensor& before32);
+// stepTerms of an fp32 step from the weights before and after it, whose
+// difference is the intended update: one pass on the CPU
+// (kernels/change_sums_cpu.h), no fp64 tensor of the weights' size.
+torch::Tensor fp32ChangeTerms(const torch::Tensor& before, const torch::Tensor& after);
 
 // "bf16": torch::optim::AdamW on bf16 param, grad and moments; every
 // operation rounds to bf16.
