@@ -29,7 +29,15 @@ for mode in fp32 bf16 bf16-nearest bf16-kahan bf16-sr mixed; do
 JSON
   "$cli" run "$work/$mode.json" --out "$work/$mode" --no-pdf > "$work/$mode.log" 2>&1 ||
     { echo "$mode: run failed"; tail -3 "$work/$mode.log"; continue; }
-  ours="$("$python" -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["mean_tokens_per_second"]))' "$work/$mode/summary.json")"
+  # Steps 3.. as the loop counts them (2 warm-up steps left out on both sides),
+  # statistics steps included: what a user's run pays.
+  ours="$("$python" - "$work/$mode/metrics.jsonl" << 'PY'
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+per_token = [1 / r["tokens_per_second"] for r in rows if r["step"] >= 3]  # seconds per token, per step
+print(round(len(per_token) / sum(per_token)))
+PY
+)"
   theirs="$loop_bf16"
   [ "$mode" = fp32 ] && theirs="$loop_fp32"
   printf '%-14s %14s %18s %8s\n' "$mode" "$ours" "$theirs" "$(awk -v a="$ours" -v b="$theirs" 'BEGIN{printf "%.2fx", a/b}')"
