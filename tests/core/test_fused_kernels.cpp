@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "precision/kernels/bf16_bits.h"
+#include "precision/kernels/fused_adamw_cpu.h"
 #include "precision/kernels/philox.h"
 #include "precision/precision_adamw.h"
 #include "precision/steps/adamw_step.h"
@@ -300,6 +301,57 @@ class FusedKernelsTest : public QObject {
 
   // The CUDA twin against the CPU twin, bit for bit over 20 steps, state and
   // per-step counts (sums of doubles may differ in their last bits: atomics).
+  // The baseline, AVX2 and AVX-512 loops (those this CPU runs) write the same
+  // bits and sums, in every rule and moment store, with a ragged tail.
+  void everyCpuVariantRoundsTheSame() {
+    using namespace kernels;
+    const std::vector<CpuKernel> variants = availableCpuKernels();
+    qInfo("CPU variants here: %zu (best: %s)", variants.size(), cpuKernelName(variants.back()));
+    const int64_t n = 3 * kCpuBlock + 1000 + 7;
+    torch::manual_seed(31);
+    const auto bf16 = [](const torch::Tensor& t) { return t.to(torch::kBFloat16).contiguous(); };
+    const torch::Tensor param0 = bf16(1 + torch::randn({n})), grad = bf16(torch::randn({n}) * 1e-2);
+    const torch::Tensor m0 = torch::randn({n}) * 1e-3, v0 = torch::rand({n}) * 1e-4, comp0 = bf16(torch::randn({n}) * 1e-3);
+    for (WeightRule rule : {WeightRule::Nearest, WeightRule::Kahan, WeightRule::Stochastic, WeightRule::Master}) {
+      for (MomentStore store : {MomentStore::Fp32, MomentStore::Bf16Nearest, MomentStore::Bf16Stochastic}) {
+        std::vector<std::vector<torch::Tensor>> results;
+        std::vector<StepSums> sums;
+        for (CpuKernel variant : variants) {
+          std::vector<torch::Tensor> t = {param0.clone(), store == MomentStore::Fp32 ? m0.clone() : bf16(m0),
+                                          store == MomentStore::Fp32 ? v0.clone() : bf16(v0), param0.to(torch::kFloat32),
+                                          comp0.clone(), torch::zeros({n / 5 + 1}, torch::kFloat64)};
+          FusedAdamWArgs a;
+          a.n = n;
+          a.rule = rule;
+          a.moments = store;
+          a.param = reinterpret_cast<uint16_t*>(t[0].data_ptr<at::BFloat16>());
+          a.grad = reinterpret_cast<const uint16_t*>(grad.data_ptr<at::BFloat16>());
+          a.m = t[1].data_ptr();
+          a.v = t[2].data_ptr();
+          a.master = t[3].data_ptr<float>();
+          a.comp = reinterpret_cast<uint16_t*>(t[4].data_ptr<at::BFloat16>());
+          a.s.negStepSize = -1e-3f;
+          a.s.decay = 0.9999f;
+          a.random = {77, 3, 40};
+          a.windowSum = t[5].data_ptr<double>();
+          a.windowStride = 5;
+          StepSums s;
+          fusedAdamWCpu(a, &s, variant);
+          results.push_back(t);
+          sums.push_back(s);
+        }
+        for (size_t i = 1; i < variants.size(); ++i) {
+          QVERIFY2(bitEqual(results[0], results[i]), cpuKernelName(variants[i]));
+          QCOMPARE(sums[i].intendedNonZero, sums[0].intendedNonZero);
+          QCOMPARE(sums[i].roundedAway, sums[0].roundedAway);
+          QCOMPARE(sums[i].intendedSq, sums[0].intendedSq);
+          QCOMPARE(sums[i].changeSq, sums[0].changeSq);
+        }
+        QVERIFY(sums[0].intendedNonZero > 0.9 * n);
+      }
+    }
+  }
+
   // fp32 statistics in one pass: the same terms as the tensor ops (counts
   // exactly, the fp64 sums to their rounding), on any thread count.
   void fp32ChangeTermsMatchTheTensorOps() {

@@ -14,17 +14,43 @@ namespace {
 
 using Variant = void (*)(const FusedAdamWArgs&, int64_t, int64_t, StepSums*);
 
-Variant variantForThisCpu() {
-#ifdef PLAB_CPU_KERNEL_AVX2
-  if (__builtin_cpu_supports("avx2")) return fusedAdamWCpuAvx2;
+Variant variantOf(CpuKernel kernel) {
+#ifdef PLAB_CPU_KERNEL_X86
+  if (kernel == CpuKernel::Avx512) return fusedAdamWCpuAvx512;
+  if (kernel == CpuKernel::Avx2) return fusedAdamWCpuAvx2;
 #endif
+  (void)kernel;
   return fusedAdamWCpuBaseline;
 }
 
 }  // namespace
 
+const char* cpuKernelName(CpuKernel kernel) {
+  switch (kernel) {
+    case CpuKernel::Baseline: return "baseline";
+    case CpuKernel::Avx2: return "avx2";
+    case CpuKernel::Avx512: return "avx512";
+  }
+  return "?";
+}
+
+std::vector<CpuKernel> availableCpuKernels() {
+  std::vector<CpuKernel> out = {CpuKernel::Baseline};
+#ifdef PLAB_CPU_KERNEL_X86
+  if (__builtin_cpu_supports("avx2")) out.push_back(CpuKernel::Avx2);
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+    out.push_back(CpuKernel::Avx512);
+#endif
+  return out;
+}
+
 void fusedAdamWCpu(const FusedAdamWArgs& a, StepSums* sums) {
-  static const Variant variant = variantForThisCpu();
+  static const CpuKernel best = availableCpuKernels().back();
+  fusedAdamWCpu(a, sums, best);
+}
+
+void fusedAdamWCpu(const FusedAdamWArgs& a, StepSums* sums, CpuKernel kernel) {
+  const Variant variant = variantOf(kernel);
   const int64_t blocks = (a.n + kCpuBlock - 1) / kCpuBlock;
   std::vector<StepSums> partial(sums ? static_cast<size_t>(blocks) : 0);
   at::parallel_for(0, blocks, 1, [&](int64_t first, int64_t last) {

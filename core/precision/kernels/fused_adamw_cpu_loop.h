@@ -18,6 +18,10 @@
 #if defined(__AVX2__)
 #include "precision/kernels/philox_x8_avx2.h"
 #endif
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#define PLAB_PHILOX_X16 1
+#include "precision/kernels/philox_x16_avx512.h"
+#endif
 
 #ifndef PLAB_CPU_KERNEL
 #error "define PLAB_CPU_KERNEL to the entry point's name before including this file"
@@ -42,12 +46,11 @@ struct LaneSums {
   }
 };
 
-// The chunk's random bits: Philox of its 8 groups, run side by side (one
-// lane per group, round by round; with AVX2 in one register per word). Each lane
-// computes exactly randomGroup(r, group); random16Of's order follows.
-void chunkRandoms(const FusedAdamWArgs& a, int64_t first, uint32_t* out, uint32_t tag) {
-  constexpr int kGroups = kChunk / 8;
-  uint32_t c0[kGroups], c1[kGroups], c2[kGroups], c3[kGroups];
+constexpr int kGroups = kChunk / 8;  // Philox groups per chunk
+
+// The Philox counters of the chunk's 8 groups in stream `tag` (the chunk starts at element `first`).
+void fillCounters(const FusedAdamWArgs& a, int64_t first, uint32_t tag, uint32_t* c0, uint32_t* c1, uint32_t* c2,
+                  uint32_t* c3) {
   for (int g = 0; g < kGroups; ++g) {
     const auto group = static_cast<uint64_t>(first / 8 + g);
     c0[g] = static_cast<uint32_t>(group);
@@ -55,6 +58,14 @@ void chunkRandoms(const FusedAdamWArgs& a, int64_t first, uint32_t* out, uint32_
     c2[g] = a.random.step;
     c3[g] = a.random.stream + tag;
   }
+}
+
+// The chunk's random bits: Philox of its 8 groups, run side by side (one
+// lane per group, round by round; with AVX2 in one register per word). Each lane
+// computes exactly randomGroup(r, group); random16Of's order follows.
+void chunkRandoms(const FusedAdamWArgs& a, int64_t first, uint32_t* out, uint32_t tag) {
+  uint32_t c0[kGroups], c1[kGroups], c2[kGroups], c3[kGroups];
+  fillCounters(a, first, tag, c0, c1, c2, c3);
   uint32_t k0 = static_cast<uint32_t>(a.random.seed), k1 = static_cast<uint32_t>(a.random.seed >> 32);
 #if defined(__AVX2__)
   static_assert(kGroups == 8, "one AVX2 lane per group");
@@ -74,6 +85,20 @@ void chunkRandoms(const FusedAdamWArgs& a, int64_t first, uint32_t* out, uint32_
       out[g * 8 + 2 * w + 1] = words[w] >> 16;
     }
   }
+#endif
+}
+
+// The moments' bits (streams +1 and +2); with AVX-512 both in one pass.
+void momentRandoms(const FusedAdamWArgs& a, int64_t first, uint32_t* m, uint32_t* v) {
+#if defined(PLAB_PHILOX_X16)
+  uint32_t c0[2 * kGroups], c1[2 * kGroups], c2[2 * kGroups], c3[2 * kGroups];
+  fillCounters(a, first, 1, c0, c1, c2, c3);
+  fillCounters(a, first, 2, c0 + kGroups, c1 + kGroups, c2 + kGroups, c3 + kGroups);
+  random16OfGroups8x2(c0, c1, c2, c3, static_cast<uint32_t>(a.random.seed), static_cast<uint32_t>(a.random.seed >> 32),
+                      m, v);
+#else
+  chunkRandoms(a, first, m, 1);
+  chunkRandoms(a, first, v, 2);
 #endif
 }
 
@@ -98,10 +123,7 @@ LaneSums stepBlock(const FusedAdamWArgs& a, int64_t begin, int64_t end) {
   for (int64_t c = begin; c < end; c += kChunk) {
     const int64_t len = end - c < kChunk ? end - c : kChunk;
     if (randomWeight) chunkRandoms(a, c, rw, 0);
-    if (randomMoments) {
-      chunkRandoms(a, c, rm, 1);
-      chunkRandoms(a, c, rv, 2);
-    }
+    if (randomMoments) momentRandoms(a, c, rm, rv);
     for (int64_t j = 0; j < len; ++j) {
       const int64_t i = c + j;
       ElementIn in{};
