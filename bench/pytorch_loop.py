@@ -4,12 +4,14 @@ PyTorch loop with torch.optim.AdamW, for the throughput comparison of
 bench/compare_pytorch_loop.sh. Naive bf16 is model.to(torch.bfloat16).
 
   pytorch_loop.py CONFIG.json --dtype fp32|bf16 --batch B --seq T --steps N
+  pytorch_loop.py CONFIG.json --reference [--batch B --seq T --steps N] > pytorch-loop.json
 
-Prints one line: tokens/s (median step after 2 warm-up steps). Random token
-ids: this measures speed, not learning. Same structure as the engine's GPT-2
+Prints one line: tokens/s (mean of the steps after 2 warm-up steps); with
+--reference, both dtypes as the JSON that `precision-lab-cli bench --pytorch`
+reads. Random token ids: this measures speed, not learning. Same structure as the engine's GPT-2
 (learned positions, pre-LayerNorm blocks, gelu_new MLP, tied head, logits and
 loss in fp32, gradient clipping at 1.0)."""
-import argparse, json, math, time
+import argparse, datetime, json, math, platform, time
 
 import torch
 import torch.nn as nn
@@ -55,23 +57,15 @@ class GPT(nn.Module):
         return F.linear(self.ln_f(x), self.wte.weight).float()  # tied head, fp32 logits
 
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("config")
-    p.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
-    p.add_argument("--batch", type=int, default=8)
-    p.add_argument("--seq", type=int, default=64)
-    p.add_argument("--steps", type=int, default=10)
-    a = p.parse_args()
-    c = json.load(open(a.config))
+def tokens_per_second(c, dtype, batch, seq, steps):
     torch.manual_seed(0)
     model = GPT(c)
-    if a.dtype == "bf16":
+    if dtype == "bf16":
         model = model.to(torch.bfloat16)
     opt = torch.optim.AdamW(model.parameters(), lr=5e-5, weight_decay=0.0)
     times = []
-    for step in range(a.steps + 2):
-        idx = torch.randint(0, c["vocab_size"], (a.batch, a.seq + 1))
+    for step in range(steps + 2):
+        idx = torch.randint(0, c["vocab_size"], (batch, seq + 1))
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         logits = model(idx[:, :-1])
@@ -82,7 +76,34 @@ def main():
         if step >= 2:
             times.append(time.perf_counter() - t0)
     # Mean throughput of the steps after 2 warm-up steps, as compare_pytorch_loop.sh reads ours.
-    print(f"{a.batch * a.seq * len(times) / sum(times):.0f}")
+    return batch * seq * len(times) / sum(times)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("config")
+    p.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
+    p.add_argument("--reference", action="store_true")
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--seq", type=int, default=64)
+    p.add_argument("--steps", type=int, default=10)
+    a = p.parse_args()
+    c = json.load(open(a.config))
+    if not a.reference:
+        print(f"{tokens_per_second(c, a.dtype, a.batch, a.seq, a.steps):.0f}")
+        return
+    figures = {d: round(tokens_per_second(c, d, a.batch, a.seq, a.steps)) for d in ("fp32", "bf16")}
+    cpu = platform.machine()
+    try:
+        names = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")]
+        cpu = f"{len(names)} x {names[0]}" if names else cpu
+    except OSError:
+        pass
+    print(json.dumps({
+        "recorded": f"{datetime.date.today()}, {cpu}, torch {torch.__version__}, "
+                    f"{torch.get_num_threads()} intra-op threads",
+        "config": a.config, "batch_size": a.batch, "seq_len": a.seq, "steps": a.steps,
+        "tokens_per_second": figures}, indent=1))
 
 
 if __name__ == "__main__":

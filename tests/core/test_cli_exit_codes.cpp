@@ -65,6 +65,30 @@ class TestCliExitCodes : public QObject {
     QVERIFY2(!failed.crashed, failed.describe());
   }
 
+  // bench's PyTorch reference: a missing, broken or incomplete file is a
+  // usage error that names what is wrong, before any training starts.
+  void benchRefusesABadPytorchReference() {
+    QTemporaryDir tmp;
+    const fs::path dir = tmp.path().toStdString();
+    const auto write = [&](const char* name, const std::string& text) {
+      std::ofstream(dir / name) << text;
+      return str(dir / name);
+    };
+    const std::vector<std::pair<QString, QString>> cases = {
+        {str(dir / "missing.json"), "not a small regular file"},
+        {str(dir), "not a small regular file"},
+        {write("broken.json", "{\"tokens_per_second\": "), "not a JSON object"},
+        {write("no-bf16.json", R"({"tokens_per_second": {"fp32": 10}, "batch_size": 8, "seq_len": 64})"),
+         "tokens_per_second.bf16"},
+        {write("zero.json", R"({"tokens_per_second": {"fp32": 0, "bf16": 5}, "batch_size": 8, "seq_len": 64})"),
+         "tokens_per_second.fp32"},
+        {write("deep.json", std::string(100, '[') + std::string(100, ']')), "nest"}};
+    for (const auto& [file, message] : cases) {
+      const CliOutcome o = runCli({"bench", "--steps", "2", "--pytorch", file});
+      QVERIFY2(o.exitCode == 2 && o.err.contains(message), o.describe());
+    }
+  }
+
   // Ctrl-C during training: the run stops, the report is written, exit 130.
   void interruptedRunExits130WithReport() {
     QTemporaryDir tmp;
