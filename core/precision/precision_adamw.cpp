@@ -289,13 +289,11 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
 }
 
 void PrecisionAdamW::zeroGrad() {
-  torch::NoGradGuard noGrad;
-  // Zeroed in place rather than released: the gradient memory stays what
-  // predictMemory reports.
-  for (Slot& s : impl_->slots) {
-    const torch::Tensor& g = s.tp.param.grad();
-    if (g.defined()) g.zero_();
-  }
+  // Released, as optimizer.zero_grad(set_to_none=True) (PyTorch's default):
+  // backward then hands its gradient over instead of adding it to zeros, one
+  // pass over every gradient less per step. They exist again after backward,
+  // where the trainer measures memory, so the figures count them.
+  for (Slot& s : impl_->slots) s.tp.param.mutable_grad() = torch::Tensor();
 }
 
 int64_t PrecisionAdamW::stepCount() const { return impl_->stepCount; }

@@ -39,7 +39,7 @@ class PrecisionAdamW {
   // window stats come at every step that closes a window of
   // UpdateStatsOptions::window steps (when the window is on).
   OptimizerStepStats step(double lr, bool collectStats);
-  void zeroGrad();
+  void zeroGrad();  // releases the gradients (set_to_none)
   int64_t stepCount() const;
   OptimizerMode mode() const;
 

@@ -112,13 +112,13 @@ std::string cudaAllocatorSummary(const torch::Device& device) {
 }
 
 double gradNorm(const std::vector<TrainableParam>& params) {
-  // Per-tensor sums in fp32, added in fp64 so that bf16 gradients of many
+  // Per-tensor norms in fp32, their squares added in fp64 so that bf16 gradients of many
   // layers do not lose the small contributions; one host read for all (a
   // read per parameter would synchronise a GPU once per tensor).
   std::vector<torch::Tensor> sums;
   for (const TrainableParam& p : params) {
     const torch::Tensor& g = p.param.grad();
-    if (g.defined()) sums.push_back(g.to(torch::kFloat).pow(2).sum());
+    if (g.defined()) sums.push_back(at::norm(g, 2, torch::kFloat).square());  // no full-size temporary
   }
   if (sums.empty()) return 0.0;
   return std::sqrt(torch::stack(sums).to(torch::kDouble).sum().item<double>());
