@@ -14,10 +14,13 @@ struct Philox4 {
   uint32_t w[4];
 };
 
+// The round's multipliers.
+constexpr uint32_t kPhiloxMul0 = 0xD2511F53u, kPhiloxMul1 = 0xCD9E8D57u;
+
 // One Philox round on the counter (c0..c3) with key (k0, k1).
 PLAB_HD void philoxRound(uint32_t& c0, uint32_t& c1, uint32_t& c2, uint32_t& c3, uint32_t k0, uint32_t k1) {
-  const uint64_t p0 = static_cast<uint64_t>(0xD2511F53u) * c0;
-  const uint64_t p1 = static_cast<uint64_t>(0xCD9E8D57u) * c2;
+  const uint64_t p0 = static_cast<uint64_t>(kPhiloxMul0) * c0;
+  const uint64_t p1 = static_cast<uint64_t>(kPhiloxMul1) * c2;
   const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0;
   const uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
   c1 = static_cast<uint32_t>(p1);

@@ -8,21 +8,25 @@
 
 #include <cstdint>
 
-#include "precision/kernels/philox.h"
+#include "precision/kernels/philox_simd_rounds.h"
 
 namespace plab::kernels {
 namespace {
 
-// (The zero-masked forms with all lanes selected: gcc 12 warns that the
-// unmasked ones read an uninitialised pass-through register.)
-inline __m512i srli64(__m512i x, unsigned n) { return _mm512_maskz_srli_epi64(0xFF, x, n); }
-
-inline void mulHiLo16(__m512i x, __m512i m, __m512i& hi, __m512i& lo) {
-  const __m512i even = _mm512_maskz_mul_epu32(0xFF, x, m);           // lanes 0, 2, ... as 64-bit products
-  const __m512i odd = _mm512_maskz_mul_epu32(0xFF, srli64(x, 32), m);  // lanes 1, 3, ...
-  hi = _mm512_mask_blend_epi32(0xAAAA, srli64(even, 32), odd);
-  lo = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_maskz_slli_epi64(0xFF, odd, 32));
-}
+// philoxRoundsSimd's operations on 16 lanes. (The zero-masked forms with
+// every lane selected: gcc 12 warns that the unmasked ones read an
+// uninitialised pass-through register.)
+struct Avx512Ops {
+  static __m512i set1(uint32_t k) { return _mm512_set1_epi32(static_cast<int>(k)); }
+  static __m512i xor2(__m512i a, __m512i b) { return _mm512_xor_si512(a, b); }
+  static __m512i srli64(__m512i x, unsigned n) { return _mm512_maskz_srli_epi64(0xFF, x, n); }
+  static void mulHiLo(__m512i x, __m512i m, __m512i& hi, __m512i& lo) {
+    const __m512i even = _mm512_maskz_mul_epu32(0xFF, x, m);             // lanes 0, 2, ... as 64-bit products
+    const __m512i odd = _mm512_maskz_mul_epu32(0xFF, srli64(x, 32), m);  // lanes 1, 3, ...
+    hi = _mm512_mask_blend_epi32(0xAAAA, srli64(even, 32), odd);
+    lo = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_maskz_slli_epi64(0xFF, odd, 32));
+  }
+};
 
 // c0..c3[16]: the counters of 8 groups of stream A, then 8 of stream B.
 // Writes each stream's 64 16-bit numbers in random16Of's order to outA, outB.
@@ -30,23 +34,7 @@ inline void random16OfGroups8x2(const uint32_t* c0, const uint32_t* c1, const ui
                                 uint32_t k0, uint32_t k1, uint32_t* outA, uint32_t* outB) {
   __m512i x0 = _mm512_loadu_si512(c0), x1 = _mm512_loadu_si512(c1);
   __m512i x2 = _mm512_loadu_si512(c2), x3 = _mm512_loadu_si512(c3);
-  const __m512i m0 = _mm512_set1_epi32(static_cast<int>(0xD2511F53u));
-  const __m512i m1 = _mm512_set1_epi32(static_cast<int>(0xCD9E8D57u));
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      k0 += kPhiloxBump0;
-      k1 += kPhiloxBump1;
-    }
-    __m512i hi0, lo0, hi1, lo1;
-    mulHiLo16(x0, m0, hi0, lo0);
-    mulHiLo16(x2, m1, hi1, lo1);
-    const __m512i n0 = _mm512_xor_si512(_mm512_xor_si512(hi1, x1), _mm512_set1_epi32(static_cast<int>(k0)));
-    const __m512i n2 = _mm512_xor_si512(_mm512_xor_si512(hi0, x3), _mm512_set1_epi32(static_cast<int>(k1)));
-    x1 = lo1;
-    x3 = lo0;
-    x0 = n0;
-    x2 = n2;
-  }
+  philoxRoundsSimd<Avx512Ops>(x0, x1, x2, x3, k0, k1);
   // As in the 8-lane form, per 128-bit lane L: rows[g] holds group 4 L + g's
   // four words; lanes 0-1 are stream A's groups 0-7, lanes 2-3 stream B's.
   const __m512i t0 = _mm512_maskz_unpacklo_epi32(0xFFFF, x0, x1), t1 = _mm512_maskz_unpackhi_epi32(0xFFFF, x0, x1);

@@ -10,18 +10,22 @@
 
 #include <cstdint>
 
-#include "precision/kernels/philox.h"
+#include "precision/kernels/philox_simd_rounds.h"
 
 namespace plab::kernels {
 namespace {
 
-// High and low 32 bits of the 8 products m * x, in x's lane order.
-inline void mulHiLo8(__m256i x, __m256i m, __m256i& hi, __m256i& lo) {
-  const __m256i even = _mm256_mul_epu32(x, m);                        // lanes 0, 2, 4, 6 as 64-bit products
-  const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(x, 32), m);  // lanes 1, 3, 5, 7
-  hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
-  lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
-}
+// philoxRoundsSimd's operations on 8 lanes.
+struct Avx2Ops {
+  static __m256i set1(uint32_t k) { return _mm256_set1_epi32(static_cast<int>(k)); }
+  static __m256i xor2(__m256i a, __m256i b) { return _mm256_xor_si256(a, b); }
+  static void mulHiLo(__m256i x, __m256i m, __m256i& hi, __m256i& lo) {
+    const __m256i even = _mm256_mul_epu32(x, m);                        // lanes 0, 2, 4, 6 as 64-bit products
+    const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(x, 32), m);  // lanes 1, 3, 5, 7
+    hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+    lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+  }
+};
 
 // The 10 rounds of philox4x32_10 on the counters c0..c3[8] of 8 groups,
 // written as their 64 16-bit numbers in random16Of's order: group g's
@@ -32,23 +36,7 @@ inline void random16OfGroups8(const uint32_t* c0, const uint32_t* c1, const uint
   __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c1));
   __m256i x2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c2));
   __m256i x3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c3));
-  const __m256i m0 = _mm256_set1_epi32(static_cast<int>(0xD2511F53u));
-  const __m256i m1 = _mm256_set1_epi32(static_cast<int>(0xCD9E8D57u));
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      k0 += kPhiloxBump0;
-      k1 += kPhiloxBump1;
-    }
-    __m256i hi0, lo0, hi1, lo1;
-    mulHiLo8(x0, m0, hi0, lo0);
-    mulHiLo8(x2, m1, hi1, lo1);
-    const __m256i n0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1), _mm256_set1_epi32(static_cast<int>(k0)));
-    const __m256i n2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3), _mm256_set1_epi32(static_cast<int>(k1)));
-    x1 = lo1;
-    x3 = lo0;
-    x0 = n0;
-    x2 = n2;
-  }
+  philoxRoundsSimd<Avx2Ops>(x0, x1, x2, x3, k0, k1);
   // Transpose to one 128-bit row (w0, w1, w2, w3) per group: rows g and g + 4
   // share a register. Zero-extending its 16-bit halves gives the group's 8
   // numbers in order (little endian: each word's low half first).
