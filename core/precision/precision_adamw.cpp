@@ -119,14 +119,25 @@ struct PrecisionAdamW::Impl {
     return intended;
   }
 
-  // fp32 weights with statistics: their intended update is their change, so
-  // one copy of the weights before the step is all it takes (no fp64 tensor
-  // of the weights' size). Returns the step's terms.
-  torch::Tensor fp32StepWithTerms(Slot& s, double lr, bool windowOn) {
-    const torch::Tensor before = s.state.param.clone();
-    steps::fp32Step(s.state, scalarsFor(s, lr), torch::Tensor());
-    if (windowOn) s.window.addSampled(steps::exactDifference(s.window.sample(s.state.param), s.window.sample(before)));
-    return steps::fp32ChangeTerms(before, s.state.param);
+  // The torch-op rules with statistics, without fp64 tensors of the
+  // weights' size: fp32 copies of the weights before the step and of what
+  // fp32 arithmetic intended, one pass for the terms, the window from its
+  // samples. fp32's intended weights are its new weights. Returns the terms.
+  torch::Tensor torchStepWithTerms(Slot& s, double lr, bool windowOn) {
+    const steps::StepScalars k = scalarsFor(s, lr);
+    const torch::Tensor& param = s.state.param;
+    const torch::Tensor before = param.to(torch::kFloat32, false, /*copy=*/true);
+    torch::Tensor intendedAfter;
+    if (s.rule == StepRule::Fp32) {
+      steps::fp32Step(s.state, k, torch::Tensor());
+      intendedAfter = param;
+    } else {
+      intendedAfter = steps::fp32IntendedWeights(before, s.state.grad, s.state.m, s.state.v, k);
+      steps::bf16PlainStep(s.state, k, torch::Tensor());
+    }
+    if (windowOn)
+      s.window.addSampled(steps::exactDifference(s.window.sample(intendedAfter), s.window.sample(before)));
+    return steps::stepTermsOnePass(before, intendedAfter, param.to(torch::kFloat32));
   }
 
   // The reference rule of the slot (tensor ops); returns the intended update
@@ -249,8 +260,8 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
       } else if (windowOn && !collectStats && (s.rule == StepRule::Fp32 || s.rule == StepRule::Bf16Plain)) {
         // Only the window's sampled elements are needed: no full-size copy.
         s.window.addSampled(im.stepWithSampledIntended(s, lr));
-      } else if (collectStats && s.rule == StepRule::Fp32) {
-        stepTermList.push_back(im.fp32StepWithTerms(s, lr, windowOn));
+      } else if (collectStats && (s.rule == StepRule::Fp32 || s.rule == StepRule::Bf16Plain)) {
+        stepTermList.push_back(im.torchStepWithTerms(s, lr, windowOn));
         stepLayer.push_back(s.layer);
       } else {
         const bool track = collectStats || windowOn;

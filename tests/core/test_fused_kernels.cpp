@@ -352,9 +352,10 @@ class FusedKernelsTest : public QObject {
     }
   }
 
-  // fp32 statistics in one pass: the same terms as the tensor ops (counts
-  // exactly, the fp64 sums to their rounding), on any thread count.
-  void fp32ChangeTermsMatchTheTensorOps() {
+  // Statistics in one pass: the same terms as the tensor ops (counts
+  // exactly, the fp64 sums to their rounding), on any thread count; fp32's
+  // form (intended = change) and the general one.
+  void onePassTermsMatchTheTensorOps() {
     torch::manual_seed(8);
     const torch::Tensor before = 1 + torch::randn({100003});
     torch::Tensor after = before.clone();
@@ -366,13 +367,22 @@ class FusedKernelsTest : public QObject {
     std::vector<torch::Tensor> got;
     for (int n : {1, 2}) {
       at::set_num_threads(n);
-      got.push_back(steps::fp32ChangeTerms(before, after));
+      got.push_back(steps::stepTermsOnePass(before, after, after));
     }
     at::set_num_threads(threads);
     QVERIFY(torch::equal(got[0], got[1]));
     for (int i : {0, 1, 4}) QCOMPARE(got[0][i].item<double>(), reference[i].item<double>());
     for (int i : {2, 3}) QVERIFY(std::abs(got[0][i].item<double>() / reference[i].item<double>() - 1) < 1e-12);
     QCOMPARE(got[0][2].item<double>(), got[0][3].item<double>());  // fp32: the change is the intended update
+
+    // bf16-like: the stored weights moved only where the intended step was large.
+    const torch::Tensor intendedAfter = before + 1e-5 * torch::randn({100003});
+    const torch::Tensor stored = torch::where((intendedAfter - before).abs() > 1e-5, intendedAfter, before);
+    const torch::Tensor general = steps::stepTermsOnePass(before, intendedAfter, stored);
+    const torch::Tensor expected = steps::stepTerms(steps::exactDifference(intendedAfter, before), before, stored);
+    QVERIFY(expected[1].item<double>() > 1000 && expected[1].item<double>() < expected[0].item<double>());
+    for (int i : {0, 1, 4}) QCOMPARE(general[i].item<double>(), expected[i].item<double>());
+    for (int i : {2, 3}) QVERIFY(std::abs(general[i].item<double>() / expected[i].item<double>() - 1) < 1e-12);
   }
 
   void cudaTwinMatchesCpuTwin_data() { addRecipeRows(); }

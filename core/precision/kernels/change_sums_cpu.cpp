@@ -13,16 +13,19 @@ namespace {
 constexpr int kLanes = 8;
 
 // Element i goes to lane i % 8 of its block, then the lanes are added in order.
-StepSums blockSums(const float* before, const float* after, int64_t begin, int64_t end) {
+StepSums blockSums(const float* before, const float* intendedAfter, const float* after, int64_t begin,
+                   int64_t end) {
   double nonZero[kLanes] = {}, away[kLanes] = {}, intendedSq[kLanes] = {}, changeSq[kLanes] = {};
   for (int64_t row = begin; row < end; row += kLanes) {
     const int width = static_cast<int>(std::min<int64_t>(kLanes, end - row));
     for (int l = 0; l < width; ++l) {
-      const double change = static_cast<double>(after[row + l]) - static_cast<double>(before[row + l]);
-      const double moved = change != 0 ? 1.0 : 0.0;
-      nonZero[l] += moved;
-      away[l] += after[row + l] == before[row + l] ? moved : 0.0;
-      intendedSq[l] += change * change;
+      const double start = before[row + l];
+      const double intended = static_cast<double>(intendedAfter[row + l]) - start;
+      const double change = static_cast<double>(after[row + l]) - start;
+      const double wanted = intended != 0 ? 1.0 : 0.0;
+      nonZero[l] += wanted;
+      away[l] += change == 0 ? wanted : 0.0;
+      intendedSq[l] += intended * intended;
       changeSq[l] += change * change;
     }
   }
@@ -38,12 +41,13 @@ StepSums blockSums(const float* before, const float* after, int64_t begin, int64
 
 }  // namespace
 
-StepSums fp32ChangeSumsCpu(const float* before, const float* after, int64_t n) {
+StepSums stepSumsCpu(const float* before, const float* intendedAfter, const float* after, int64_t n) {
   const int64_t blocks = (n + kCpuBlock - 1) / kCpuBlock;
   std::vector<StepSums> partial(static_cast<size_t>(blocks));
   at::parallel_for(0, blocks, 1, [&](int64_t first, int64_t last) {
     for (int64_t b = first; b < last; ++b)
-      partial[static_cast<size_t>(b)] = blockSums(before, after, b * kCpuBlock, std::min(n, (b + 1) * kCpuBlock));
+      partial[static_cast<size_t>(b)] =
+          blockSums(before, intendedAfter, after, b * kCpuBlock, std::min(n, (b + 1) * kCpuBlock));
   });
   StepSums sums;
   for (const StepSums& p : partial) sums.add(p);

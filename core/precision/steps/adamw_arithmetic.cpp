@@ -1,6 +1,7 @@
 // The AdamW arithmetic every step rule shares, and its scalars.
 #include <cmath>
 
+#include "precision/kernels/change_sums_cpu.h"
 #include "precision/steps/adamw_step.h"
 
 namespace plab::steps {
@@ -29,12 +30,30 @@ torch::Tensor stepTerms(const torch::Tensor& intended, const torch::Tensor& befo
                        torch::scalar_tensor(static_cast<double>(intended.numel()), intended.options().dtype(torch::kFloat64))});
 }
 
-torch::Tensor fp32Intended(const torch::Tensor& w, const torch::Tensor& grad, const torch::Tensor& m,
-                           const torch::Tensor& v, const StepScalars& s) {
+torch::Tensor fp32IntendedWeights(const torch::Tensor& w, const torch::Tensor& grad, const torch::Tensor& m,
+                                  const torch::Tensor& v, const StepScalars& s) {
   const auto copy32 = [](const torch::Tensor& t) { return t.to(torch::kFloat32, false, /*copy=*/true); };
   torch::Tensor w32 = copy32(w);
   adamwInPlace(w32, copy32(grad), copy32(m), copy32(v), s);
-  return exactDifference(w32, w);
+  return w32;
+}
+
+torch::Tensor fp32Intended(const torch::Tensor& w, const torch::Tensor& grad, const torch::Tensor& m,
+                           const torch::Tensor& v, const StepScalars& s) {
+  return exactDifference(fp32IntendedWeights(w, grad, m, v, s), w);
+}
+
+torch::Tensor stepTermsOnePass(const torch::Tensor& before, const torch::Tensor& intendedAfter,
+                               const torch::Tensor& after) {
+  const auto cpuFp32 = [](const torch::Tensor& t) {
+    return t.is_cpu() && t.scalar_type() == torch::kFloat32 && t.is_contiguous();
+  };
+  if (!cpuFp32(before) || !cpuFp32(intendedAfter) || !cpuFp32(after))
+    return stepTerms(exactDifference(intendedAfter, before), before, after);
+  const kernels::StepSums s = kernels::stepSumsCpu(before.data_ptr<float>(), intendedAfter.data_ptr<float>(),
+                                                   after.data_ptr<float>(), after.numel());
+  return torch::tensor({s.intendedNonZero, s.roundedAway, s.intendedSq, s.changeSq, static_cast<double>(after.numel())},
+                       torch::TensorOptions().dtype(torch::kFloat64));
 }
 
 }  // namespace plab::steps

@@ -54,18 +54,23 @@ torch::Tensor exactDifference(const torch::Tensor& after, const torch::Tensor& b
 // (the change taken in fp64 too, so fp32's reads exactly its intended update).
 torch::Tensor stepTerms(const torch::Tensor& intended, const torch::Tensor& before32, const torch::Tensor& after32);
 
+// stepTerms from fp32 copies of the weights before the step, of what fp32
+// arithmetic intended (fp32(before + u)) and after the step: one pass on the
+// CPU (kernels/change_sums_cpu.h), no fp64 tensor of the weights' size.
+// For fp32 weights intendedAfter is after.
+torch::Tensor stepTermsOnePass(const torch::Tensor& before, const torch::Tensor& intendedAfter,
+                               const torch::Tensor& after);
+
 // The intended update of weights w from gradient and moments (any dtype,
 // any view; none is modified): what fp32 AdamW arithmetic on copies makes
-// of them, as fp32(w + u) - w in fp64.
+// of them, as fp32(w + u) - w in fp64; fp32IntendedWeights returns fp32(w + u).
 torch::Tensor fp32Intended(const torch::Tensor& w, const torch::Tensor& grad, const torch::Tensor& m,
                            const torch::Tensor& v, const StepScalars& s);
+torch::Tensor fp32IntendedWeights(const torch::Tensor& w, const torch::Tensor& grad, const torch::Tensor& m,
+                                  const torch::Tensor& v, const StepScalars& s);
 
 // "fp32" (and fp32 layers of every mode): torch::optim::AdamW on fp32 state.
 torch::Tensor fp32Step(ParamState& p, const StepScalars& s, const torch::Tensor& before32);
-// stepTerms of an fp32 step from the weights before and after it, whose
-// difference is the intended update: one pass on the CPU
-// (kernels/change_sums_cpu.h), no fp64 tensor of the weights' size.
-torch::Tensor fp32ChangeTerms(const torch::Tensor& before, const torch::Tensor& after);
 
 // "bf16": torch::optim::AdamW on bf16 param, grad and moments; every
 // operation rounds to bf16.
