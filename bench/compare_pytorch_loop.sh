@@ -4,7 +4,9 @@
 # PyTorch, torch.optim.AdamW; naive bf16 = model.to(torch.bfloat16)) and by
 # this project's CLI in every mode (default statistics: per-layer stats
 # every 5 steps, the 20-step update-lost window). fp32 is compared with the
-# fp32 loop, the bf16 modes with the naive bf16 loop.
+# fp32 loop, the bf16 modes with the naive bf16 loop, and run with the
+# all-bf16 plan as model.to(torch.bfloat16) is (every matrix product in
+# bf16, the tied head included).
 #   bench/compare_pytorch_loop.sh CONFIG.json [batch=8] [seq=64] [steps=20]
 # Needs a Python with torch (Debian: apt-get install python3-torch; run
 # with PYTHON=/usr/bin/python3 if another python3 comes first) and a built
@@ -23,9 +25,12 @@ loop_bf16="$("$python" "$root/bench/pytorch_loop.py" "$config" --dtype bf16 --ba
 echo "config $config, batch $batch x $seq, $steps steps, $(nproc) cores"
 printf '%-14s %14s %18s %8s\n' mode "ours tokens/s" "PyTorch tokens/s" ratio
 for mode in fp32 bf16 bf16-nearest bf16-kahan bf16-sr mixed; do
+  plan="all-bf16"
+  [ "$mode" = fp32 ] && plan="all-fp32"
   cat > "$work/$mode.json" << JSON
 {"name": "vs-pytorch-$mode", "model": {"source": "config", "path": "$config", "tokenizer": "bytes"},
- "mode": "$mode", "steps": $steps, "batch_size": $batch, "seq_len": $seq, "eval_every": 0, "device": "cpu"}
+ "plan": {"preset": "$plan"}, "mode": "$mode", "steps": $steps, "batch_size": $batch, "seq_len": $seq,
+ "eval_every": 0, "device": "cpu"}
 JSON
   "$cli" run "$work/$mode.json" --out "$work/$mode" --no-pdf > "$work/$mode.log" 2>&1 ||
     { echo "$mode: run failed"; tail -3 "$work/$mode.log"; continue; }

@@ -70,7 +70,7 @@ PytorchReference readPytorchReference(const std::optional<std::string>& path) {
 const char* const kBenchHelp =
     "usage: precision-lab-cli bench [--steps N] [--device D] [--pytorch FILE]\n"
     "\n"
-    "Trains the built-in default model (tiny GPT-2, default corpus, linear-bf16\n"
+    "Trains the built-in default model (tiny GPT-2, default corpus, all-bf16\n"
     "plan) for N steps (default 20) in each optimizer mode and prints tokens/s,\n"
     "ms/step (first step excluded as warm-up), training-state memory and the\n"
     "measured peak of one step above the memory resident before it. Statistics\n"
