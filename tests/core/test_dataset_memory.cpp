@@ -18,8 +18,8 @@
 
 #include "data/data_config.h"
 #include "data/text_dataset.h"
+#include "support/byte_level_vocab.h"
 #include "support/temp_files.h"
-#include "tokenizer/byte_level.h"
 #include "tokenizer/tokenizer.h"
 
 using namespace plab;
@@ -69,16 +69,12 @@ void writeSingleLineText(const std::string& path, int64_t bytes) {
 nlohmann::json gpt2StyleTokenizer() {
   const std::vector<std::pair<std::string, std::string>> merges = {
       {" ", "t"}, {"h", "e"}, {" t", "he"}, {"r", "e"}, {"e", "s"}, {" ", "w"}, {"i", "n"}, {"o", "n"}};
-  nlohmann::json vocab = nlohmann::json::object();
-  for (int b = 0; b < 256; ++b) vocab[byte_level::encodeBytes(std::string(1, static_cast<char>(b)))] = b;
+  const nlohmann::json vocab = test::byteLevelVocab(merges);
   nlohmann::json mergeList = nlohmann::json::array();
-  int64_t next = 256;
-  for (const auto& [a, b] : merges) {
-    vocab[byte_level::encodeBytes(a + b)] = next++;
-    mergeList.push_back(byte_level::encodeBytes(a) + " " + byte_level::encodeBytes(b));
-  }
+  for (const auto& [a, b] : merges) mergeList.push_back(test::byteLevelMerge(a, b));
   nlohmann::json j;
-  j["added_tokens"] = nlohmann::json::array({{{"id", next}, {"content", "<|endoftext|>"}, {"special", true}}});
+  j["added_tokens"] =
+      nlohmann::json::array({{{"id", vocab.size()}, {"content", "<|endoftext|>"}, {"special", true}}});
   j["normalizer"] = nullptr;
   j["pre_tokenizer"] = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}};
   j["post_processor"] = nullptr;

@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/byte_level_vocab.h"
 #include "support/error_capture.h"
 #include "support/tiny_models.h"
-#include "tokenizer/byte_level.h"
 #include "train/model_inspect.h"
 #include "train/model_loading.h"
 #include "util/errors.h"
@@ -69,9 +69,7 @@ class TestModelLoading : public QObject {
 
   void vocabAndMergesAreLoadedAndRecorded() {
     const fs::path dir = modelFolder("gpt2-files");
-    json vocab = json::object();
-    for (int b = 0; b < 256; ++b) vocab[byte_level::encodeBytes(std::string(1, static_cast<char>(b)))] = b;
-    vocab[byte_level::encodeBytes("he")] = 256;
+    json vocab = test::byteLevelVocab({{"h", "e"}});  // "he" is 256
     vocab["<|endoftext|>"] = 257;
     std::ofstream(dir / "vocab.json") << vocab.dump();
     std::ofstream(dir / "merges.txt") << "#version: 0.2\nh e\n";

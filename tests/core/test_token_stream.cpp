@@ -20,8 +20,8 @@
 #include "data/document_encoder.h"
 #include "data/text_dataset.h"
 #include "data/token_store.h"
+#include "support/byte_level_vocab.h"
 #include "support/temp_files.h"
-#include "tokenizer/byte_level.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
 #include "util/errors.h"
@@ -49,15 +49,9 @@ json byteLevelJson() {
       {"r", "e"}, {" ", "s"}, {"e", "d"}, {"in", "g"}, {" ", "w"}, {" ", "o"}, {"o", "r"}, {"e", "s"},
       {"a", "t"}, {" ", "c"}, {"i", "s"}, {"n", "d"}, {" a", "nd"}, {"e", "n"}, {"o", "u"}, {" ", " "},
       {"\n", "\n"}, {"\xC3", "\xA9"}, {"'", "s"}, {"1", "2"}, {" o", "f"}, {" ", "in"}};
-  json vocab = json::object();
-  for (int b = 0; b < 256; ++b) vocab[byte_level::encodeBytes(std::string(1, static_cast<char>(b)))] = b;
+  const json vocab = test::byteLevelVocab(merges);
   json mergeList = json::array();
-  int64_t next = 256;
-  for (const auto& [a, b] : merges) {
-    const std::string merged = byte_level::encodeBytes(a + b);
-    if (!vocab.contains(merged)) vocab[merged] = next++;
-    mergeList.push_back(byte_level::encodeBytes(a) + " " + byte_level::encodeBytes(b));
-  }
+  for (const auto& [a, b] : merges) mergeList.push_back(test::byteLevelMerge(a, b));
   json j;
   j["added_tokens"] = json::array({addedToken(400, "<|endoftext|>"), addedToken(401, kSpacedToken)});
   j["normalizer"] = nullptr;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 
+#include "support/byte_level_vocab.h"
 #include "support/error_capture.h"
 #include "support/temp_files.h"
 #include "tokenizer/byte_level.h"
@@ -50,17 +51,10 @@ constexpr int64_t kEndOfText = 300;
 constexpr int64_t kImEnd = 301;
 
 json baseTokenizerJson(bool arrayMerges) {
-  json vocab = json::object();
-  for (int b = 0; b < 256; ++b) vocab[spell(std::string(1, static_cast<char>(b)))] = b;
+  const json vocab = test::byteLevelVocab(kMerges);
   json merges = json::array();
-  int64_t next = 256;
-  for (const auto& [a, b] : kMerges) {
-    vocab[spell(a + b)] = next++;
-    if (arrayMerges)
-      merges.push_back(json::array({spell(a), spell(b)}));
-    else
-      merges.push_back(spell(a) + " " + spell(b));
-  }
+  for (const auto& [a, b] : kMerges)
+    merges.push_back(arrayMerges ? json::array({spell(a), spell(b)}) : json(test::byteLevelMerge(a, b)));
   json j;
   j["version"] = "1.0";
   j["added_tokens"] = json::array({{{"id", kEndOfText}, {"content", "<|endoftext|>"}, {"special", true}},

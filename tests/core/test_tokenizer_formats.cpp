@@ -14,10 +14,10 @@
 #include <limits>
 #include <random>
 
+#include "support/byte_level_vocab.h"
 #include "support/error_capture.h"
 #include "support/temp_files.h"
 #include "tokenizer/bpe_merge.h"
-#include "tokenizer/byte_level.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode_normalization.h"
 #include "util/errors.h"
@@ -88,15 +88,9 @@ json metaspaceJson(const std::string& scheme, bool split) {
 // Byte-level vocabulary: the 256 bytes (id == byte value), then one token per
 // merge in order from 256 (a merge listed twice keeps its first token id).
 json byteLevelJson(const std::vector<std::pair<std::string, std::string>>& merges) {
-  json vocab = json::object();
-  for (int b = 0; b < 256; ++b) vocab[byte_level::encodeBytes(std::string(1, static_cast<char>(b)))] = b;
+  const json vocab = test::byteLevelVocab(merges);
   json mergeList = json::array();
-  int64_t next = 256;
-  for (const auto& [a, b] : merges) {
-    const std::string merged = byte_level::encodeBytes(a + b);
-    if (!vocab.contains(merged)) vocab[merged] = next++;
-    mergeList.push_back(byte_level::encodeBytes(a) + " " + byte_level::encodeBytes(b));
-  }
+  for (const auto& [a, b] : merges) mergeList.push_back(test::byteLevelMerge(a, b));
   json j;
   j["added_tokens"] = json::array({addedToken(300, "<|endoftext|>"), addedToken(302, "<|begin_of_text|>")});
   j["normalizer"] = nullptr;
