@@ -110,12 +110,12 @@ struct PrecisionAdamW::Impl {
     const UpdateWindow& w = s.window;
     if (s.rule == StepRule::Fp32) {
       const torch::Tensor before = w.sample(s.state.param).to(torch::kFloat64);
-      steps::fp32Step(s.state, k, torch::Tensor());
+      steps::fp32Step(s.state, k);
       return w.sample(s.state.param).to(torch::kFloat64) - before;
     }
     const torch::Tensor intended = steps::fp32Intended(w.sample(s.state.param), w.sample(s.state.grad),
                                                         w.sample(s.state.m), w.sample(s.state.v), k);
-    steps::bf16PlainStep(s.state, k, torch::Tensor());
+    steps::bf16PlainStep(s.state, k);
     return intended;
   }
 
@@ -129,28 +129,31 @@ struct PrecisionAdamW::Impl {
     const torch::Tensor before = param.to(torch::kFloat32, false, /*copy=*/true);
     torch::Tensor intendedAfter;
     if (s.rule == StepRule::Fp32) {
-      steps::fp32Step(s.state, k, torch::Tensor());
+      steps::fp32Step(s.state, k);
       intendedAfter = param;
     } else {
       intendedAfter = steps::fp32IntendedWeights(before, s.state.grad, s.state.m, s.state.v, k);
-      steps::bf16PlainStep(s.state, k, torch::Tensor());
+      steps::bf16PlainStep(s.state, k);
     }
     if (windowOn)
       s.window.addSampled(steps::exactDifference(s.window.sample(intendedAfter), s.window.sample(before)));
     return steps::stepTermsOnePass(before, intendedAfter, param.to(torch::kFloat32));
   }
 
-  // The reference rule of the slot (tensor ops); returns the intended update
-  // when before32 is defined.
+  // The torch-op rules (fp32, bf16) without statistics.
+  void torchStep(Slot& s, double lr) {
+    if (s.rule == StepRule::Fp32)
+      steps::fp32Step(s.state, scalarsFor(s, lr));
+    else
+      steps::bf16PlainStep(s.state, scalarsFor(s, lr));
+  }
+
+  // The tensor-op reference of the other rules (mixed, the bf16 writes);
+  // returns the intended update when before32 is defined.
   torch::Tensor runReferenceStep(Slot& s, double lr, const torch::Tensor& before32) {
     const steps::StepScalars k = scalarsFor(s, lr);
-    switch (s.rule) {
-      case StepRule::Fp32: return steps::fp32Step(s.state, k, before32);
-      case StepRule::Bf16Plain: return steps::bf16PlainStep(s.state, k, before32);
-      case StepRule::Master: return steps::masterStep(s.state, k, before32);
-      case StepRule::Bf16Write: return steps::bf16WriteStep(s.state, k, s.write, s.moments, randomFor(s), before32);
-    }
-    return torch::Tensor();
+    if (s.rule == StepRule::Master) return steps::masterStep(s.state, k, before32);
+    return steps::bf16WriteStep(s.state, k, s.write, s.moments, randomFor(s), before32);
   }
 };
 
@@ -257,12 +260,16 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
           stepTermList.push_back(terms);
           stepLayer.push_back(s.layer);
         }
-      } else if (windowOn && !collectStats && (s.rule == StepRule::Fp32 || s.rule == StepRule::Bf16Plain)) {
-        // Only the window's sampled elements are needed: no full-size copy.
-        s.window.addSampled(im.stepWithSampledIntended(s, lr));
-      } else if (collectStats && (s.rule == StepRule::Fp32 || s.rule == StepRule::Bf16Plain)) {
-        stepTermList.push_back(im.torchStepWithTerms(s, lr, windowOn));
-        stepLayer.push_back(s.layer);
+      } else if (s.rule == StepRule::Fp32 || s.rule == StepRule::Bf16Plain) {
+        if (collectStats) {
+          stepTermList.push_back(im.torchStepWithTerms(s, lr, windowOn));
+          stepLayer.push_back(s.layer);
+        } else if (windowOn) {
+          // Only the window's sampled elements are needed: no full-size copy.
+          s.window.addSampled(im.stepWithSampledIntended(s, lr));
+        } else {
+          im.torchStep(s, lr);
+        }
       } else {
         const bool track = collectStats || windowOn;
         // An fp32 copy of the compute weights before the step (a clone for fp32).

@@ -9,14 +9,16 @@
 // multiply-adds, the kernels none; see kernels/fused_adamw.h). They draw the
 // same random bits (Philox). test_fused_kernels holds them to that.
 //
-// Every function updates the tensors in place and, when `before32` is
-// defined (the fp32 value of the weights the model computes with, taken just
-// before the step), returns the intended update: the change an fp32 weight
+// Every function updates the tensors in place. The bf16 write rules and
+// mixed, when `before32` is defined (the fp32 value of the weights the model
+// computes with, taken just before the step), return the intended update: the change an fp32 weight
 // would receive from the same step, i.e. fp32(before + u) - before, with u
 // the AdamW update computed in fp32 from the step's inputs. It is returned
 // in fp64, where that difference of two fp32 values is exact, so that fp32's
 // own change equals its intended update exactly. The update statistics
-// compare it with what the compute weights really received.
+// compare it with what the compute weights really received. fp32 and bf16,
+// torch's own operations, return nothing: PrecisionAdamW takes their
+// intended update from fp32IntendedWeights (fp32: the new weights).
 #include <torch/torch.h>
 
 #include <cstdint>
@@ -70,11 +72,13 @@ torch::Tensor fp32IntendedWeights(const torch::Tensor& w, const torch::Tensor& g
                                   const torch::Tensor& v, const StepScalars& s);
 
 // "fp32" (and fp32 layers of every mode): torch::optim::AdamW on fp32 state.
-torch::Tensor fp32Step(ParamState& p, const StepScalars& s, const torch::Tensor& before32);
+// Its intended update is its own change.
+void fp32Step(ParamState& p, const StepScalars& s);
 
 // "bf16": torch::optim::AdamW on bf16 param, grad and moments; every
-// operation rounds to bf16.
-torch::Tensor bf16PlainStep(ParamState& p, const StepScalars& s, const torch::Tensor& before32);
+// operation rounds to bf16. Its intended update is fp32Intended of the state
+// read before the step.
+void bf16PlainStep(ParamState& p, const StepScalars& s);
 
 // "bf16-nearest", "bf16-kahan", "bf16-sr": the update is computed in fp32
 // from upcast state; moments and weight are then written back with their

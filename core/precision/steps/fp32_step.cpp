@@ -4,9 +4,6 @@
 
 namespace plab::steps {
 
-torch::Tensor fp32Step(ParamState& p, const StepScalars& s, const torch::Tensor& before32) {
-  adamwInPlace(p.param, p.grad, p.m, p.v, s);
-  return before32.defined() ? exactDifference(p.param, before32) : torch::Tensor();
-}
+void fp32Step(ParamState& p, const StepScalars& s) { adamwInPlace(p.param, p.grad, p.m, p.v, s); }
 
 }  // namespace plab::steps
