@@ -86,16 +86,20 @@ void printSummary(const std::vector<RunRecord>& runs) {
   const int nw = static_cast<int>(nameWidth);
   std::cout << std::left << std::setw(nw) << "run" << std::setw(14) << "mode" << std::setw(11) << "status"
             << std::right << std::setw(7) << "steps" << std::setw(11) << "loss" << std::setw(11) << "val loss"
-            << std::setw(12) << "memory MiB" << std::setw(9) << "saved" << std::setw(9) << "lost" << std::setw(10)
+            << std::setw(12) << "memory MiB" << std::setw(13) << "state saved" << std::setw(23) << "measured peak saved"
+            << std::setw(9) << "lost" << std::setw(10)
             << "rounded" << std::setw(10) << "tok/s" << '\n';
-  for (const RunRecord& r : runs) {
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const RunRecord& r = runs[i];
     const RunResult& res = r.result;
+    const auto ref = report::fp32ReferenceIndex(runs, i);
     std::cout << std::left << std::setw(nw) << r.config.name << std::setw(14) << optimizerModeId(r.config.mode)
               << std::setw(11) << runStatusId(res.status) << std::right << std::setw(7) << res.stepsDone << std::fixed
               << std::setprecision(4) << std::setw(11) << res.finalLoss << std::setw(11)
               << (res.finalValLoss ? *res.finalValLoss : std::nan("")) << std::setprecision(2) << std::setw(12)
-              << res.memory.total() / (1024.0 * 1024.0) << std::setprecision(1) << std::setw(8)
-              << 100 * res.memorySavedFraction << '%' << std::setw(8)
+              << res.memory.total() / (1024.0 * 1024.0) << std::setprecision(1) << std::setw(12)
+              << 100 * res.memorySavedFraction << '%' << std::setw(23)
+              << report::peakSavingText(r, ref ? &runs[*ref] : nullptr) << std::setw(8)
               << (res.meanUpdateLost ? 100 * *res.meanUpdateLost : std::nan("")) << '%' << std::setw(9)
               << 100 * res.meanRoundedAwayFraction << '%' << std::setprecision(0) << std::setw(10)
               << res.meanTokensPerSecond << '\n';

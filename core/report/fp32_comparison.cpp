@@ -29,6 +29,21 @@ const StepMetrics* stepOf(const RunRecord& r, int64_t step) {
   return it != r.steps.end() && it->step == step ? &*it : nullptr;
 }
 
+std::string mibText(int64_t bytes) { return fixed(double(bytes) / (1024.0 * 1024.0), 1) + " MiB"; }
+
+// The measured side of the verdict's memory figure.
+std::string peakClause(const RunRecord& run, const RunRecord* fp32Reference) {
+  const std::optional<int64_t>& peak = run.result.trainingPeakBytes;
+  if (!peak) return run.result.status == RunStatus::Completed ? "peak not measured" : "peak not measured yet";
+  const std::string measured = "measured peak " + mibText(*peak);
+  if (run.config.mode == OptimizerMode::Fp32AdamW) return measured;
+  if (!fp32Reference) return measured + "; no fp32 run to compare the peak with";
+  const std::optional<int64_t>& fp32Peak = fp32Reference->result.trainingPeakBytes;
+  if (!fp32Peak || *fp32Peak <= 0) return measured + "; the fp32 run's peak is not measured";
+  const double saved = 1.0 - double(*peak) / double(*fp32Peak);
+  return measured + ", " + fixed(100 * std::abs(saved), 1) + (saved >= 0 ? " % below" : " % above") + " fp32's";
+}
+
 }  // namespace
 
 std::optional<size_t> fp32ReferenceIndex(const std::vector<RunRecord>& runs, size_t run) {
@@ -71,6 +86,21 @@ std::optional<double> meanUpdateLost(const RunRecord& run) {
   return count > 0 ? std::optional<double>(sum / count) : std::nullopt;
 }
 
+std::optional<double> measuredPeakSaving(const RunRecord& run, const RunRecord* fp32Reference) {
+  if (!fp32Reference) return std::nullopt;
+  const std::optional<int64_t>& peak = run.result.trainingPeakBytes;
+  const std::optional<int64_t>& fp32Peak = fp32Reference->result.trainingPeakBytes;
+  if (!peak || !fp32Peak || *fp32Peak <= 0) return std::nullopt;
+  return 1.0 - double(*peak) / double(*fp32Peak);
+}
+
+std::string peakSavingText(const RunRecord& run, const RunRecord* fp32Reference) {
+  if (!run.result.trainingPeakBytes) return "not measured";
+  if (!fp32Reference) return "no fp32 run";
+  if (const auto saved = measuredPeakSaving(run, fp32Reference)) return fixed(100 * *saved, 1) + " %";
+  return "fp32 peak not measured";
+}
+
 std::string runVerdict(const RunRecord& run, const RunRecord* fp32Reference) {
   const std::string mode = optimizerModeId(run.config.mode);
   // A failed run's losses are not a result to compare: say that it failed.
@@ -107,7 +137,10 @@ std::string runVerdict(const RunRecord& run, const RunRecord* fp32Reference) {
     verdict += ", " + fixed(100 * *lost, 1) + " % of the intended update lost";
   const int64_t baseline = run.info.fp32Baseline.total();
   const int64_t memory = run.steps.back().memory.total();
-  if (baseline > 0 && memory > 0) verdict += ", " + fixed(100 * (1 - double(memory) / double(baseline)), 1) + " % memory saved";
+  if (baseline > 0 && memory > 0) {
+    verdict += ", " + fixed(100 * (1 - double(memory) / double(baseline)), 1) + " % state memory saved";
+    verdict += " (" + peakClause(run, fp32Reference) + ")";
+  }
   return verdict;
 }
 

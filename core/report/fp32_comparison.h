@@ -27,9 +27,20 @@ LossDifference lossDifference(const RunRecord& run, const RunRecord& reference);
 // once finished); empty when no window closed.
 std::optional<double> meanUpdateLost(const RunRecord& run);
 
+// The measured memory saving: 1 - training peak of `run` / training peak of
+// its fp32 reference (RunResult::trainingPeakBytes). Empty without a
+// reference or without a measured peak on either side: never a made-up 0.
+std::optional<double> measuredPeakSaving(const RunRecord& run, const RunRecord* fp32Reference);
+// For table cells: "43.8 %", or why there is none ("no fp32 run", "not
+// measured", "fp32 peak not measured").
+std::string peakSavingText(const RunRecord& run, const RunRecord* fp32Reference);
+
 // "bf16: +0.060 nats val loss vs fp32, 88.5 % of the intended update lost,
-// 50.0 % memory saved". Compares the validation losses at the last step both
-// runs evaluated, else the train losses at the last step both measured.
+// 50.0 % state memory saved (measured peak 70.2 MiB, 43.8 % below fp32's)".
+// The state saving counts weights, gradients, moments, master copies and
+// Kahan buffers against all-fp32 AdamW; the peak saving is measured.
+// Compares the validation losses at the last step both runs evaluated, else
+// the train losses at the last step both measured.
 std::string runVerdict(const RunRecord& run, const RunRecord* fp32Reference);
 
 }  // namespace plab::report

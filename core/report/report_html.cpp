@@ -52,7 +52,9 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
        "single step (Kahan and stochastic rounding defer or randomise writes, so this stays high for them).</small></p>\n";
 
   h << "<h2>Summary</h2>\n<table>\n<tr><th>run</th><th>mode</th><th>status</th><th>moments</th><th>steps</th><th>final loss</th>"
-       "<th>final val loss</th><th>memory (MiB)</th><th>saved vs fp32</th><th>mean update lost</th>"
+       "<th>final val loss</th><th>memory (MiB)</th><th title=\"training state: weights, gradients, moments, master copies and Kahan "
+       "buffers, against all-fp32 AdamW\">state saved vs fp32</th><th title=\"1 - the run's measured training "
+       "peak / the fp32 run's\">measured peak saved vs fp32</th><th>mean update lost</th>"
        "<th>mean update error</th><th>mean rounded away</th><th>tokens/s</th></tr>\n";
   std::vector<OptimizerMode> modes;
   for (const RunRecord& r : runs) modes.push_back(r.config.mode);
@@ -60,6 +62,7 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
     const RunResult& res = r.result;
+    const auto ref = report::fp32ReferenceIndex(runs, i);
     const auto pct = [](const std::optional<double>& v) { return v ? num(100 * *v, 4) + "%" : std::string("-"); };
     const std::string status = runStatusId(res.status);
     h << "<tr><td class=\"text\" style=\"color:" << hexColor(colors[i]) << ";font-weight:bold\">"
@@ -68,6 +71,7 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
       << escapeXml(r.info.momentPrecision.empty() ? "-" : r.info.momentPrecision) << "</td><td>" << res.stepsDone << "</td><td>"
       << report::lossText(res.finalLoss) << "</td><td>" << (res.finalValLoss ? report::lossText(*res.finalValLoss) : "-") << "</td><td>"
       << mibText(res.memory.total()) << "</td><td>" << num(100 * res.memorySavedFraction, 4) << "%</td><td>"
+      << escapeXml(report::peakSavingText(r, ref ? &runs[*ref] : nullptr)) << "</td><td>"
       << pct(res.meanUpdateLost) << "</td><td>" << pct(res.meanUpdateError) << "</td><td>"
       << num(100 * meanRoundedAway(r), 4) << "%</td><td>" << num(res.meanTokensPerSecond, 5) << "</td></tr>\n";
   }
@@ -81,12 +85,13 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
   h << "<h2>Memory breakdown (MiB)</h2>\n<table>\n<tr><th>run</th><th>weights</th><th>gradients</th>"
        "<th>moments</th><th>master</th><th>kahan</th><th>total</th><th>predicted total</th>"
        "<th title=\"a training step's measured peak above the memory resident before it: activations and "
-       "temporaries\">step peak above state</th></tr>\n";
+       "temporaries\">step peak above state</th><th title=\"what the process held for training at its measured "
+       "peak, above what it held before the model was loaded\">measured training peak</th></tr>\n";
   if (!runs.empty()) {
     const MemoryBreakdown b = report::headerFp32Baseline(runs);
     h << "<tr><td class=\"text\">fp32 AdamW baseline</td><td>" << mibText(b.weights) << "</td><td>"
       << mibText(b.gradients) << "</td><td>" << mibText(b.moments) << "</td><td>" << mibText(b.master) << "</td><td>"
-      << mibText(b.kahan) << "</td><td>" << mibText(b.total()) << "</td><td>-</td><td>-</td></tr>\n";
+      << mibText(b.kahan) << "</td><td>" << mibText(b.total()) << "</td><td>-</td><td>-</td><td>-</td></tr>\n";
   }
   for (const RunRecord& r : runs) {
     const MemoryBreakdown& m = r.result.memory;
@@ -94,7 +99,8 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
       << mibText(m.gradients) << "</td><td>" << mibText(m.moments) << "</td><td>" << mibText(m.master) << "</td><td>"
       << mibText(m.kahan) << "</td><td>" << mibText(m.total()) << "</td><td>"
       << mibText(r.info.predictedMemory.total()) << "</td><td>"
-      << (r.result.stepPeakBytes ? mibText(*r.result.stepPeakBytes) : std::string("-")) << "</td></tr>\n";
+      << (r.result.stepPeakBytes ? mibText(*r.result.stepPeakBytes) : std::string("-")) << "</td><td>"
+      << (r.result.trainingPeakBytes ? mibText(*r.result.trainingPeakBytes) : std::string("-")) << "</td></tr>\n";
   }
   h << "</table>\n";
 

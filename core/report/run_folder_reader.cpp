@@ -105,6 +105,11 @@ RunResult runResultFromStoredJson(const json& j) {
   r.memorySavedFraction = numberOr(j, "memory_saved_fraction", 0);
   if (j.contains("step_peak_bytes") && j["step_peak_bytes"].is_number_integer())
     r.stepPeakBytes = j["step_peak_bytes"].get<int64_t>();
+  if (j.contains("training_peak_bytes") && j["training_peak_bytes"].is_number_integer())
+    r.trainingPeakBytes = j["training_peak_bytes"].get<int64_t>();
+  if (j.contains("peak_probe_steps") && j["peak_probe_steps"].is_array())
+    for (const json& s : j["peak_probe_steps"])
+      if (s.is_number_integer()) r.peakProbeSteps.push_back(s.get<int64_t>());
   return r;
 }
 

@@ -79,6 +79,7 @@ void writeComparisonReport(const fs::path& dir, const std::vector<RunRecord>& ru
   std::set<std::string> used;
   std::string csv =
       "name,mode,status,steps_done,final_loss,final_val_loss,memory_bytes,memory_saved_fraction,"
+      "training_peak_bytes,peak_saved_fraction,"
       "mean_update_lost,mean_update_error,mean_rounded_away_fraction,mean_tokens_per_second,folder,verdict\n";
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
@@ -93,6 +94,8 @@ void writeComparisonReport(const fs::path& dir, const std::vector<RunRecord>& ru
            std::to_string(res.stepsDone) + "," + nlohmann::json(res.finalLoss).dump() + "," +
            (res.finalValLoss ? nlohmann::json(*res.finalValLoss).dump() : "") + "," +
            std::to_string(res.memory.total()) + "," + nlohmann::json(res.memorySavedFraction).dump() + "," +
+           (res.trainingPeakBytes ? std::to_string(*res.trainingPeakBytes) : "") + "," +
+           optional(report::measuredPeakSaving(r, ref ? &runs[*ref] : nullptr)) + "," +
            optional(res.meanUpdateLost) + "," + optional(res.meanUpdateError) + "," +
            nlohmann::json(res.meanRoundedAwayFraction).dump() + "," + nlohmann::json(res.meanTokensPerSecond).dump() +
            ",runs/" + folder + "," + csvField(report::runVerdict(r, ref ? &runs[*ref] : nullptr)) + "\n";

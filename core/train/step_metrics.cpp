@@ -147,6 +147,8 @@ nlohmann::json toJson(const RunResult& r) {
   j["mean_update_lost"] = r.meanUpdateLost ? number(*r.meanUpdateLost) : json(nullptr);
   j["mean_update_error"] = r.meanUpdateError ? number(*r.meanUpdateError) : json(nullptr);
   j["step_peak_bytes"] = r.stepPeakBytes ? json(*r.stepPeakBytes) : json(nullptr);
+  j["training_peak_bytes"] = r.trainingPeakBytes ? json(*r.trainingPeakBytes) : json(nullptr);
+  j["peak_probe_steps"] = r.peakProbeSteps;
   return j;
 }
 

@@ -81,11 +81,21 @@ struct RunResult {
   std::optional<double> meanUpdateError;
   MemoryBreakdown memory;
   double memorySavedFraction = 0;   // 1 - memory.total / fp32Baseline.total
-  // Measured peak of one training step (step 2, or 1 in a one-step run)
-  // above the memory resident when it began: activations, temporaries and
-  // the optimizer's transients (util/step_memory.h). Unset where it cannot
-  // be measured.
+  // The run's measured peak, over the steps in peakProbeSteps (the second
+  // step this process runs, or the only one; the first statistics step
+  // after it; the first step after it that closes an update-lost window;
+  // util/step_memory.h). Unset where it cannot be measured, and in run
+  // folders written before it was recorded.
+  // stepPeakBytes: the largest peak of one step above the memory resident
+  // when it began: activations, temporaries and the optimizer's transients.
   std::optional<int64_t> stepPeakBytes;
+  // trainingPeakBytes: the most the process held for training: resident at
+  // a probed step's start minus what was resident before the model was
+  // loaded (StepMemoryProbe::residentBytes: CPU anonymous RSS after
+  // malloc_trim, CUDA allocated bytes), plus that step's peak above its
+  // start. The measured "memory saved" compares it with the fp32 run's.
+  std::optional<int64_t> trainingPeakBytes;
+  std::vector<int64_t> peakProbeSteps;
 };
 
 nlohmann::json toJson(const StepMetrics& m);

@@ -20,6 +20,7 @@
 #include "train/lr_schedule.h"
 #include "train/metrics_writer.h"
 #include "train/model_loading.h"
+#include "train/run_peak.h"
 #include "util/step_memory.h"
 #include "util/atomic_file.h"
 #include "util/blas_info.h"
@@ -74,6 +75,8 @@ std::string fmt(double v, int precision = 4) {
   s << std::setprecision(precision) << v;
   return s.str();
 }
+
+double mib(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
 // Replaced whole (temporary name + rename): a crash or a full disk never
 // leaves an empty or torn summary.
@@ -173,6 +176,8 @@ class Session {
     device_ = device;
     torch::manual_seed(cfg_.seed);
     rng_.seed(cfg_.seed);
+    // What the process held before this run: its training peak counts from here.
+    residentBeforeModel_ = StepMemoryProbe::residentBytes(device.str());
 
     LoadedModel loaded = loadModelForRun(cfg_.model, cfg_.seed, /*allowDownload=*/true,
                                          [this](const std::string& s) { log(s); }, device.str());
@@ -269,6 +274,8 @@ class Session {
   void train() {
     const auto start = Clock::now();
     double pausedSeconds = 0;
+    peak_.emplace(firstStep_, cfg_.steps, cfg_.layer_stats_every, cfg_.update_window);
+    peak_->setBaseline(residentBeforeModel_);
     for (int64_t step = firstStep_; step <= cfg_.steps; ++step) {
       pausedSeconds += control_.waitWhilePaused();
       if (control_.stopping()) {
@@ -280,10 +287,9 @@ class Session {
       StepMetrics m;
       m.step = step;
       m.lr = scheduledLr(cfg_, step);
-      // One step's real peak memory, measured once: on the second step this
-      // process runs (the first warms up the allocator), or the only one.
+      // The run's real peak memory, probed on a few steps (train/run_peak.h).
       std::optional<StepMemoryProbe> probe;
-      if (step == std::min<int64_t>(firstStep_ + 1, cfg_.steps)) probe.emplace(device_.str());
+      if (peak_->probes(step)) probe.emplace(device_.str());
       const auto stepStart = Clock::now();
 
       optimizer_->zeroGrad();
@@ -332,7 +338,12 @@ class Session {
         ++windowCount_;
       }
       m.memory = optimizer_->measuredMemory();
-      if (probe) stepPeakBytes_ = probe->peakAboveStart();
+      if (probe)
+        if (const auto probed = peak_->add(step, *probe))
+          log("memory at step " + std::to_string(step) + (collect ? " (statistics)" : "") +
+              (stats.window.empty() ? "" : " (window)") + ": peak " + fmt(mib(probed->aboveStart), 4) +
+              " MiB above the step's start" +
+              (probed->training ? ", " + fmt(mib(*probed->training), 4) + " MiB held for training" : ""));
 
       const double stepSeconds = std::chrono::duration<double>(Clock::now() - stepStart).count();
       trainSeconds_ += stepSeconds;
@@ -413,7 +424,11 @@ class Session {
     for (const StepMetrics& m : steps_)
       if (std::isfinite(m.loss)) tokens += info_.tokensPerStep;
     r.meanTokensPerSecond = trainSeconds_ > 0 ? double(tokens) / trainSeconds_ : 0.0;
-    r.stepPeakBytes = stepPeakBytes_;
+    if (peak_) {
+      r.stepPeakBytes = peak_->stepPeakBytes();
+      r.trainingPeakBytes = peak_->trainingPeakBytes();
+      r.peakProbeSteps = peak_->probedSteps();
+    }
     r.meanRoundedAwayFraction = roundedAwayCount_ > 0 ? roundedAwaySum_ / double(roundedAwayCount_) : 0.0;
     if (windowCount_ > 0) {
       r.meanUpdateLost = updateLostSum_ / double(windowCount_);
@@ -434,7 +449,8 @@ class Session {
   const RunConfig& cfg_;
   const Trainer::Callbacks& cb_;
   torch::Device device_{torch::kCPU};
-  std::optional<int64_t> stepPeakBytes_;
+  std::optional<int64_t> residentBeforeModel_;
+  std::optional<RunPeak> peak_;  // set when training starts
   std::mt19937_64 rng_;
   int64_t firstStep_ = 1;  // > 1 when resumed from a checkpoint
   std::shared_ptr<CausalLM> model_;

@@ -126,7 +126,14 @@ class TestReport : public QObject {
     measured.result.stepPeakBytes = 12 << 20;
     const std::string withPeak = renderReportHtml({measured}, "t");
     QVERIFY(withPeak.find("step peak above state") != std::string::npos);
-    QVERIFY(withPeak.find("<td>12</td></tr>") != std::string::npos);
+    QVERIFY(withPeak.find("<td>12</td><td>-</td></tr>") != std::string::npos);
+    measured.result.trainingPeakBytes = 40 << 20;
+    const std::string withTrainingPeak = renderReportHtml({measured}, "t");
+    QVERIFY(withTrainingPeak.find("measured training peak") != std::string::npos);
+    QVERIFY(withTrainingPeak.find("<td>12</td><td>40</td></tr>") != std::string::npos);
+    // No fp32 run in this report: the peak saving says so, it is not 0 %.
+    QVERIFY(withTrainingPeak.find("measured peak saved vs fp32") != std::string::npos);
+    QVERIFY(withTrainingPeak.find("<td>no fp32 run</td>") != std::string::npos);
   }
 
   void runReportFolder() {
@@ -164,7 +171,24 @@ class TestReport : public QObject {
     bf16.steps[4].updateLost = 0.9;
     bf16.steps[9].updateLost = 0.872;
     QCOMPARE(report::runVerdict(bf16, &fp32),
-             std::string("bf16: +0.0600 nats val loss vs fp32, 88.6 % of the intended update lost, 50.0 % memory saved"));
+             std::string("bf16: +0.0600 nats val loss vs fp32, 88.6 % of the intended update lost, "
+                         "50.0 % state memory saved (peak not measured)"));
+    // The measured peak beside the state saving, against the same fp32 run.
+    fp32.result.trainingPeakBytes = 100 << 20;
+    bf16.result.trainingPeakBytes = int64_t(56.2 * (1 << 20));
+    QCOMPARE(report::runVerdict(bf16, &fp32),
+             std::string("bf16: +0.0600 nats val loss vs fp32, 88.6 % of the intended update lost, "
+                         "50.0 % state memory saved (measured peak 56.2 MiB, 43.8 % below fp32's)"));
+    QCOMPARE(report::peakSavingText(bf16, &fp32), std::string("43.8 %"));
+    QVERIFY(report::runVerdict(fp32, &fp32).find("(measured peak 100.0 MiB)") != std::string::npos);
+    QVERIFY(report::runVerdict(bf16, nullptr).find("no fp32 run to compare the peak with") != std::string::npos);
+    RunRecord fp32Old = fp32;  // a folder from before the peak was recorded
+    fp32Old.result.trainingPeakBytes.reset();
+    QVERIFY(report::runVerdict(bf16, &fp32Old).find("the fp32 run's peak is not measured") != std::string::npos);
+    bf16.result.trainingPeakBytes = 110 << 20;
+    QVERIFY(report::runVerdict(bf16, &fp32).find("10.0 % above fp32's") != std::string::npos);
+    bf16.result.trainingPeakBytes.reset();
+    fp32.result.trainingPeakBytes.reset();
     QVERIFY(report::runVerdict(fp32, &fp32).rfind("fp32: the fp32 reference", 0) == 0);
     QVERIFY(report::runVerdict(bf16, nullptr).find("no fp32 run") != std::string::npos);
     // A run in progress is compared at the last step both measured.
@@ -187,14 +211,20 @@ class TestReport : public QObject {
   void comparisonReport() {
     QTemporaryDir tmp;
     const fs::path dir = tmp.path().toStdString();
-    const std::vector<RunRecord> runs = {syntheticRun("cmp/fp32", OptimizerMode::Fp32AdamW, 8),
-                                         syntheticRun("cmp-bf16", OptimizerMode::Bf16Plain, 8)};
+    std::vector<RunRecord> runs = {syntheticRun("cmp/fp32", OptimizerMode::Fp32AdamW, 8),
+                                   syntheticRun("cmp-bf16", OptimizerMode::Bf16Plain, 8)};
+    runs[0].result.trainingPeakBytes = 4000;
+    runs[1].result.trainingPeakBytes = 3000;
     writeComparisonReport(dir, runs);
     QVERIFY(fs::exists(dir / "runs" / "cmp_fp32" / "report.html"));
     QVERIFY(fs::exists(dir / "runs" / "cmp-bf16" / "config.json"));
     const std::string csv = readFile(dir / "summary.csv");
     QCOMPARE(count(csv, "\n"), 3);
     QVERIFY(csv.find("cmp/fp32,fp32,completed,8,") != std::string::npos);
+    // The state saving, then the measured training peak and its saving vs the fp32 run.
+    QVERIFY(csv.find("memory_saved_fraction,training_peak_bytes,peak_saved_fraction,") != std::string::npos);
+    QVERIFY(csv.find(",4000,0.0,") != std::string::npos);
+    QVERIFY(csv.find(",3000,0.25,") != std::string::npos);
     const std::string html = readFile(dir / "report.html");
     // Overlaid charts (loss, val loss, loss minus fp32, update lost, rounded
     // away, memory) + one heatmap per run.

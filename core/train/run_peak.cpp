@@ -1,0 +1,45 @@
+#include "train/run_peak.h"
+
+#include <algorithm>
+
+#include "util/step_memory.h"
+
+namespace plab {
+namespace {
+
+// The first multiple of `every` above `after`.
+int64_t nextMultiple(int64_t after, int64_t every) { return (after / every + 1) * every; }
+
+}  // namespace
+
+RunPeak::RunPeak(int64_t firstStep, int64_t lastStep, int64_t statsEvery, int64_t window) {
+  if (lastStep < firstStep) return;
+  const int64_t second = std::min(firstStep + 1, lastStep);
+  planned_.push_back(second);
+  if (statsEvery > 0) planned_.push_back(nextMultiple(firstStep, statsEvery));
+  if (window > 0) planned_.push_back(nextMultiple(firstStep, window));
+  planned_.erase(std::remove_if(planned_.begin(), planned_.end(), [&](int64_t s) { return s > lastStep; }),
+                 planned_.end());
+  std::sort(planned_.begin(), planned_.end());
+  planned_.erase(std::unique(planned_.begin(), planned_.end()), planned_.end());
+}
+
+bool RunPeak::probes(int64_t step) const { return std::binary_search(planned_.begin(), planned_.end(), step); }
+
+std::optional<RunPeak::Probed> RunPeak::add(int64_t step, const StepMemoryProbe& probe) {
+  const std::optional<int64_t> above = probe.peakAboveStart();
+  if (!above) return std::nullopt;
+  Probed p;
+  p.aboveStart = *above;
+  probed_.push_back(step);
+  stepPeak_ = std::max(stepPeak_.value_or(0), *above);
+  if (baseline_ && probe.startBytes()) {
+    // Resident at the step's start may sit below the baseline (memory the
+    // loading freed); the training peak is never negative.
+    p.training = std::max<int64_t>(0, *probe.startBytes() - *baseline_ + *above);
+    trainingPeak_ = std::max(trainingPeak_.value_or(0), *p.training);
+  }
+  return p;
+}
+
+}  // namespace plab
