@@ -12,6 +12,7 @@
 #include "charts/rounded_away_chart.h"
 #include "charts/update_lost_chart.h"
 #include "run/run_store.h"
+#include "util/format.h"
 
 using namespace plab::ui;
 
@@ -267,6 +268,29 @@ class TestCharts : public QObject {
     empty.config.name = "queued";
     chart.showRuns({syntheticRun(0, 3), empty});
     QCOMPARE(chart.partBars(0)->dataCount(), 2);
+  }
+
+  // Under each bar: the state saving, then the measured peak against the
+  // fp32 twin (or why there is none), then a step's peak above the state.
+  void memoryChartLabelsTheMeasuredPeak() {
+    plab::RunRecord fp32 = syntheticRun(0, 3), bf16 = syntheticRun(1, 3), alone = syntheticRun(1, 3), old = syntheticRun(1, 3);
+    fp32.config.mode = plab::OptimizerMode::Fp32AdamW;
+    fp32.result.trainingPeakBytes = 40 << 20;
+    bf16.config.mode = plab::OptimizerMode::Bf16Plain;
+    bf16.result.trainingPeakBytes = 30 << 20;
+    bf16.result.stepPeakBytes = 12 << 20;
+    alone.config.seed = 9;  // no fp32 run with its seed
+    alone.result.trainingPeakBytes = 30 << 20;
+    MemoryChart chart;
+    chart.showRuns({fp32, bf16, alone, old});
+    const auto ticker = qSharedPointerDynamicCast<QCPAxisTickerText>(chart.xAxis->ticker());
+    QVERIFY(ticker);
+    const QStringList labels = ticker->ticks().values();
+    QCOMPARE(labels.size(), 5);  // fp32 AdamW baseline + 4 runs
+    QCOMPARE(labels[1], QString("fp32 state −%1\npeak 40.0 MiB").arg(percentText(0.875, 0)));
+    QCOMPARE(labels[2], QString("bf16 state −%1\npeak −%2\nstep +12.0 MiB").arg(percentText(0.8125, 0), percentText(0.25)));
+    QVERIFY2(labels[3].endsWith("\npeak: no fp32 run"), qPrintable(labels[3]));
+    QVERIFY2(!labels[4].contains("peak"), qPrintable(labels[4]));  // a folder from before the peak was recorded
   }
 
   void heatmapIsLayersTimesSteps() {

@@ -109,7 +109,7 @@ class TestQtReport : public QObject {
     const int pages = static_cast<int>(text.count('\f'));
     QVERIFY2(pages >= 2 && pages <= 5, qPrintable(QString("%1 pages").arg(pages)));
     const QString words = text.simplified();  // wrapped headers read as one line
-    for (const char* header : {"Run", "Mode", "Status", "Steps", "Final loss", "Val loss", "Memory", "Saved",
+    for (const char* header : {"Run", "Mode", "Status", "Steps", "Final loss", "Val loss", "Memory", "State saved", "Peak saved (measured)",
                                "Update lost", "Rounded away", "Tokens/s"})
       QVERIFY2(words.contains(header), qPrintable(QString(header) + " missing in\n" + text.left(1500)));
     QVERIFY2(!text.contains("..."), "a cell was cut short with …");  // NFKC turned … into ...

@@ -1,7 +1,9 @@
 #include "charts/memory_chart.h"
 
 #include <algorithm>
+#include <cmath>
 
+#include "report/fp32_comparison.h"
 #include "run/run_summary.h"
 #include "util/format.h"
 
@@ -14,12 +16,22 @@ std::array<double, MemoryChart::kParts> partsOf(const plab::MemoryBreakdown& m) 
   return {mib(m.weights), mib(m.gradients), mib(m.moments), mib(m.master), mib(m.kahan)};
 }
 
+// "peak −43.8 %" against the fp32 run; the fp32 run shows its own peak.
+QString peakLine(const plab::RunRecord& run, const plab::RunRecord* fp32Reference) {
+  if (run.config.mode == plab::OptimizerMode::Fp32AdamW)
+    return "peak " + QString::number(mib(*run.result.trainingPeakBytes), 'f', 1) + " MiB";
+  const auto saved = plab::report::measuredPeakSaving(run, fp32Reference);
+  if (!saved) return "peak: " + QString::fromStdString(plab::report::peakSavingText(run, fp32Reference));
+  return "peak " + QString(*saved >= 0 ? "−" : "+") + percentText(std::abs(*saved));
+}
+
 }  // namespace
 
 MemoryChart::MemoryChart(QWidget* parent) : RunChart("Training-state memory", parent) {
   setObjectName("memoryChart");
-  setExplanation("weights + gradients + AdamW moments + master\ncopies + Kahan buffers; % saved vs fp32 AdamW;\n"
-                 "\"step +N\": a step's measured peak above them");
+  setExplanation("weights + gradients + AdamW moments + master\ncopies + Kahan buffers; \"state −N %\": saved vs fp32 AdamW;\n"
+                 "\"peak −N %\": the measured training peak vs the fp32 run's;\n"
+                 "\"step +N\": a step's measured peak above the state");
   yAxis->setLabel("MiB");
   ticker_.reset(new QCPAxisTickerText);
   xAxis->setTicker(ticker_);
@@ -64,9 +76,11 @@ void MemoryChart::showRuns(const std::vector<plab::RunRecord>& runs) {
     if (keys.empty()) addBar(plab::fp32AdamWBaseline(runs[i].info.parameterCount), "fp32 AdamW");
     const plab::MemoryBreakdown& m =
         !runs[i].steps.empty() ? runs[i].steps.back().memory : runs[i].info.measuredMemory;
-    QString label = QString::fromStdString(plab::optimizerModeId(runs[i].config.mode)) + " −" + percentText(s.savedFraction, 0);
-    // What a step really takes on top of the training state (activations,
-    // temporaries), measured once per run: the state is not the whole story.
+    QString label = QString::fromStdString(plab::optimizerModeId(runs[i].config.mode)) + " state −" +
+                    percentText(s.savedFraction, 0);
+    // The measured side: the state is not the whole story.
+    const auto ref = plab::report::fp32ReferenceIndex(runs, i);
+    if (runs[i].result.trainingPeakBytes) label += "\n" + peakLine(runs[i], ref ? &runs[*ref] : nullptr);
     if (const auto& peak = runs[i].result.stepPeakBytes) label += "\nstep +" + QString::number(mib(*peak), 'f', 1) + " MiB";
     addBar(m, label);
     saved_.push_back(s.savedFraction);

@@ -29,7 +29,14 @@ ComparisonTable::ComparisonTable(const RunStore* store, QWidget* parent)
     : QTableWidget(0, ColumnCount, parent), store_(store) {
   setObjectName("comparisonTable");
   setHorizontalHeaderLabels({"Run", "Mode", "Status", "Started", "Steps", "Final loss", "Final val loss", "Memory",
-                             "Saved vs fp32", "Update lost", "Rounded away (step)", "Tokens/s", "Verdict"});
+                             "State saved vs fp32", "Peak saved vs fp32 (measured)", "Update lost",
+                             "Rounded away (step)", "Tokens/s", "Verdict"});
+  horizontalHeaderItem(SavedColumn)
+      ->setToolTip("Training state (weights, gradients, moments, master copies, Kahan buffers) against all-fp32 "
+                   "AdamW on the same parameters: predicted by the plan, not the process's memory");
+  horizontalHeaderItem(PeakSavedColumn)
+      ->setToolTip("1 - the run's measured training peak / the peak of the fp32 run on the same model, data, seed, "
+                   "batch and sequence length (activations and temporaries included)");
   horizontalHeaderItem(UpdateLostColumn)
       ->setToolTip("Mean over windows of the share of the intended AdamW update that never reached the weights "
                    "the model computes with (fp32 = 0)");
@@ -120,6 +127,9 @@ void ComparisonTable::refreshVerdict(int run) {
   auto* item = cell(verdict, false);
   item->setToolTip(verdict);
   setItem(run, VerdictColumn, item);
+  // Against the same fp32 run as the verdict.
+  setItem(run, PeakSavedColumn,
+          cell(QString::fromStdString(plab::report::peakSavingText(runs[i], ref ? &runs[*ref] : nullptr))));
 }
 
 }  // namespace plab::ui

@@ -15,7 +15,7 @@ class ComparisonTable : public QTableWidget {
  public:
   enum Column {
     NameColumn = 0, ModeColumn, StatusColumn, StartedColumn, StepsColumn, LossColumn, ValLossColumn,
-    MemoryColumn, SavedColumn, UpdateLostColumn, RoundedColumn, TokensColumn, VerdictColumn, ColumnCount
+    MemoryColumn, SavedColumn, PeakSavedColumn, UpdateLostColumn, RoundedColumn, TokensColumn, VerdictColumn, ColumnCount
   };
   explicit ComparisonTable(const RunStore* store, QWidget* parent = nullptr);
 

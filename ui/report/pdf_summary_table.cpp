@@ -16,7 +16,7 @@ namespace plab::ui {
 namespace {
 
 const QStringList kHeaders = {"Run", "Mode", "Status", "Steps", "Final loss", "Val loss", "Memory",
-                              "Saved", "Update lost", "Rounded away", "Tokens/s"};
+                              "State saved", "Peak saved (measured)", "Update lost", "Rounded away", "Tokens/s"};
 constexpr int kFirstNumberColumn = 3;
 constexpr int kStatusColumn = 2;
 constexpr double kLargestPt = 8.0, kSmallestPt = 5.5;
@@ -25,7 +25,9 @@ QString lossCell(const std::optional<double>& v) {
   return v ? QString::fromStdString(plab::report::lossText(*v)) : QString("–");
 }
 
-QStringList rowOf(const plab::RunRecord& r) {
+QStringList rowOf(const std::vector<plab::RunRecord>& runs, size_t i) {
+  const plab::RunRecord& r = runs[i];
+  const auto ref = plab::report::fp32ReferenceIndex(runs, i);
   const RunSummary s = summarizeRun(r, true);
   const auto lost = plab::report::meanUpdateLost(r);
   return {QString::fromStdString(r.config.name),
@@ -36,6 +38,7 @@ QStringList rowOf(const plab::RunRecord& r) {
           lossCell(s.finalValLoss),
           s.memoryBytes > 0 ? humanBytes(s.memoryBytes) : "–",
           s.memoryBytes > 0 ? percentText(s.savedFraction) : "–",
+          QString::fromStdString(plab::report::peakSavingText(r, ref ? &runs[*ref] : nullptr)),
           lost ? percentText(*lost, 2) : "–",
           percentText(s.meanRoundedAway, 2),
           s.tokensPerSecond > 0 ? QString::number(s.tokensPerSecond, 'f', 0) : "–"};
@@ -150,7 +153,7 @@ ColumnLayout fitColumns(QPainter& p, const std::vector<QStringList>& rows, int p
 
 void drawPdfSummaryTable(QPainter& p, PdfPageCursor& cur, const std::vector<plab::RunRecord>& runs) {
   std::vector<QStringList> rows;
-  for (const plab::RunRecord& r : runs) rows.push_back(rowOf(r));
+  for (size_t i = 0; i < runs.size(); ++i) rows.push_back(rowOf(runs, i));
   const ColumnLayout layout = fitColumns(p, rows, cur.width());
   const std::vector<QColor> colors = runColors(runs);
 
