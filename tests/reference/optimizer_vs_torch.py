@@ -1,0 +1,397 @@
+#!/usr/bin/env python3
+"""The project's optimizer modes against the optimizers they imitate.
+
+Inputs: parameters of odd sizes (1 to 33,153 elements, so vector loops run
+their tails), 100 steps of fixed gradients of varying scale (some exact
+zeros), AdamW lr 1e-3 / 1e-2, betas (0.9, 0.999), eps 1e-8, weight decay 0.01 /
+0.1. The probe runs PrecisionAdamW as a run does (all-bf16 plan applied by
+applyPrecisionPlan, statistics on step 1 and every 5 steps).
+
+* fp32 and bf16 against LibTorch's torch::optim::AdamW (the probe's
+  "libtorch"; bf16 on bf16 parameters): bit for bit, as the README says.
+* fp32 against torch.optim.AdamW (foreach=False and True) on fp32 parameters,
+  and bf16 against it on bf16 parameters (model.to(torch.bfloat16) + AdamW):
+  parameters and both moments bit for bit. These are expected failures
+  (PYTHON_LERP, BF16_MUL_SCALAR): the two torch AdamWs do not compute the same
+  thing. The same Python AdamW run with LibTorch's operators (LibtorchOperators)
+  must then agree bit for bit, which shows that those are the only
+  differences.
+* bf16-sr: the project's stochastic rounding (the fused kernels' element
+  function and the tensor-op reference) against torchao.optim's
+  _fp32_to_bf16_sr given the random bits torchao drew (reproduced from the same
+  torch generator state): with the bits as drawn (expected failure, SR_BITS)
+  and with each r replaced by 0xFFFF - r (bit for bit on every finite value);
+  +-Inf and NaN.
+* bf16-kahan against optimi.AdamW(kahan_sum=True): weights after 100 steps on
+  several seeds, with and without weight decay (check_kahan says which bound
+  and why), and the README's weight-decay statement (zero gradients, lr 1e-3,
+  wd 0.1, 1000 steps).
+"""
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True  # nothing written next to the sources
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_common import Probe, Tally, parse_args  # noqa: E402
+
+import torch  # noqa: E402
+from safetensors.torch import load_file, save_file  # noqa: E402
+
+import optimi  # noqa: E402  (torch-optimi)
+import torchao  # noqa: E402
+from torchao.optim.quant_utils import _fp32_to_bf16_sr  # noqa: E402
+
+STEPS = 100
+SHAPES = {"scalar": (1,), "w7": (7,), "w1031": (1031,), "m33x17": (33, 17), "t5x3x11": (5, 3, 11), "m257x129": (257, 129)}
+HYPERS = [
+    {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.01},
+    {"lr": 1e-2, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.1},
+]
+KAHAN_SEEDS = [1, 2, 3, 4]
+
+PYTHON_LERP = (
+    "torch.optim.AdamW (Python) moves exp_avg with lerp_(grad, 1 - beta1); the project, like LibTorch's "
+    "torch::optim::AdamW, computes exp_avg.mul_(beta1).add_(grad, 1 - beta1) "
+    "(core/precision/steps/adamw_arithmetic.cpp adamwInPlace; the fused kernels' adamwElement does the same), "
+    "so the first moments round differently from step 1 on")
+BF16_MUL_SCALAR = (
+    "; and for bf16 tensors LibTorch's in-place Tensor::mul_(double) (aten::mul_.Scalar) multiplies by the number "
+    "rounded to bf16: beta1 0.9 -> 0.8984375, beta2 0.999 -> 1.0, 1 - lr*wd -> bf16 too (Python's mul_ multiplies "
+    "by the fp32 value); the project's bf16 rule calls w.mul_, m.mul_(beta1), v.mul_(beta2) this way")
+SR_BITS = (
+    "the project rounds up when f + r >= 2^16 (adds r below the mantissa and truncates); torchao's "
+    "_fp32_to_bf16_sr rounds up when r < f (f: the 16 low bits of x). Both round up with probability "
+    "f / 2^16, but the same r gives different results; they agree exactly for r' = 0xFFFF - r (checked)")
+
+
+def make_inputs(seed):
+    gen = torch.Generator().manual_seed(seed)
+    tensors = {}
+    for name, shape in SHAPES.items():
+        tensors[f"param/{name}"] = torch.randn(shape, generator=gen) * (0.5 + torch.rand(shape, generator=gen))
+        scales = 10.0 ** (-3 * torch.rand((STEPS,) + (1,) * len(shape), generator=gen))
+        grads = torch.randn((STEPS,) + shape, generator=gen) * scales
+        grads[torch.rand(grads.shape, generator=gen) < 0.02] = 0.0
+        tensors[f"grads/{name}"] = grads.contiguous()
+    return tensors
+
+
+def run_probe(probe, work, mode, inputs, hyper, steps=STEPS, tag=""):
+    tag = f"{mode}{tag}"
+    inp, hyp, out = (os.path.join(work, f"{tag}.{ext}") for ext in ("in.safetensors", "hyper.json", "out.safetensors"))
+    save_file(inputs, inp)
+    with open(hyp, "w") as f:
+        json.dump(hyper, f)
+    probe("adamw", mode, steps, inp, hyp, out)
+    return load_file(out)
+
+
+class LibtorchOperators:
+    """Inside this block torch.optim.AdamW runs the operators LibTorch's C++
+    torch::optim::AdamW calls: exp_avg.mul_(beta1).add_(grad, 1 - beta1)
+    instead of exp_avg.lerp_(grad, 1 - beta1), and a C++ in-place multiply by
+    a number, Tensor::mul_(Scalar), which is aten::mul_.Scalar (Python's
+    t.mul_(0.9) binds aten::mul_.Tensor with a wrapped number instead; for a
+    bf16 tensor the two differ: mul_.Scalar multiplies by the number rounded
+    to bf16)."""
+
+    def __init__(self, beta1):
+        self.beta1 = beta1
+
+    def __enter__(self):
+        beta1 = self.beta1
+        self.saved = (torch.Tensor.mul_, torch.Tensor.lerp_, torch._foreach_mul_, torch._foreach_lerp_)
+        tensor_mul_ = torch.Tensor.mul_
+
+        def mul_(t, other):
+            if isinstance(other, (int, float)):
+                return torch.ops.aten.mul_.Scalar(t, other)
+            return tensor_mul_(t, other)
+
+        def lerp_(t, end, weight):
+            assert abs(float(weight) - (1 - beta1)) < 1e-12, weight
+            return torch.ops.aten.mul_.Scalar(t, beta1).add_(end, alpha=1 - beta1)
+
+        def foreach_mul_(ts, other):
+            for t in ts:
+                mul_(t, other)
+
+        def foreach_lerp_(ts, ends, weight):
+            for t, e in zip(ts, ends):
+                lerp_(t, e, weight)
+
+        torch.Tensor.mul_, torch.Tensor.lerp_ = mul_, lerp_
+        torch._foreach_mul_, torch._foreach_lerp_ = foreach_mul_, foreach_lerp_
+
+    def __exit__(self, *exc):
+        torch.Tensor.mul_, torch.Tensor.lerp_, torch._foreach_mul_, torch._foreach_lerp_ = self.saved
+
+
+def torch_adamw(inputs, hyper, dtype, foreach, steps=STEPS):
+    names = sorted(k[6:] for k in inputs if k.startswith("param/"))
+    params = [torch.nn.Parameter(inputs[f"param/{n}"].to(dtype).clone()) for n in names]
+    opt = torch.optim.AdamW(params, lr=hyper["lr"], betas=(hyper["beta1"], hyper["beta2"]), eps=hyper["eps"],
+                            weight_decay=hyper["weight_decay"], foreach=foreach)
+    for t in range(steps):
+        for n, p in zip(names, params):
+            p.grad = inputs[f"grads/{n}"][t].to(dtype).clone()
+        opt.step()
+    out = {}
+    for n, p in zip(names, params):
+        out[f"param/{n}"] = p.detach()
+        out[f"state/{n}.exp_avg"] = opt.state[p]["exp_avg"]
+        out[f"state/{n}.exp_avg_sq"] = opt.state[p]["exp_avg_sq"]
+    return out
+
+
+def int_view(t):
+    return t.view(torch.int16).to(torch.int64) if t.dtype == torch.bfloat16 else t.view(torch.int32).to(torch.int64)
+
+
+def ordered(t):
+    """Bit patterns mapped to integers in the order of the values, so that
+    differences count ulps across zero too."""
+    bits = int_view(t)
+    width = 16 if t.dtype == torch.bfloat16 else 32
+    magnitude = bits & ((1 << (width - 1)) - 1)
+    negative = (bits >> (width - 1)) & 1
+    return torch.where(negative == 1, -magnitude, magnitude)
+
+
+def ulps(a, b):
+    return (ordered(a) - ordered(b)).abs()
+
+
+def bit_compare(ours, theirs, keys):
+    """(elements differing, total, max ulp) over the given keys."""
+    differ, total, worst = 0, 0, 0
+    for k in keys:
+        d = ulps(ours[k].contiguous(), theirs[k].contiguous())
+        differ += int((d != 0).sum())
+        total += d.numel()
+        worst = max(worst, int(d.max()))
+    return differ, total, worst
+
+
+def check_torch_modes(probe, tally, work):
+    for hi, hyper in enumerate(HYPERS):
+        inputs = make_inputs(10 + hi)
+        label = f"lr {hyper['lr']:g} wd {hyper['weight_decay']:g}"
+        for mode, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
+            ours = run_probe(probe, work, mode, inputs, hyper, tag=f"-h{hi}")
+            keys = [k for k in ours if k.startswith("param/") or k.endswith(".exp_avg") or k.endswith(".exp_avg_sq")]
+            libtorch = run_probe(probe, work, "libtorch", inputs,
+                                 {**hyper, "param_dtype": "bf16" if mode == "bf16" else "fp32"}, tag=f"-{mode}-h{hi}")
+            pkeys = [k for k in ours if k.startswith("param/")]
+            n, total, worst = bit_compare(ours, libtorch, pkeys)
+            tally.check(f"{mode} ({label}) vs LibTorch torch::optim::AdamW", n == 0,
+                        f"{n}/{total} parameter elements differ, max {worst} ulp")
+            for foreach in (False, True):
+                reference = torch_adamw(inputs, hyper, dtype, foreach)
+                n, total, worst = bit_compare(ours, reference, keys)
+                tally.check(f"{mode} ({label}) vs torch.optim.AdamW foreach={foreach}", n == 0,
+                            f"{n}/{total} elements (params, exp_avg, exp_avg_sq) differ "
+                            f"({100 * n / total:.2f} %), max {worst} ulp",
+                            expected_failure=PYTHON_LERP if mode == "fp32" else PYTHON_LERP + BF16_MUL_SCALAR)
+                with LibtorchOperators(hyper["beta1"]):
+                    reordered = torch_adamw(inputs, hyper, dtype, foreach)
+                n, total, worst = bit_compare(ours, reordered, keys)
+                tally.check(f"{mode} ({label}) vs torch.optim.AdamW foreach={foreach} run with LibTorch's operators",
+                            n == 0, f"{n}/{total} elements differ, max {worst} ulp")
+
+
+def sr_inputs():
+    gen = torch.Generator().manual_seed(99)
+    parts = [
+        torch.randn(40000, generator=gen),
+        torch.randn(20000, generator=gen) * 1e-30,  # near the bottom of the normal range
+        torch.randn(20000, generator=gen) * 1e30,
+        (torch.rand(10000, generator=gen) * 2 - 1) * 1e-39,  # subnormals
+        torch.tensor([0.0, -0.0, 1.0, -1.0, 3.4028235e38, -3.4028235e38, 1.1754944e-38, 65504.0]),
+    ]
+    x = torch.cat(parts)
+    bits = x.view(torch.int32)
+    # patterns with the low 16 bits all 0, all 1, and just below a bf16 power of two
+    x = torch.cat([x, (bits[:2000] & ~0xFFFF).view(torch.float32), (bits[:2000] | 0xFFFF).view(torch.float32),
+                   torch.tensor([0x3F7FFFFF, 0x7F7FFFFF, -0x00800001 & 0xFFFFFFFF], dtype=torch.int64)
+                   .to(torch.int32).view(torch.float32)])
+    specials = torch.tensor([float("inf"), float("-inf"), float("nan")])
+    return x.contiguous(), specials
+
+
+def same_bits_or_both_nan(a, b):
+    """Bit for bit, except that any NaN equals any NaN (their payloads are
+    not part of either rule)."""
+    nan = torch.isnan(a.float())
+    return bool(torch.equal(nan, torch.isnan(b.float())) and torch.equal(int_view(a)[~nan], int_view(b)[~nan]))
+
+
+def check_stochastic_rounding(probe, tally, work):
+    finite, specials = sr_inputs()
+    x = torch.cat([finite, specials])
+    torch.manual_seed(1234)
+    theirs = _fp32_to_bf16_sr(x)
+    torch.manual_seed(1234)  # the same draw torchao made inside
+    r = torch.randint(0, 1 << 16, x.shape, dtype=torch.int32)
+    low, high = x.view(torch.int32) & 0xFFFF, x.view(torch.int32) & 0xFFFF0000
+    redo = torch.where(r < low, high + 0x10000, high).view(torch.float32).bfloat16()
+    tally.check("torchao's random bits reproduced", torch.equal(int_view(redo), int_view(theirs)),
+                "its rule applied to the redrawn bits gives its output")
+    n = finite.numel()
+    for label, bits in (("the bits torchao drew", r), ("r' = 0xFFFF - r", 0xFFFF - r)):
+        inp, out = os.path.join(work, "sr.in.safetensors"), os.path.join(work, "sr.out.safetensors")
+        save_file({"x": x, "r": bits.contiguous()}, inp)
+        probe("sr-round", inp, out)
+        ours = load_file(out)
+        tally.check(f"sr ({label}): element function == tensor-op reference",
+                    same_bits_or_both_nan(ours["element"], ours["tensor_op"]),
+                    f"NaN written as 0x{int(int_view(ours['element'][-1:])) & 0xFFFF:04X} by the element function, "
+                    f"0x{int(int_view(ours['tensor_op'][-1:])) & 0xFFFF:04X} by the tensor op")
+        d = ulps(ours["element"][:n], theirs[:n])
+        differ = int((d != 0).sum())
+        expected = SR_BITS if label == "the bits torchao drew" else None
+        tally.check(f"bf16-sr rounding vs torchao _fp32_to_bf16_sr, {label}", differ == 0,
+                    f"{differ}/{n} finite values differ (max {int(d.max())} ulp)", expected_failure=expected)
+        tally.check(f"bf16-sr vs torchao on +-Inf and NaN, {label}", same_bits_or_both_nan(ours["element"][n:], theirs[n:]),
+                    f"x {specials.tolist()} -> project {ours['element'][n:].float().tolist()}, "
+                    f"torchao {theirs[n:].float().tolist()}")
+
+
+def optimi_kahan(inputs, hyper, names, steps=STEPS):
+    params = [torch.nn.Parameter(inputs[f"param/{n}"].to(torch.bfloat16).clone()) for n in names]
+    opt = optimi.AdamW(params, lr=hyper["lr"], betas=(hyper["beta1"], hyper["beta2"]), eps=hyper["eps"],
+                       weight_decay=hyper["weight_decay"], kahan_sum=True, foreach=False, triton=False)
+    for t in range(steps):
+        for n, p in zip(names, params):
+            p.grad = inputs[f"grads/{n}"][t].to(torch.bfloat16).clone()
+        opt.step()
+    return {f"param/{n}": p.detach() for n, p in zip(names, params)}
+
+
+def share_and_max(a, b, where):
+    d = ulps(a[where], b[where])
+    return float((d != 0).double().mean()), int(d.max())
+
+
+def check_kahan(probe, tally, work):
+    """bf16-kahan against optimi's Kahan-summed AdamW, weights after 100 steps
+    (no loss involved), on KAHAN_SEEDS (inputs and the project's seed).
+
+    Ulps are counted on the elements with |w| >= 0.25 at the end of fp32
+    AdamW's run: 100 steps of at most ~lr each cannot bring them near zero,
+    where bf16 ulps shrink without bound and a sign change counts thousands of
+    ulps (the all-element maximum is printed for completeness).
+
+    Noise floor: the project's bf16-kahan keeps its moments stochastically
+    rounded (default), so two runs that differ only in the project's seed
+    already differ in some elements; that share, measured per seed, is the
+    spread any other compensated bf16 AdamW can be held to.
+    * wd 0: the README names weight decay as the one place the two compute
+      differently, so without it project vs optimi must differ in at most 1.5x
+      the noise floor's share of elements (1.5: the floor itself varies by
+      about +-15 % over the seeds), by at most 1 ulp.
+    * wd 0.01: the README says optimi's decay, applied outside the compensated
+      sum, vanishes at small lr while the project keeps it. Measured as each
+      side's share of elements off fp32 AdamW's weights (rounded to bf16): the
+      project's must stay within 1 percentage point of its wd-0 share, and
+      optimi's must grow by more than 1 point.
+    """
+    rows = []
+    for wd in (0.0, 0.01):
+        hyper = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": wd}
+        for seed in KAHAN_SEEDS:
+            inputs = make_inputs(100 + seed)
+            names = sorted(k[6:] for k in inputs if k.startswith("param/"))
+            cat = lambda d: torch.cat([d[f"param/{n}"].flatten() for n in names])  # noqa: E731
+            ours = cat(run_probe(probe, work, "bf16-kahan", inputs, {**hyper, "seed": seed}, tag=f"-s{seed}"))
+            ours2 = cat(run_probe(probe, work, "bf16-kahan", inputs, {**hyper, "seed": seed + 1000}, tag=f"-t{seed}"))
+            theirs = cat(optimi_kahan(inputs, hyper, names))
+            fp32 = cat(torch_adamw(inputs, hyper, torch.float32, foreach=False))
+            big = fp32.abs() >= 0.25
+            grid = fp32.bfloat16()  # fp32 AdamW's weights on the bf16 grid: the best bf16 can hold
+            rows.append({
+                "wd": wd, "seed": seed, "n": int(big.sum()),
+                "floor": share_and_max(ours, ours2, big),
+                "pair": share_and_max(ours, theirs, big),
+                "pair_all_max": int(ulps(ours, theirs).max()),
+                "ours_fp32": share_and_max(ours, grid, big),
+                "optimi_fp32": share_and_max(theirs, grid, big),
+            })
+    print("     bf16-kahan after 100 steps, lr 1e-3; elements with |w| >= 0.25: share differing (max ulp)")
+    print("     wd    seed  elements  project seed vs seed  project vs optimi  project vs fp32  optimi vs fp32"
+          "  (all elements: project vs optimi max ulp)")
+    for r in rows:
+        f = lambda x: f"{100 * x[0]:6.2f} % ({x[1]})"  # noqa: E731
+        print(f"     {r['wd']:<5g} {r['seed']:4d}  {r['n']:8d}  {f(r['floor']):>20s}  {f(r['pair']):>17s}  "
+              f"{f(r['ours_fp32']):>15s}  {f(r['optimi_fp32']):>14s}  ({r['pair_all_max']})")
+    for r in (r for r in rows if r["wd"] == 0):
+        tally.check(f"bf16-kahan vs optimi AdamW(kahan_sum=True), wd 0, seed {r['seed']}",
+                    r["pair"][0] <= 1.5 * r["floor"][0] and r["pair"][1] <= 1,
+                    f"{100 * r['pair'][0]:.2f} % of elements differ, max {r['pair'][1]} ulp (bound: 1.5 x the "
+                    f"project's own seed-to-seed {100 * r['floor'][0]:.2f} %, 1 ulp)")
+    for seed in KAHAN_SEEDS:
+        r0 = next(r for r in rows if r["wd"] == 0 and r["seed"] == seed)
+        r1 = next(r for r in rows if r["wd"] == 0.01 and r["seed"] == seed)
+        ours_moved = 100 * (r1["ours_fp32"][0] - r0["ours_fp32"][0])
+        optimi_moved = 100 * (r1["optimi_fp32"][0] - r0["optimi_fp32"][0])
+        tally.check(f"README: wd 0.01 at lr 1e-3 keeps bf16-kahan on fp32 AdamW and moves optimi off it, seed {seed}",
+                    abs(ours_moved) <= 1.0 and optimi_moved > 1.0,
+                    f"share off fp32 AdamW from wd 0 to wd 0.01: project {ours_moved:+.2f} points, "
+                    f"optimi {optimi_moved:+.2f} points; project vs optimi {100 * r1['pair'][0]:.2f} % "
+                    f"(max {r1['pair'][1]} ulp)")
+
+
+def check_readme_weight_decay(probe, tally, work):
+    """README, bf16-kahan row: zero gradients, lr 1e-3, wd 0.1, 1000 steps:
+    fp32 and bf16-kahan shrink weights to 0.905, optimi and bf16 leave them at
+    1.000. Exactly: fp32 AdamW multiplies by fp32(0.9999) = 0.99989998 a
+    thousand times, 0.904818, within 5e-5 of 0.9999^1000 = 0.904833; a bf16
+    weight can hold 0.90234375 or 0.90625 (the bf16 grid there is 2^-8), so
+    bf16-kahan must end within one bf16 ulp of 0.904833; bf16 and optimi must
+    end at exactly 1.0."""
+    steps = 1000
+    hyper = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.1}
+    inputs = {"param/w": torch.ones(64), "grads/w": torch.zeros(steps, 64)}
+    got = {}
+    for mode in ("fp32", "bf16", "bf16-kahan"):
+        w = run_probe(probe, work, mode, inputs, hyper, steps=steps, tag="-wd")["param/w"].float()
+        got[mode] = (float(w.min()), float(w.max()))
+    w = optimi_kahan(inputs, hyper, ["w"], steps=steps)["param/w"].float()
+    got["optimi kahan"] = (float(w.min()), float(w.max()))
+    exact = 0.9999 ** 1000
+    ok = (all(abs(v - exact) < 5e-5 for v in got["fp32"]) and all(abs(v - exact) <= 2 ** -8 for v in got["bf16-kahan"])
+          and got["bf16"] == (1.0, 1.0) and got["optimi kahan"] == (1.0, 1.0))
+    tally.check("README weight-decay statement (zero grads, lr 1e-3, wd 0.1, 1000 steps)", ok,
+                ", ".join(f"{k} {v[0]:.6g}" + (f"..{v[1]:.6g}" if v[1] != v[0] else "") for k, v in got.items())
+                + f" (README: fp32 and bf16-kahan 0.905, bf16 and optimi 1.000; 0.9999^1000 = {exact:.6f})")
+
+
+def main():
+    args = parse_args(__doc__.splitlines()[0])
+    started = time.monotonic()
+    torch.set_num_threads(1)
+    probe = Probe(args.probe)
+    tally = Tally()
+    print(f"torch {torch.__version__}, torchao {torchao.__version__}, optimi (torch-optimi) "
+          f"{getattr(optimi, '__version__', '0.3.x')}")
+    work = args.keep or tempfile.mkdtemp(prefix="plab-ref-optimizer-")
+    os.makedirs(work, exist_ok=True)
+    try:
+        for check in (check_torch_modes, check_stochastic_rounding, check_kahan, check_readme_weight_decay):
+            try:
+                check(probe, tally, work)
+            except Exception as e:
+                tally.error(check.__name__, e)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"probe: {probe.seconds:.1f} s")
+    return tally.finish(started)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

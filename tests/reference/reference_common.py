@@ -1,0 +1,82 @@
+"""Shared by the reference tests: the probe, the tally of checks, offline setup.
+
+Every reference library is imported by the scripts at their top, so a missing
+library fails the test (ImportError, exit 1) instead of skipping it.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+# No network at test time, whatever the caller's environment says.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+sys.dont_write_bytecode = True
+
+
+def parse_args(description):
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--probe", required=True, help="path of plab_reference_probe")
+    parser.add_argument("--keep", help="write the generated folders here instead of a temporary folder")
+    args = parser.parse_args()
+    if not os.access(args.probe, os.X_OK):
+        sys.exit(f"the probe {args.probe} is missing or not executable (build plab_reference_probe)")
+    return args
+
+
+class Probe:
+    def __init__(self, path):
+        self.path = path
+        self.seconds = 0.0
+
+    def __call__(self, *args):
+        start = time.monotonic()
+        done = subprocess.run([self.path, *map(str, args)], capture_output=True, text=True)
+        self.seconds += time.monotonic() - start
+        if done.returncode != 0:
+            raise RuntimeError(f"probe {' '.join(map(str, args))} exited {done.returncode}:\n{done.stderr}")
+        return done.stdout
+
+
+class Tally:
+    """Counts checks. An expected failure names the disagreement it stands
+    for; if it starts to agree, that is reported as a failure too, so that the
+    mark is removed together with the cause."""
+
+    def __init__(self):
+        self.passed = 0
+        self.failed = []
+        self.expected = []
+
+    def check(self, name, ok, detail="", expected_failure=None):
+        line = f"{name}: {detail}" if detail else name
+        if expected_failure:
+            if ok:
+                self.failed.append(name)
+                print(f"FAIL (expected to fail, now agrees: remove the mark) {line}\n"
+                      f"     the mark said: {expected_failure}", flush=True)
+            else:
+                self.expected.append(name)
+                print(f"XFAIL {line}\n      known disagreement: {expected_failure}", flush=True)
+            return ok
+        if ok:
+            self.passed += 1
+            print(f"ok   {line}", flush=True)
+        else:
+            self.failed.append(name)
+            print(f"FAIL {line}", flush=True)
+        return ok
+
+    def error(self, name, exc):
+        self.failed.append(name)
+        print(f"FAIL {name}: {type(exc).__name__}: {exc}", flush=True)
+
+    def finish(self, started):
+        extra = f" ({len(self.expected)} expected failures, listed above as XFAIL)" if self.expected else ""
+        print(f"{time.monotonic() - started:.1f} s")
+        if self.failed:
+            print("failed: " + ", ".join(self.failed))
+        print(f"{self.passed} passed, {len(self.failed)} failed{extra}")
+        return 1 if self.failed else 0
