@@ -74,15 +74,6 @@ std::string optionalString(const json& j, const char* key, const std::string& fa
   return j[key].get<std::string>();
 }
 
-// eos_token_id may be a list in newer configs; the first id is the one we use.
-int64_t optionalTokenId(const json& j, const char* key) {
-  if (!present(j, key)) return -1;
-  const auto& v = j[key];
-  if (v.is_number_integer()) return v.get<int64_t>();
-  if (v.is_array() && !v.empty() && v[0].is_number_integer()) return v[0].get<int64_t>();
-  return -1;
-}
-
 void checkActivation(const std::string& act, const std::string& type) {
   static const char* const known[] = {"gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu", "relu", "silu", "swish"};
   for (const char* k : known)
@@ -217,6 +208,24 @@ void parseLlama(const json& j, ModelConfig& c) {
 
 }  // namespace
 
+std::optional<int64_t> tokenIdField(const json& config, const char* field, int64_t vocabSize,
+                                    const std::string& where) {
+  if (!config.is_object() || !present(config, field)) return std::nullopt;
+  const json& v = config[field];
+  const auto fail = [&](const std::string& why) -> ConfigError {
+    return ConfigError(where + ": field '" + field + "' " + why + ", got " + jsonExcerpt(v));
+  };
+  const json ids = v.is_array() ? v : json::array({v});
+  if (ids.empty()) throw fail("is an empty list");
+  for (const json& id : ids) {
+    if (!id.is_number_integer())
+      throw fail(v.is_array() ? "must list integer token ids" : "must be an integer token id (or a list of them)");
+    if (id.get<int64_t>() < 0 || id.get<int64_t>() >= vocabSize)
+      throw fail("must be a token id in [0, " + std::to_string(vocabSize) + ")");
+  }
+  return ids[0].get<int64_t>();
+}
+
 std::string ModelConfig::supportedModelTypes() { return kSupportedTypes; }
 
 ModelConfig ModelConfig::fromJson(const json& j) {
@@ -242,27 +251,31 @@ ModelConfig ModelConfig::fromJson(const json& j) {
   }
   checkActivation(c.hidden_act, c.model_type);
   c.initializer_range = optionalDouble(j, "initializer_range", 0.02, c.model_type);
-  c.bos_token_id = optionalTokenId(j, "bos_token_id");
-  c.eos_token_id = optionalTokenId(j, "eos_token_id");
+  const std::string where = "config.json (" + c.model_type + ")";
+  c.bos_token_id = tokenIdField(j, "bos_token_id", c.vocab_size, where).value_or(-1);
+  c.eos_token_id = tokenIdField(j, "eos_token_id", c.vocab_size, where).value_or(-1);
   return c;
 }
 
-ModelConfig ModelConfig::fromFile(const std::filesystem::path& configJson) {
-  std::ifstream in(configJson, std::ios::binary);
-  if (!in) throw ConfigError(configJson.string() + ": cannot open file");
+json readConfigJsonFile(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError(file.string() + ": cannot open file");
   std::stringstream buffer;
   buffer << in.rdbuf();
   const std::string text = buffer.str();
   if (const std::string nesting = jsonNestingProblem(text); !nesting.empty())
-    throw ConfigError(configJson.string() + ": " + nesting);
-  json j;
+    throw ConfigError(file.string() + ": " + nesting);
   try {
-    j = json::parse(text);
+    return json::parse(text);
   } catch (const json::parse_error& e) {
     // e.what() carries "line L, column C" and the unexpected token.
-    throw ConfigError(configJson.string() + ": invalid JSON at byte " + std::to_string(e.byte) + ": " +
+    throw ConfigError(file.string() + ": invalid JSON at byte " + std::to_string(e.byte) + ": " +
                       textExcerpt(e.what(), 200));
   }
+}
+
+ModelConfig ModelConfig::fromFile(const std::filesystem::path& configJson) {
+  const json j = readConfigJsonFile(configJson);
   try {
     return fromJson(j);
   } catch (const ConfigError& e) {

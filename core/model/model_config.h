@@ -3,6 +3,7 @@
 // Torch-free so that the UI can show them.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -53,6 +54,8 @@ struct ModelConfig {
   bool attention_bias = false;       // qwen2: q/k/v projections carry a bias
   bool attention_output_bias = false;  // o_proj bias (llama: == attention_bias; qwen2: none)
   bool mlp_bias = false;
+  // -1 when absent. A list (newer configs list several EOS ids) gives its
+  // first id; every listed id must lie in [0, vocab_size) (tokenIdField).
   int64_t bos_token_id = -1;
   int64_t eos_token_id = -1;
   nlohmann::json raw;                // the config.json as read, for saving back
@@ -65,5 +68,17 @@ struct ModelConfig {
   int64_t parameterCount() const;    // exact, including tied weights once
   static std::string supportedModelTypes();  // "gpt2, llama, mistral, qwen2, qwen3"
 };
+
+// A JSON file of a model folder (config.json, generation_config.json);
+// throws ConfigError naming the file when it cannot be read or is not JSON.
+nlohmann::json readConfigJsonFile(const std::filesystem::path& file);
+
+// A token id field of config.json or generation_config.json ("bos_token_id",
+// "eos_token_id"): nullopt when absent or null; an integer id, or a non-empty
+// list of them (newer configs list several EOS ids: the first is the one
+// returned), each in [0, vocabSize). Anything else throws ConfigError
+// naming `where` (the file) and the field.
+std::optional<int64_t> tokenIdField(const nlohmann::json& config, const char* field, int64_t vocabSize,
+                                    const std::string& where);
 
 }  // namespace plab

@@ -143,6 +143,11 @@ std::optional<int64_t> BpeTokenizer::tokenId(const std::string& content) const {
   return std::nullopt;
 }
 
+std::optional<int64_t> BpeTokenizer::addedTokenId(const std::string& content) const {
+  if (auto it = added_.find(content); it != added_.end()) return it->second;
+  return std::nullopt;
+}
+
 std::size_t BpeTokenizer::lastSafeCut(std::string_view text) const {
   if (!cutsBeforeSpaces_) return 0;
   // The added-token check looks at up to maxAddedBytes_ - 1 bytes past a cut.

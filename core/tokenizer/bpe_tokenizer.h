@@ -64,6 +64,9 @@ class BpeTokenizer : public Tokenizer {
 
   // Id of an added token or vocab entry spelled `content`, if any.
   std::optional<int64_t> tokenId(const std::string& content) const;
+  // Id of an added token (special or not) spelled `content`, if any.
+  std::optional<int64_t> addedTokenId(const std::string& content) const;
+  bool hasToken(int64_t id) const { return id >= 0 && id < vocabSize() && present_[id]; }
   void setEosId(std::optional<int64_t> id) { eos_ = id; }
 
  private:

@@ -62,7 +62,10 @@ std::unique_ptr<Tokenizer> loadVocabAndMerges(const std::filesystem::path& vocab
                                               const std::filesystem::path& mergesTxt);
 
 // The tokenizer of a model folder: tokenizer.json, else vocab.json +
-// merges.txt. Throws TokenizerError when the folder has neither.
+// merges.txt. Throws TokenizerError when the folder has neither. Its EOS:
+// tokenizer_config.json's eos_token, else config.json's eos_token_id, else
+// generation_config.json's (the first of a list; ConfigError when not a token
+// of the tokenizer), else an added token such as <|endoftext|> or </s>.
 std::unique_ptr<Tokenizer> loadTokenizerForModel(const std::filesystem::path& modelDir);
 
 // True when the folder holds tokenizer.json or vocab.json + merges.txt.

@@ -29,7 +29,7 @@ json readTokenizerJsonFile(const std::filesystem::path& path) {
 void chooseDefaultEos(BpeTokenizer& tokenizer) {
   static const char* const candidates[] = {"<|endoftext|>", "<|end_of_text|>", "</s>", "<|im_end|>", "<|eot_id|>"};
   for (const char* candidate : candidates)
-    if (auto id = tokenizer.tokenId(candidate)) {
+    if (auto id = tokenizer.addedTokenId(candidate)) {
       tokenizer.setEosId(id);
       return;
     }

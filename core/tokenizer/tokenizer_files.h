@@ -15,7 +15,8 @@ class BpeTokenizer;
 nlohmann::json readTokenizerJsonFile(const std::filesystem::path& path);
 
 // The first of <|endoftext|>, <|end_of_text|>, </s>, <|im_end|>, <|eot_id|>
-// the tokenizer knows.
+// that is one of the tokenizer's added tokens; none when it has none of them
+// (an ordinary vocab entry spelled "</s>", as Gemma's, is text, not an EOS).
 void chooseDefaultEos(BpeTokenizer& tokenizer);
 
 // A special-token field of tokenizer_config.json ("eos_token", ...): a

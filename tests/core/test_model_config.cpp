@@ -244,6 +244,28 @@ class ModelConfigTest : public QObject {
     QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(partial); }), "partial_rotary_factor"));
   }
 
+  void tokenIdsAreCheckedAgainstTheVocab() {
+    json list = llama32_1b();
+    list["eos_token_id"] = {128001, 128008, 128009};  // Llama-3.1 Instruct: the first is the one used
+    QCOMPARE(ModelConfig::fromJson(list).eos_token_id, int64_t(128001));
+    json none = gpt2Small();
+    none["bos_token_id"] = nullptr;
+    none.erase("eos_token_id");
+    QCOMPARE(ModelConfig::fromJson(none).bos_token_id, int64_t(-1));
+    QCOMPARE(ModelConfig::fromJson(none).eos_token_id, int64_t(-1));
+    const auto messageFor = [](const char* field, const json& value) {
+      json j = gpt2Small();
+      j[field] = value;
+      return errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(j); });
+    };
+    for (const json& bad : {json(50257), json(-1), json("50256"), json::array(), json({50256, 60000}), json(1.5)}) {
+      const std::string msg = messageFor("eos_token_id", bad);
+      QVERIFY2(mentions(msg, "'eos_token_id'"), msg.c_str());
+    }
+    QVERIFY(mentions(messageFor("eos_token_id", 50257), "[0, 50257)"));
+    QVERIFY(mentions(messageFor("bos_token_id", 70000), "'bos_token_id'"));
+  }
+
   void fromFileErrorsNameFileAndPosition() {
     const std::filesystem::path p = tmp_.path().toStdString() + "/broken-config.json";
     {

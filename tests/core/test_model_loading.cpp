@@ -28,12 +28,15 @@ class TestModelLoading : public QObject {
 
   QTemporaryDir tmp_;
 
-  // A folder with a tiny GPT-2 config.json (vocab 400) and nothing else.
+  // A folder with a tiny GPT-2 config.json (vocab 400, no bos/eos ids: the
+  // tiny config's 0 would name a byte as the EOS) and nothing else.
   fs::path modelFolder(const std::string& name) {
     const fs::path dir = fs::path(tmp_.path().toStdString()) / name;
     fs::create_directories(dir);
     json config = test::tinyGpt2Config().toJson();
     config["vocab_size"] = 400;
+    config.erase("bos_token_id");
+    config.erase("eos_token_id");
     std::ofstream(dir / "config.json") << config.dump();
     return dir;
   }

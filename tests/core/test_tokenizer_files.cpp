@@ -1,0 +1,97 @@
+// The files around a tokenizer: which EOS a model folder's tokenizer puts
+// between documents (tokenizer_config.json's eos_token, else config.json's
+// or generation_config.json's eos_token_id, else an added token such as
+// <|endoftext|>, never an ordinary vocab entry).
+#include <QtTest/QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "support/byte_level_vocab.h"
+#include "support/error_capture.h"
+#include "support/temp_files.h"
+#include "tokenizer/tokenizer.h"
+#include "util/errors.h"
+
+using namespace plab;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+using plab::test::errorMessageOf;
+using plab::test::mentions;
+
+namespace {
+
+// Byte-level tokenizer.json, Gemma style: "</s>" (300) is an ordinary vocab
+// entry, text like any other; "<eos>" (301) and "<pad>" (302) are added tokens.
+json gemmaLikeTokenizer() {
+  json vocab = test::byteLevelVocab({{"h", "e"}});
+  vocab["</s>"] = 300;
+  json j;
+  j["added_tokens"] = json::array({{{"id", 301}, {"content", "<eos>"}, {"special", true}},
+                                   {{"id", 302}, {"content", "<pad>"}, {"special", true}}});
+  j["normalizer"] = nullptr;
+  j["pre_tokenizer"] = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}};
+  j["post_processor"] = nullptr;
+  j["model"] = {{"type", "BPE"}, {"vocab", vocab}, {"merges", json::array({test::byteLevelMerge("h", "e")})}};
+  return j;
+}
+
+}  // namespace
+
+class TestTokenizerFiles : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir tmp_;
+
+  fs::path dir(const std::string& name) const { return fs::path(tmp_.path().toStdString()) / name; }
+  fs::path write(const std::string& name, const std::string& text) {
+    return plab::test::writeTestFile(tmp_, name, text);
+  }
+
+ private slots:
+  void eosNeverGuessesAnOrdinaryToken() {
+    write("plain/tokenizer.json", gemmaLikeTokenizer().dump());
+    // No file names the EOS: "</s>" is text here, so there is none.
+    QVERIFY(!loadTokenizerForModel(dir("plain"))->eosId().has_value());
+    // loadTokenizerJson alone guesses among the added tokens only as well.
+    QVERIFY(!loadTokenizerJson(dir("plain") / "tokenizer.json")->eosId().has_value());
+  }
+
+  void eosFromConfigJsonWhenTokenizerConfigNamesNone() {
+    write("gemma/tokenizer.json", gemmaLikeTokenizer().dump());
+    write("gemma/config.json", R"({"model_type": "gemma", "eos_token_id": 301, "bos_token_id": 2})");
+    QCOMPARE(loadTokenizerForModel(dir("gemma"))->eosId().value(), int64_t(301));
+    // A list of EOS ids (newer configs): the first.
+    write("gemma/config.json", R"({"model_type": "gemma", "eos_token_id": [302, 301]})");
+    QCOMPARE(loadTokenizerForModel(dir("gemma"))->eosId().value(), int64_t(302));
+    // generation_config.json when config.json has none.
+    write("gemma/config.json", R"({"model_type": "gemma", "eos_token_id": null})");
+    write("gemma/generation_config.json", R"({"eos_token_id": [301, 302]})");
+    QCOMPARE(loadTokenizerForModel(dir("gemma"))->eosId().value(), int64_t(301));
+    // tokenizer_config.json's eos_token comes first, as in transformers.
+    write("gemma/config.json", R"({"model_type": "gemma", "eos_token_id": 301})");
+    write("gemma/tokenizer_config.json", R"({"eos_token": "<pad>"})");
+    QCOMPARE(loadTokenizerForModel(dir("gemma"))->eosId().value(), int64_t(302));
+  }
+
+  void badConfigEosIdsAreNamed() {
+    write("bad/tokenizer.json", gemmaLikeTokenizer().dump());
+    const auto messageFor = [&](const std::string& config) {
+      write("bad/config.json", config);
+      return errorMessageOf<ConfigError>([&] { loadTokenizerForModel(dir("bad")); });
+    };
+    for (const std::string config : {R"({"eos_token_id": 5000})", R"({"eos_token_id": -1})",
+                                     R"({"eos_token_id": "301"})", R"({"eos_token_id": []})",
+                                     R"({"eos_token_id": [301, 1.5]})", R"({"eos_token_id": 290})"}) {
+      const std::string msg = messageFor(config);
+      QVERIFY2(mentions(msg, "eos_token_id") && mentions(msg, "config.json"), (config + " -> " + msg).c_str());
+    }
+    QVERIFY(mentions(messageFor(R"({"eos_token_id": 5000})"), "[0, 303)"));
+    QVERIFY(mentions(messageFor(R"({"eos_token_id": 290})"), "no token"));  // a gap in the ids
+  }
+};
+
+QTEST_APPLESS_MAIN(TestTokenizerFiles)
+#include "test_tokenizer_files.moc"
