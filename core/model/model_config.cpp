@@ -1,5 +1,6 @@
 #include "model/model_config.h"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -53,11 +54,29 @@ int64_t optionalInt(const json& j, const char* key, int64_t fallback, const std:
   return v.get<int64_t>();
 }
 
+// A value as an error message shows it; JSON would print infinity as null.
+std::string valueText(const json& v) {
+  if (v.is_number_float() && !std::isfinite(v.get<double>())) return std::to_string(v.get<double>());
+  return jsonExcerpt(v);
+}
+
+// Non-finite numbers cannot come from a file (the parser refuses NaN and
+// 1e999) but can from a JSON object built in code: refused like a string.
 double optionalDouble(const json& j, const char* key, double fallback, const std::string& type) {
   if (!present(j, key)) return fallback;
-  if (!j[key].is_number())
-    throw ConfigError("config.json (" + type + "): field '" + key + "' must be a number, got " + jsonExcerpt(j[key]));
+  if (!j[key].is_number() || !std::isfinite(j[key].get<double>()))
+    throw ConfigError("config.json (" + type + "): field '" + key + "' must be a finite number, got " +
+                      valueText(j[key]));
   return j[key].get<double>();
+}
+
+// A number > 0 (positive) or >= 0.
+double boundedDouble(const json& j, const char* key, double fallback, bool positive, const std::string& type) {
+  const double v = optionalDouble(j, key, fallback, type);
+  if (positive ? !(v > 0.0) : !(v >= 0.0))
+    throw ConfigError("config.json (" + type + "): field '" + key + "' must be " + (positive ? "> 0" : ">= 0") +
+                      ", got " + valueText(json(v)));
+  return v;
 }
 
 bool optionalBool(const json& j, const char* key, bool fallback, const std::string& type) {
@@ -92,7 +111,7 @@ void parseGpt2(const json& j, ModelConfig& c) {
   c.num_key_value_heads = c.num_attention_heads;
   c.max_position_embeddings = requiredInt(j, "n_positions", t);
   c.intermediate_size = optionalInt(j, "n_inner", 4 * c.hidden_size, t);
-  c.norm_eps = optionalDouble(j, "layer_norm_epsilon", 1e-5, t);
+  c.norm_eps = boundedDouble(j, "layer_norm_epsilon", 1e-5, false, t);
   c.hidden_act = optionalString(j, "activation_function", "gelu_new", t);
   c.tie_word_embeddings = optionalBool(j, "tie_word_embeddings", true, t);
   c.attention_bias = true;
@@ -103,6 +122,9 @@ void parseGpt2(const json& j, ModelConfig& c) {
   // reorder_and_upcast_attn only moves the fp16/bf16 upcast of q.k; scores and
   // softmax are always fp32 here, so the flag changes nothing.
   optionalBool(j, "reorder_and_upcast_attn", false, t);
+  if (optionalBool(j, "add_cross_attention", false, t))
+    throw ConfigError("config.json (gpt2): add_cross_attention: true is not supported (an encoder-decoder "
+                      "model's cross-attention layers; only the decoder-only GPT-2 is)");
   if (c.hidden_size % c.num_attention_heads != 0)
     throw ConfigError("config.json (gpt2): n_embd " + std::to_string(c.hidden_size) +
                       " is not divisible by n_head " + std::to_string(c.num_attention_heads));
@@ -121,7 +143,8 @@ RopeScaling parseRopeScaling(const json& j, const ModelConfig& c) {
   if (s.type == "default") return s;
   if (s.type != "linear" && s.type != "llama3" && s.type != "yarn")
     throw ConfigError(where + "type '" + s.type + "' is not supported (supported: default, linear, llama3, yarn)");
-  if (!present(r, "factor") || !r["factor"].is_number() || r["factor"].get<double>() < 1.0)
+  if (!present(r, "factor") || !r["factor"].is_number() || !(r["factor"].get<double>() >= 1.0) ||
+      !std::isfinite(r["factor"].get<double>()))
     throw ConfigError(where + jsonExcerpt(r) + " needs a number 'factor' >= 1");
   s.factor = r["factor"].get<double>();
   if (s.type == "llama3") {
@@ -167,8 +190,8 @@ void parseLlama(const json& j, ModelConfig& c) {
   c.num_key_value_heads = optionalInt(j, "num_key_value_heads", c.num_attention_heads, t);
   c.intermediate_size = requiredInt(j, "intermediate_size", t);
   c.max_position_embeddings = optionalInt(j, "max_position_embeddings", 2048, t);
-  c.norm_eps = optionalDouble(j, "rms_norm_eps", 1e-6, t);
-  c.rope_theta = optionalDouble(j, "rope_theta", 10000.0, t);
+  c.norm_eps = boundedDouble(j, "rms_norm_eps", 1e-6, false, t);
+  c.rope_theta = boundedDouble(j, "rope_theta", 10000.0, true, t);
   c.hidden_act = optionalString(j, "hidden_act", "silu", t);
   c.tie_word_embeddings = optionalBool(j, "tie_word_embeddings", false, t);
   // Qwen2 always has q/k/v biases and never an o_proj bias; Llama's
@@ -250,7 +273,7 @@ ModelConfig ModelConfig::fromJson(const json& j) {
     throw ConfigError("config.json: unknown model_type '" + c.model_type + "' (supported: " + kSupportedTypes + ")");
   }
   checkActivation(c.hidden_act, c.model_type);
-  c.initializer_range = optionalDouble(j, "initializer_range", 0.02, c.model_type);
+  c.initializer_range = boundedDouble(j, "initializer_range", 0.02, false, c.model_type);
   const std::string where = "config.json (" + c.model_type + ")";
   c.bos_token_id = tokenIdField(j, "bos_token_id", c.vocab_size, where).value_or(-1);
   c.eos_token_id = tokenIdField(j, "eos_token_id", c.vocab_size, where).value_or(-1);
@@ -271,6 +294,8 @@ json readConfigJsonFile(const std::filesystem::path& file) {
     // e.what() carries "line L, column C" and the unexpected token.
     throw ConfigError(file.string() + ": invalid JSON at byte " + std::to_string(e.byte) + ": " +
                       textExcerpt(e.what(), 200));
+  } catch (const json::exception& e) {  // out_of_range: a number past a double's range ("1e999")
+    throw ConfigError(file.string() + ": invalid JSON: " + textExcerpt(e.what(), 200));
   }
 }
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 
 #include "model/model_config.h"
 #include "support/error_capture.h"
@@ -264,6 +265,50 @@ class ModelConfigTest : public QObject {
     }
     QVERIFY(mentions(messageFor("eos_token_id", 50257), "[0, 50257)"));
     QVERIFY(mentions(messageFor("bos_token_id", 70000), "'bos_token_id'"));
+  }
+
+  void meaninglessValuesAreRefusedByName() {
+    const double inf = std::numeric_limits<double>::infinity();
+    const auto messageFor = [](json j, const char* field, const json& value) {
+      j[field] = value;
+      return errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(j); });
+    };
+    for (const json& theta : {json(-1), json(0), json(0.0), json(inf), json(-inf), json("1e4")}) {
+      const std::string msg = messageFor(smolLm135m(), "rope_theta", theta);
+      QVERIFY2(mentions(msg, "'rope_theta'"), (theta.dump() + " -> " + msg).c_str());
+    }
+    QVERIFY(mentions(messageFor(smolLm135m(), "rms_norm_eps", -1e-6), "'rms_norm_eps'"));
+    QVERIFY(mentions(messageFor(gpt2Small(), "layer_norm_epsilon", -1e-5), "'layer_norm_epsilon'"));
+    QVERIFY(mentions(messageFor(gpt2Small(), "layer_norm_epsilon", inf), "'layer_norm_epsilon'"));
+    QVERIFY(mentions(messageFor(smolLm135m(), "initializer_range", -0.02), "'initializer_range'"));
+    const std::string cross = messageFor(gpt2Small(), "add_cross_attention", true);
+    QVERIFY2(mentions(cross, "add_cross_attention"), cross.c_str());
+    json noCross = gpt2Small();
+    noCross["add_cross_attention"] = false;
+    QCOMPARE(ModelConfig::fromJson(noCross).num_hidden_layers, int64_t(12));
+    json factor = smolLm135m();
+    factor["rope_scaling"] = {{"rope_type", "linear"}, {"factor", inf}};
+    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(factor); }), "factor"));
+    json window = smolLm135m();
+    window["model_type"] = "mistral";
+    window["sliding_window"] = 0;
+    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(window); }), "'sliding_window'"));
+
+    // In a file, a number too large for a double is a JSON error (it escaped
+    // as a json::out_of_range once), and NaN is no JSON at all (the parser's
+    // message quotes what it read up to there: the field).
+    const std::filesystem::path p = tmp_.path().toStdString() + "/huge-theta.json";
+    json huge = smolLm135m();
+    huge["rope_theta"] = 12345.0;
+    std::string text = huge.dump();
+    text.replace(text.find("12345.0"), 7, "1e999");
+    std::ofstream(p) << text;
+    const std::string msg = errorMessageOf<ConfigError>([&] { ModelConfig::fromFile(p); });
+    QVERIFY2(mentions(msg, "huge-theta.json") && mentions(msg, "1e999"), msg.c_str());
+    text.replace(text.find("1e999"), 5, "NaN");
+    std::ofstream(p) << text;
+    const std::string nan = errorMessageOf<ConfigError>([&] { ModelConfig::fromFile(p); });
+    QVERIFY2(mentions(nan, "huge-theta.json") && mentions(nan, "\"rope_theta\":N"), nan.c_str());
   }
 
   void fromFileErrorsNameFileAndPosition() {
