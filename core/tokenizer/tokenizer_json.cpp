@@ -1,7 +1,8 @@
 // Reading Hugging Face tokenizer.json files into a BpeTokenizer.
 // Supported: model.type "BPE", either
 //   byte-level: ByteLevel{use_regex: true} (GPT-2 split) or
-//     Sequence[Split{Regex: <GPT-2, Llama-3 or Qwen2 regex>}, ByteLevel{use_regex: false}]
+//     Sequence[Split{Regex: <GPT-2, Llama-3 or Qwen2 regex>, behavior, invert},
+//              ByteLevel{use_regex: false}] (checkSplitBehavior: which behaviors)
 //   SentencePiece style: no pre-tokenizer (Llama-2: Prepend + Replace
 //     normalizers) or Metaspace (Mistral), byte_fallback, unk_token;
 // the normalizers of normalizer.h; post-processors TemplateProcessing,
@@ -44,6 +45,32 @@ Metaspace parseMetaspace(const json& pre, const std::string& src) {
   return m;
 }
 
+// The supported regexes match every character (\s+ takes the spaces the
+// other alternatives leave), so the text is a run of matches with nothing
+// between them, and the pieces are the matches for every behavior that
+// keeps each match on its own: Isolated, MergedWithPrevious, MergedWithNext
+// (with or without invert: the non-matches they would attach are empty),
+// and Removed with invert: true (it removes the non-matches and keeps the
+// matches; tiktoken conversions such as cl100k's write that). Checked
+// against the tokenizers package (0.23) on random text for all three
+// regexes. Removed without invert would drop the whole text, and Contiguous
+// joins adjacent matches into one piece: both are refused.
+void checkSplitBehavior(const json& pre, const std::string& src) {
+  const json behaviorField = pre.value("behavior", json("Isolated"));
+  const json invertField = pre.value("invert", json(false));
+  if (!behaviorField.is_string() || !invertField.is_boolean())
+    throw TokenizerError(src + ": Split pre-tokenizer needs a string 'behavior' and a boolean 'invert', got " +
+                         jsonExcerpt(behaviorField) + " and " + jsonExcerpt(invertField));
+  const std::string behavior = behaviorField.get<std::string>();
+  const bool invert = invertField.get<bool>();
+  if (behavior == "Isolated" || behavior == "MergedWithPrevious" || behavior == "MergedWithNext") return;
+  if (behavior == "Removed" && invert) return;
+  throw TokenizerError(src + ": unsupported Split behavior '" + behavior + "' with invert: " +
+                       (invert ? "true" : "false") +
+                       " (supported with the GPT-2/Llama-3/Qwen2 regexes: Isolated, MergedWithPrevious, "
+                       "MergedWithNext, or Removed with invert: true)");
+}
+
 // Adds the stages of one pre-tokenizer; sets sawByteLevel when it is (or
 // contains) the ByteLevel one.
 void addPreTokenizer(const json& pre, BpeSpec& spec, bool& sawByteLevel) {
@@ -64,9 +91,10 @@ void addPreTokenizer(const json& pre, BpeSpec& spec, bool& sawByteLevel) {
                            " (only the GPT-2, Llama-3 and Qwen2 regexes are supported)");
     const std::string regex = pattern["Regex"].get<std::string>();
     const auto rule = splitRuleForRegex(regex);
-    if (!rule || pre.value("invert", false))
+    if (!rule)
       throw TokenizerError(src + ": unsupported Split regex '" + regex +
                            "' (only the GPT-2, Llama-3 and Qwen2 regexes are supported)");
+    checkSplitBehavior(pre, src);
     spec.splitRules.push_back(*rule);
   } else if (type == "Metaspace") {
     spec.metaspace = parseMetaspace(pre, src);

@@ -208,6 +208,40 @@ class TestTokenizer : public QObject {
     QVERIFY(t->decode(t->encode("x \n\n y,z")) == "x \n\n y,z");
   }
 
+  void splitBehaviorsThatKeepEachMatch() {
+    // The supported regexes match every character, so these behaviors all
+    // give the matches as pieces (checked with the tokenizers package).
+    const std::string text = "Hello  world, 1234 DON'T!!\n\n  x y\tz  caf\xC3\xA9 ";
+    const json isolated = llama3Style(baseTokenizerJson(false));
+    const Ids expected = load(isolated, "isolated.json")->encode(text);
+    const auto withBehavior = [&](const json& behavior, const json& invert) {
+      json j = isolated;
+      j["pre_tokenizer"]["pretokenizers"][0]["behavior"] = behavior;
+      j["pre_tokenizer"]["pretokenizers"][0]["invert"] = invert;
+      return j;
+    };
+    // cl100k as tiktoken conversions write it: Removed with invert: true.
+    auto cl100k = load(withBehavior("Removed", true), "cl100k.json");
+    QVERIFY(cl100k->encode("1234") == (Ids{267, 51, 52}));  // digits in threes, as Llama-3
+    QVERIFY(cl100k->encode(text) == expected);
+    int n = 0;
+    for (const auto& [behavior, invert] : std::vector<std::pair<std::string, bool>>{
+             {"Isolated", true}, {"MergedWithPrevious", false}, {"MergedWithPrevious", true},
+             {"MergedWithNext", false}, {"MergedWithNext", true}})
+      QVERIFY2(load(withBehavior(behavior, invert), "b" + std::to_string(n++) + ".json")->encode(text) == expected,
+               (behavior + (invert ? " inverted" : "")).c_str());
+    // Removed alone drops the whole text, Contiguous joins it into one piece.
+    for (const auto& [behavior, invert] : std::vector<std::pair<std::string, bool>>{
+             {"Removed", false}, {"Contiguous", false}, {"Contiguous", true}, {"Sideways", false}}) {
+      const std::string msg =
+          errorMessageOf<TokenizerError>([&] { load(withBehavior(behavior, invert), "refused.json"); });
+      QVERIFY2(mentions(msg, "'" + behavior + "'") && mentions(msg, "invert") && !mentions(msg, "regex '"),
+               msg.c_str());
+    }
+    const std::string msg = errorMessageOf<TokenizerError>([&] { load(withBehavior("Removed", "yes"), "odd.json"); });
+    QVERIFY2(mentions(msg, "odd.json") && mentions(msg, "'invert'"), msg.c_str());
+  }
+
   void decodeInvertsEncode() {
     auto gpt2 = load(baseTokenizerJson(false), "g.json");
     auto llama = load(llama3Style(baseTokenizerJson(false)), "l.json");
