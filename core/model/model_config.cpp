@@ -1,11 +1,10 @@
 #include "model/model_config.h"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "util/errors.h"
 #include "util/json_limits.h"
+#include "util/regular_file.h"
 
 namespace plab {
 namespace {
@@ -281,11 +280,10 @@ ModelConfig ModelConfig::fromJson(const json& j) {
 }
 
 json readConfigJsonFile(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError(file.string() + ": cannot open file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  std::string problem;
+  const std::optional<std::string> read = readRegularFile(file, problem);
+  if (!read) throw ConfigError(file.string() + ": " + problem);
+  const std::string& text = *read;
   if (const std::string nesting = jsonNestingProblem(text); !nesting.empty())
     throw ConfigError(file.string() + ": " + nesting);
   try {

@@ -1,22 +1,25 @@
 #include "tokenizer/tokenizer_files.h"
 
-#include <fstream>
-#include <sstream>
+#include <utility>
 
 #include "tokenizer/bpe_tokenizer.h"
 #include "util/errors.h"
 #include "util/json_limits.h"
+#include "util/regular_file.h"
 
 namespace plab {
 
 using nlohmann::json;
 
+std::string readTokenizerFile(const std::filesystem::path& path) {
+  std::string problem;
+  std::optional<std::string> text = readRegularFile(path, problem);
+  if (!text) throw TokenizerError("cannot read tokenizer file " + path.string() + ": " + problem);
+  return std::move(*text);
+}
+
 json readTokenizerJsonFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TokenizerError("cannot read tokenizer file " + path.string());
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const std::string text = readTokenizerFile(path);
   if (const std::string nesting = jsonNestingProblem(text); !nesting.empty())
     throw TokenizerError(path.string() + ": " + nesting);
   try {
@@ -36,8 +39,8 @@ void chooseDefaultEos(BpeTokenizer& tokenizer) {
 }
 
 std::optional<std::string> configuredSpecialToken(const std::filesystem::path& configPath, const char* field) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(configPath, ec)) return std::nullopt;
+  std::error_code ec;  // a folder or FIFO in its place is reported, not skipped
+  if (!std::filesystem::exists(configPath, ec)) return std::nullopt;
   const json config = readTokenizerJsonFile(configPath);
   if (!config.is_object() || !config.contains(field)) return std::nullopt;
   const json& token = config[field];

@@ -11,7 +11,11 @@ namespace plab {
 
 class BpeTokenizer;
 
-// Throws TokenizerError naming the file when it is missing or not JSON.
+// The bytes of a tokenizer file; throws TokenizerError naming the file when
+// it is missing, unreadable, or not a regular file (a directory, a FIFO).
+std::string readTokenizerFile(const std::filesystem::path& path);
+
+// As readTokenizerFile, and also when the file is not JSON.
 nlohmann::json readTokenizerJsonFile(const std::filesystem::path& path);
 
 // The first of <|endoftext|>, <|end_of_text|>, </s>, <|im_end|>, <|eot_id|>
@@ -20,7 +24,8 @@ nlohmann::json readTokenizerJsonFile(const std::filesystem::path& path);
 void chooseDefaultEos(BpeTokenizer& tokenizer);
 
 // A special-token field of tokenizer_config.json ("eos_token", ...): a
-// string or {"content": ...}; nullopt when the file or field is absent.
+// string or {"content": ...}; nullopt when the file or field is absent
+// (a folder or FIFO in the file's place is an error).
 std::optional<std::string> configuredSpecialToken(const std::filesystem::path& tokenizerConfig, const char* field);
 
 }  // namespace plab

@@ -1,6 +1,6 @@
 // GPT-2's slow-tokenizer files (vocab.json + merges.txt) as a byte-level BPE
 // with the GPT-2 split, for model folders that have no tokenizer.json.
-#include <fstream>
+#include <sstream>
 
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/tokenizer_files.h"
@@ -21,7 +21,7 @@ std::vector<std::pair<std::string, int64_t>> specialTokens(const std::filesystem
   for (const char* field : {"bos_token", "eos_token", "unk_token", "pad_token"})
     if (auto name = configuredSpecialToken(config, field)) names.push_back(*name);
   std::error_code ec;
-  if (std::filesystem::is_regular_file(config, ec)) {
+  if (std::filesystem::exists(config, ec)) {
     const json j = readTokenizerJsonFile(config);
     if (j.is_object() && j.contains("added_tokens_decoder") && j["added_tokens_decoder"].is_object())
       for (const auto& [id, token] : j["added_tokens_decoder"].items())
@@ -46,8 +46,7 @@ std::unique_ptr<Tokenizer> loadVocabAndMerges(const std::filesystem::path& vocab
     if (!id.is_number_integer()) throw TokenizerError(vocabJson.string() + ": id of '" + token + "' is not an integer");
     spec.vocab.emplace(token, id.get<int64_t>());
   }
-  std::ifstream in(mergesTxt, std::ios::binary);
-  if (!in) throw TokenizerError("cannot read tokenizer file " + mergesTxt.string());
+  std::istringstream in(readTokenizerFile(mergesTxt));
   std::string line;
   for (int lineNumber = 1; std::getline(in, line); ++lineNumber) {
     if (!line.empty() && line.back() == '\r') line.pop_back();

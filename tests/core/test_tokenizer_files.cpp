@@ -1,13 +1,22 @@
 // The files around a tokenizer: which EOS a model folder's tokenizer puts
 // between documents (tokenizer_config.json's eos_token, else config.json's
 // or generation_config.json's eos_token_id, else an added token such as
-// <|endoftext|>, never an ordinary vocab entry).
+// <|endoftext|>, never an ordinary vocab entry), and what a folder, FIFO or
+// other non-regular file in a tokenizer or config file's place is called.
 #include <QtTest/QtTest>
 
 #include <nlohmann/json.hpp>
 
-#include <filesystem>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "model/model_config.h"
 #include "support/byte_level_vocab.h"
 #include "support/error_capture.h"
 #include "support/temp_files.h"
@@ -36,6 +45,25 @@ json gemmaLikeTokenizer() {
   j["post_processor"] = nullptr;
   j["model"] = {{"type", "BPE"}, {"vocab", vocab}, {"merges", json::array({test::byteLevelMerge("h", "e")})}};
   return j;
+}
+
+// Runs f, which may block opening `fifo` for reading (the bug this guards
+// against): after a few seconds a writer opens and closes the FIFO so that a
+// blocked reader sees end of file and f returns instead of hanging the test.
+template <typename F>
+std::string messageWithoutHanging(const fs::path& fifo, F&& f) {
+  std::atomic<bool> done{false};
+  std::thread unblock([&] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    while (!done && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (done) return;
+    const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // fails at once when no reader waits
+    if (fd >= 0) ::close(fd);
+  });
+  const std::string message = f();
+  done = true;
+  unblock.join();
+  return message;
 }
 
 }  // namespace
@@ -90,6 +118,37 @@ class TestTokenizerFiles : public QObject {
     }
     QVERIFY(mentions(messageFor(R"({"eos_token_id": 5000})"), "[0, 303)"));
     QVERIFY(mentions(messageFor(R"({"eos_token_id": 290})"), "no token"));  // a gap in the ids
+  }
+
+  void foldersAndFifosAreNamedAsSuch() {
+    fs::create_directories(dir("folder-as-file/tokenizer.json"));
+    std::string msg = errorMessageOf<TokenizerError>([&] { loadTokenizerJson(dir("folder-as-file/tokenizer.json")); });
+    QVERIFY2(mentions(msg, "is a directory") && !mentions(msg, "JSON"), msg.c_str());
+    msg = errorMessageOf<TokenizerError>([&] { loadTokenizerForModel(dir("folder-as-file")); });
+    QVERIFY2(mentions(msg, "tokenizer.json") && mentions(msg, "is a directory"), msg.c_str());
+
+    fs::create_directories(dir("folder-config/config.json"));
+    msg = errorMessageOf<ConfigError>([&] { ModelConfig::fromFile(dir("folder-config/config.json")); });
+    QVERIFY2(mentions(msg, "config.json") && mentions(msg, "is a directory"), msg.c_str());
+
+    // GPT-2 files: merges.txt as a folder once loaded with no merges at all.
+    write("gpt2/vocab.json", test::byteLevelVocab({}).dump());
+    fs::create_directories(dir("gpt2/merges.txt"));
+    msg = errorMessageOf<TokenizerError>([&] { loadTokenizerForModel(dir("gpt2")); });
+    QVERIFY2(mentions(msg, "merges.txt") && mentions(msg, "is a directory"), msg.c_str());
+
+    const fs::path fifo = dir("fifo.json");
+    QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+    msg = messageWithoutHanging(fifo, [&] { return errorMessageOf<TokenizerError>([&] { loadTokenizerJson(fifo); }); });
+    QVERIFY2(mentions(msg, "fifo.json") && mentions(msg, "FIFO"), msg.c_str());
+    msg = messageWithoutHanging(fifo, [&] { return errorMessageOf<ConfigError>([&] { ModelConfig::fromFile(fifo); }); });
+    QVERIFY2(mentions(msg, "fifo.json") && mentions(msg, "FIFO"), msg.c_str());
+
+    // A tokenizer_config.json folder is reported, not skipped.
+    write("cfg-folder/tokenizer.json", gemmaLikeTokenizer().dump());
+    fs::create_directories(dir("cfg-folder/tokenizer_config.json"));
+    msg = errorMessageOf<TokenizerError>([&] { loadTokenizerForModel(dir("cfg-folder")); });
+    QVERIFY2(mentions(msg, "tokenizer_config.json") && mentions(msg, "is a directory"), msg.c_str());
   }
 };
 

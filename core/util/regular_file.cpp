@@ -1,0 +1,64 @@
+#include "util/regular_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace plab {
+namespace {
+
+const char* kindOf(mode_t mode) {
+  if (S_ISDIR(mode)) return "is a directory, not a file";
+  if (S_ISFIFO(mode)) return "is a FIFO (named pipe), not a regular file";
+  if (S_ISSOCK(mode)) return "is a socket, not a regular file";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "is a device, not a regular file";
+  return "is not a regular file";
+}
+
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+std::optional<std::string> readRegularFile(const std::filesystem::path& path, std::string& problem) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused
+  // below with every other non-regular file (the flag does nothing to
+  // reads of a regular file).
+  const Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
+  if (file.fd < 0) {
+    problem = std::string("cannot open (") + std::strerror(errno) + ")";
+    return std::nullopt;
+  }
+  struct stat st {};
+  if (::fstat(file.fd, &st) != 0) {
+    problem = std::string("cannot stat (") + std::strerror(errno) + ")";
+    return std::nullopt;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    problem = kindOf(st.st_mode);
+    return std::nullopt;
+  }
+  std::string bytes;
+  bytes.reserve(static_cast<std::size_t>(st.st_size));
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(file.fd, buffer, sizeof buffer);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      problem = std::string("cannot read (") + std::strerror(errno) + ")";
+      return std::nullopt;
+    }
+    bytes.append(buffer, static_cast<std::size_t>(n));
+  }
+  return bytes;
+}
+
+}  // namespace plab
