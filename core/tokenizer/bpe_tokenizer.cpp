@@ -77,6 +77,7 @@ BpeTokenizer::BpeTokenizer(BpeSpec spec)
   cutsBeforeSpaces_ = normalizer_.onlyMapsCharacters() &&
                       (metaspace_ ? metaspace_->split && !metaspace_->replacement.empty() : !splitRules_.empty());
 
+  if (!byteLevel_) wordCuts_ = MergeBoundaries(vocab_, spec.merges);
   int rank = 0;
   for (const auto& [left, right] : spec.merges) {
     auto l = vocab_.find(left), r = vocab_.find(right), m = vocab_.find(left + right);
@@ -249,28 +250,39 @@ void BpeTokenizer::initialSymbols(const std::string& piece, std::vector<int64_t>
 }
 
 void BpeTokenizer::encodePiece(const std::string& piece, std::vector<int64_t>& out) const {
+  // ignore_merges looks at the whole piece; the merges then run word by word.
   if (ignoreMerges_) {
     if (auto it = vocab_.find(byteLevel_ ? byte_level::encodeBytes(piece) : piece); it != vocab_.end()) {
       out.push_back(it->second);
       return;
     }
   }
-  const bool cacheable = piece.size() < kMaxCachedPieceBytes;
+  // A short piece is cached whole; a long one (a whole document without a
+  // pre-tokenizer) is cut where no merge can join across.
+  if (byteLevel_ || piece.size() < kMaxCachedPieceBytes) {
+    encodeWord(piece, out);
+    return;
+  }
+  for (std::string_view word : wordCuts_.split(piece)) encodeWord(std::string(word), out);
+}
+
+void BpeTokenizer::encodeWord(const std::string& word, std::vector<int64_t>& out) const {
+  const bool cacheable = word.size() < kMaxCachedPieceBytes;
   if (cacheable) {
     std::lock_guard<std::mutex> lock(cacheMutex_);
-    if (auto it = cache_.find(piece); it != cache_.end()) {
+    if (auto it = cache_.find(word); it != cache_.end()) {
       out.insert(out.end(), it->second.begin(), it->second.end());
       return;
     }
   }
   std::vector<int64_t> symbols;
-  initialSymbols(piece, symbols);
+  initialSymbols(word, symbols);
   applyBpeMerges(symbols, merges_);
   out.insert(out.end(), symbols.begin(), symbols.end());
   if (!cacheable) return;
   std::lock_guard<std::mutex> lock(cacheMutex_);
   if (cache_.size() >= kMaxCacheEntries) cache_.clear();
-  cache_.emplace(piece, std::move(symbols));
+  cache_.emplace(word, std::move(symbols));
 }
 
 std::string BpeTokenizer::decode(const std::vector<int64_t>& ids) const {

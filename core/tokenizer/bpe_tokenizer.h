@@ -8,7 +8,9 @@
 //   or the unknown token.
 // Added tokens are cut out of the text first (matched literally, longest
 // first); each piece between them is normalised, pre-tokenized (split rules
-// or Metaspace) and merged by rank. Built by loadTokenizerJson.
+// or Metaspace) and merged by rank; SentencePiece-style pieces are merged
+// word by word where the merges cannot join across (merge_boundaries.h).
+// Built by loadTokenizerJson.
 #include <array>
 #include <cstdint>
 #include <mutex>
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "tokenizer/bpe_merge.h"
+#include "tokenizer/merge_boundaries.h"
 #include "tokenizer/metaspace.h"
 #include "tokenizer/normalizer.h"
 #include "tokenizer/pretokenizer.h"
@@ -72,12 +75,14 @@ class BpeTokenizer : public Tokenizer {
  private:
   void encodeSegment(const std::string& text, bool atInputStart, std::vector<int64_t>& out) const;
   void encodePiece(const std::string& piece, std::vector<int64_t>& out) const;
+  void encodeWord(const std::string& word, std::vector<int64_t>& out) const;
   void initialSymbols(const std::string& piece, std::vector<int64_t>& symbols) const;
   void buildDecodeTable(const BpeSpec& spec);
   bool addedTokenAcross(std::string_view text, std::size_t cut) const;
 
   std::unordered_map<std::string, int64_t> vocab_;
   BpeMergeTable merges_;
+  MergeBoundaries wordCuts_;                    // SentencePiece style: where a piece splits into words
   std::vector<std::string> decoded_;            // id -> raw bytes
   std::vector<bool> present_;                   // id has a token
   std::array<int64_t, 256> byteIds_{};          // byte -> token (byte-level), <0xXX> (byte fallback) or -1

@@ -1,9 +1,11 @@
 // Tokenizer formats beyond plain byte-level BPE: SentencePiece-style BPE
 // (Llama-2 normalizers, Mistral Metaspace, byte fallback, unknown tokens),
 // the Unicode normalizers, post-processor templates (BOS), GPT-2's
-// vocab.json + merges.txt, duplicate merges, and the merge loop on very long
-// words. Expected ids were checked against the Hugging Face tokenizers
-// library (Rust, through its npm binding) on the same tiny files.
+// vocab.json + merges.txt, duplicate merges, the merge loop on very long
+// words, and long SentencePiece pieces merged word by word where no merge
+// joins across (the same ids as the whole piece). Expected ids were checked
+// against the Hugging Face tokenizers library (Rust, through its npm
+// binding) on the same tiny files.
 #include <QtTest/QtTest>
 
 #include <nlohmann/json.hpp>
@@ -13,11 +15,14 @@
 #include <fstream>
 #include <limits>
 #include <random>
+#include <string_view>
+#include <unordered_map>
 
 #include "support/byte_level_vocab.h"
 #include "support/error_capture.h"
 #include "support/temp_files.h"
 #include "tokenizer/bpe_merge.h"
+#include "tokenizer/merge_boundaries.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode_normalization.h"
 #include "util/errors.h"
@@ -294,6 +299,78 @@ class TestTokenizerFormats : public QObject {
         applyBpeMerges(fast, merges);
         naiveMerges(slow, merges);
         QVERIFY(fast == slow);
+      }
+    }
+  }
+
+  void longPiecesSplitWhereNoMergeJoins() {
+    // The sentencePieceJson vocabulary: its merges join ▁h, ll, e+ll, ▁h+ell,
+    // ▁hell+o and ▁▁; nothing ever follows another character with a ▁.
+    const json sp = sentencePieceJson(true, true);
+    std::unordered_map<std::string, int64_t> vocab;
+    for (const auto& [token, id] : sp["model"]["vocab"].items()) vocab.emplace(token, id.get<int64_t>());
+    std::vector<std::pair<std::string, std::string>> merges;
+    for (const auto& m : sp["model"]["merges"]) {
+      const std::string pair = m.get<std::string>();
+      merges.emplace_back(pair.substr(0, pair.find(' ')), pair.substr(pair.find(' ') + 1));
+    }
+    const MergeBoundaries cuts(vocab, merges);
+    const auto words = [&](const std::string& piece) {
+      std::vector<std::string> out;
+      for (std::string_view w : cuts.split(piece)) out.emplace_back(w);
+      return out;
+    };
+    const std::string m = kMarker;
+    // Cut before a ▁ that follows another character, never inside ▁▁ or
+    // ▁h-e-l-l-o, and between characters that no merge joins (▁ a, a b c).
+    QVERIFY(words(m + "hello" + m + m + "hello" + m + "a") ==
+            (std::vector<std::string>{m + "hello", m + m + "hello", m, "a"}));
+    QVERIFY(words("abc") == (std::vector<std::string>{"a", "b", "c"}));
+    QVERIFY(words("hell") == (std::vector<std::string>{"hell"}));
+    // Characters outside the vocab (byte fallback, <unk>) are never cut around.
+    QVERIFY(words("a\xE6\x97\xA5" + m + "x" + m) == (std::vector<std::string>{"a\xE6\x97\xA5" + m + "x" + m}));
+    QVERIFY(words("").empty());
+    // A vocab where two spellings share an id: no cuts at all.
+    vocab["duplicate"] = vocab.at("a");
+    QVERIFY(MergeBoundaries(vocab, merges).split("abc").size() == 1);
+  }
+
+  void longPiecesGiveTheIdsOfTheWholePieceMerge() {
+    // Random SentencePiece-style vocabularies over a b ▁ whose merges may
+    // join across a ▁ (a▁, ▁▁b, ...): documents far longer than the cached
+    // piece size, encoded word by word, must equal the textbook merge of
+    // the whole piece (no pre-tokenizer, no normalizer).
+    std::mt19937 rng(11);
+    const std::vector<std::string> alphabet = {"a", "b", kMarker};
+    for (int table = 0; table < 20; ++table) {
+      json vocab = json::object();
+      std::vector<std::string> tokens = alphabet;
+      for (std::size_t i = 0; i < alphabet.size(); ++i) vocab[alphabet[i]] = int64_t(i);
+      json mergeList = json::array();
+      BpeMergeTable mergeTable;
+      for (int rank = 0; rank < 30; ++rank) {
+        const std::string l = tokens[rng() % tokens.size()], r = tokens[rng() % tokens.size()];
+        if (vocab.contains(l + r)) continue;
+        const int64_t id = static_cast<int64_t>(tokens.size());
+        vocab[l + r] = id;
+        tokens.push_back(l + r);
+        mergeList.push_back(l + " " + r);
+        mergeTable[bpePairKey(vocab[l].get<int64_t>(), vocab[r].get<int64_t>())] = BpeMerge{rank, id};
+      }
+      json j;
+      j["model"] = {{"type", "BPE"}, {"vocab", vocab}, {"merges", mergeList}};
+      j["pre_tokenizer"] = nullptr;
+      auto t = load(j, "cross" + std::to_string(table) + ".json");
+      for (int doc = 0; doc < 5; ++doc) {
+        std::string text;
+        std::vector<int64_t> symbols;
+        for (int k = 0; k < 600; ++k) {
+          const std::size_t c = rng() % 3;
+          text += alphabet[c];
+          symbols.push_back(static_cast<int64_t>(c));
+        }
+        naiveMerges(symbols, mergeTable);
+        QVERIFY(t->encode(text) == symbols);
       }
     }
   }
