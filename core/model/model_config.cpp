@@ -130,11 +130,12 @@ void parseGpt2(const json& j, ModelConfig& c) {
   c.head_dim = c.hidden_size / c.num_attention_heads;
 }
 
-// rope_scaling: {"rope_type" (or "type"): "linear" | "llama3" | "yarn", "factor": ...}.
-RopeScaling parseRopeScaling(const json& j, const ModelConfig& c) {
+// rope_scaling (or transformers 5's rope_parameters, `field`):
+// {"rope_type" (or "type"): "linear" | "llama3" | "yarn", "factor": ...}.
+RopeScaling parseRopeScaling(const json& j, const char* field, const ModelConfig& c) {
   const std::string t = c.model_type;
-  const json& r = j["rope_scaling"];
-  const std::string where = "config.json (" + t + "): rope_scaling ";
+  const json& r = j[field];
+  const std::string where = "config.json (" + t + "): " + field + " ";
   if (!r.is_object()) throw ConfigError(where + "must be an object, got " + jsonExcerpt(r));
   RopeScaling s;
   s.type = optionalString(r, "rope_type", optionalString(r, "type", "", t), t);
@@ -166,6 +167,29 @@ RopeScaling parseRopeScaling(const json& j, const ModelConfig& c) {
   return s;
 }
 
+// transformers 5 writes rope_theta and the scaling as one object,
+// rope_parameters ({"rope_type": "default", "rope_theta": 500000.0, ...}),
+// and reads it before the older top-level rope_theta / rope_scaling: so do
+// we (a config it saved has no top-level rope_theta; the default 10000 would
+// silently replace Llama-3's 500000).
+void parseRope(const json& j, ModelConfig& c) {
+  const std::string t = c.model_type;
+  const bool v5 = present(j, "rope_parameters");
+  if (v5 && !j["rope_parameters"].is_object())
+    throw ConfigError("config.json (" + t + "): rope_parameters must be an object, got " +
+                      jsonExcerpt(j["rope_parameters"]));
+  const json& rope = v5 ? j["rope_parameters"] : j;
+  c.rope_theta = boundedDouble(rope, "rope_theta", 10000.0, true, t);
+  if (v5)
+    c.rope_scaling = parseRopeScaling(j, "rope_parameters", c);
+  else if (present(j, "rope_scaling"))
+    c.rope_scaling = parseRopeScaling(j, "rope_scaling", c);
+  for (const json* where : {&j, &rope})
+    if (present(*where, "partial_rotary_factor") && optionalDouble(*where, "partial_rotary_factor", 1.0, t) != 1.0)
+      throw ConfigError("config.json (" + t + "): partial_rotary_factor " +
+                        jsonExcerpt((*where)["partial_rotary_factor"]) + " is not supported (only 1.0)");
+}
+
 // Sliding-window attention: Mistral's sliding_window applies to every layer
 // and is implemented; Qwen2/Qwen3 only use theirs with use_sliding_window,
 // per layer (max_window_layers), which is not implemented.
@@ -190,7 +214,6 @@ void parseLlama(const json& j, ModelConfig& c) {
   c.intermediate_size = requiredInt(j, "intermediate_size", t);
   c.max_position_embeddings = optionalInt(j, "max_position_embeddings", 2048, t);
   c.norm_eps = boundedDouble(j, "rms_norm_eps", 1e-6, false, t);
-  c.rope_theta = boundedDouble(j, "rope_theta", 10000.0, true, t);
   c.hidden_act = optionalString(j, "hidden_act", "silu", t);
   c.tie_word_embeddings = optionalBool(j, "tie_word_embeddings", false, t);
   // Qwen2 always has q/k/v biases and never an o_proj bias; Llama's
@@ -208,10 +231,7 @@ void parseLlama(const json& j, ModelConfig& c) {
     c.attention_output_bias = c.attention_bias;
   }
   c.mlp_bias = optionalBool(j, "mlp_bias", false, t);
-  if (present(j, "rope_scaling")) c.rope_scaling = parseRopeScaling(j, c);
-  if (present(j, "partial_rotary_factor") && optionalDouble(j, "partial_rotary_factor", 1.0, t) != 1.0)
-    throw ConfigError("config.json (" + t + "): partial_rotary_factor " + jsonExcerpt(j["partial_rotary_factor"]) +
-                      " is not supported (only 1.0)");
+  parseRope(j, c);
   parseSlidingWindow(j, c);
   if (c.num_attention_heads % c.num_key_value_heads != 0)
     throw ConfigError("config.json (" + t + "): num_attention_heads " + std::to_string(c.num_attention_heads) +
@@ -338,7 +358,10 @@ json ModelConfig::toJson() const {
     j["intermediate_size"] = intermediate_size;
     j["max_position_embeddings"] = max_position_embeddings;
     j["rms_norm_eps"] = norm_eps;
-    j["rope_theta"] = rope_theta;
+    if (j.contains("rope_parameters") && j["rope_parameters"].is_object())
+      j["rope_parameters"]["rope_theta"] = rope_theta;  // transformers 5 reads it there first
+    else
+      j["rope_theta"] = rope_theta;
     j["hidden_act"] = hidden_act;
     if (head_dim != hidden_size / num_attention_heads) j["head_dim"] = head_dim;
     if (model_type != "qwen2" || !attention_bias) j["attention_bias"] = attention_bias;

@@ -311,6 +311,39 @@ class ModelConfigTest : public QObject {
     QVERIFY2(mentions(nan, "huge-theta.json") && mentions(nan, "\"rope_theta\":N"), nan.c_str());
   }
 
+  void transformers5RopeParameters() {
+    // As transformers 5.24 writes a Llama config: no top-level rope_theta.
+    json v5 = smolLm135m();
+    v5.erase("rope_theta");
+    v5.erase("rope_scaling");
+    v5["rope_parameters"] = {{"rope_theta", 500000.0}, {"rope_type", "default"}};
+    const ModelConfig c = ModelConfig::fromJson(v5);
+    QCOMPARE(c.rope_theta, 500000.0);
+    QCOMPARE(c.rope_scaling.type, std::string("default"));
+    QCOMPARE(ModelConfig::fromJson(c.toJson()).rope_theta, 500000.0);
+    // It wins over a leftover top-level rope_theta, as in transformers 5.
+    v5["rope_theta"] = 10000.0;
+    QCOMPARE(ModelConfig::fromJson(v5).rope_theta, 500000.0);
+
+    json llama3 = llama32_1b();
+    llama3["rope_parameters"] = llama3["rope_scaling"];
+    llama3["rope_parameters"]["rope_theta"] = 500000.0;
+    llama3.erase("rope_scaling");
+    llama3.erase("rope_theta");
+    const ModelConfig l = ModelConfig::fromJson(llama3);
+    QCOMPARE(l.rope_scaling.type, std::string("llama3"));
+    QCOMPARE(l.rope_scaling.factor, 32.0);
+    QCOMPARE(l.rope_theta, 500000.0);
+
+    json bad = v5;
+    bad["rope_parameters"] = "default";
+    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(bad); }), "rope_parameters"));
+    bad["rope_parameters"] = {{"rope_theta", -1.0}, {"rope_type", "default"}};
+    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(bad); }), "'rope_theta'"));
+    bad["rope_parameters"] = {{"rope_theta", 1e4}, {"rope_type", "default"}, {"partial_rotary_factor", 0.5}};
+    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(bad); }), "partial_rotary_factor"));
+  }
+
   void fromFileErrorsNameFileAndPosition() {
     const std::filesystem::path p = tmp_.path().toStdString() + "/broken-config.json";
     {
