@@ -4,6 +4,14 @@
 // "floor ms" is those bytes at the machine's measured copy bandwidth.
 // "transient" is the step's peak memory above what was resident before it
 // (CPU: peak RSS after malloc_trim; CUDA: allocator peak).
+// Each row is timed in paired rounds: a torch step and the row's step, back
+// to back (their order alternating), repeated; "torch ms" is the median of
+// the torch steps of those rounds and "vs torch" the median of each round's
+// ratio of the two adjacent timings, so a load that comes and goes during
+// the run moves both alike (one torch timing taken at the start once read
+// 1.63x and 0.39x for torch's own code).
+// The first row pairs torch with a second copy of itself: how near 1.00 it
+// reads is the run's noise.
 //   bench_optimizer [elements=4000000] [steps=20] [warmup=3] [device=cpu] [threads]
 #include <torch/torch.h>
 
@@ -42,18 +50,47 @@ void sync(const torch::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize();
 }
 
-double medianMs(int steps, int warmup, const torch::Device& device, const std::function<void()>& step) {
-  std::vector<double> ms;
+double timeMs(const torch::Device& device, const std::function<void()>& step) {
+  sync(device);
+  const auto t0 = std::chrono::steady_clock::now();
+  step();
+  sync(device);
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct Paired {
+  double ms;       // median of the row's steps
+  double torchMs;  // median of the torch steps of the same rounds
+  double ratio;    // median over the rounds of ms / torch ms
+};
+
+// `warmup` + `steps` rounds of one torch step and one step of the row, torch
+// first in even rounds and second in odd ones (whichever runs second in a
+// round finds the caches and clocks the first one left).
+Paired pairedRounds(int steps, int warmup, const torch::Device& device, const std::function<void()>& torchStep,
+                    const std::function<void()>& step) {
+  std::vector<double> ms, torchMs, ratios;
   for (int i = 0; i < warmup + steps; ++i) {
-    sync(device);
-    const auto t0 = std::chrono::steady_clock::now();
-    step();
-    sync(device);
-    const auto t1 = std::chrono::steady_clock::now();
-    if (i >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    double t = 0, m = 0;
+    if (i % 2 == 0) {
+      t = timeMs(device, torchStep);
+      m = timeMs(device, step);
+    } else {
+      m = timeMs(device, step);
+      t = timeMs(device, torchStep);
+    }
+    if (i < warmup) continue;
+    torchMs.push_back(t);
+    ms.push_back(m);
+    ratios.push_back(m / t);
   }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return {median(ms), median(torchMs), median(ratios)};
 }
 
 // Copy bandwidth (bytes read + written per second) of a 256 MiB copy, the
@@ -83,8 +120,8 @@ int64_t transientBytes(const torch::Device& device, const std::function<void()>&
 
 int main(int argc, char** argv) {
   const int64_t elements = argc > 1 ? std::atoll(argv[1]) : 4000000;
-  const int steps = argc > 2 ? std::atoi(argv[2]) : 20;
-  const int warmup = argc > 3 ? std::atoi(argv[3]) : 3;
+  const int steps = std::max(1, argc > 2 ? std::atoi(argv[2]) : 20);
+  const int warmup = std::max(0, argc > 3 ? std::atoi(argv[3]) : 3);
   const torch::Device device(argc > 4 ? argv[4] : "cpu");
   if (argc > 5) torch::set_num_threads(std::atoi(argv[5]));
   torch::manual_seed(0);
@@ -98,7 +135,8 @@ int main(int argc, char** argv) {
   }
   const BlasInfo blas = loadedBlas();
   std::printf("BLAS: %s %s\n", blas.name.c_str(), blas.library.c_str());
-  std::printf("%lld parameters in %zu tensors on %s, %d threads; median of %d steps after %d warmup\n",
+  std::printf("%lld parameters in %zu tensors on %s, %d threads; medians of %d paired rounds (a torch step and "
+              "the row's, back to back) after %d warmup\n",
               static_cast<long long>(numel), reference.size(), device.str().c_str(), torch::get_num_threads(),
               steps, warmup);
 
@@ -107,19 +145,28 @@ int main(int argc, char** argv) {
   const auto floorMs = [&](int64_t bytes) { return 1000.0 * static_cast<double>(bytes) / bandwidth; };
 
   torch::optim::AdamW torchOpt(reference, torch::optim::AdamWOptions(1e-3).weight_decay(0.01));
-  const double torchMs = medianMs(steps, warmup, device, [&] { torchOpt.step(); });
+  const auto torchStep = [&] { torchOpt.step(); };
   const int64_t torchMoved = numel * (2 * 4 + 4 + 2 * 8);  // param r/w, grad r, m and v r/w (fp32)
-  const int64_t torchTransient = transientBytes(device, [&] { torchOpt.step(); });
-  std::printf("%-34s %9s %9s %9s %8s %8s %14s %12s\n", "optimizer", "ms/step", "vs torch", "floor ms", "x floor",
-              "GB/s", "state bytes", "transient");
-  const auto row = [&](const std::string& name, double ms, int64_t moved, int64_t state, int64_t transient,
+  std::printf("%-34s %9s %9s %9s %9s %8s %8s %14s %12s\n", "optimizer", "ms/step", "torch ms", "vs torch",
+              "floor ms", "x floor", "GB/s", "state bytes", "transient");
+  const auto row = [&](const std::string& name, const Paired& t, int64_t moved, int64_t state, int64_t transient,
                        int64_t weightBytes) {
-    std::printf("%-34s %9.2f %9.2f %9.2f %8.2f %8.2f %14lld %7.1f MiB (%.1f%% of weights)\n", name.c_str(), ms,
-                ms / torchMs, floorMs(moved), ms / floorMs(moved), static_cast<double>(moved) / (ms / 1000) / 1e9,
-                static_cast<long long>(state), static_cast<double>(transient) / (1 << 20),
+    std::printf("%-34s %9.2f %9.2f %9.2f %9.2f %8.2f %8.2f %14lld %7.1f MiB (%.1f%% of weights)\n", name.c_str(),
+                t.ms, t.torchMs, t.ratio, floorMs(moved), t.ms / floorMs(moved),
+                static_cast<double>(moved) / (t.ms / 1000) / 1e9, static_cast<long long>(state),
+                static_cast<double>(transient) / (1 << 20),
                 100.0 * static_cast<double>(transient) / static_cast<double>(weightBytes));
   };
-  row("torch::optim::AdamW (fp32)", torchMs, torchMoved, numel * 8, torchTransient, numel * 4);
+  {
+    std::vector<torch::Tensor> copy;
+    for (const auto& p : reference) {
+      copy.push_back(p.detach().clone().set_requires_grad(true));
+      copy.back().mutable_grad() = p.grad().clone();
+    }
+    torch::optim::AdamW twin(copy, torch::optim::AdamWOptions(1e-3).weight_decay(0.01));
+    const Paired t = pairedRounds(steps, warmup, device, torchStep, [&] { twin.step(); });
+    row("torch::optim::AdamW fp32 (2nd copy)", t, torchMoved, numel * 8, transientBytes(device, torchStep), numel * 4);
+  }
 
   for (OptimizerMode mode : allOptimizerModes()) {
     const bool hasFused = mode != OptimizerMode::Fp32AdamW && mode != OptimizerMode::Bf16Plain;
@@ -144,7 +191,7 @@ int main(int argc, char** argv) {
         AdamWOptions options;
         options.kernels = kernels;
         PrecisionAdamW opt(params, mode, options, 0, statsOptions);
-        const double ms = medianMs(steps, warmup, device, [&] { opt.step(1e-3, stats); });
+        const Paired t = pairedRounds(steps, warmup, device, torchStep, [&] { opt.step(1e-3, stats); });
         const int64_t transient = transientBytes(device, [&] { opt.step(1e-3, stats); });
         const MemoryBreakdown mem = opt.measuredMemory();
         const int64_t state = mem.moments + mem.master + mem.kahan;
@@ -153,7 +200,7 @@ int main(int argc, char** argv) {
         if (hasFused) name += kernels == StepKernels::Fused ? " fused" : " reference";
         if (collect == 1) name += " +window";
         if (collect == 2) name += " +window +stats";
-        row(name, ms, moved, state, transient, mem.weights);
+        row(name, t, moved, state, transient, mem.weights);
       }
     }
   }
