@@ -8,14 +8,14 @@
 # all-bf16 plan as model.to(torch.bfloat16) is (every matrix product in
 # bf16, the tied head included).
 #   bench/compare_pytorch_loop.sh CONFIG.json [batch=8] [seq=64] [steps=20]
-# Needs a Python with torch (Debian: apt-get install python3-torch; run
-# with PYTHON=/usr/bin/python3 if another python3 comes first) and a built
+# Runs the loop with the torch of the project's .venv (the LibTorch the CLI
+# is built against; PYTHON=... picks another) and a built
 # build/app/precision-lab-cli (or PLAB_CLI=...).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 config="$(realpath "$1")"
 batch="${2:-8}" seq="${3:-64}" steps="${4:-20}"
-python="${PYTHON:-python3}"
+python="${PYTHON:-$root/.venv/bin/python}"
 cli="${PLAB_CLI:-$root/build/app/precision-lab-cli}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

@@ -11,7 +11,7 @@ Prints one line: tokens/s (mean of the steps after 2 warm-up steps); with
 reads. Random token ids: this measures speed, not learning. Same structure as the engine's GPT-2
 (learned positions, pre-LayerNorm blocks, gelu_new MLP, tied head, logits and
 loss in fp32, gradient clipping at 1.0)."""
-import argparse, datetime, json, math, platform, time
+import argparse, datetime, json, platform, time
 
 import torch
 import torch.nn as nn
@@ -33,10 +33,8 @@ class Block(nn.Module):
         b, t, d = x.shape
         q, k, v = self.c_attn(self.ln_1(x)).split(d, dim=2)
         q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
-        att = (q @ k.transpose(-2, -1)) / math.sqrt(d // self.heads)
-        mask = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
-        att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
-        y = (att @ v).transpose(1, 2).reshape(b, t, d)
+        # Fused attention, as a PyTorch 2.x user writes it (nanoGPT).
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, d)
         x = x + self.c_proj(y)
         return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
 

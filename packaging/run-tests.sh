@@ -7,5 +7,7 @@ start=$(date +%s)
 bash "$root/packaging/setup-debian.sh" --build-only
 echo "setup + build: $(( $(date +%s) - start )) s"
 cd "$build"
-QT_QPA_PLATFORM=offscreen ctest --output-on-failure --parallel "$(nproc)" --timeout 900
+# ctest runs one test per core: one LibTorch thread each (OMP_NUM_THREADS, as
+# torchrun sets it), so two OpenMP teams never spin against each other.
+OMP_NUM_THREADS=1 QT_QPA_PLATFORM=offscreen ctest --output-on-failure --parallel "$(nproc)" --timeout 900
 echo "total: $(( $(date +%s) - start )) s"

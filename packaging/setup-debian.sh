@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# One command from a fresh Debian 12 machine to a running Precision Lab:
-# installs every package with apt-get, builds, then launches the desktop app
-# (or, without a display, the CLI on the embedded default run).
+# One command from a fresh Debian 12 or 13 machine to a running Precision Lab:
+# installs every Debian package with apt-get and the Python packages into a
+# project-local virtual environment (.venv: torch, whose LibTorch the C++
+# code builds against, and the reference libraries the tests compare with),
+# builds, then launches the desktop app (or, without a display, the CLI on
+# the embedded default run).
+# Environment: PLAB_LIBTORCH=<folder> builds against another LibTorch 2.x;
+# PLAB_TORCH_PIP_ARGS adds pip arguments for torch (e.g. another index);
+# PLAB_PYTHON_BIN is the Python that makes .venv (default python3).
 #   packaging/setup-debian.sh              install, build, launch
 #   packaging/setup-debian.sh --build-only install and build
 set -euo pipefail
@@ -13,13 +19,11 @@ launch=1
 sudo_cmd=""
 [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
 
-# libopenblas0-pthread: LibTorch's fp32 matrix products go through libblas.so.3;
-# without it Debian's reference BLAS serves them, ~28x slower on a GPT-2 forward.
 packages=(
   build-essential cmake ninja-build ccache pkg-config dpkg-dev
-  libtorch-dev libopenblas0-pthread nlohmann-json3-dev libcurl4-openssl-dev libutf8proc-dev
+  nlohmann-json3-dev libcurl4-openssl-dev libutf8proc-dev
   qt6-base-dev qt6-base-dev-tools libqt6svg6-dev libgl-dev
-  xvfb xauth fonts-dejavu-core python3
+  xvfb xauth fonts-dejavu-core python3 python3-venv python3-pip
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -33,14 +37,37 @@ fi
 
 bash "$root/packaging/fetch-qcustomplot.sh"
 
+# The virtual environment: torch (LibTorch 2.x) and the reference libraries.
+venv="$root/.venv"
+[ -x "$venv/bin/python" ] || "${PLAB_PYTHON_BIN:-python3}" -m venv "$venv"
+# shellcheck disable=SC2086  # PLAB_TORCH_PIP_ARGS is a list of pip arguments
+"$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/packaging/requirements.txt" \
+  ${PLAB_TORCH_PIP_ARGS:-}
+[ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
+torch_cuda="$("$venv/bin/python" -c 'import torch; print(torch.version.cuda or "")')"
+cuda_args=()
+if [ -n "$torch_cuda" ] && [ -z "${PLAB_LIBTORCH:-}" ]; then
+  command -v nvcc > /dev/null || {
+    echo "torch $torch_cuda has CUDA but nvcc is not on PATH: install the CUDA toolkit (its nvcc builds the" >&2
+    echo "fused optimizer kernels), or install a CPU torch: PLAB_TORCH_PIP_ARGS='--index-url <a CPU wheel index>'" >&2
+    exit 1
+  }
+  arch="$("$venv/bin/python" -c 'import torch
+if torch.cuda.is_available():
+    m, n = torch.cuda.get_device_capability(); print(f"{m}{n}")' 2> /dev/null || true)"
+  [ -n "$arch" ] && cuda_args=(-DCMAKE_CUDA_ARCHITECTURES="$arch")
+fi
+
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/precision-lab-ccache}"
 export CCACHE_SLOPPINESS="pch_defines,time_macros,include_file_mtime,include_file_ctime"
 # Relative paths in cache keys; note the precompiled torch header still ties
 # most entries to one build folder, so ccache mainly speeds rebuilds in place.
 export CCACHE_BASEDIR="$root"
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPLAB_PYTHON="$venv/bin/python" \
+  -DPLAB_LIBTORCH="${PLAB_LIBTORCH:-}" "${cuda_args[@]}"
 cmake --build "$build" --parallel "$(nproc)"
+"$build/app/precision-lab-cli" --version
 
 [ "$launch" -eq 1 ] || exit 0
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
