@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "model/bf16_linear.h"
 #include "model/input_checks.h"
 
 namespace plab {
@@ -68,8 +69,8 @@ torch::Tensor Gpt2LMHeadModel::forward(const torch::Tensor& input_ids) {
   checkInputIds(input_ids, config());
   const torch::Tensor hidden = transformer->forward(input_ids);
   if (lm_head) return lm_head->forward(hidden).to(torch::kFloat32);
-  const torch::Tensor& w = transformer->wte->weight;  // the tied head computes in the embedding's dtype
-  return torch::matmul(hidden.to(w.scalar_type()), w.t()).to(torch::kFloat32);
+  // The tied head computes in the embedding's dtype.
+  return linearInWeightDtype(hidden, transformer->wte->weight, {}).to(torch::kFloat32);
 }
 
 std::string Gpt2LMHeadModel::tiedHeadOwner() const { return lm_head ? "" : "transformer.wte"; }

@@ -1,7 +1,10 @@
 #include "model/layers.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <limits>
 
+#include "model/bf16_linear.h"
 #include "util/errors.h"
 
 namespace plab {
@@ -13,10 +16,7 @@ Conv1DImpl::Conv1DImpl(int64_t in, int64_t out) : torch::nn::Module("Conv1D") {
 }
 
 torch::Tensor Conv1DImpl::forward(const torch::Tensor& x) {
-  const torch::Tensor in = x.to(weight.scalar_type());
-  auto outShape = in.sizes().vec();
-  outShape.back() = weight.size(1);
-  return torch::addmm(bias, in.reshape({-1, weight.size(0)}), weight).view(outShape);
+  return linearInWeightDtype(x, weight.t(), bias);  // x @ W + b, as a linear layer on the transposed view
 }
 
 LinearImpl::LinearImpl(int64_t in, int64_t out, bool withBias) : torch::nn::Module("Linear") {
@@ -24,10 +24,7 @@ LinearImpl::LinearImpl(int64_t in, int64_t out, bool withBias) : torch::nn::Modu
   if (withBias) bias = register_parameter("bias", torch::zeros({out}));
 }
 
-torch::Tensor LinearImpl::forward(const torch::Tensor& x) {
-  return torch::nn::functional::linear(x.to(weight.scalar_type()), weight,
-                                       bias.defined() ? bias.to(weight.scalar_type()) : bias);
-}
+torch::Tensor LinearImpl::forward(const torch::Tensor& x) { return linearInWeightDtype(x, weight, bias); }
 
 EmbeddingImpl::EmbeddingImpl(int64_t count, int64_t dim) : torch::nn::Module("Embedding") {
   weight = register_parameter("weight", torch::empty({count, dim}));
@@ -59,31 +56,74 @@ torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) {
 }
 
 torch::Tensor applyActivation(const std::string& name, const torch::Tensor& x) {
-  if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") {
-    // Written out rather than gelu(approximate="tanh"), which torch 1.12 lacks.
-    const double c = std::sqrt(2.0 / M_PI);
-    return 0.5 * x * (1.0 + torch::tanh(c * (x + 0.044715 * x * x * x)));
-  }
+  // Each written as transformers writes it, so that bf16 rounds at the same points.
+  if (name == "gelu_new")
+    return 0.5 * x * (1.0 + torch::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * torch::pow(x, 3.0))));
+  if (name == "gelu_fast") return 0.5 * x * (1.0 + torch::tanh(x * 0.7978845608 * (1.0 + 0.044715 * x * x)));
+  if (name == "gelu_pytorch_tanh") return torch::gelu(x, "tanh");
   if (name == "gelu") return torch::gelu(x);
   if (name == "relu") return torch::relu(x);
   if (name == "silu" || name == "swish") return torch::silu(x);
   throw ModelError("unsupported activation '" + name + "'");
 }
 
-torch::Tensor causalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                              std::optional<double> scale, int64_t slidingWindow) {
-  const int64_t T = q.size(2), headDim = q.size(3);
-  const torch::Tensor q32 = q.to(torch::kFloat32), k32 = k.to(torch::kFloat32), v32 = v.to(torch::kFloat32);
-  torch::Tensor scores = torch::matmul(q32, k32.transpose(-2, -1));
-  if (!scale) scores = scores / std::sqrt(static_cast<double>(headDim));
-  else if (*scale != 1.0) scores = scores * *scale;
+namespace {
+
+// PLAB_ATTENTION=explicit: the unfused formula this project ran before
+// scaled_dot_product_attention (scores, softmax and product in fp32, the kv
+// heads repeated), kept for before/after benchmarks only.
+bool explicitAttentionRequested() {
+  static const bool requested = [] {
+    const char* env = std::getenv("PLAB_ATTENTION");
+    return env && std::string(env) == "explicit";
+  }();
+  return requested;
+}
+
+torch::Tensor explicitCausalAttention(const torch::Tensor& q, torch::Tensor k, torch::Tensor v, double scale,
+                                      int64_t slidingWindow) {
+  const int64_t B = q.size(0), heads = q.size(1), T = q.size(2), headDim = q.size(3);
+  if (k.size(1) != heads) {
+    k = k.repeat_interleave(heads / k.size(1), 1);
+    v = v.repeat_interleave(heads / v.size(1), 1);
+  }
+  torch::Tensor scores = torch::matmul(q.to(torch::kFloat32), k.to(torch::kFloat32).transpose(-2, -1)) * scale;
   const auto boolOptions = torch::TensorOptions().dtype(torch::kBool).device(q.device());
   torch::Tensor masked = torch::ones({T, T}, boolOptions).triu(1);
-  if (slidingWindow > 0 && slidingWindow < T)  // key j is visible from i only when i - j < window
+  if (slidingWindow > 0 && slidingWindow < T)
     masked = masked.logical_or(torch::ones({T, T}, boolOptions).tril(-slidingWindow));
   scores = scores.masked_fill(masked, -std::numeric_limits<float>::infinity());
-  const torch::Tensor out = torch::matmul(torch::softmax(scores, -1), v32);  // [B, H, T, D]
-  return out.transpose(1, 2).contiguous().view({q.size(0), T, q.size(1) * headDim});
+  const torch::Tensor out = torch::matmul(torch::softmax(scores, -1), v.to(torch::kFloat32));
+  return out.transpose(1, 2).contiguous().view({B, T, heads * headDim});
+}
+
+}  // namespace
+
+torch::Tensor causalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                              std::optional<double> scale, int64_t slidingWindow) {
+  const int64_t B = q.size(0), heads = q.size(1), T = q.size(2), headDim = q.size(3);
+  if (explicitAttentionRequested())
+    return explicitCausalAttention(q, k, v, scale ? *scale : 1.0 / std::sqrt(static_cast<double>(headDim)),
+                                   slidingWindow);
+  // One dtype for the whole product: bf16 when the block's projections all
+  // produced bf16 (as under model.to(torch.bfloat16)), fp32 otherwise.
+  const bool allBf16 = q.scalar_type() == torch::kBFloat16 && k.scalar_type() == torch::kBFloat16 &&
+                       v.scalar_type() == torch::kBFloat16;
+  const auto dtype = allBf16 ? torch::kBFloat16 : torch::kFloat32;
+  const torch::Tensor qc = q.to(dtype), kc = k.to(dtype), vc = v.to(dtype);
+  const bool groupedQuery = kc.size(1) != heads;  // GQA: each kv head serves heads / kv_heads query heads
+  std::optional<torch::Tensor> mask;
+  bool isCausal = true;
+  if (slidingWindow > 0 && slidingWindow < T) {  // key j is visible from i only when 0 <= i - j < window
+    const auto boolOptions = torch::TensorOptions().dtype(torch::kBool).device(q.device());
+    const torch::Tensor ones = torch::ones({T, T}, boolOptions);
+    mask = ones.tril().logical_and(ones.triu(-(slidingWindow - 1)));
+    isCausal = false;
+  }
+  const double softmaxScale = scale ? *scale : 1.0 / std::sqrt(static_cast<double>(headDim));
+  const torch::Tensor out = at::scaled_dot_product_attention(qc, kc, vc, mask, /*dropout_p=*/0.0, isCausal,
+                                                             softmaxScale, groupedQuery);  // [B, H, T, D]
+  return out.transpose(1, 2).contiguous().view({B, T, heads * headDim});
 }
 
 }  // namespace plab

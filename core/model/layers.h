@@ -53,10 +53,14 @@ class RMSNormImpl : public torch::nn::Module {
 // hidden_act / activation_function by its Hugging Face name.
 torch::Tensor applyActivation(const std::string& name, const torch::Tensor& x);
 
-// Causal self-attention on [B, heads, T, head_dim] tensors, computed in fp32
-// (scores, softmax) and returned as [B, T, heads * head_dim] fp32.
-// scale multiplies q.k (default 1/sqrt(head_dim)); slidingWindow > 0 also
-// masks keys slidingWindow or more positions back (Mistral).
+// Causal self-attention on [B, heads, T, head_dim] queries and
+// [B, kv_heads, T, head_dim] keys and values (kv_heads divides heads:
+// grouped-query attention), through at::scaled_dot_product_attention.
+// It computes in bf16 when q, k and v are all bf16 (the block's projections
+// run in bf16, as under model.to(torch.bfloat16)), else in fp32, and returns
+// [B, T, heads * head_dim] in that dtype. scale multiplies q.k (default
+// 1/sqrt(head_dim)); slidingWindow > 0 also masks keys slidingWindow or more
+// positions back (Mistral).
 torch::Tensor causalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                               std::optional<double> scale = std::nullopt, int64_t slidingWindow = 0);
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "model/bf16_linear.h"
 #include "model/input_checks.h"
 #include "model/rope.h"
 
@@ -39,19 +40,20 @@ LlamaAttentionImpl::LlamaAttentionImpl(const ModelConfig& c, const std::string& 
 
 torch::Tensor LlamaAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
   const int64_t B = x.size(0), T = x.size(1);
-  // [B, T, n * D] -> [B, n, T, D] fp32, through the per-head norm when present.
+  // [B, T, n * D] -> [B, n, T, D] in the projection's dtype, through the
+  // per-head norm when present; rotary in that dtype too (transformers casts
+  // cos and sin to the hidden states' dtype).
   auto toHeads = [&](const torch::Tensor& t, int64_t n, const std::shared_ptr<RMSNormImpl>& norm) {
     torch::Tensor h = t.reshape({B, T, n, headDim});
     if (norm) h = norm->forward(h);
-    return h.to(torch::kFloat32).transpose(1, 2);
+    return h.transpose(1, 2);
   };
-  const torch::Tensor q = applyRotary(toHeads(q_proj->forward(x), heads, q_norm), cos, sin);
-  torch::Tensor k = applyRotary(toHeads(k_proj->forward(x), kvHeads, k_norm), cos, sin);
-  torch::Tensor v = toHeads(v_proj->forward(x), kvHeads, nullptr);
-  if (kvHeads != heads) {  // grouped-query attention: each kv head serves heads/kvHeads query heads
-    k = k.repeat_interleave(heads / kvHeads, 1);
-    v = v.repeat_interleave(heads / kvHeads, 1);
-  }
+  auto rotate = [&](const torch::Tensor& h) {
+    return applyRotary(h, cos.to(h.scalar_type()), sin.to(h.scalar_type()));
+  };
+  const torch::Tensor q = rotate(toHeads(q_proj->forward(x), heads, q_norm));
+  const torch::Tensor k = rotate(toHeads(k_proj->forward(x), kvHeads, k_norm));
+  const torch::Tensor v = toHeads(v_proj->forward(x), kvHeads, nullptr);
   return o_proj->forward(causalAttention(q, k, v, std::nullopt, slidingWindow));
 }
 
@@ -115,8 +117,8 @@ torch::Tensor LlamaForCausalLM::forward(const torch::Tensor& input_ids) {
   checkInputIds(input_ids, config());
   const torch::Tensor hidden = model->forward(input_ids);
   if (lm_head) return lm_head->forward(hidden).to(torch::kFloat32);
-  const torch::Tensor& w = model->embed_tokens->weight;
-  return torch::matmul(hidden.to(w.scalar_type()), w.t()).to(torch::kFloat32);
+  // The tied head computes in the embedding's dtype.
+  return linearInWeightDtype(hidden, model->embed_tokens->weight, {}).to(torch::kFloat32);
 }
 
 std::string LlamaForCausalLM::tiedHeadOwner() const { return lm_head ? "" : "model.embed_tokens"; }
