@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_support.h"
+#include "train/torch_runtime.h"
 #include "train/trainer.h"
 #include "util/blas_info.h"
 #include "util/json_limits.h"
@@ -95,9 +96,12 @@ int benchCommand(Args& args) {
   const PytorchReference pytorch = readPytorchReference(args.value("--pytorch"));
   args.positionals(0);
 
-  const BlasInfo blas = loadedBlas();
-  std::cout << "BLAS: " << blas.name << (blas.library.empty() ? "" : " (" + blas.library + ")")
-            << (blas.slow ? "  -- the unoptimised reference: fp32 figures will be far too slow" : "") << '\n';
+  applyIntraOpThreads(0);  // as each run does
+  const TorchRuntime runtime = describeTorchRuntime();
+  std::cout << "LibTorch " << runtime.libtorchVersion << ", " << runtime.intraOpThreads << " intra-op threads, BLAS "
+            << runtime.blas << (loadedBlas().slow ? "  -- the unoptimised reference: fp32 figures will be far too slow" : "")
+            << ", CUDA kernels " << (runtime.cudaKernelsLinked ? "linked" : "not linked") << '\n'
+            << "bf16 matrix products on the CPU: " << runtime.cpuBf16Gemm << '\n';
   std::cout << "PyTorch loop: " << pytorch.source << (pytorch.recorded.empty() ? "" : "; " + pytorch.recorded)
             << "; batch " << pytorch.batch << " x " << pytorch.seq << '\n';
   std::cout << std::left << std::setw(30) << "mode" << std::right << std::setw(12) << "tokens/s" << std::setw(10)

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli_support.h"
+#include "train/torch_runtime.h"
 #include "util/errors.h"
 
 namespace {
@@ -47,7 +48,10 @@ int main(int argc, char** argv) {
     return kOk;
   }
   if (command == "--version") {
-    std::cout << "precision-lab-cli " << PLAB_VERSION << '\n';
+    const plab::TorchRuntime runtime = plab::describeTorchRuntime();
+    std::cout << "precision-lab-cli " << PLAB_VERSION << "\nLibTorch " << runtime.libtorchVersion << " (BLAS "
+              << runtime.blas << "), CUDA kernels " << (runtime.cudaKernelsLinked ? "linked" : "not linked")
+              << ", CUDA " << (runtime.cudaAvailable ? "available" : "not available") << '\n';
     return kOk;
   }
   Args args(rest);

@@ -81,6 +81,10 @@ RunInfo runInfoFromStoredJson(const json& j) {
   readIf(j, "tokens_per_step", i.tokensPerStep);
   readIf(j, "train_tokens", i.trainTokens);
   readIf(j, "blas", i.blas);
+  readIf(j, "libtorch_version", i.libtorchVersion);
+  readIf(j, "cuda_kernels_linked", i.cudaKernelsLinked);
+  readIf(j, "intra_op_threads", i.intraOpThreads);
+  readIf(j, "cpu_bf16_matmul", i.cpuBf16Gemm);
   return i;
 }
 

@@ -68,7 +68,7 @@ const char* const kKnownKeys[] = {
     "adamw",      "steps",         "batch_size",    "grad_accum",    "seq_len",
     "lr_schedule", "warmup_steps", "min_lr_ratio",  "grad_clip",     "eval_every",
     "eval_batches", "layer_stats_every", "update_window", "checkpoint_every", "resume_from", "seed",
-    "device",     "output_dir"};
+    "device",     "threads",       "output_dir"};
 
 void validate(const RunConfig& c) {
   auto require = [](bool ok, const std::string& msg) {
@@ -95,6 +95,8 @@ void validate(const RunConfig& c) {
                         (c.device.rfind("cuda:", 0) == 0 && c.device.size() > 5 &&
                          c.device.find_first_not_of("0123456789", 5) == std::string::npos);
   require(deviceOk, "'device' must be auto, cpu, cuda or cuda:N (got \"" + c.device + "\")");
+  require(c.threads >= 0 && c.threads <= 1024,
+          "'threads' must be in [0, 1024] (0: one per CPU; got " + std::to_string(c.threads) + ")");
 }
 
 }  // namespace
@@ -167,6 +169,7 @@ RunConfig RunConfig::fromJson(const nlohmann::json& j) {
   readString(j, "resume_from", "", c.resume_from);
   readUInt(j, "seed", c.seed);
   readString(j, "device", "", c.device);
+  readInt(j, "threads", c.threads);
   readString(j, "output_dir", "", c.output_dir);
   validate(c);
   return c;
@@ -195,6 +198,7 @@ nlohmann::json RunConfig::toJson() const {
           {"resume_from", resume_from},
           {"seed", seed},
           {"device", device},
+          {"threads", threads},
           {"output_dir", output_dir}};
 }
 

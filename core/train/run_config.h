@@ -56,6 +56,7 @@ struct RunConfig {
   std::string resume_from;             // a checkpoint-N folder of this run to continue from; "": start fresh
   uint64_t seed = 0;
   std::string device = "auto";         // "auto" | "cpu" | "cuda" | "cuda:N"
+  int64_t threads = 0;                 // LibTorch intra-op threads; 0: OMP_NUM_THREADS, else one per CPU
   std::string output_dir;              // metrics stream here when set
 
   // Strict: unknown keys and wrong types raise ConfigError naming the key.

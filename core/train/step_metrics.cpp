@@ -131,7 +131,11 @@ nlohmann::json toJson(const RunInfo& i) {
           {"tokens_per_step", i.tokensPerStep},
           {"train_tokens", i.trainTokens},
           {"cuda_allocator_summary", i.cudaAllocatorSummary},
-          {"blas", i.blas}};
+          {"blas", i.blas},
+          {"libtorch_version", i.libtorchVersion},
+          {"cuda_kernels_linked", i.cudaKernelsLinked},
+          {"intra_op_threads", i.intraOpThreads},
+          {"cpu_bf16_matmul", i.cpuBf16Gemm}};
 }
 
 nlohmann::json toJson(const RunResult& r) {

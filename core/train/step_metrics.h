@@ -64,7 +64,11 @@ struct RunInfo {                    // sent once, before step 1
   int64_t tokensPerStep = 0;
   int64_t trainTokens = 0;
   std::string cudaAllocatorSummary; // empty on CPU
-  std::string blas;                 // the BLAS the process loaded: "OpenBLAS (/usr/lib/...)"
+  std::string blas;                 // LibTorch's BLAS: "mkl", or the mapped library "OpenBLAS (/usr/lib/...)"
+  std::string libtorchVersion;      // "2.13.0"
+  bool cudaKernelsLinked = false;   // the fused CUDA optimizer kernels are in this build
+  int intraOpThreads = 0;           // LibTorch's intra-op threads during the run
+  std::string cpuBf16Gemm;          // how bf16 matrix products ran on the CPU (model/bf16_linear.h); "" on CUDA
 };
 
 enum class RunStatus { Completed, Stopped, Failed };

@@ -23,6 +23,7 @@
 #include "train/run_peak.h"
 #include "util/step_memory.h"
 #include "util/atomic_file.h"
+#include "train/torch_runtime.h"
 #include "util/blas_info.h"
 #include "util/errors.h"
 #include "util/space_reserve.h"
@@ -174,6 +175,7 @@ class Session {
   void setup() {
     const torch::Device device = resolveDevice(cfg_.device);
     device_ = device;
+    applyIntraOpThreads(cfg_.threads);
     torch::manual_seed(cfg_.seed);
     rng_.seed(cfg_.seed);
     // What the process held before this run: its training peak counts from here.
@@ -237,11 +239,18 @@ class Session {
     info.tokensPerStep = cfg_.batch_size * cfg_.grad_accum * cfg_.seq_len;
     info.trainTokens = dataset_->numTrainBlocks() * cfg_.seq_len;
     info.cudaAllocatorSummary = cudaAllocatorSummary(device);
-    const BlasInfo blas = loadedBlas();
-    info.blas = blas.name + (blas.library.empty() ? "" : " (" + blas.library + ")");
-    if (blas.slow && device.is_cpu())
-      log("warning: LibTorch uses the reference BLAS (" + blas.library +
-          "): fp32 matrix products are many times slower than with OpenBLAS (apt-get install libopenblas0-pthread)");
+    const TorchRuntime runtime = describeTorchRuntime();
+    info.libtorchVersion = runtime.libtorchVersion;
+    info.cudaKernelsLinked = runtime.cudaKernelsLinked;
+    info.intraOpThreads = runtime.intraOpThreads;
+    info.blas = runtime.blas;
+    info.cpuBf16Gemm = device.is_cpu() ? runtime.cpuBf16Gemm : "";
+    if (loadedBlas().slow && device.is_cpu())
+      log("warning: LibTorch uses the reference BLAS (" + runtime.blas +
+          "): fp32 matrix products are many times slower than with an optimised BLAS");
+    log("LibTorch " + runtime.libtorchVersion + ", " + std::to_string(runtime.intraOpThreads) +
+        " intra-op threads, CUDA kernels " + (runtime.cudaKernelsLinked ? "linked" : "not linked") +
+        (device.is_cpu() && info.bf16ParameterCount > 0 ? ", bf16 matrix products: " + runtime.cpuBf16Gemm : ""));
     if (writer_) writeJsonFile(fs::path(cfg_.output_dir) / "run_info.json", toJson(info));
 
     log("run " + cfg_.name + ": " + loaded.description + ", " + info.modelType + ", " +

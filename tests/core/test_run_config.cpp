@@ -61,6 +61,7 @@ class TestRunConfig : public QObject {
     c.resume_from = "/tmp/out/checkpoint-10";
     c.seed = 1234567890123ULL;
     c.device = "cuda:1";
+    c.threads = 3;
     c.output_dir = "/tmp/out";
     const json j = c.toJson();
     const RunConfig back = RunConfig::fromJson(j);
@@ -70,8 +71,8 @@ class TestRunConfig : public QObject {
     QVERIFY(back.mode == OptimizerMode::Bf16StochasticRounding);
     QCOMPARE(back.plan.overrides.size(), size_t(1));
     QCOMPARE(back.update_window, int64_t(13));
-    // Every struct field is serialized (23 top-level keys).
-    QCOMPARE(j.size(), size_t(23));
+    // Every struct field is serialized (24 top-level keys).
+    QCOMPARE(j.size(), size_t(24));
   }
 
   void unknownKeysAreNamed() {

@@ -165,12 +165,30 @@ class TestTrainer : public QObject {
   }
 
   // The setup installs OpenBLAS; run_info says which BLAS really ran.
-  void runInfoNamesTheBlas() {
-    RunConfig c = smallRun(OptimizerMode::Fp32AdamW, 1);
+  // run_info.json says what the run trained with: the LibTorch (2.x), whether
+  // the CUDA kernels are linked, the threads, the BLAS, the bf16 product path.
+  void runInfoNamesTheRuntime() {
+    RunConfig c = smallRun(OptimizerMode::Bf16Kahan, 1);
+    c.threads = 1;
     Trainer t(c);
     const Recorded r = runAndRecord(t);
-    QVERIFY2(r.info.blas.rfind("OpenBLAS (", 0) == 0, r.info.blas.c_str());
+    QVERIFY2(r.info.libtorchVersion.rfind("2.", 0) == 0, r.info.libtorchVersion.c_str());
+#ifdef PLAB_HAVE_CUDA_KERNELS
+    QVERIFY(r.info.cudaKernelsLinked);
+#else
+    QVERIFY(!r.info.cudaKernelsLinked);
+#endif
+    QCOMPARE(r.info.intraOpThreads, 1);
+    QVERIFY2(!r.info.blas.empty() && r.info.blas != "unknown", r.info.blas.c_str());
     QVERIFY(!loadedBlas().slow);
+    QVERIFY2(r.info.cpuBf16Gemm.find("bf16") != std::string::npos, r.info.cpuBf16Gemm.c_str());
+    const nlohmann::json j = toJson(r.info);
+    for (const char* key : {"libtorch_version", "cuda_kernels_linked", "intra_op_threads", "blas", "cpu_bf16_matmul"})
+      QVERIFY2(j.contains(key), key);
+    // 0 threads: one per CPU the process may run on.
+    c.threads = 0;
+    Trainer all(c);
+    QVERIFY(runAndRecord(all).info.intraOpThreads >= 1);
   }
 
   void weightDecayRoundedAwayIsReported() {
