@@ -13,7 +13,8 @@ torch::Tensor roundToBf16Stochastic(const torch::Tensor& fp32, const torch::Tens
   torch::NoGradGuard noGrad;
   const torch::Tensor x = fp32.contiguous();
   const torch::Tensor bits = x.view(torch::kInt32);
-  const torch::Tensor noise = random16.reshape(x.sizes());
+  // torchao's rule: up when r < f, i.e. add 0xFFFF - r (kernels/bf16_bits.h).
+  const torch::Tensor noise = 0xFFFF - random16.reshape(x.sizes());
   // Adding to the two's-complement pattern grows the magnitude for either
   // sign. Finite patterns are <= 0x7F7FFFFF in magnitude, so no overflow.
   const torch::Tensor truncated = (bits + noise).bitwise_and_(static_cast<int32_t>(0xFFFF0000u));

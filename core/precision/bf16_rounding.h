@@ -12,9 +12,10 @@ namespace plab {
 // Round-to-nearest-even, identical to fp32.to(kBFloat16).
 torch::Tensor roundToBf16Nearest(const torch::Tensor& fp32);
 
-// Stochastic rounding: adds 16 uniform random bits to the low half of each
-// fp32 bit pattern and truncates them, so x rounds up to the next bf16 value
-// with probability proportional to its distance from the lower one (unbiased).
+// Stochastic rounding with torchao's rule: rounds the magnitude up when the
+// random number r is below the 16 bits f under the bf16 mantissa (adds
+// 0xFFFF - r and truncates), so x rounds up to the next bf16 value with
+// probability f / 2^16, its distance from the lower one (unbiased).
 // NaN and +-Inf pass through. random16 holds the bits, one value in
 // [0, 2^16) per element (int32, same number of elements, same device).
 torch::Tensor roundToBf16Stochastic(const torch::Tensor& fp32, const torch::Tensor& random16);

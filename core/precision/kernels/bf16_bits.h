@@ -40,9 +40,11 @@ PLAB_HD uint16_t bf16Nearest(float x) {
   return static_cast<uint16_t>(nan ? 0x7FC0u : rounded);
 }
 
-// Stochastic rounding: add 16 uniform random bits below the bf16 mantissa and
-// truncate, so x goes up with probability proportional to its distance from
-// the lower neighbour (unbiased). Adding to the sign-magnitude pattern grows
+// Stochastic rounding with torchao's rule (_fp32_to_bf16_sr): with f the 16
+// bits below the bf16 mantissa and r the random number, round the magnitude
+// up when r < f, i.e. add 0xFFFF - r below the mantissa and truncate; x goes
+// up with probability f / 2^16, its distance from the lower neighbour
+// (unbiased), and the same r gives torchao's result. Adding to the sign-magnitude pattern grows
 // the magnitude for either sign; finite patterns stay below 0x7F7FFFFF +
 // 0xFFFF, so nothing carries into the sign. NaN and +-Inf pass through as
 // bf16Nearest writes them: +-Inf truncated (exact), NaN as 0x7FC0.
@@ -50,7 +52,7 @@ PLAB_HD uint16_t bf16Stochastic(float x, uint32_t random16) {
   const uint32_t u = bitsOf(x);
   const bool special = (u & 0x7F800000u) == 0x7F800000u;
   const bool nan = (u & 0x7FFFFFFFu) > 0x7F800000u;
-  const uint32_t rounded = (u + (special ? 0u : random16)) >> 16;
+  const uint32_t rounded = (u + (special ? 0u : 0xFFFFu - random16)) >> 16;
   return static_cast<uint16_t>(nan ? 0x7FC0u : rounded);
 }
 
