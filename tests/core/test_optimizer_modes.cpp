@@ -1,5 +1,5 @@
-// The optimizer recipes: fp32 equals torch::optim::AdamW, bf16 equals
-// torch::optim::AdamW stepping bf16 parameters, and on a task whose updates
+// The optimizer recipes: fp32 and bf16 step as Python's torch.optim.AdamW
+// (against the real library: tests/reference), and on a task whose updates
 // are far below bf16's resolution the plain recipes stall while Kahan
 // summation, stochastic rounding and fp32 master weights train like fp32.
 // The update statistics (rounded away per step, update lost per window) are
@@ -216,7 +216,7 @@ class OptimizerModesTest : public QObject {
     }
   }
 
-  void matchesTorchAdamW_data() {
+  void statisticsDoNotDisturbTheArithmetic_data() {
     QTest::addColumn<bool>("bf16");
     QTest::addColumn<double>("weightDecay");
     QTest::newRow("fp32, weight decay 0.1") << false << 0.1;
@@ -224,21 +224,24 @@ class OptimizerModesTest : public QObject {
     QTest::newRow("bf16, weight decay 0.1") << true << 0.1;
     QTest::newRow("bf16, no weight decay") << true << 0.0;
   }
-  // "fp32" and "bf16" are torch::optim::AdamW on fp32 and on bf16 parameters,
-  // bit for bit over 100 steps, whatever statistics are collected.
-  void matchesTorchAdamW() {
+  // "fp32" and "bf16" are Python's torch.optim.AdamW bit for bit: checked
+  // against the real library in tests/reference/optimizer_vs_torch.py
+  // (ctest -L reference). Here: statistics and windows never disturb that
+  // arithmetic (the same steps with and without them agree bit for bit), and
+  // the step is not torch::optim::AdamW's C++ order (m by lerp_, as Python).
+  void statisticsDoNotDisturbTheArithmetic() {
     QFETCH(bool, bf16);
     QFETCH(double, weightDecay);
     torch::manual_seed(7);
-    Mlp reference, ours;
-    copyParams(reference, ours);
+    Mlp plain, withStats, cpp;
+    copyParams(plain, withStats);
+    copyParams(plain, cpp);
     if (bf16) {
-      toBf16(reference);
-      toBf16(ours);
+      toBf16(plain);
+      toBf16(withStats);
+      toBf16(cpp);
     }
     const double lr = 1e-2;
-    torch::optim::AdamW torchOpt(reference->parameters(),
-                                 torch::optim::AdamWOptions(lr).betas({0.9, 0.99}).eps(1e-8).weight_decay(weightDecay));
     AdamWOptions options;
     options.lr = lr;
     options.beta2 = 0.99;
@@ -246,63 +249,68 @@ class OptimizerModesTest : public QObject {
     UpdateStatsOptions stats;
     stats.window = 7;
     const OptimizerMode mode = bf16 ? OptimizerMode::Bf16Plain : OptimizerMode::Fp32AdamW;
-    PrecisionAdamW opt(listParams(ours), mode, options, 0, stats);
+    PrecisionAdamW a(listParams(plain), mode, options, 0);
+    PrecisionAdamW b(listParams(withStats), mode, options, 0, stats);
+    torch::optim::AdamW torchCpp(cpp->parameters(),
+                                 torch::optim::AdamWOptions(lr).betas({0.9, 0.99}).eps(1e-8).weight_decay(weightDecay));
     const auto dtype = bf16 ? torch::kBFloat16 : torch::kFloat32;
     int changedSteps = 0;
     for (int step = 0; step < 100; ++step) {
-      torchOpt.zero_grad();
-      const torch::Tensor before = reference->fc1->weight.detach().clone();
-      const torch::Tensor x = torch::randn({16, 6}).to(dtype);
-      const torch::Tensor y = torch::randn({16, 3}).to(dtype);
-      // The loss in fp32 (CPU mse has no bf16 kernel); the gradients reach the bf16 params as bf16.
-      torch::mse_loss(reference->forward(x).to(torch::kFloat32), y.to(torch::kFloat32)).backward();
-      // The same gradients for both; "sometimes" only on even steps (per-param step counts).
-      reference->sometimes.mutable_grad() = step % 2 == 0 ? torch::randn({2, 5}).to(dtype) : torch::Tensor();
-      auto theirs = reference->named_parameters();
-      for (auto& p : ours->named_parameters()) {
-        const torch::Tensor& g = theirs[p.key()].grad();
-        p.value().mutable_grad() = g.defined() ? g.clone() : torch::Tensor();
+      const torch::Tensor before = plain->fc1->weight.detach().clone();
+      for (Mlp* net : {&plain, &withStats, &cpp})
+        for (auto& p : (*net)->named_parameters()) p.value().mutable_grad() = torch::Tensor();
+      for (Mlp* net : {&plain, &withStats, &cpp}) {
+        torch::manual_seed(100 + step);
+        for (auto& p : (*net)->named_parameters())
+          if (p.key() != "sometimes" || step % 2 == 0)  // per-param step counts
+            p.value().mutable_grad() = torch::randn(p.value().sizes()).to(dtype);
       }
-      torchOpt.step();
-      opt.step(lr, step % 10 == 0);  // stats must not disturb the arithmetic
-      changedSteps += torch::equal(before, reference->fc1->weight) ? 0 : 1;
+      a.step(lr, false);
+      b.step(lr, step % 10 == 0);
+      torchCpp.step();
+      changedSteps += torch::equal(before, plain->fc1->weight) ? 0 : 1;
     }
-    auto theirs = reference->named_parameters();
-    double maxDiff = 0;
-    bool bitExact = true;
-    for (auto& p : ours->named_parameters()) {
+    auto withStatsParams = withStats->named_parameters();
+    auto cppParams = cpp->named_parameters();
+    bool bitExact = true, equalsCppOrder = true;
+    for (auto& p : plain->named_parameters()) {
       QCOMPARE(p.value().scalar_type(), dtype);
-      maxDiff = std::max(maxDiff, (p.value() - theirs[p.key()]).abs().max().item<double>());
-      bitExact = bitExact && torch::equal(p.value(), theirs[p.key()]);
+      bitExact = bitExact && torch::equal(p.value(), withStatsParams[p.key()]);
+      equalsCppOrder = equalsCppOrder && torch::equal(p.value(), cppParams[p.key()]);
     }
-    qInfo("max |ours - torch::optim::AdamW| after 100 steps: %g (bit-exact: %s)", maxDiff, bitExact ? "yes" : "no");
     QVERIFY(bitExact);
+    QVERIFY(!equalsCppOrder);
     QVERIFY(changedSteps > 50);  // the weights really moved: not a vacuous comparison
   }
 
   // The round-once recipe is a different computation from torch's: after one
   // step at a small lr some weights differ.
   void bf16NearestDiffersFromTorchBf16() {
-    torch::manual_seed(3);
-    Mlp a, b;
-    copyParams(a, b);
-    toBf16(a);
-    toBf16(b);
-    AdamWOptions o;
-    o.lr = 1e-3;
-    PrecisionAdamW plain(listParams(a), OptimizerMode::Bf16Plain, o, 0);
-    PrecisionAdamW nearest(listParams(b), OptimizerMode::Bf16Nearest, o, 0);
-    for (int step = 0; step < 20; ++step) {
-      const torch::Tensor g = torch::randn({12, 6}).to(torch::kBFloat16);
-      for (Mlp* net : {&a, &b})
-        for (auto& p : (*net)->named_parameters())
-          p.value().mutable_grad() = p.key() == "fc1.weight" ? g.clone() : torch::Tensor();
-      plain.step(o.lr, false);
-      nearest.step(o.lr, false);
+    for (uint64_t seed : {3, 4, 5}) {
+      torch::manual_seed(seed);
+      Mlp a, b;
+      copyParams(a, b);
+      toBf16(a);
+      toBf16(b);
+      AdamWOptions o;
+      o.lr = 1e-3;
+      PrecisionAdamW plain(listParams(a), OptimizerMode::Bf16Plain, o, 0);
+      PrecisionAdamW nearest(listParams(b), OptimizerMode::Bf16Nearest, o, 0);
+      for (int step = 0; step < 20; ++step) {
+        const torch::Tensor g = torch::randn({12, 6}).to(torch::kBFloat16);
+        for (Mlp* net : {&a, &b})
+          for (auto& p : (*net)->named_parameters())
+            p.value().mutable_grad() = p.key() == "fc1.weight" ? g.clone() : torch::Tensor();
+        plain.step(o.lr, false);
+        nearest.step(o.lr, false);
+      }
+      // Not a size: how many of the 72 weights part depends on LibTorch's bf16
+      // arithmetic (2.x computes bf16 ops in fp32 and rounds once, so few do).
+      const int64_t differ = a->fc1->weight.ne(b->fc1->weight).sum().item<int64_t>();
+      qInfo("seed %d: bf16 vs bf16-nearest after 20 steps: %lld of 72 weights differ", int(seed),
+            static_cast<long long>(differ));
+      QVERIFY(differ > 0);
     }
-    const double differ = a->fc1->weight.ne(b->fc1->weight).to(torch::kFloat32).mean().item<double>();
-    qInfo("bf16 vs bf16-nearest after 20 steps: %.1f%% of weights differ", 100 * differ);
-    QVERIFY(differ > 0.05);
   }
 
   void paramsWithoutGradAreSkipped() {

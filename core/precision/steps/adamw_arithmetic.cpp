@@ -1,4 +1,6 @@
 // The AdamW arithmetic every step rule shares, and its scalars.
+#include <ATen/ScalarOps.h>
+
 #include <cmath>
 
 #include "precision/kernels/change_sums_cpu.h"
@@ -9,8 +11,28 @@ namespace plab::steps {
 double StepScalars::biasCorrection1() const { return 1 - std::pow(beta1, static_cast<double>(step)); }
 double StepScalars::biasCorrection2() const { return 1 - std::pow(beta2, static_cast<double>(step)); }
 
-void adamwInPlace(const torch::Tensor& w, const torch::Tensor& grad, const torch::Tensor& m,
-                  const torch::Tensor& v, const StepScalars& s) {
+namespace {
+
+// A Python float as Python hands it to a tensor operator: a 0-dim double
+// tensor marked as a wrapped number (Tensor overloads, opmath in fp32 for
+// bf16 tensors). The C++ Scalar overloads can differ on bf16 tensors.
+torch::Tensor pythonNumber(double x) { return at::native::wrapped_scalar_tensor(x); }
+
+}  // namespace
+
+void torchOptimAdamwInPlace(const torch::Tensor& w, const torch::Tensor& grad, const torch::Tensor& m,
+                            const torch::Tensor& v, const StepScalars& s) {
+  if (s.weightDecay != 0) w.mul_(pythonNumber(1 - s.lr * s.weightDecay));
+  m.lerp_(grad, 1 - s.beta1);
+  v.mul_(pythonNumber(s.beta2)).addcmul_(grad, grad, 1 - s.beta2);
+  const double stepSize = s.lr / s.biasCorrection1();
+  const double biasCorrection2Sqrt = std::pow(s.biasCorrection2(), 0.5);  // Python's ** 0.5
+  const torch::Tensor denom = v.sqrt().div(pythonNumber(biasCorrection2Sqrt)).add_(pythonNumber(s.eps));
+  w.addcdiv_(m, denom, -stepSize);
+}
+
+void elementOrderAdamwInPlace(const torch::Tensor& w, const torch::Tensor& grad, const torch::Tensor& m,
+                              const torch::Tensor& v, const StepScalars& s) {
   if (s.weightDecay != 0) w.mul_(1 - s.lr * s.weightDecay);
   m.mul_(s.beta1).add_(grad, 1 - s.beta1);
   v.mul_(s.beta2).addcmul_(grad, grad, 1 - s.beta2);
@@ -34,7 +56,7 @@ torch::Tensor fp32IntendedWeights(const torch::Tensor& w, const torch::Tensor& g
                                   const torch::Tensor& v, const StepScalars& s) {
   const auto copy32 = [](const torch::Tensor& t) { return t.to(torch::kFloat32, false, /*copy=*/true); };
   torch::Tensor w32 = copy32(w);
-  adamwInPlace(w32, copy32(grad), copy32(m), copy32(v), s);
+  torchOptimAdamwInPlace(w32, copy32(grad), copy32(m), copy32(v), s);
   return w32;
 }
 

@@ -43,10 +43,18 @@ struct ParamState {
   torch::Tensor comp;    // Kahan mode: bf16 compensation buffer
 };
 
-// torch::optim::AdamW's in-place arithmetic on w, m and v (LibTorch 1.13 and
-// 2.x adamw.cpp, in its order of operations), in the tensors' own dtypes.
-void adamwInPlace(const torch::Tensor& w, const torch::Tensor& grad, const torch::Tensor& m,
-                  const torch::Tensor& v, const StepScalars& s);
+// Python's torch.optim.AdamW (torch/optim/adam.py, _single_tensor_adam with
+// decoupled decay; its foreach form gives the same bits) in place on w, m and
+// v in the tensors' own dtypes: m by lerp_, Python floats as wrapped numbers,
+// bias correction 2 to the power 0.5. What `fp32` and `bf16` step with.
+void torchOptimAdamwInPlace(const torch::Tensor& w, const torch::Tensor& grad, const torch::Tensor& m,
+                            const torch::Tensor& v, const StepScalars& s);
+
+// The same step in the fused kernels' order (kernels/adamw_element.h, which
+// is torch::optim::AdamW's C++ order: m = beta1 m + (1 - beta1) g), the
+// tensor-op reference of the fused modes (adamw.kernels = "reference").
+void elementOrderAdamwInPlace(const torch::Tensor& w, const torch::Tensor& grad, const torch::Tensor& m,
+                              const torch::Tensor& v, const StepScalars& s);
 
 // after - before in fp64: exact for any two fp32 (or bf16) values.
 torch::Tensor exactDifference(const torch::Tensor& after, const torch::Tensor& before);
@@ -71,12 +79,12 @@ torch::Tensor fp32Intended(const torch::Tensor& w, const torch::Tensor& grad, co
 torch::Tensor fp32IntendedWeights(const torch::Tensor& w, const torch::Tensor& grad, const torch::Tensor& m,
                                   const torch::Tensor& v, const StepScalars& s);
 
-// "fp32" (and fp32 layers of every mode): torch::optim::AdamW on fp32 state.
-// Its intended update is its own change.
+// "fp32" (and fp32 layers of every mode): Python's torch.optim.AdamW on fp32
+// state. Its intended update is its own change.
 void fp32Step(ParamState& p, const StepScalars& s);
 
-// "bf16": torch::optim::AdamW on bf16 param, grad and moments; every
-// operation rounds to bf16. Its intended update is fp32Intended of the state
+// "bf16": Python's torch.optim.AdamW on bf16 param, grad and moments (what
+// model.to(torch.bfloat16) + AdamW does); every operation rounds to bf16. Its intended update is fp32Intended of the state
 // read before the step.
 void bf16PlainStep(ParamState& p, const StepScalars& s);
 

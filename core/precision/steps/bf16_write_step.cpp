@@ -24,7 +24,7 @@ torch::Tensor bf16WriteStep(ParamState& p, const StepScalars& s, WeightWrite wri
   const torch::Tensor m32 = fp32Moments ? p.m : p.m.to(torch::kFloat32);
   const torch::Tensor v32 = fp32Moments ? p.v : p.v.to(torch::kFloat32);
   torch::Tensor wNew = before.clone();
-  adamwInPlace(wNew, p.grad.to(torch::kFloat32), m32, v32, s);
+  elementOrderAdamwInPlace(wNew, p.grad.to(torch::kFloat32), m32, v32, s);
   kernels::RandomStream stream = random;
   stream.stream = random.stream + 1;
   writeMoment(p.m, m32, moments, stream);

@@ -4,6 +4,6 @@
 
 namespace plab::steps {
 
-void fp32Step(ParamState& p, const StepScalars& s) { adamwInPlace(p.param, p.grad, p.m, p.v, s); }
+void fp32Step(ParamState& p, const StepScalars& s) { torchOptimAdamwInPlace(p.param, p.grad, p.m, p.v, s); }
 
 }  // namespace plab::steps

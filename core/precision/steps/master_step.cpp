@@ -7,7 +7,7 @@ namespace plab::steps {
 
 torch::Tensor masterStep(ParamState& p, const StepScalars& s, const torch::Tensor& before32) {
   const torch::Tensor masterBefore = before32.defined() ? p.master.clone() : torch::Tensor();
-  adamwInPlace(p.master, p.grad.to(torch::kFloat32), p.m, p.v, s);
+  elementOrderAdamwInPlace(p.master, p.grad.to(torch::kFloat32), p.m, p.v, s);
   p.param.copy_(p.master);
   return before32.defined() ? exactDifference(p.master, masterBefore) : torch::Tensor();
 }
