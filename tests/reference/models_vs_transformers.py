@@ -37,9 +37,7 @@ fp32 tolerance).
 Config layout. transformers 5 writes RoPE settings as config.json
 "rope_parameters" (rope_theta inside it); transformers 4 and most Hub models
 wrote top-level "rope_theta" and "rope_scaling", which transformers 5 still
-reads. Variants with non-default RoPE are checked in both layouts; the
-transformers 5 layout is an expected failure (TRANSFORMERS5_ROPE) as long as
-the project reads only the older one.
+reads. Variants with non-default RoPE are checked in both layouts.
 
 Documented refusals (README: other model_types, Qwen2/Qwen3
 use_sliding_window, partial_rotary_factor != 1, rope types other than
@@ -79,11 +77,6 @@ SENSITIVITY_FACTOR = 100
 SEQ_LEN = 24
 BATCH = 2
 VOCAB = 300  # >= 257: the folders carry no tokenizer, so a run gives them the byte tokenizer
-
-TRANSFORMERS5_ROPE = (
-    "the project reads RoPE settings from top-level rope_theta / rope_scaling only; transformers 5 "
-    "writes them as config.json 'rope_parameters', which core/model/model_config.cpp ignores "
-    "(a non-default rope_theta or rope scaling is silently dropped)")
 
 # bos/eos inside the tiny vocabulary (GPT2Config's default 50256 is refused by the project's config checks)
 GPT2 = dict(vocab_size=VOCAB, n_positions=64, n_embd=32, n_layer=2, n_head=4, initializer_range=0.2,
@@ -249,7 +242,7 @@ def run_variant(index, name, cls, kwargs, off, probe, tally, work_root):
         ours_saved = probe_logits(probe, folder, ids_file, "fp32", work)
         d = max_diff(ours_saved, ref32["eager"])
         tally.check(f"{name} fp32, config.json as transformers 5 saves it (rope_parameters)", d <= FP32_TOLERANCE,
-                    f"max|dlogit| {d:.3g}", expected_failure=TRANSFORMERS5_ROPE)
+                    f"max|dlogit| {d:.3g}")
 
     if off is not None:
         off_config = copy.deepcopy(config)
