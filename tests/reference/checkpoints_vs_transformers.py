@@ -17,16 +17,14 @@ way a run loads it and written back with the project's checkpoint writer;
 * the architecture fields of config.json that decide the forward pass read
   back as the original's.
 """
+import functools
 import json
 import os
-import shutil
 import sys
-import tempfile
-import time
 
 sys.dont_write_bytecode = True  # nothing written next to the sources
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reference_common import Probe, Tally, parse_args  # noqa: E402
+from reference_common import run_checks  # noqa: E402
 
 import torch  # noqa: E402
 import transformers  # noqa: E402
@@ -125,25 +123,11 @@ def run_variant(index, name, cls, kwargs, probe, tally, work):
 
 
 def main():
-    args = parse_args(__doc__.splitlines()[0])
-    started = time.monotonic()
     torch.set_num_threads(1)
-    probe = Probe(args.probe)
-    tally = Tally()
-    print(f"transformers {transformers.__version__}, torch {torch.__version__}")
-    work = args.keep or tempfile.mkdtemp(prefix="plab-ref-checkpoints-")
-    try:
-        for i, (name, cls, kwargs) in enumerate(VARIANTS):
-            try:
-                run_variant(i, name, cls, kwargs, probe, tally, work)
-            except Exception as e:
-                tally.error(name, e)
-    finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
-    print(f"probe: {probe.seconds:.1f} s")
-    return tally.finish(started)
-
+    checks = [(name, functools.partial(run_variant, i, name, cls, kwargs))
+              for i, (name, cls, kwargs) in enumerate(VARIANTS)]
+    return run_checks(__doc__, f"transformers {transformers.__version__}, torch {torch.__version__}",
+                      "plab-ref-checkpoints-", checks)
 
 if __name__ == "__main__":
     sys.exit(main())

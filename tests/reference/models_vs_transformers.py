@@ -44,17 +44,16 @@ use_sliding_window, partial_rotary_factor != 1, rope types other than
 default/linear/llama3/yarn) must fail loudly, not compute something else.
 """
 import copy
+import functools
 import json
 import math
 import os
 import shutil
 import sys
-import tempfile
-import time
 
 sys.dont_write_bytecode = True  # nothing written next to the sources
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reference_common import Probe, Tally, parse_args  # noqa: E402
+from reference_common import run_checks  # noqa: E402
 
 import torch  # noqa: E402
 import transformers  # noqa: E402
@@ -290,26 +289,12 @@ def run_refused(probe, tally, work_root):
 
 
 def main():
-    args = parse_args(__doc__.splitlines()[0])
-    started = time.monotonic()
     torch.set_num_threads(1)
-    probe = Probe(args.probe)
-    tally = Tally()
-    print(f"transformers {transformers.__version__}, torch {torch.__version__}")
-    work_root = args.keep or tempfile.mkdtemp(prefix="plab-ref-models-")
-    try:
-        for i, (name, cls, kwargs, off) in enumerate(VARIANTS):
-            try:
-                run_variant(i, name, cls, kwargs, off, probe, tally, work_root)
-            except Exception as e:  # one broken variant must not hide the others
-                tally.error(name, e)
-        run_refused(probe, tally, work_root)
-    finally:
-        if not args.keep:
-            shutil.rmtree(work_root, ignore_errors=True)
-    print(f"probe: {probe.seconds:.1f} s")
-    return tally.finish(started)
-
+    checks = [(name, functools.partial(run_variant, i, name, cls, kwargs, off))
+              for i, (name, cls, kwargs, off) in enumerate(VARIANTS)]
+    checks.append(("refusals", run_refused))
+    return run_checks(__doc__, f"transformers {transformers.__version__}, torch {torch.__version__}",
+                      "plab-ref-models-", checks)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -24,14 +24,11 @@ applyPrecisionPlan, statistics on step 1 and every 5 steps).
 """
 import json
 import os
-import shutil
 import sys
-import tempfile
-import time
 
 sys.dont_write_bytecode = True  # nothing written next to the sources
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reference_common import Probe, Tally, parse_args  # noqa: E402
+from reference_common import run_checks  # noqa: E402
 
 import torch  # noqa: E402
 from safetensors.torch import load_file, save_file  # noqa: E402
@@ -302,27 +299,11 @@ def check_readme_weight_decay(probe, tally, work):
 
 
 def main():
-    args = parse_args(__doc__.splitlines()[0])
-    started = time.monotonic()
     torch.set_num_threads(1)
-    probe = Probe(args.probe)
-    tally = Tally()
-    print(f"torch {torch.__version__}, torchao {torchao.__version__}, optimi (torch-optimi) "
-          f"{getattr(optimi, '__version__', '0.3.x')}")
-    work = args.keep or tempfile.mkdtemp(prefix="plab-ref-optimizer-")
-    os.makedirs(work, exist_ok=True)
-    try:
-        for check in (check_torch_modes, check_stochastic_rounding, check_kahan, check_readme_weight_decay):
-            try:
-                check(probe, tally, work)
-            except Exception as e:
-                tally.error(check.__name__, e)
-    finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
-    print(f"probe: {probe.seconds:.1f} s")
-    return tally.finish(started)
-
+    checks = [(check.__name__, check)
+              for check in (check_torch_modes, check_stochastic_rounding, check_kahan, check_readme_weight_decay)]
+    return run_checks(__doc__, f"torch {torch.__version__}, torchao {torchao.__version__}, optimi (torch-optimi) "
+                      f"{getattr(optimi, '__version__', '0.3.x')}", "plab-ref-optimizer-", checks)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -5,8 +5,10 @@ library fails the test (ImportError, exit 1) instead of skipping it.
 """
 import argparse
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 # No network at test time, whatever the caller's environment says.
@@ -80,3 +82,28 @@ class Tally:
             print("failed: " + ", ".join(self.failed))
         print(f"{self.passed} passed, {len(self.failed)} failed{extra}")
         return 1 if self.failed else 0
+
+
+def run_checks(doc, banner, prefix, checks):
+    """Every script's main: parses the arguments, then runs each
+    (name, check(probe, tally, work)) in one temporary folder (--keep: a
+    folder kept), a check that raises reported without hiding the others.
+    Returns the exit status."""
+    args = parse_args(doc.splitlines()[0])
+    started = time.monotonic()
+    probe = Probe(args.probe)
+    tally = Tally()
+    print(banner)
+    work = args.keep or tempfile.mkdtemp(prefix=prefix)
+    os.makedirs(work, exist_ok=True)
+    try:
+        for name, check in checks:
+            try:
+                check(probe, tally, work)
+            except Exception as e:  # one broken check must not hide the others
+                tally.error(name, e)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"probe: {probe.seconds:.1f} s")
+    return tally.finish(started)

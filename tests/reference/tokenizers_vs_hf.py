@@ -31,17 +31,15 @@ Not covered (README: not supported): added-token lstrip/rstrip/normalized
 flags (added tokens here are normalized=False, as the project matches them
 literally), Regex-pattern Replace, WordPiece/Unigram models.
 """
+import functools
 import json
 import os
 import random
-import shutil
 import sys
-import tempfile
-import time
 
 sys.dont_write_bytecode = True  # nothing written next to the sources
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reference_common import Probe, Tally, parse_args  # noqa: E402
+from reference_common import run_checks  # noqa: E402
 
 import tokenizers  # noqa: E402
 import transformers  # noqa: E402
@@ -284,24 +282,9 @@ def run_tokenizer(index, spec, probe, tally, work):
 
 
 def main():
-    args = parse_args(__doc__.splitlines()[0])
-    started = time.monotonic()
-    probe = Probe(args.probe)
-    tally = Tally()
-    print(f"tokenizers {tokenizers.__version__}, transformers {transformers.__version__}")
-    work = args.keep or tempfile.mkdtemp(prefix="plab-ref-tokenizers-")
-    try:
-        for i, spec in enumerate(tokenizer_specs()):
-            try:
-                run_tokenizer(i, spec, probe, tally, work)
-            except Exception as e:  # one broken tokenizer must not hide the others
-                tally.error(spec[0], e)
-    finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
-    print(f"probe: {probe.seconds:.1f} s")
-    return tally.finish(started)
-
+    checks = [(spec[0], functools.partial(run_tokenizer, i, spec)) for i, spec in enumerate(tokenizer_specs())]
+    return run_checks(__doc__, f"tokenizers {tokenizers.__version__}, transformers {transformers.__version__}",
+                      "plab-ref-tokenizers-", checks)
 
 if __name__ == "__main__":
     sys.exit(main())
