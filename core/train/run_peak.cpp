@@ -26,19 +26,15 @@ RunPeak::RunPeak(int64_t firstStep, int64_t lastStep, int64_t statsEvery, int64_
 
 bool RunPeak::probes(int64_t step) const { return std::binary_search(planned_.begin(), planned_.end(), step); }
 
-std::optional<RunPeak::Probed> RunPeak::add(int64_t step, const StepMemoryProbe& probe) {
+std::optional<RunPeak::Probed> RunPeak::add(int64_t step, const StepMemoryProbe& probe, int64_t stateBytesAtStart) {
   const std::optional<int64_t> above = probe.peakAboveStart();
   if (!above) return std::nullopt;
   Probed p;
   p.aboveStart = *above;
   probed_.push_back(step);
   stepPeak_ = std::max(stepPeak_.value_or(0), *above);
-  if (baseline_ && probe.startBytes()) {
-    // Resident at the step's start may sit below the baseline (memory the
-    // loading freed); the training peak is never negative.
-    p.training = std::max<int64_t>(0, *probe.startBytes() - *baseline_ + *above);
-    trainingPeak_ = std::max(trainingPeak_.value_or(0), *p.training);
-  }
+  p.training = stateBytesAtStart + *above;
+  trainingPeak_ = std::max(trainingPeak_.value_or(0), p.training);
   return p;
 }
 

@@ -24,16 +24,17 @@ class RunPeak {
   const std::vector<int64_t>& plannedSteps() const { return planned_; }
   bool probes(int64_t step) const;
 
-  // What was resident before the model was loaded
-  // (StepMemoryProbe::residentBytes); without it there is no training peak.
-  void setBaseline(std::optional<int64_t> resident) { baseline_ = resident; }
-  // After a probed step: its probe. Returns what it measured (for the log);
-  // nothing where the probe could not measure.
+  // After a probed step: its probe, and the bytes of weights, gradients and
+  // optimizer state the run held when the step began (tensor storage: exact,
+  // and blind to what other runs or LibTorch's first use of a kernel left in
+  // the process). The training peak is that plus the step's measured peak
+  // above its start. Returns what it measured (for the log); nothing where
+  // the probe could not measure.
   struct Probed {
     int64_t aboveStart = 0;
-    std::optional<int64_t> training;  // held for training at the step's peak
+    int64_t training = 0;  // held for training at the step's peak
   };
-  std::optional<Probed> add(int64_t step, const StepMemoryProbe& probe);
+  std::optional<Probed> add(int64_t step, const StepMemoryProbe& probe, int64_t stateBytesAtStart);
 
   const std::vector<int64_t>& probedSteps() const { return probed_; }
   std::optional<int64_t> stepPeakBytes() const { return stepPeak_; }
@@ -41,7 +42,7 @@ class RunPeak {
 
  private:
   std::vector<int64_t> planned_, probed_;
-  std::optional<int64_t> baseline_, stepPeak_, trainingPeak_;
+  std::optional<int64_t> stepPeak_, trainingPeak_;
 };
 
 }  // namespace plab

@@ -93,11 +93,11 @@ struct RunResult {
   // stepPeakBytes: the largest peak of one step above the memory resident
   // when it began: activations, temporaries and the optimizer's transients.
   std::optional<int64_t> stepPeakBytes;
-  // trainingPeakBytes: the most the process held for training: resident at
-  // a probed step's start minus what was resident before the model was
-  // loaded (StepMemoryProbe::residentBytes: CPU anonymous RSS after
-  // malloc_trim, CUDA allocated bytes), plus that step's peak above its
-  // start. The measured "memory saved" compares it with the fp32 run's.
+  // trainingPeakBytes: the most the run held for training: the bytes of its
+  // weights, gradients and optimizer state at a probed step's start (tensor
+  // storage) plus that step's measured peak above its start (stepPeakBytes'
+  // figure for that step). The measured "memory saved" compares it with the
+  // fp32 run's. Diagnostics buffers (statisticsBytes) are not counted.
   std::optional<int64_t> trainingPeakBytes;
   std::vector<int64_t> peakProbeSteps;
 };

@@ -178,8 +178,6 @@ class Session {
     applyIntraOpThreads(cfg_.threads);
     torch::manual_seed(cfg_.seed);
     rng_.seed(cfg_.seed);
-    // What the process held before this run: its training peak counts from here.
-    residentBeforeModel_ = StepMemoryProbe::residentBytes(device.str());
 
     LoadedModel loaded = loadModelForRun(cfg_.model, cfg_.seed, /*allowDownload=*/true,
                                          [this](const std::string& s) { log(s); }, device.str());
@@ -284,7 +282,6 @@ class Session {
     const auto start = Clock::now();
     double pausedSeconds = 0;
     peak_.emplace(firstStep_, cfg_.steps, cfg_.layer_stats_every, cfg_.update_window);
-    peak_->setBaseline(residentBeforeModel_);
     for (int64_t step = firstStep_; step <= cfg_.steps; ++step) {
       pausedSeconds += control_.waitWhilePaused();
       if (control_.stopping()) {
@@ -298,7 +295,11 @@ class Session {
       m.lr = scheduledLr(cfg_, step);
       // The run's real peak memory, probed on a few steps (train/run_peak.h).
       std::optional<StepMemoryProbe> probe;
-      if (peak_->probes(step)) probe.emplace(device_.str());
+      int64_t stateAtStart = 0;  // weights, gradients (still held from the last step) and optimizer state
+      if (peak_->probes(step)) {
+        stateAtStart = optimizer_->measuredMemory().total();
+        probe.emplace(device_.str());
+      }
       const auto stepStart = Clock::now();
 
       optimizer_->zeroGrad();
@@ -348,11 +349,10 @@ class Session {
       }
       m.memory = optimizer_->measuredMemory();
       if (probe)
-        if (const auto probed = peak_->add(step, *probe))
+        if (const auto probed = peak_->add(step, *probe, stateAtStart))
           log("memory at step " + std::to_string(step) + (collect ? " (statistics)" : "") +
               (stats.window.empty() ? "" : " (window)") + ": peak " + fmt(mib(probed->aboveStart), 4) +
-              " MiB above the step's start" +
-              (probed->training ? ", " + fmt(mib(*probed->training), 4) + " MiB held for training" : ""));
+              " MiB above the step's start, " + fmt(mib(probed->training), 4) + " MiB held for training");
 
       const double stepSeconds = std::chrono::duration<double>(Clock::now() - stepStart).count();
       trainSeconds_ += stepSeconds;
@@ -458,7 +458,6 @@ class Session {
   const RunConfig& cfg_;
   const Trainer::Callbacks& cb_;
   torch::Device device_{torch::kCPU};
-  std::optional<int64_t> residentBeforeModel_;
   std::optional<RunPeak> peak_;  // set when training starts
   std::mt19937_64 rng_;
   int64_t firstStep_ = 1;  // > 1 when resumed from a checkpoint

@@ -21,12 +21,6 @@ std::optional<int64_t> statusBytes(const std::string& key) {
   return std::nullopt;
 }
 
-// RssAnon (Linux 4.5+), else all of the RSS.
-std::optional<int64_t> anonymousRss() {
-  if (const auto anon = statusBytes("RssAnon")) return anon;
-  return statusBytes("VmRSS");
-}
-
 }  // namespace
 
 StepMemoryProbe::StepMemoryProbe(const std::string& device) {
@@ -38,7 +32,6 @@ StepMemoryProbe::StepMemoryProbe(const std::string& device) {
     namespace alloc = c10::cuda::CUDACachingAllocator;
     alloc::resetPeakStats(index_);
     start_ = alloc::getDeviceStats(index_).allocated_bytes[0].current;  // stat 0: all pools
-    resident_ = start_;
 #endif
     return;
   }
@@ -48,21 +41,6 @@ StepMemoryProbe::StepMemoryProbe(const std::string& device) {
   reset.close();
   if (reset.fail()) return;
   start_ = statusBytes("VmRSS");
-  resident_ = anonymousRss();
-}
-
-std::optional<int64_t> StepMemoryProbe::residentBytes(const std::string& device) {
-  if (device.rfind("cuda", 0) == 0) {
-#ifdef PLAB_HAVE_CUDA_KERNELS
-    const int index = device.size() > 5 ? std::atoi(device.c_str() + 5) : c10::cuda::current_device();
-    c10::cuda::device_synchronize();
-    return c10::cuda::CUDACachingAllocator::getDeviceStats(index).allocated_bytes[0].current;
-#else
-    return std::nullopt;
-#endif
-  }
-  malloc_trim(0);
-  return anonymousRss();
 }
 
 std::optional<int64_t> StepMemoryProbe::peakAboveStart() const {

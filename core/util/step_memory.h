@@ -20,22 +20,11 @@ class StepMemoryProbe {
   // The peak above the start so far; nullopt where it cannot be measured
   // (no /proc, or CUDA without the allocator's statistics in this build).
   std::optional<int64_t> peakAboveStart() const;
-  // What residentBytes() read when measuring began; nullopt where it
-  // cannot be measured.
-  std::optional<int64_t> startBytes() const { return resident_; }
-
-  // What is resident now: CPU: the process's anonymous RSS (heap, tensors,
-  // thread stacks; not the library code paged in as it is first run, which
-  // would charge the first run of a process) after malloc_trim; CUDA: the
-  // caching allocator's allocated bytes. A run's baseline, taken before its
-  // model is loaded.
-  static std::optional<int64_t> residentBytes(const std::string& device);
 
  private:
   bool cuda_ = false;
   int index_ = 0;
-  std::optional<int64_t> start_;     // the measure peakAboveStart() counts from
-  std::optional<int64_t> resident_;  // residentBytes() at the start
+  std::optional<int64_t> start_;  // the measure peakAboveStart() counts from
 };
 
 }  // namespace plab
