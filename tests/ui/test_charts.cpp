@@ -270,8 +270,8 @@ class TestCharts : public QObject {
     QCOMPARE(chart.partBars(0)->dataCount(), 2);
   }
 
-  // Under each bar: the state saving, then the measured peak against the
-  // fp32 twin (or why there is none), then a step's peak above the state.
+  // Under each bar: the mode, then the state saving and the measured peak
+  // against the fp32 twin (or why there is none).
   void memoryChartLabelsTheMeasuredPeak() {
     plab::RunRecord fp32 = syntheticRun(0, 3), bf16 = syntheticRun(1, 3), alone = syntheticRun(1, 3), old = syntheticRun(1, 3);
     fp32.config.mode = plab::OptimizerMode::Fp32AdamW;
@@ -287,9 +287,9 @@ class TestCharts : public QObject {
     QVERIFY(ticker);
     const QStringList labels = ticker->ticks().values();
     QCOMPARE(labels.size(), 5);  // fp32 AdamW baseline + 4 runs
-    QCOMPARE(labels[1], QString("fp32 state −%1\npeak 40.0 MiB").arg(percentText(0.875, 0)));
-    QCOMPARE(labels[2], QString("bf16 state −%1\npeak −%2\nstep +12.0 MiB").arg(percentText(0.8125, 0), percentText(0.25)));
-    QVERIFY2(labels[3].endsWith("\npeak: no fp32 run"), qPrintable(labels[3]));
+    QCOMPARE(labels[1], QString("fp32\nstate −%1, peak 40.0 MiB").arg(percentText(0.875, 0)));
+    QCOMPARE(labels[2], QString("bf16\nstate −%1, peak −%2").arg(percentText(0.8125, 0), percentText(0.25)));
+    QVERIFY2(labels[3].endsWith(", peak: no fp32 run"), qPrintable(labels[3]));
     QVERIFY2(!labels[4].contains("peak"), qPrintable(labels[4]));  // a folder from before the peak was recorded
   }
 
