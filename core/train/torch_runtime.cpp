@@ -24,10 +24,11 @@ int cpusThisProcessMayUse() {
 std::string blasFromBuildSettings() {
   const std::string config = at::show_config();
   const std::string key = "BLAS_INFO=";
-  const auto at = config.find(key);
-  if (at == std::string::npos) return "";
-  const auto end = config.find_first_of(", \n", at + key.size());
-  return config.substr(at + key.size(), end == std::string::npos ? std::string::npos : end - at - key.size());
+  const auto start = config.find(key);
+  if (start == std::string::npos) return "";
+  const auto from = start + key.size();
+  const auto end = config.find_first_of(", \n", from);
+  return config.substr(from, end == std::string::npos ? std::string::npos : end - from);
 }
 
 // OMP_NUM_THREADS when it is a positive number (PyTorch's and torchrun's
