@@ -1,6 +1,7 @@
 #include "model/model_config.h"
 
 #include <cmath>
+#include <limits>
 
 #include "util/errors.h"
 #include "util/json_limits.h"
@@ -294,8 +295,16 @@ ModelConfig ModelConfig::fromJson(const json& j) {
   checkActivation(c.hidden_act, c.model_type);
   c.initializer_range = boundedDouble(j, "initializer_range", 0.02, false, c.model_type);
   const std::string where = "config.json (" + c.model_type + ")";
-  c.bos_token_id = tokenIdField(j, "bos_token_id", c.vocab_size, where).value_or(-1);
-  c.eos_token_id = tokenIdField(j, "eos_token_id", c.vocab_size, where).value_or(-1);
+  // The model never uses these ids: one past the vocabulary (GPT2Config's
+  // default 50256 under a small vocab_size, which transformers accepts) is
+  // kept as unknown; the tokenizer refuses such an id where it would be the
+  // EOS (tokenizer_for_model.cpp). Wrong types and negative ids are refused.
+  const auto modelTokenId = [&](const char* field) -> int64_t {
+    const auto id = tokenIdField(j, field, std::numeric_limits<int64_t>::max(), where);
+    return id && *id < c.vocab_size ? *id : -1;
+  };
+  c.bos_token_id = modelTokenId("bos_token_id");
+  c.eos_token_id = modelTokenId("eos_token_id");
   return c;
 }
 
