@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "precision/precision_adamw.h"
-#include "util/blas_info.h"
+#include "train/torch_runtime.h"
 #include "util/step_memory.h"
 
 using namespace plab;
@@ -133,8 +133,8 @@ int main(int argc, char** argv) {
     numel += p.numel();
     p.mutable_grad() = torch::randn_like(p) * 1e-3;
   }
-  const BlasInfo blas = loadedBlas();
-  std::printf("BLAS: %s %s\n", blas.name.c_str(), blas.library.c_str());
+  const TorchRuntime runtime = describeTorchRuntime();
+  std::printf("LibTorch %s, BLAS %s\n", runtime.libtorchVersion.c_str(), runtime.blas.c_str());
   std::printf("%lld parameters in %zu tensors on %s, %d threads; medians of %d paired rounds (a torch step and "
               "the row's, back to back) after %d warmup\n",
               static_cast<long long>(numel), reference.size(), device.str().c_str(), torch::get_num_threads(),
