@@ -1,8 +1,9 @@
 #pragma once
-// Which BLAS library the process really loaded (LibTorch's fp32 matrix
-// products go through it on CPU). Debian's reference libblas3 is about 28x
-// slower than OpenBLAS for a GPT-2 forward, which would make every fp32
-// figure wrong; the setup installs OpenBLAS and runs record which one ran.
+// Which BLAS library the process mapped (LibTorch's fp32 matrix products go
+// through it on CPU). A reference libblas3 is about 28x slower than an
+// optimised BLAS for a GPT-2 forward; runs warn when it is the one loaded.
+// The torch package links MKL statically and maps no BLAS file: there
+// train/torch_runtime.h reads LibTorch's own BLAS_INFO instead.
 #include <string>
 
 namespace plab {
