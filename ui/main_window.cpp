@@ -29,6 +29,7 @@
 #include "panels/layer_tree_panel.h"
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
+#include "report/fp32_twin.h"
 #include "report/report_export.h"
 #include "run/run_config_check.h"
 #include "util/errors.h"
@@ -220,6 +221,7 @@ void MainWindow::connectSignals() {
   connect(renameRun_, &QPushButton::clicked, this, &MainWindow::renameSelectedRun);
   connect(deleteRun_, &QPushButton::clicked, this, &MainWindow::deleteSelectedRun);
   connect(table_, &ComparisonTable::visibilityToggled, this, &MainWindow::setRunVisible);
+  connect(table_, &ComparisonTable::fp32TwinRequested, this, &MainWindow::runFp32Twin);
   connect(table_, &QTableWidget::itemSelectionChanged, this, &MainWindow::updateButtons);
 
   connect(modelPicker_, &ModelPicker::modelInspected, this, [this](const plab::ModelOverview& o) {
@@ -390,6 +392,15 @@ void MainWindow::queueComparison(bool rerunIdentical) {
   // Same batches for every mode: the difference to fp32 shows what precision
   // costs without the step-to-step noise that hides it in overlaid curves.
   charts_->differenceCheckBox()->setChecked(true);
+  updateButtons();
+}
+
+void MainWindow::runFp32Twin(int run) {
+  if (run < 0 || run >= store_.size()) return;
+  const plab::RunConfig twin = plab::report::fp32TwinConfig(store_.record(run).config);
+  controller_->enqueue(twin);
+  appendLog(QString("[%1] queued: the fp32 twin of %2")
+                .arg(QString::fromStdString(twin.name), QString::fromStdString(store_.record(run).config.name)));
   updateButtons();
 }
 

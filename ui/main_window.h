@@ -99,6 +99,7 @@ class MainWindow : public QMainWindow {
   void togglePause();
   void stopRuns();
   void compareAllModes();
+  void runFp32Twin(int run);  // queues the fp32 twin of a run that has none
   void addToQueue();
   void exportReport();
   void removeSelectedRun();  // the comparison table's selected run, once finished

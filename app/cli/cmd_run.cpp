@@ -92,7 +92,7 @@ void printSummary(const std::vector<RunRecord>& runs) {
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
     const RunResult& res = r.result;
-    const auto ref = report::fp32ReferenceIndex(runs, i);
+    const auto ref = report::fp32TwinIndex(runs, i);
     std::cout << std::left << std::setw(nw) << r.config.name << std::setw(14) << optimizerModeId(r.config.mode)
               << std::setw(11) << runStatusId(res.status) << std::right << std::setw(7) << res.stepsDone << std::fixed
               << std::setprecision(4) << std::setw(11) << res.finalLoss << std::setw(11)
@@ -108,8 +108,7 @@ void printSummary(const std::vector<RunRecord>& runs) {
   if (runs.size() < 2) return;
   std::cout << '\n';
   for (size_t i = 0; i < runs.size(); ++i) {
-    const auto ref = report::fp32ReferenceIndex(runs, i);
-    std::cout << "  " << runs[i].config.name << ": " << report::runVerdict(runs[i], ref ? &runs[*ref] : nullptr) << '\n';
+    std::cout << "  " << report::runLabel(runs, i) << ": " << report::comparisonVerdict(runs, i) << '\n';
   }
 }
 

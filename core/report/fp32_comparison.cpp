@@ -5,15 +5,10 @@
 #include <cstdio>
 
 #include "report/number_text.h"
+#include "report/paired_gap.h"
 
 namespace plab::report {
 namespace {
-
-// What must be equal for two runs to be compared step by step.
-nlohmann::json comparableKey(const RunConfig& c) {
-  return {{"model", toJson(c.model)}, {"data", toJson(c.data)}, {"seed", c.seed},
-          {"batch_size", c.batch_size}, {"grad_accum", c.grad_accum}, {"seq_len", c.seq_len}};
-}
 
 std::string fixed(double v, int decimals) {
   char buf[64];
@@ -37,7 +32,7 @@ std::string peakClause(const RunRecord& run, const RunRecord* fp32Reference) {
   if (!peak) return run.result.status == RunStatus::Completed ? "peak not measured" : "peak not measured yet";
   const std::string measured = "measured peak " + mibText(*peak);
   if (run.config.mode == OptimizerMode::Fp32AdamW) return measured;
-  if (!fp32Reference) return measured + "; no fp32 run to compare the peak with";
+  if (!fp32Reference) return measured + "; no fp32 twin to compare the peak with";
   const std::optional<int64_t>& fp32Peak = fp32Reference->result.trainingPeakBytes;
   if (!fp32Peak || *fp32Peak <= 0) return measured + "; the fp32 run's peak is not measured";
   const double saved = 1.0 - double(*peak) / double(*fp32Peak);
@@ -45,17 +40,6 @@ std::string peakClause(const RunRecord& run, const RunRecord* fp32Reference) {
 }
 
 }  // namespace
-
-std::optional<size_t> fp32ReferenceIndex(const std::vector<RunRecord>& runs, size_t run) {
-  if (run >= runs.size()) return std::nullopt;
-  if (runs[run].config.mode == OptimizerMode::Fp32AdamW) return run;
-  const nlohmann::json key = comparableKey(runs[run].config);
-  for (size_t i = runs.size(); i-- > 0;)
-    if (runs[i].config.mode == OptimizerMode::Fp32AdamW && !runs[i].steps.empty() &&
-        comparableKey(runs[i].config) == key)
-      return i;
-  return std::nullopt;
-}
 
 LossDifference lossDifference(const RunRecord& run, const RunRecord& reference) {
   LossDifference d;
@@ -72,6 +56,21 @@ LossDifference lossDifference(const RunRecord& run, const RunRecord& reference) 
     }
   }
   return d;
+}
+
+std::optional<FinalDifference> finalDifference(const RunRecord& run, const RunRecord& twin) {
+  // Walking back from the run's last step finds it without building the
+  // whole difference series (the table asks on every step).
+  const StepMetrics *train = nullptr, *trainRef = nullptr;
+  for (auto it = run.steps.rbegin(); it != run.steps.rend(); ++it) {
+    if (train && !it->valLoss) continue;  // only an evaluation step can still matter
+    const StepMetrics* ref = stepOf(twin, it->step);
+    if (!ref) continue;
+    if (it->valLoss && ref->valLoss) return FinalDifference{*it->valLoss - *ref->valLoss, it->step, true};
+    if (!train && std::isfinite(it->loss) && std::isfinite(ref->loss)) train = &*it, trainRef = ref;
+  }
+  if (!train) return std::nullopt;
+  return FinalDifference{train->loss - trainRef->loss, train->step, false};
 }
 
 std::optional<double> meanUpdateLost(const RunRecord& run) {
@@ -96,12 +95,12 @@ std::optional<double> measuredPeakSaving(const RunRecord& run, const RunRecord* 
 
 std::string peakSavingText(const RunRecord& run, const RunRecord* fp32Reference) {
   if (!run.result.trainingPeakBytes) return "not measured";
-  if (!fp32Reference) return "no fp32 run";
+  if (!fp32Reference) return "no fp32 twin";
   if (const auto saved = measuredPeakSaving(run, fp32Reference)) return fixed(100 * *saved, 1) + " %";
   return "fp32 peak not measured";
 }
 
-std::string runVerdict(const RunRecord& run, const RunRecord* fp32Reference) {
+std::string runVerdict(const RunRecord& run, const RunRecord* fp32Twin, const std::string& twinLabel) {
   const std::string mode = optimizerModeId(run.config.mode);
   // A failed run's losses are not a result to compare: say that it failed.
   if (run.result.status == RunStatus::Failed)
@@ -110,28 +109,18 @@ std::string runVerdict(const RunRecord& run, const RunRecord* fp32Reference) {
   std::string verdict = mode + ": ";
   if (run.config.mode == OptimizerMode::Fp32AdamW) {
     verdict += "the fp32 reference";
-  } else if (!fp32Reference) {
-    verdict += "no fp32 run on the same model, data and seed to compare with";
+  } else if (!fp32Twin) {
+    verdict += "no fp32 twin (an fp32 run with this run's config except mode and plan) to compare with";
   } else {
+    const std::string twin = "fp32 twin " + (twinLabel.empty() ? fp32Twin->config.name : twinLabel);
     // At the last step both runs measured, so that a run in progress is not
     // judged against the end of a finished one.
-    // Walking back from the run's last step finds it without building the
-    // whole difference series (the table asks on every step).
-    const StepMetrics *val = nullptr, *valRef = nullptr, *train = nullptr, *trainRef = nullptr;
-    for (auto it = run.steps.rbegin(); it != run.steps.rend() && !val; ++it) {
-      if (train && !it->valLoss) continue;  // only an evaluation step can still matter
-      const StepMetrics* ref = stepOf(*fp32Reference, it->step);
-      if (!ref) continue;
-      if (!train && std::isfinite(it->loss) && std::isfinite(ref->loss)) train = &*it, trainRef = ref;
-      if (it->valLoss && ref->valLoss) val = &*it, valRef = ref;
-    }
-    if (val)
-      verdict += lossDeltaText(*val->valLoss - *valRef->valLoss) + " nats val loss vs fp32";
-    else if (train)
-      verdict += lossDeltaText(train->loss - trainRef->loss) + " nats train loss vs fp32 at step " +
-                 std::to_string(train->step);
+    if (const auto d = finalDifference(run, *fp32Twin))
+      verdict += lossDeltaText(d->delta) + (d->validation ? " nats val loss vs " + twin
+                                                          : " nats train loss vs " + twin + " at step " +
+                                                                std::to_string(d->step));
     else
-      verdict += "no step in common with the fp32 run yet";
+      verdict += "no step in common with " + twin + " yet";
   }
   if (const auto lost = meanUpdateLost(run))
     verdict += ", " + fixed(100 * *lost, 1) + " % of the intended update lost";
@@ -139,8 +128,17 @@ std::string runVerdict(const RunRecord& run, const RunRecord* fp32Reference) {
   const int64_t memory = run.steps.back().memory.total();
   if (baseline > 0 && memory > 0) {
     verdict += ", " + fixed(100 * (1 - double(memory) / double(baseline)), 1) + " % state memory saved";
-    verdict += " (" + peakClause(run, fp32Reference) + ")";
+    verdict += " (" + peakClause(run, fp32Twin) + ")";
   }
+  return verdict;
+}
+
+std::string comparisonVerdict(const std::vector<RunRecord>& runs, size_t i) {
+  if (i >= runs.size()) return {};
+  const auto twin = fp32TwinIndex(runs, i);
+  std::string verdict = runVerdict(runs[i], twin ? &runs[*twin] : nullptr, twin ? runLabel(runs, *twin) : "");
+  if (runs[i].result.status == RunStatus::Failed) return verdict;
+  if (const std::string paired = pairedGapText(runs, i); !paired.empty()) verdict += "; " + paired;
   return verdict;
 }
 

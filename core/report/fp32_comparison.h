@@ -1,19 +1,16 @@
 #pragma once
-// How a run compares with the fp32 run on the same model, data and seed:
-// the loss difference per step and a one-line verdict. Torch-free; shared by
-// the desktop table and charts, the HTML/PDF reports and the CLI summary.
+// How a run compares with its fp32 twin (report/fp32_twin.h): the loss
+// difference per step and a one-line verdict. Torch-free; shared by the
+// desktop table and charts, the HTML/PDF reports and the CLI summary.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "report/fp32_twin.h"
 #include "report/run_report.h"
 
 namespace plab::report {
-
-// The fp32 run that `run` is judged against: the latest fp32 run among
-// `runs` with the same model, data, seed, batch and sequence length (the
-// run itself when it is fp32). Empty when there is none.
-std::optional<size_t> fp32ReferenceIndex(const std::vector<RunRecord>& runs, size_t run);
 
 // Loss minus the reference's loss at the same step, for the steps both
 // measured (train loss at every step, val loss at evaluation steps).
@@ -23,6 +20,15 @@ struct LossDifference {
 };
 LossDifference lossDifference(const RunRecord& run, const RunRecord& reference);
 
+// A run's loss minus its twin's at the last step both measured: validation
+// loss when both evaluated, else train loss.
+struct FinalDifference {
+  double delta = 0;
+  int64_t step = 0;
+  bool validation = false;
+};
+std::optional<FinalDifference> finalDifference(const RunRecord& run, const RunRecord& twin);
+
 // Mean of the windowed update lost over the run so far (the trainer's total
 // once finished); empty when no window closed.
 std::optional<double> meanUpdateLost(const RunRecord& run);
@@ -31,16 +37,22 @@ std::optional<double> meanUpdateLost(const RunRecord& run);
 // its fp32 reference (RunResult::trainingPeakBytes). Empty without a
 // reference or without a measured peak on either side: never a made-up 0.
 std::optional<double> measuredPeakSaving(const RunRecord& run, const RunRecord* fp32Reference);
-// For table cells: "43.8 %", or why there is none ("no fp32 run", "not
+// For table cells: "43.8 %", or why there is none ("no fp32 twin", "not
 // measured", "fp32 peak not measured").
 std::string peakSavingText(const RunRecord& run, const RunRecord* fp32Reference);
 
-// "bf16: +0.060 nats val loss vs fp32, 88.5 % of the intended update lost,
-// 50.0 % state memory saved (measured peak 70.2 MiB, 43.8 % below fp32's)".
-// The state saving counts weights, gradients, moments, master copies and
-// Kahan buffers against all-fp32 AdamW; the peak saving is measured.
-// Compares the validation losses at the last step both runs evaluated, else
-// the train losses at the last step both measured.
-std::string runVerdict(const RunRecord& run, const RunRecord* fp32Reference);
+// "bf16: +0.060 nats val loss vs fp32 twin t, 88.5 % of the intended update
+// lost, 50.0 % state memory saved (measured peak 70.2 MiB, 43.8 % below
+// fp32's)". The state saving counts weights, gradients, moments, master
+// copies and Kahan buffers against all-fp32 AdamW; the peak saving is
+// measured. Compares the validation losses at the last step both runs
+// evaluated, else the train losses at the last step both measured
+// (finalDifference). `twinLabel` names the twin (default: its name).
+std::string runVerdict(const RunRecord& run, const RunRecord* fp32Twin, const std::string& twinLabel = {});
+
+// The verdict of runs[i] against its fp32 twin, named as runLabel names it,
+// with the paired test over seeds when the list holds several
+// (pairedGapText): what the CLI, the app and the reports show.
+std::string comparisonVerdict(const std::vector<RunRecord>& runs, size_t i);
 
 }  // namespace plab::report

@@ -179,7 +179,7 @@ std::vector<SvgChart> renderReportCharts(const std::vector<RunRecord>& runs) {
     val.push_back(v);
     lost.push_back(u);
     rounded.push_back(seriesOf(r, color, [](const StepMetrics& m) { return 100.0 * m.roundedAwayFraction; }));
-    const auto ref = fp32ReferenceIndex(runs, i);
+    const auto ref = fp32TwinIndex(runs, i);
     if (ref && *ref != i) {
       const LossDifference d = lossDifference(r, runs[*ref]);
       ChartSeries s;

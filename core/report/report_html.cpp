@@ -31,6 +31,12 @@ double meanRoundedAway(const RunRecord& r) { return r.result.meanRoundedAwayFrac
 
 std::string mibText(int64_t bytes) { return num(static_cast<double>(bytes) / (1024.0 * 1024.0), 4); }
 
+// The summary table's twin cell: the twin's label, "itself" for fp32 runs.
+std::string twinCell(const std::vector<RunRecord>& runs, size_t i, const std::optional<size_t>& twin) {
+  if (!twin) return "no fp32 twin";
+  return *twin == i ? "itself" : report::runLabel(runs, *twin);
+}
+
 }  // namespace
 
 std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::string& title) {
@@ -42,16 +48,16 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
 
   h << "<h2>Verdict</h2>\n<ul>\n";
   for (size_t i = 0; i < runs.size(); ++i) {
-    const auto ref = report::fp32ReferenceIndex(runs, i);
-    h << "<li><b>" << escapeXml(runs[i].config.name) << "</b>: "
-      << escapeXml(report::runVerdict(runs[i], ref ? &runs[*ref] : nullptr)) << "</li>\n";
+    h << "<li><b>" << escapeXml(report::runLabel(runs, i)) << "</b>: "
+      << escapeXml(report::comparisonVerdict(runs, i)) << "</li>\n";
   }
   h << "</ul>\n<p><small>Update lost: over windows of K steps, the share of the summed intended AdamW update "
        "(what fp32 arithmetic would change) that did not reach the weights the forward pass uses; fp32 reads 0. "
        "Rounded away: elements whose intended update was non-zero but whose stored weight did not change in a "
        "single step (Kahan and stochastic rounding defer or randomise writes, so this stays high for them).</small></p>\n";
 
-  h << "<h2>Summary</h2>\n<table>\n<tr><th>run</th><th>mode</th><th>status</th><th>moments</th><th>steps</th><th>final loss</th>"
+  h << "<h2>Summary</h2>\n<table>\n<tr><th>run</th><th>mode</th><th title=\"the fp32 run this run is measured against: the same config except "
+       "mode and plan\">fp32 twin</th><th>status</th><th>moments</th><th>steps</th><th>final loss</th>"
        "<th>final val loss</th><th>memory (MiB)</th><th title=\"training state: weights, gradients, moments, master copies and Kahan "
        "buffers, against all-fp32 AdamW\">state saved vs fp32</th><th title=\"1 - the run's measured training "
        "peak / the fp32 run's\">measured peak saved vs fp32</th><th>mean update lost</th>"
@@ -62,12 +68,12 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
     const RunResult& res = r.result;
-    const auto ref = report::fp32ReferenceIndex(runs, i);
+    const auto ref = report::fp32TwinIndex(runs, i);
     const auto pct = [](const std::optional<double>& v) { return v ? num(100 * *v, 4) + "%" : std::string("-"); };
     const std::string status = runStatusId(res.status);
     h << "<tr><td class=\"text\" style=\"color:" << hexColor(colors[i]) << ";font-weight:bold\">"
-      << escapeXml(r.config.name) << "</td><td class=\"text\">" << escapeXml(optimizerModeLabel(r.config.mode))
-      << "</td><td class=\"text " << status << "\">" << status << "</td><td class=\"text\">"
+      << escapeXml(report::runLabel(runs, i)) << "</td><td class=\"text\">" << escapeXml(optimizerModeLabel(r.config.mode))
+      << "</td><td class=\"text\">" << escapeXml(twinCell(runs, i, ref)) << "</td><td class=\"text " << status << "\">" << status << "</td><td class=\"text\">"
       << escapeXml(r.info.momentPrecision.empty() ? "-" : r.info.momentPrecision) << "</td><td>" << res.stepsDone << "</td><td>"
       << report::lossText(res.finalLoss) << "</td><td>" << (res.finalValLoss ? report::lossText(*res.finalValLoss) : "-") << "</td><td>"
       << mibText(res.memory.total()) << "</td><td>" << num(100 * res.memorySavedFraction, 4) << "%</td><td>"

@@ -83,7 +83,7 @@ void writeComparisonReport(const fs::path& dir, const std::vector<RunRecord>& ru
       "mean_update_lost,mean_update_error,mean_rounded_away_fraction,mean_tokens_per_second,folder,verdict\n";
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
-    const auto ref = report::fp32ReferenceIndex(runs, i);
+    const auto ref = report::fp32TwinIndex(runs, i);
     const auto optional = [](const std::optional<double>& v) { return v ? nlohmann::json(*v).dump() : std::string(); };
     std::string folder = report::safeFileName(r.config.name);
     for (int i = 2; used.count(folder); ++i) folder = report::safeFileName(r.config.name) + "-" + std::to_string(i);
@@ -98,7 +98,7 @@ void writeComparisonReport(const fs::path& dir, const std::vector<RunRecord>& ru
            optional(report::measuredPeakSaving(r, ref ? &runs[*ref] : nullptr)) + "," +
            optional(res.meanUpdateLost) + "," + optional(res.meanUpdateError) + "," +
            nlohmann::json(res.meanRoundedAwayFraction).dump() + "," + nlohmann::json(res.meanTokensPerSecond).dump() +
-           ",runs/" + folder + "," + csvField(report::runVerdict(r, ref ? &runs[*ref] : nullptr)) + "\n";
+           ",runs/" + folder + "," + csvField(report::comparisonVerdict(runs, i)) + "\n";
   }
   writeText(dir / "summary.csv", csv);
   writeCharts(dir, runs);

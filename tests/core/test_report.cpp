@@ -133,7 +133,7 @@ class TestReport : public QObject {
     QVERIFY(withTrainingPeak.find("<td>12</td><td>40</td></tr>") != std::string::npos);
     // No fp32 run in this report: the peak saving says so, it is not 0 %.
     QVERIFY(withTrainingPeak.find("measured peak saved vs fp32") != std::string::npos);
-    QVERIFY(withTrainingPeak.find("<td>no fp32 run</td>") != std::string::npos);
+    QVERIFY(withTrainingPeak.find("<td>no fp32 twin</td>") != std::string::npos);
   }
 
   void runReportFolder() {
@@ -171,17 +171,17 @@ class TestReport : public QObject {
     bf16.steps[4].updateLost = 0.9;
     bf16.steps[9].updateLost = 0.872;
     QCOMPARE(report::runVerdict(bf16, &fp32),
-             std::string("bf16: +0.0600 nats val loss vs fp32, 88.6 % of the intended update lost, "
+             std::string("bf16: +0.0600 nats val loss vs fp32 twin a, 88.6 % of the intended update lost, "
                          "50.0 % state memory saved (peak not measured)"));
     // The measured peak beside the state saving, against the same fp32 run.
     fp32.result.trainingPeakBytes = 100 << 20;
     bf16.result.trainingPeakBytes = int64_t(56.2 * (1 << 20));
     QCOMPARE(report::runVerdict(bf16, &fp32),
-             std::string("bf16: +0.0600 nats val loss vs fp32, 88.6 % of the intended update lost, "
+             std::string("bf16: +0.0600 nats val loss vs fp32 twin a, 88.6 % of the intended update lost, "
                          "50.0 % state memory saved (measured peak 56.2 MiB, 43.8 % below fp32's)"));
     QCOMPARE(report::peakSavingText(bf16, &fp32), std::string("43.8 %"));
     QVERIFY(report::runVerdict(fp32, &fp32).find("(measured peak 100.0 MiB)") != std::string::npos);
-    QVERIFY(report::runVerdict(bf16, nullptr).find("no fp32 run to compare the peak with") != std::string::npos);
+    QVERIFY(report::runVerdict(bf16, nullptr).find("no fp32 twin to compare the peak with") != std::string::npos);
     RunRecord fp32Old = fp32;  // a folder from before the peak was recorded
     fp32Old.result.trainingPeakBytes.reset();
     QVERIFY(report::runVerdict(bf16, &fp32Old).find("the fp32 run's peak is not measured") != std::string::npos);
@@ -190,18 +190,18 @@ class TestReport : public QObject {
     bf16.result.trainingPeakBytes.reset();
     fp32.result.trainingPeakBytes.reset();
     QVERIFY(report::runVerdict(fp32, &fp32).rfind("fp32: the fp32 reference", 0) == 0);
-    QVERIFY(report::runVerdict(bf16, nullptr).find("no fp32 run") != std::string::npos);
+    QVERIFY(report::runVerdict(bf16, nullptr).find("no fp32 twin") != std::string::npos);
     // A run in progress is compared at the last step both measured.
     RunRecord partial = bf16;
     partial.steps.resize(6);
     partial.result = RunResult{};
-    QVERIFY2(report::runVerdict(partial, &fp32).rfind("bf16: +0.0600 nats val loss vs fp32", 0) == 0,
+    QVERIFY2(report::runVerdict(partial, &fp32).rfind("bf16: +0.0600 nats val loss vs fp32 twin a", 0) == 0,
              report::runVerdict(partial, &fp32).c_str());
-    // The reference is found by model, data and seed.
+    // The twin is found by the whole config except mode and plan (test_fp32_twin).
     std::vector<RunRecord> runs = {fp32, bf16};
-    QCOMPARE(report::fp32ReferenceIndex(runs, 1), std::optional<size_t>(0));
+    QCOMPARE(report::fp32TwinIndex(runs, 1), std::optional<size_t>(0));
     runs[1].config.seed = 7;
-    QVERIFY(!report::fp32ReferenceIndex(runs, 1));
+    QVERIFY(!report::fp32TwinIndex(runs, 1));
     RunRecord failed = bf16;
     failed.result.status = RunStatus::Failed;
     failed.result.message = "loss became NaN at step 3";

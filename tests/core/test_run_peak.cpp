@@ -98,11 +98,11 @@ class TestRunPeak : public QObject {
   }
 
   // Against the fp32 run with the same model, data and seed (the one
-  // fp32ReferenceIndex picks); without one there is no figure, not 0 %.
+  // fp32TwinIndex picks); without one there is no figure, not 0 %.
   void peakSavingAgainstTheFp32Twin() {
     const std::vector<RunRecord> runs = {train(tinyRun(OptimizerMode::Fp32AdamW, 1)),
                                          train(tinyRun(OptimizerMode::Bf16Plain, 1))};
-    const auto ref = report::fp32ReferenceIndex(runs, 1);
+    const auto ref = report::fp32TwinIndex(runs, 1);
     QCOMPARE(ref, std::optional<size_t>(0));
     const auto saved = report::measuredPeakSaving(runs[1], &runs[*ref]);
     QVERIFY(saved.has_value());
@@ -117,11 +117,11 @@ class TestRunPeak : public QObject {
     // A bf16 run with another seed has no fp32 twin.
     std::vector<RunRecord> alone = runs;
     alone[1].config.seed = 7;
-    QVERIFY(!report::fp32ReferenceIndex(alone, 1));
+    QVERIFY(!report::fp32TwinIndex(alone, 1));
     QVERIFY(!report::measuredPeakSaving(alone[1], nullptr));
-    QCOMPARE(report::peakSavingText(alone[1], nullptr), std::string("no fp32 run"));
+    QCOMPARE(report::peakSavingText(alone[1], nullptr), std::string("no fp32 twin"));
     const std::string lone = report::runVerdict(alone[1], nullptr);
-    QVERIFY2(lone.find("no fp32 run to compare the peak with") != std::string::npos, lone.c_str());
+    QVERIFY2(lone.find("no fp32 twin to compare the peak with") != std::string::npos, lone.c_str());
     // A reference without a measured peak (an old folder) gives none either.
     RunRecord oldFp32 = runs[0];
     oldFp32.result.trainingPeakBytes.reset();

@@ -279,7 +279,7 @@ class TestCharts : public QObject {
     bf16.config.mode = plab::OptimizerMode::Bf16Plain;
     bf16.result.trainingPeakBytes = 30 << 20;
     bf16.result.stepPeakBytes = 12 << 20;
-    alone.config.seed = 9;  // no fp32 run with its seed
+    alone.config.seed = 9;  // no fp32 twin: another seed
     alone.result.trainingPeakBytes = 30 << 20;
     MemoryChart chart;
     chart.showRuns({fp32, bf16, alone, old});
@@ -289,7 +289,7 @@ class TestCharts : public QObject {
     QCOMPARE(labels.size(), 5);  // fp32 AdamW baseline + 4 runs
     QCOMPARE(labels[1], QString("fp32\nstate −%1, peak 40.0 MiB").arg(percentText(0.875, 0)));
     QCOMPARE(labels[2], QString("bf16\nstate −%1, peak −%2").arg(percentText(0.8125, 0), percentText(0.25)));
-    QVERIFY2(labels[3].endsWith(", peak: no fp32 run"), qPrintable(labels[3]));
+    QVERIFY2(labels[3].endsWith(", peak: no fp32 twin"), qPrintable(labels[3]));
     QVERIFY2(!labels[4].contains("peak"), qPrintable(labels[4]));  // a folder from before the peak was recorded
   }
 

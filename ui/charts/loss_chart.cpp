@@ -28,8 +28,8 @@ void LossChart::setDifferenceFromFp32(bool on) {
   if (on == difference_) return;
   difference_ = on;
   if (on) setLogScale(false);  // differences go negative
-  titleElement_->setText(on ? "Loss minus fp32's at the same step" : title());
-  yAxis->setLabel(on ? "Δ loss vs fp32 (nats; solid: train, dashed: val)" : "loss (solid: train, dashed: val)");
+  titleElement_->setText(on ? "Loss minus its fp32 twin's at the same step" : title());
+  yAxis->setLabel(on ? "Δ loss vs the fp32 twin (nats; solid: train, dashed: val)" : "loss (solid: train, dashed: val)");
   clearData();
 }
 
@@ -75,7 +75,7 @@ void LossChart::showDifferences(const std::vector<plab::RunRecord>& runs) {
     g.raw->data()->clear();
     g.val->data()->clear();
     g.stepsShown = 0;
-    const auto ref = plab::report::fp32ReferenceIndex(runs, i);
+    const auto ref = plab::report::fp32TwinIndex(runs, i);
     if (!ref) continue;
     const plab::report::LossDifference d = plab::report::lossDifference(runs[i], runs[*ref]);
     Ema ema(smoothing_);
@@ -89,13 +89,25 @@ void LossChart::showDifferences(const std::vector<plab::RunRecord>& runs) {
   }
 }
 
+std::vector<QString> LossChart::differenceLabels(const std::vector<plab::RunRecord>& runs) {
+  const std::vector<QString> names = legendLabels(runs);
+  std::vector<QString> labels = names;
+  const auto twins = plab::report::fp32TwinIndices(runs);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (!twins[i]) labels[i] += ": no fp32 twin";
+    else if (*twins[i] == i) labels[i] += " (fp32 itself)";
+    else labels[i] += " − " + names[*twins[i]];
+  }
+  return labels;
+}
+
 void LossChart::showRuns(const std::vector<plab::RunRecord>& runs) {
   if (runs.size() < graphs_.size()) {  // the session was cleared: start over
     clearGraphs();
     graphs_.clear();
   }
   const std::vector<QColor> colors = runColors(runs);
-  const std::vector<QString> labels = legendLabels(runs);
+  const std::vector<QString> labels = difference_ ? differenceLabels(runs) : legendLabels(runs);
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& run = runs[i];
     if (i >= graphs_.size()) graphs_.push_back({});
@@ -119,9 +131,14 @@ void LossChart::showRuns(const std::vector<plab::RunRecord>& runs) {
     g.stepsShown = run.steps.size();
   }
   if (difference_) showDifferences(runs);
-  // Only runs with something drawn appear in the legend (not queued ones).
-  for (RunGraphs& g : graphs_) {
-    if (g.train->dataCount() > 0 || g.val->dataCount() > 0) g.train->addToLegend();
+  // Only runs with something drawn appear in the legend (not queued ones),
+  // and in the difference view the runs that have no fp32 twin, saying so.
+  for (size_t i = 0; i < graphs_.size(); ++i) {
+    RunGraphs& g = graphs_[i];
+    const bool drawn = g.train->dataCount() > 0 || g.val->dataCount() > 0;
+    const bool twinless = difference_ && i < runs.size() && !runs[i].steps.empty() &&
+                          !plab::report::fp32TwinIndex(runs, i);
+    if (drawn || twinless) g.train->addToLegend();
     else g.train->removeFromLegend();
   }
   showLegendIfAny();

@@ -39,6 +39,8 @@ class LossChart : public RunChart {
   void clearData();
   void styleRun(RunGraphs& g, const QString& label, const QColor& color);
   void showDifferences(const std::vector<plab::RunRecord>& runs);
+  // "kahan − fp32": each run with the fp32 twin it is measured against.
+  static std::vector<QString> differenceLabels(const std::vector<plab::RunRecord>& runs);
   std::vector<RunGraphs> graphs_;
   bool difference_ = false;
   double smoothing_ = 0;

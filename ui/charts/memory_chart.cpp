@@ -80,7 +80,7 @@ void MemoryChart::showRuns(const std::vector<plab::RunRecord>& runs) {
     // measured, the peak saving against the fp32 run.
     QString label = QString::fromStdString(plab::optimizerModeId(runs[i].config.mode)) + "\nstate −" +
                     percentText(s.savedFraction, 0);
-    const auto ref = plab::report::fp32ReferenceIndex(runs, i);
+    const auto ref = plab::report::fp32TwinIndex(runs, i);
     if (runs[i].result.trainingPeakBytes) label += ", " + peakLine(runs[i], ref ? &runs[*ref] : nullptr);
     addBar(m, label);
     saved_.push_back(s.savedFraction);

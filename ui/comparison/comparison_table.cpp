@@ -1,6 +1,7 @@
 #include "comparison/comparison_table.h"
 
 #include <QHeaderView>
+#include <QMenu>
 #include <QScopedValueRollback>
 
 #include "charts/run_colors.h"
@@ -28,15 +29,18 @@ QString optionalNumber(const std::optional<double>& v, int decimals = 4) {
 ComparisonTable::ComparisonTable(const RunStore* store, QWidget* parent)
     : QTableWidget(0, ColumnCount, parent), store_(store) {
   setObjectName("comparisonTable");
-  setHorizontalHeaderLabels({"Run", "Mode", "Status", "Started", "Steps", "Final loss", "Final val loss", "Memory",
+  setHorizontalHeaderLabels({"Run", "Mode", "fp32 twin", "Status", "Started", "Steps", "Final loss", "Final val loss", "Memory",
                              "State saved vs fp32", "Peak saved vs fp32 (measured)", "Update lost",
                              "Rounded away (step)", "Tokens/s", "Verdict"});
   horizontalHeaderItem(SavedColumn)
       ->setToolTip("Training state (weights, gradients, moments, master copies, Kahan buffers) against all-fp32 "
                    "AdamW on the same parameters: predicted by the plan, not the process's memory");
+  horizontalHeaderItem(Fp32TwinColumn)
+      ->setToolTip("The fp32 run this run is measured against: the same config except mode and plan. "
+                   "Right-click a run without one to run it");
   horizontalHeaderItem(PeakSavedColumn)
-      ->setToolTip("1 - the run's measured training peak / the peak of the fp32 run on the same model, data, seed, "
-                   "batch and sequence length (activations and temporaries included)");
+      ->setToolTip("1 - the run's measured training peak / the peak of its fp32 twin (activations and "
+                   "temporaries included)");
   horizontalHeaderItem(UpdateLostColumn)
       ->setToolTip("Mean over windows of the share of the intended AdamW update that never reached the weights "
                    "the model computes with (fp32 = 0)");
@@ -49,6 +53,8 @@ ComparisonTable::ComparisonTable(const RunStore* store, QWidget* parent)
   setSelectionMode(QAbstractItemView::SingleSelection);
   setAlternatingRowColors(true);
   horizontalHeaderItem(NameColumn)->setToolTip("Untick a run to hide it from the charts and the export");
+  setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(this, &QWidget::customContextMenuRequested, this, &ComparisonTable::showContextMenu);
   connect(this, &QTableWidget::itemChanged, this, [this](QTableWidgetItem* item) {
     if (updating_ || item->column() != NameColumn) return;
     emit visibilityToggled(item->row(), item->checkState() == Qt::Checked);
@@ -122,14 +128,40 @@ void ComparisonTable::refreshVerdict(int run) {
   const QScopedValueRollback<bool> updating(updating_, true);
   const auto& runs = store_->records();
   const auto i = static_cast<size_t>(run);
-  const auto ref = plab::report::fp32ReferenceIndex(runs, i);
-  const QString verdict = QString::fromStdString(plab::report::runVerdict(runs[i], ref ? &runs[*ref] : nullptr));
+  const auto ref = plab::report::fp32TwinIndex(runs, i);
+  const QString verdict = QString::fromStdString(plab::report::comparisonVerdict(runs, i));
+  auto* twin = cell(QString::fromStdString(!ref ? "no fp32 twin" : *ref == i ? "itself" : plab::report::runLabel(runs, *ref)),
+                    false);
+  twin->setToolTip(ref ? QString::fromStdString(plab::report::fp32TwinText(runs, i))
+                       : "No fp32 run with this run's config except mode and plan: right-click to run it");
+  setItem(run, Fp32TwinColumn, twin);
   auto* item = cell(verdict, false);
   item->setToolTip(verdict);
   setItem(run, VerdictColumn, item);
   // Against the same fp32 run as the verdict.
   setItem(run, PeakSavedColumn,
           cell(QString::fromStdString(plab::report::peakSavingText(runs[i], ref ? &runs[*ref] : nullptr))));
+}
+
+void ComparisonTable::showContextMenu(const QPoint& pos) {
+  const int run = rowAt(pos.y());
+  if (run < 0 || run >= store_->size()) return;
+  QMenu menu(this);
+  QAction* twin = menu.addAction("Run its fp32 twin");
+  twin->setObjectName("runFp32Twin");
+  twin->setEnabled(lacksFp32Twin(run));
+  if (menu.exec(viewport()->mapToGlobal(pos)) == twin) requestFp32Twin(run);
+}
+
+bool ComparisonTable::lacksFp32Twin(int run) const {
+  if (run < 0 || run >= store_->size()) return false;
+  const auto& runs = store_->records();
+  const auto i = static_cast<size_t>(run);
+  return runs[i].config.mode != plab::OptimizerMode::Fp32AdamW && !plab::report::fp32TwinIndex(runs, i);
+}
+
+void ComparisonTable::requestFp32Twin(int run) {
+  if (lacksFp32Twin(run)) emit fp32TwinRequested(run);
 }
 
 }  // namespace plab::ui

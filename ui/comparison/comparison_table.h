@@ -1,9 +1,10 @@
 #pragma once
 // One row per run of the session and the workspace: name (with a checkbox
 // that shows or hides the run in the charts), mode, status, start time, the
-// headline numbers (live while a run is in progress) and a one-line verdict
-// against the fp32 run on the same model, data and seed. The name cell
-// carries the run's chart colour.
+// headline numbers (live while a run is in progress), the fp32 twin each
+// run is measured against (report/fp32_twin.h) and a one-line verdict
+// against it. The name cell carries the run's chart colour; a run without a
+// twin offers to run one (context menu).
 #include <QTableWidget>
 
 namespace plab::ui {
@@ -14,7 +15,7 @@ class ComparisonTable : public QTableWidget {
   Q_OBJECT
  public:
   enum Column {
-    NameColumn = 0, ModeColumn, StatusColumn, StartedColumn, StepsColumn, LossColumn, ValLossColumn,
+    NameColumn = 0, ModeColumn, Fp32TwinColumn, StatusColumn, StartedColumn, StepsColumn, LossColumn, ValLossColumn,
     MemoryColumn, SavedColumn, PeakSavedColumn, UpdateLostColumn, RoundedColumn, TokensColumn, VerdictColumn, ColumnCount
   };
   explicit ComparisonTable(const RunStore* store, QWidget* parent = nullptr);
@@ -22,12 +23,16 @@ class ComparisonTable : public QTableWidget {
   void refreshRun(int run);   // updates (or adds) the row of one run
   void refreshAll();
   QColor nameColor(int run) const;  // the colour the run's row shows
+  bool lacksFp32Twin(int run) const;  // a non-fp32 run with no fp32 twin in the table
+  void requestFp32Twin(int run);      // emits fp32TwinRequested when lacksFp32Twin (the context menu's action)
 
  signals:
   void visibilityToggled(int run, bool visible);  // the user (un)ticked a run
+  void fp32TwinRequested(int run);                 // "Run its fp32 twin" on a run that has none
 
  private:
   void refreshVerdict(int run);
+  void showContextMenu(const QPoint& pos);
   const RunStore* store_;
   bool updating_ = false;  // itemChanged from refreshing is not the user's
 };

@@ -27,7 +27,7 @@ QString lossCell(const std::optional<double>& v) {
 
 QStringList rowOf(const std::vector<plab::RunRecord>& runs, size_t i) {
   const plab::RunRecord& r = runs[i];
-  const auto ref = plab::report::fp32ReferenceIndex(runs, i);
+  const auto ref = plab::report::fp32TwinIndex(runs, i);
   const RunSummary s = summarizeRun(r, true);
   const auto lost = plab::report::meanUpdateLost(r);
   return {QString::fromStdString(r.config.name),

@@ -64,9 +64,8 @@ void drawVerdicts(QPainter& p, PdfPageCursor& cur, const std::vector<plab::RunRe
   const int lineH = QFontMetrics(p.font(), p.device()).height();
   cur.y += lineH / 2;
   for (size_t i = 0; i < runs.size(); ++i) {
-    const auto ref = plab::report::fp32ReferenceIndex(runs, i);
-    drawParagraph(p, cur, QString::fromStdString(runs[i].config.name + " — " +
-                                                 plab::report::runVerdict(runs[i], ref ? &runs[*ref] : nullptr)));
+    drawParagraph(p, cur, QString::fromStdString(plab::report::runLabel(runs, i) + " — " +
+                                                 plab::report::comparisonVerdict(runs, i)));
   }
   cur.y += lineH / 2;
   for (const auto& r : runs) {

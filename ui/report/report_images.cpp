@@ -81,7 +81,7 @@ std::vector<std::function<ReportImage()>> reportImageJobs(Runs runs) {
   jobs.push_back(chartJob<LossChart>(runs, ReportImageKind::Loss, "loss.png", "Loss", kChartWidth, kChartHeight));
   bool anyReference = false;
   for (size_t i = 0; i < runs->size(); ++i) {
-    const auto ref = plab::report::fp32ReferenceIndex(*runs, i);
+    const auto ref = plab::report::fp32TwinIndex(*runs, i);
     anyReference = anyReference || (ref && *ref != i);
   }
   if (anyReference)

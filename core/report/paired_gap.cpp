@@ -1,0 +1,121 @@
+#include "report/paired_gap.h"
+
+#include <cmath>
+#include <map>
+
+#include "report/fp32_twin.h"
+#include "report/number_text.h"
+
+namespace plab::report {
+namespace {
+
+bool finished(const RunRecord& r) {
+  return r.result.status == RunStatus::Completed && r.result.stepsDone >= r.config.steps && !r.steps.empty();
+}
+
+// The config of a seed family: everything but the seed and the bookkeeping.
+// `mixed` ignores the moment choice, so a family compared with mixed drops it.
+nlohmann::json familyKey(const RunConfig& c, bool withoutMoments = false) {
+  nlohmann::json key = c.toJson();
+  for (const char* field : {"name", "seed", "output_dir", "resume_from", "checkpoint_every"}) key.erase(field);
+  if (withoutMoments) key["adamw"].erase("moments");
+  return key;
+}
+
+// seed -> the family's difference to fp32 at that seed (the first listed run of a seed).
+std::map<uint64_t, FinalDifference> familyDifferences(const std::vector<RunRecord>& runs,
+                                                      const std::vector<std::optional<size_t>>& twins,
+                                                      const nlohmann::json& key, bool withoutMoments = false) {
+  std::map<uint64_t, FinalDifference> out;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const RunRecord& r = runs[i];
+    if (!finished(r) || out.count(r.config.seed) || familyKey(r.config, withoutMoments) != key) continue;
+    if (!twins[i] || !finished(runs[*twins[i]])) continue;
+    if (const auto d = finalDifference(r, runs[*twins[i]])) out[r.config.seed] = *d;
+  }
+  return out;
+}
+
+std::string ciText(const PairedEstimate& e) {
+  return "95 % CI " + lossDeltaText(e.ciLow) + " to " + lossDeltaText(e.ciHigh);
+}
+
+}  // namespace
+
+double studentT975(int df) {
+  static const double table[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                 2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+                                 2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  if (df < 1) return std::nan("");
+  if (df <= 30) return table[df - 1];
+  return 1.960 + 2.5 / df;  // within 0.002 of the exact quantile beyond 30
+}
+
+PairedEstimate pairedEstimate(const std::vector<double>& d) {
+  PairedEstimate e;
+  e.pairs = static_cast<int>(d.size());
+  if (d.empty()) return e;
+  double sum = 0;
+  for (double v : d) sum += v;
+  e.mean = sum / d.size();
+  e.ciLow = e.ciHigh = e.mean;
+  if (d.size() < 2) return e;
+  double ss = 0;
+  for (double v : d) ss += (v - e.mean) * (v - e.mean);
+  e.sd = std::sqrt(ss / (d.size() - 1));
+  const double half = studentT975(e.pairs - 1) * e.sd / std::sqrt(double(d.size()));
+  e.ciLow = e.mean - half;
+  e.ciHigh = e.mean + half;
+  return e;
+}
+
+std::optional<PairedGap> pairedGap(const std::vector<RunRecord>& runs, size_t run) {
+  if (run >= runs.size() || runs[run].config.mode == OptimizerMode::Fp32AdamW) return std::nullopt;
+  // A paired figure is over finished runs; while this one trains there is none to add.
+  if (!finished(runs[run])) return std::nullopt;
+  const std::vector<std::optional<size_t>> twins = fp32TwinIndices(runs);
+  const auto own = familyDifferences(runs, twins, familyKey(runs[run].config));
+  if (own.empty()) return std::nullopt;
+  PairedGap gap;
+  for (const auto& [seed, d] : own) {
+    gap.seeds.push_back(seed);
+    gap.differences.push_back(d.delta);
+    gap.validation = gap.validation && d.validation;
+  }
+  gap.total = pairedEstimate(gap.differences);
+  if (runs[run].config.mode == OptimizerMode::Fp32MasterWeights) return gap;
+
+  nlohmann::json mixedKey = familyKey(runs[run].config, /*withoutMoments=*/true);
+  mixedKey["mode"] = optimizerModeId(OptimizerMode::Fp32MasterWeights);
+  const auto mixed = familyDifferences(runs, twins, mixedKey, /*withoutMoments=*/true);
+  std::vector<double> compute, optimizer;
+  for (const auto& [seed, d] : own) {
+    const auto m = mixed.find(seed);
+    if (m == mixed.end() || m->second.validation != d.validation) continue;
+    compute.push_back(m->second.delta);
+    optimizer.push_back(d.delta - m->second.delta);
+  }
+  if (!compute.empty()) {
+    gap.compute = pairedEstimate(compute);
+    gap.optimizer = pairedEstimate(optimizer);
+  }
+  return gap;
+}
+
+std::string pairedGapText(const std::vector<RunRecord>& runs, size_t run) {
+  const auto gap = pairedGap(runs, run);
+  if (!gap) return {};
+  const PairedEstimate& t = gap->total;
+  if (t.pairs < 2) return "one seed: run more seeds for a paired test";
+  std::string text = "over " + std::to_string(t.pairs) + " seeds " + lossDeltaText(t.mean) + " (" + ciText(t) +
+                     ", paired): " + (t.beyondNoise() ? "beyond seed noise" : "within seed noise");
+  if (gap->compute && gap->optimizer) {
+    text += "; bf16 compute (mixed, " + std::to_string(gap->compute->pairs) + " seeds) " +
+            lossDeltaText(gap->compute->mean) + ", optimizer " + lossDeltaText(gap->optimizer->mean);
+    if (gap->optimizer->pairs >= 2)
+      text += " (" + ciText(*gap->optimizer) + (gap->optimizer->beyondNoise() ? ", beyond noise)" : ", within noise)");
+  }
+  return text;
+}
+
+}  // namespace plab::report
