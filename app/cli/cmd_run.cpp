@@ -80,6 +80,43 @@ RunRecord trainOne(RunConfig config, bool terminal, bool& interrupted) {
   return record;
 }
 
+// "1-5" or "1,2,7" (at most 100 seeds, each 0..2^63-1).
+std::vector<uint64_t> parseSeedList(const std::string& text) {
+  std::vector<uint64_t> seeds;
+  std::stringstream parts(text);
+  const auto number = [&](const std::string& s) {
+    if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos)
+      throw ConfigError("--seeds: '" + s + "' is not a seed (a whole number)");
+    return static_cast<uint64_t>(std::stoull(s));
+  };
+  for (std::string part; std::getline(parts, part, ',');) {
+    const size_t dash = part.find('-');
+    const uint64_t first = number(part.substr(0, dash));
+    const uint64_t last = dash == std::string::npos ? first : number(part.substr(dash + 1));
+    if (last < first) throw ConfigError("--seeds: the range '" + part + "' runs backwards");
+    if (last - first >= 100 || seeds.size() + (last - first) >= 100) throw ConfigError("--seeds: at most 100 seeds");
+    for (uint64_t s = first; s <= last; ++s) seeds.push_back(s);
+  }
+  if (seeds.empty()) throw ConfigError("--seeds: no seed given");
+  std::sort(seeds.begin(), seeds.end());
+  if (std::adjacent_find(seeds.begin(), seeds.end()) != seeds.end()) throw ConfigError("--seeds: a seed is listed twice");
+  return seeds;
+}
+
+// Every run once per seed, seed-major so that each seed's comparison (fp32
+// and its twins) finishes together.
+std::vector<RunConfig> overSeeds(const std::vector<RunConfig>& runs, const std::vector<uint64_t>& seeds) {
+  if (runs.size() * seeds.size() > 1000) throw ConfigError("--seeds: more than 1000 runs in all");
+  std::vector<RunConfig> out;
+  for (uint64_t seed : seeds)
+    for (RunConfig c : runs) {
+      c.seed = seed;
+      c.name += "-s" + std::to_string(seed);
+      out.push_back(std::move(c));
+    }
+  return out;
+}
+
 void printSummary(const std::vector<RunRecord>& runs) {
   size_t nameWidth = 4;
   for (const RunRecord& r : runs) nameWidth = std::max(nameWidth, r.config.name.size() + 2);
@@ -116,7 +153,7 @@ void printSummary(const std::vector<RunRecord>& runs) {
 
 const char* const kRunHelp =
     "usage: precision-lab-cli run [CONFIG.json] [--default] [--out DIR] [--steps N] [--mode ID]\n"
-    "                             [--device D] [--no-pdf] [--overwrite] [--resume DIR]\n"
+    "                             [--device D] [--seeds LIST] [--no-pdf] [--overwrite] [--resume DIR]\n"
     "\n"
     "Trains one run, or every run of a sweep file, and writes a report.\n"
     "\n"
@@ -137,6 +174,9 @@ const char* const kRunHelp =
     "  --steps N      override the number of optimizer steps\n"
     "  --mode ID      override the optimizer mode: fp32, bf16, bf16-nearest, bf16-kahan, bf16-sr, mixed\n"
     "  --device D     override the device: auto, cpu, cuda, cuda:N\n"
+    "  --seeds LIST   run every run once per seed (\"1-5\" or \"1,2,7\"; names get -s<seed>):\n"
+    "                 the verdicts then test each gap to fp32 paired over the seeds, each\n"
+    "                 seed's run against its own fp32 twin\n"
     "  --no-pdf       skip the Qt-rendered PNG charts and report.pdf\n"
     "\n"
     "Writes config.json (re-runnable), run_info.json, summary.json, metrics.jsonl,\n"
@@ -159,9 +199,11 @@ int runCommand(Args& args) {
   const auto mode = args.value("--mode");
   const auto device = args.value("--device");
   const auto resume = args.value("--resume");
+  const auto seedList = args.value("--seeds");
   const std::vector<std::string> pos = args.positionals(1);
   if (resume && (useDefault || !pos.empty()))
     throw UsageError("--resume continues the run its checkpoint came from: give no CONFIG.json or --default");
+  if (resume && seedList) throw UsageError("--resume continues one run: --seeds does not apply");
   if (!resume && useDefault == !pos.empty())
     throw UsageError(useDefault ? "give either CONFIG.json or --default, not both"
                                 : "missing CONFIG.json (or --default, or --resume CHECKPOINT)");
@@ -180,6 +222,7 @@ int runCommand(Args& args) {
     } else {
       runs = loadRunConfigs(readJsonFile(pos[0]));
     }
+    if (seedList) runs = overSeeds(runs, parseSeedList(*seedList));
     for (RunConfig& c : runs) {
       if (steps) c.steps = *steps;
       if (mode) c.mode = optimizerModeFromId(*mode);

@@ -111,6 +111,27 @@ class TestCli : public QObject {
     QVERIFY2(o.out.contains("tiny-gpt2-finetune-fp32: fp32: the fp32 reference"), describe(o));
   }
 
+  // --seeds repeats every run per seed; each seed's run is measured against
+  // its own seed's fp32 twin, and the verdict tests the gap paired over seeds.
+  void seedsGiveAPairedVerdict() {
+    QTemporaryDir tmp;
+    const fs::path dir = tmp.path().toStdString();
+    std::ofstream(dir / "sweep.json") << R"({"base": {"name": "p", "steps": 2, "seq_len": 16, "batch_size": 2,
+        "eval_batches": 1, "threads": 1}, "sweep": {"mode": ["fp32", "bf16"]}})";
+    const Outcome o = runCli({"run", QString::fromStdString((dir / "sweep.json").string()), "--seeds", "3-4,9",
+                              "--out", QString::fromStdString((dir / "out").string()), "--no-pdf"});
+    QVERIFY2(o.exitCode == 0, describe(o));
+    for (const char* run : {"p-fp32-s3", "p-bf16-s3", "p-fp32-s4", "p-bf16-s4", "p-fp32-s9", "p-bf16-s9"})
+      QVERIFY2(fs::exists(dir / "out" / "runs" / run / "metrics.jsonl"), run);
+    QVERIFY2(o.out.contains("p-bf16-s4: bf16: ") && o.out.contains("vs fp32 twin p-fp32-s4"), describe(o));
+    QVERIFY2(o.out.contains("over 3 seeds"), describe(o));
+    for (const char* bad : {"4-3", "x", "1,1", "0-100", ""}) {
+      const Outcome e = runCli({"run", QString::fromStdString((dir / "sweep.json").string()), "--seeds", bad, "--out",
+                                QString::fromStdString((dir / "bad").string()), "--no-pdf"});
+      QVERIFY2(e.exitCode == 2 && e.err.contains("--seeds"), describe(e));
+    }
+  }
+
   // run --resume continues a run from its checkpoint into a new folder.
   void resumeFromACheckpoint() {
     QTemporaryDir tmp;
