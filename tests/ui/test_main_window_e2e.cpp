@@ -163,6 +163,39 @@ class TestMainWindowE2e : public QObject {
     }
   }
 
+  // A run without an fp32 twin says so in its row, and the table's "Run its
+  // fp32 twin" queues exactly that run; afterwards the row names it and the
+  // difference chart's legend pairs the two.
+  void runningTheFp32TwinFromTheTable() {
+    QTemporaryDir workspace;
+    MainWindow w(workspace.path());
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
+    makeRunTiny(w, 2);
+    QTest::mouseClick(w.startButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(w.store()->state(0) == RunState::Completed, kRunTimeoutMs);
+    auto* table = w.comparisonTable();
+    QCOMPARE(table->item(0, ComparisonTable::Fp32TwinColumn)->text(), QString("no fp32 twin"));
+    QVERIFY(table->item(0, ComparisonTable::VerdictColumn)->text().contains("no fp32 twin"));
+    QVERIFY(table->lacksFp32Twin(0));
+    table->requestFp32Twin(0);
+    QCOMPARE(w.store()->size(), 2);
+    const plab::RunConfig twin = w.store()->record(1).config;
+    QCOMPARE(twin.mode, plab::OptimizerMode::Fp32AdamW);
+    QCOMPARE(twin.name, w.store()->record(0).config.name + "-fp32-twin");
+    QTRY_VERIFY_WITH_TIMEOUT(w.store()->state(1) == RunState::Completed, kRunTimeoutMs);
+    QVERIFY(!table->lacksFp32Twin(0));
+    QCOMPARE(table->item(0, ComparisonTable::Fp32TwinColumn)->text(), QString::fromStdString(twin.name));
+    QCOMPARE(table->item(1, ComparisonTable::Fp32TwinColumn)->text(), QString("itself"));
+    const QString verdict = table->item(0, ComparisonTable::VerdictColumn)->text();
+    QVERIFY2(verdict.contains(QString::fromStdString("vs fp32 twin " + twin.name)), qPrintable(verdict));
+    w.chartPanel()->differenceCheckBox()->setChecked(true);
+    w.chartPanel()->refreshNow();
+    const QString legend = w.chartPanel()->lossChart()->trainGraph(0)->name();
+    QVERIFY2(legend.contains(" − "), qPrintable(legend));
+  }
+
   void brokenModelFolderShowsAnError() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
