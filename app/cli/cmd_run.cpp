@@ -80,6 +80,15 @@ RunRecord trainOne(RunConfig config, bool terminal, bool& interrupted) {
   return record;
 }
 
+// What a mode's checkpoint keeps beside the weights.
+std::string optimizerStateText(OptimizerMode mode) {
+  switch (mode) {
+    case OptimizerMode::Bf16Kahan: return "moments and Kahan buffers";
+    case OptimizerMode::Fp32MasterWeights: return "moments and fp32 master weights";
+    default: return "moments";
+  }
+}
+
 // "1-5" or "1,2,7" (at most 100 seeds, each 0..2^63-1).
 std::vector<uint64_t> parseSeedList(const std::string& text) {
   std::vector<uint64_t> seeds;
@@ -216,6 +225,13 @@ int runCommand(Args& args) {
       if (checkpoint.filename().empty()) checkpoint = checkpoint.parent_path();
       RunConfig c = RunConfig::fromJson(readJsonFile(checkpoint.parent_path() / "config.json"));
       c.resume_from = checkpoint.string();
+      // The checkpoint holds this mode's optimizer state (Kahan buffers,
+      // master weights, moments in its precision): another mode would drop
+      // or invent part of it, so a resume keeps the mode it was trained in.
+      if (mode && optimizerModeFromId(*mode) != c.mode)
+        throw ConfigError("--mode " + *mode + " with --resume: the checkpoint was trained in mode " +
+                          optimizerModeId(c.mode) + " and holds its optimizer state (" +
+                          optimizerStateText(c.mode) + "); resume without --mode, or start a new run in " + *mode);
       runs = {c};
     } else if (useDefault) {
       runs = mode ? std::vector<RunConfig>{defaultRunConfig()} : loadRunConfigs(defaultExperimentJson());

@@ -144,6 +144,12 @@ class TestCli : public QObject {
     const Outcome resumed = runCli({"run", "--resume", QString::fromStdString((dir / "a" / "checkpoint-2").string()),
                                     "--out", QString::fromStdString((dir / "b").string()), "--no-pdf"});
     QVERIFY2(resumed.exitCode == 0 && resumed.err.contains("resuming from"), describe(resumed));
+    // Another mode would drop the checkpoint's optimizer state: refused, nothing trained.
+    const Outcome switched = runCli({"run", "--resume", QString::fromStdString((dir / "a" / "checkpoint-2").string()),
+                                     "--mode", "bf16-kahan", "--out", QString::fromStdString((dir / "c").string()),
+                                     "--no-pdf"});
+    QVERIFY2(switched.exitCode == 2 && switched.err.contains("trained in mode bf16-sr"), describe(switched));
+    QVERIFY(!fs::exists(dir / "c" / "metrics.jsonl"));
     const auto steps = readMetricsJsonl(dir / "b" / "metrics.jsonl");
     QCOMPARE(steps.size(), size_t(2));
     QCOMPARE(steps.front().step, int64_t(3));
