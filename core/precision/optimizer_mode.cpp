@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "precision/decay_effect.h"
 #include "precision/json_strict.h"
 #include "util/errors.h"
 
@@ -171,8 +172,8 @@ AdamWOptions adamWOptionsFromJson(const nlohmann::json& j) {
 }
 
 bool weightDecayRoundedAway(OptimizerMode mode, const AdamWOptions& o) {
-  const bool decayWrittenToBf16 = mode == OptimizerMode::Bf16Plain || mode == OptimizerMode::Bf16Nearest;
-  return decayWrittenToBf16 && o.weight_decay > 0 && o.lr * o.weight_decay < std::ldexp(1.0, -9);
+  const double x = o.lr * o.weight_decay;
+  return x > 0 && decayStepEffect(mode, x).effective < kDecayTolerance * x;
 }
 
 }  // namespace plab

@@ -67,10 +67,10 @@ nlohmann::json toJson(const AdamWOptions& o);
 // Strict; also accepts the older "bf16_moments": true/false (= "bf16"/"fp32").
 AdamWOptions adamWOptionsFromJson(const nlohmann::json& j);  // throws ConfigError
 
-// Decoupled weight decay multiplies each weight by (1 - lr * wd). When that
-// factor is written straight to a bf16 weight (modes "bf16" and
-// "bf16-nearest") it rounds back to the old weight for every value once
-// lr * wd < 2^-9, half a bf16 ulp of numbers just below 1: decay vanishes.
+// Whether a pure-decay step at the peak lr keeps less than 10 % of the
+// decay asked for (decayStepEffect in precision/decay_effect.h: in "bf16"
+// and "bf16-nearest" once lr * wd < 2^-9, in "bf16-kahan" below about 5e-6).
+// assessWeightDecay covers the whole schedule and distorted decay too.
 bool weightDecayRoundedAway(OptimizerMode mode, const AdamWOptions& o);
 
 }  // namespace plab

@@ -76,6 +76,7 @@ RunInfo runInfoFromStoredJson(const json& j) {
   readIf(j, "optimizer_mode", i.optimizerMode);
   readIf(j, "moment_precision", i.momentPrecision);
   readIf(j, "weight_decay_rounded_away", i.weightDecayRoundedAway);
+  if (j.contains("weight_decay_effect")) i.weightDecayEffect = decayAssessmentFromJson(j.at("weight_decay_effect"));
   readIf(j, "update_window", i.updateWindow);
   readIf(j, "statistics_bytes", i.statisticsBytes);
   readIf(j, "tokens_per_step", i.tokensPerStep);

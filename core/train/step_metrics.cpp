@@ -126,6 +126,7 @@ nlohmann::json toJson(const RunInfo& i) {
           {"optimizer_mode", i.optimizerMode},
           {"moment_precision", i.momentPrecision},
           {"weight_decay_rounded_away", i.weightDecayRoundedAway},
+          {"weight_decay_effect", toJson(i.weightDecayEffect)},
           {"update_window", i.updateWindow},
           {"statistics_bytes", i.statisticsBytes},
           {"tokens_per_step", i.tokensPerStep},

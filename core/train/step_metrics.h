@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/module_tree.h"
+#include "precision/decay_effect.h"
 #include "precision/memory_breakdown.h"
 
 namespace plab {
@@ -58,7 +59,11 @@ struct RunInfo {                    // sent once, before step 1
   MemoryBreakdown fp32Baseline;
   std::string optimizerMode;        // "bf16-kahan", ...
   std::string momentPrecision;      // what the bf16 layers' moments really are: "fp32", "bf16", "bf16-sr"
-  bool weightDecayRoundedAway = false;  // see weightDecayRoundedAway() in precision/optimizer_mode.h
+  // Weight decay over the whole lr schedule (precision/decay_effect.h), of
+  // the bf16 layers' recipe (fp32's when there are none); rounded away =
+  // verdict "vanished", kept for older readers.
+  bool weightDecayRoundedAway = false;
+  DecayAssessment weightDecayEffect;
   int64_t updateWindow = 0;         // K of the update-lost window; 0 = off
   int64_t statisticsBytes = 0;      // diagnostics buffers, not training state
   int64_t tokensPerStep = 0;

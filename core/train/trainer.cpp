@@ -15,6 +15,7 @@
 #include "model/model_factory.h"
 #include "model/module_tree.h"
 #include "model/safetensors.h"
+#include "precision/decay_effect.h"
 #include "precision/precision_adamw.h"
 #include "precision/state_layout.h"
 #include "train/lr_schedule.h"
@@ -231,7 +232,12 @@ class Session {
     info.fp32Baseline = fp32AdamWBaseline(info.parameterCount);
     info.optimizerMode = optimizerModeId(cfg_.mode);
     info.momentPrecision = momentPrecisionId(state_layout::moments(cfg_.mode, cfg_.adamw, info.bf16ParameterCount > 0));
-    info.weightDecayRoundedAway = info.bf16ParameterCount > 0 && weightDecayRoundedAway(cfg_.mode, cfg_.adamw);
+    // Weight decay at every step of the schedule, in the bf16 layers' recipe
+    // (fp32 layers, and every layer without bf16 ones, decay as fp32 does).
+    const OptimizerMode decayMode = info.bf16ParameterCount > 0 ? cfg_.mode : OptimizerMode::Fp32AdamW;
+    info.weightDecayEffect = assessWeightDecay(decayMode, cfg_.adamw.weight_decay, cfg_.steps,
+                                               [this](int64_t s) { return scheduledLr(cfg_, s); });
+    info.weightDecayRoundedAway = info.weightDecayEffect.verdict == DecayVerdict::Vanished;
     info.updateWindow = cfg_.update_window;
     info.statisticsBytes = optimizer_->statisticsBytes();
     info.tokensPerStep = cfg_.batch_size * cfg_.grad_accum * cfg_.seq_len;
@@ -256,10 +262,8 @@ class Session {
         " bf16), mode " + optimizerModeId(cfg_.mode) + ", device " + info.device + ", " +
         std::to_string(dataset_->numTrainBlocks()) + " train / " + std::to_string(dataset_->numValBlocks()) +
         " val blocks of " + std::to_string(cfg_.seq_len) + " tokens");
-    if (info.weightDecayRoundedAway)
-      log("note: weight decay is rounded away in mode " + info.optimizerMode + ": lr x weight_decay = " +
-          fmt(cfg_.adamw.lr * cfg_.adamw.weight_decay) + " is below half a bf16 ulp (2^-9), so (1 - lr x wd) x w "
-          "rounds back to w");
+    if (info.weightDecayEffect.verdict != DecayVerdict::Fine)
+      log("note: " + describeDecayAssessment(decayMode, info.weightDecayEffect));
     if (cb_.onStart) cb_.onStart(info);
   }
 

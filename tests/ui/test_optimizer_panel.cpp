@@ -2,6 +2,7 @@
 // owns, for every mode; edits in the widgets reach the config; the mode's
 // description and the weight-decay warning follow the settings.
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSpinBox>
@@ -114,14 +115,18 @@ class TestOptimizerPanel : public QObject {
     OptimizerPanel panel;
     plab::RunConfig c;
     c.mode = plab::OptimizerMode::Bf16Plain;
-    c.adamw.lr = 1e-4;
-    c.adamw.weight_decay = 0.1;  // lr x wd = 1e-5 < 2^-9
+    c.adamw.lr = 1e-3;
+    c.adamw.weight_decay = 0.1;  // lr x wd = 1e-4 < 2^-9
+    c.lr_schedule = "constant";
+    c.warmup_steps = 0;
     panel.setFrom(c);
     auto* summary = panel.findChild<QLabel*>("modeSummary");
     auto* warning = panel.findChild<QLabel*>("decayWarning");
     QVERIFY(summary && warning);
     QVERIFY(summary->text().contains("torch::optim::AdamW on bf16"));
     QVERIFY(!warning->isHidden());
+    QVERIFY(warning->text().contains("rounded away"));
+    QVERIFY(warning->text().contains("effective 0 per step, asked 0.0001"));
     QVERIFY(!panel.findChild<QComboBox*>("moments")->isEnabled());  // torch's state follows the params
     panel.setMode(plab::OptimizerMode::Bf16Kahan);  // decay inside the compensated sum: it arrives
     QVERIFY(warning->isHidden());
@@ -130,6 +135,36 @@ class TestOptimizerPanel : public QObject {
     QCOMPARE(panel.findChild<QComboBox*>("moments")->itemText(0), QString("default (bf16-sr)"));
     panel.setMode(plab::OptimizerMode::Bf16Plain);
     panel.findChild<QLineEdit*>("learningRate")->setText("0.1");  // lr x wd = 0.01: survives
+    QVERIFY(warning->isHidden());
+    panel.findChild<QLineEdit*>("learningRate")->setText("0.02");  // 0.002: 96 % of weights keep their value
+    QVERIFY(!warning->isHidden());
+    QVERIFY(warning->text().contains("96 % of the weights never decay"));
+  }
+
+  // The warning covers the whole lr schedule: a cosine whose peak decays
+  // fine crosses 2^-8 and 2^-9 on its way down.
+  void warnsForTheScheduleNotOnlyThePeak() {
+    OptimizerPanel panel;
+    plab::RunConfig c;
+    c.mode = plab::OptimizerMode::Bf16Plain;
+    c.adamw.lr = 0.1;
+    c.adamw.weight_decay = 0.1;  // lr x wd = 0.01 at the peak
+    c.lr_schedule = "constant";
+    c.warmup_steps = 0;
+    c.steps = 200;
+    panel.setFrom(c);
+    auto* warning = panel.findChild<QLabel*>("decayWarning");
+    QVERIFY(warning->isHidden());
+    panel.findChild<QComboBox*>("lrSchedule")->setCurrentText("cosine");  // floor 0.1 x lr: 0.001
+    QVERIFY(!warning->isHidden());
+    QVERIFY(warning->text().contains("from step"));
+    // Kahan's bf16 buffer loses decay at fine-tuning settings (lr x wd = 1e-6); SR keeps it.
+    panel.findChild<QComboBox*>("lrSchedule")->setCurrentText("constant");
+    panel.setMode(plab::OptimizerMode::Bf16Kahan);
+    panel.findChild<QLineEdit*>("learningRate")->setText("1e-4");
+    panel.findChild<QDoubleSpinBox*>("weightDecay")->setValue(0.01);
+    QVERIFY(!warning->isHidden());
+    panel.setMode(plab::OptimizerMode::Bf16StochasticRounding);
     QVERIFY(warning->isHidden());
   }
 };

@@ -10,6 +10,9 @@
 #include <algorithm>
 #include <climits>
 
+#include "precision/decay_effect.h"
+#include "train/lr_schedule.h"
+
 namespace plab::ui {
 namespace {
 
@@ -132,6 +135,11 @@ OptimizerPanel::OptimizerPanel(QWidget* parent) : QWidget(parent) {
   connect(this, &OptimizerPanel::settingsChanged, this, &OptimizerPanel::refreshExplanations);
   connect(lr_, &QLineEdit::textChanged, this, &OptimizerPanel::refreshExplanations);
   connect(weightDecay_, &QDoubleSpinBox::valueChanged, this, &OptimizerPanel::refreshExplanations);
+  // The decay warning covers the whole lr schedule.
+  connect(steps_, &QSpinBox::valueChanged, this, &OptimizerPanel::refreshExplanations);
+  connect(warmup_, &QSpinBox::valueChanged, this, &OptimizerPanel::refreshExplanations);
+  connect(minLrRatio_, &QDoubleSpinBox::valueChanged, this, &OptimizerPanel::refreshExplanations);
+  connect(schedule_, &QComboBox::currentTextChanged, this, &OptimizerPanel::refreshExplanations);
   connect(schedule_, &QComboBox::currentTextChanged, this,
           [this](const QString& s) { minLrRatio_->setEnabled(s == "cosine"); });
 
@@ -153,11 +161,19 @@ void OptimizerPanel::refreshExplanations() {
   moments_->setEnabled(plab::modeHasMomentChoice(m));
   moments_->setItemText(0, QString("default (%1)")
                                .arg(QString::fromStdString(plab::momentPrecisionId(plab::momentPrecisionDefault(m)))));
-  const plab::AdamWOptions o = adamw();
-  decayWarning_->setVisible(plab::weightDecayRoundedAway(m, o));
-  decayWarning_->setText(QString("Weight decay is rounded away in this mode: lr × wd = %1 is below half a bf16 "
-                                 "ulp (2⁻⁹ ≈ 0.00195), so (1 − lr·wd)·w rounds back to w.")
-                             .arg(o.lr * o.weight_decay, 0, 'g', 3));
+  // Weight decay over every step of the schedule, not only at the peak lr:
+  // a decaying lr crosses the rounding thresholds later.
+  plab::RunConfig c;
+  applyTo(c);
+  const plab::DecayAssessment decay = plab::assessWeightDecay(
+      m, c.adamw.weight_decay, c.steps, [&c](int64_t step) { return plab::scheduledLr(c, step); });
+  const std::string text = plab::describeDecayAssessment(m, decay);
+  decayWarning_->setVisible(!text.empty());
+  if (text.empty()) return;
+  QString sentence = QString::fromStdString(text);
+  sentence[0] = sentence[0].toUpper();
+  if (m != plab::OptimizerMode::Fp32AdamW) sentence += ". That is for the bf16 layers; fp32 layers decay as fp32 does";
+  decayWarning_->setText(sentence + ".");
 }
 
 plab::OptimizerMode OptimizerPanel::mode() const {

@@ -32,7 +32,7 @@ class OptimizerPanel : public QWidget {
   QSpinBox* stepsSpin() const { return steps_; }
 
  private:
-  void refreshExplanations();  // mode summary, moment choice, decay warning
+  void refreshExplanations();  // mode summary, moment choice, weight-decay warning over the lr schedule
 
  signals:
   void settingsChanged();  // mode or AdamW options (memory estimate depends on them)

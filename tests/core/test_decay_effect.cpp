@@ -1,0 +1,258 @@
+// The weight-decay assessment (precision/decay_effect.h) against brute
+// force: pure-decay steps (zero gradient) of the real optimizer
+// (PrecisionAdamW, the code a run steps with) on every bf16 mantissa at
+// several exponents and both signs, each weighted by its share of
+// log-uniform weights.
+#include <QtTest/QtTest>
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "precision/decay_effect.h"
+#include "precision/precision_adamw.h"
+#include "support/seed_spread.h"
+#include "train/lr_schedule.h"
+#include "train/run_config.h"
+
+using namespace plab;
+using plab::test::Spread;
+using plab::test::spreadOf;
+
+namespace {
+
+constexpr double kWd = 0.5;  // lr = x / 0.5 gives lr * wd == x exactly
+
+// Every bf16 value in [1, 2) times 2^e for a few e and both signs, and the
+// share of log-uniform real weights that round to its mantissa (written out
+// here from the definition, not taken from the code under test).
+struct Population {
+  torch::Tensor values;      // fp32, exactly bf16 values
+  std::vector<double> share;  // per element, summing to 1
+};
+
+Population population(int copies = 1) {
+  std::vector<float> v;
+  std::vector<double> share;
+  const std::vector<int> exponents = {-9, -3, 0, 3};
+  const double n = 2.0 * double(exponents.size()) * copies;
+  for (int e : exponents)
+    for (float sign : {1.0f, -1.0f})
+      for (int c = 0; c < copies; ++c)
+        for (int k = 0; k < 128; ++k) {
+          const double m = 1.0 + k / 128.0;
+          const double lo = k == 0 ? 1.0 - 1.0 / 512 : m - 1.0 / 256;
+          v.push_back(sign * static_cast<float>(std::ldexp(m, e)));
+          share.push_back(std::log2((m + 1.0 / 256) / lo) / n);
+        }
+  return {torch::tensor(v), share};
+}
+
+struct Measured {
+  double effective = 0;  // per step, share-weighted
+  double vanished = 0;   // share of the weights that never moved
+};
+
+// Runs pure-decay steps of `mode` at lr * kWd = xPerStep[i] through the real
+// optimizer and measures the steps after the first `skip` (a Kahan buffer's
+// start-up). The decay per step is taken from what the recipe holds (weight
+// plus Kahan buffer; the weight for SR, unbiased on average).
+Measured pureDecay(OptimizerMode mode, const Population& p, const std::vector<double>& xPerStep, uint64_t seed = 0,
+                   size_t skip = 0) {
+  const bool fp32 = mode == OptimizerMode::Fp32AdamW || mode == OptimizerMode::Fp32MasterWeights;
+  torch::Tensor w = p.values.to(fp32 ? torch::kFloat32 : torch::kBFloat16).clone().set_requires_grad(true);
+  AdamWOptions o;
+  o.weight_decay = kWd;
+  UpdateStatsOptions stats;
+  stats.window = 0;
+  PrecisionAdamW opt({{"w", "layer", w, {}}}, mode, o, seed, stats);
+  const auto held = [&] {
+    torch::Tensor h = w.detach().to(torch::kFloat64);
+    const torch::Tensor comp = opt.kahanCompensation("w");
+    if (comp.defined()) h += comp.to(torch::kFloat64);
+    return h;
+  };
+  torch::Tensor start = held();
+  torch::Tensor moved = torch::zeros(start.sizes(), torch::kBool);
+  for (size_t i = 0; i < xPerStep.size(); ++i) {
+    if (i == skip) start = held(), moved.zero_();
+    const torch::Tensor before = w.detach().clone();
+    w.mutable_grad() = torch::zeros_like(w);
+    opt.step(xPerStep[i] / kWd, false);
+    moved = moved.logical_or(w.detach().ne(before));
+  }
+  const auto ratio = (held() / start).contiguous();
+  const auto movedAcc = moved.contiguous();
+  Measured r;
+  const double n = double(xPerStep.size() - skip);
+  for (int64_t i = 0; i < ratio.numel(); ++i) {
+    r.effective += p.share[size_t(i)] * (1 - std::pow(ratio[i].item<double>(), 1 / n));
+    r.vanished += movedAcc[i].item<bool>() ? 0 : p.share[size_t(i)];
+  }
+  return r;
+}
+
+std::vector<double> constant(double x, int steps) { return std::vector<double>(size_t(steps), x); }
+
+}  // namespace
+
+class TestDecayEffect : public QObject {
+  Q_OBJECT
+ private slots:
+  // One step rounds fp32(w * fp32(1 - x)) to the nearest bf16 in "bf16"
+  // (torch's own mul_) and "bf16-nearest" (fused kernel): the assessment is
+  // exact, across 2^-9 and 2^-8 where weights start and stop being skipped.
+  void nearestModesMatchOneRealStepExactly() {
+    const Population p = population();
+    for (OptimizerMode mode : {OptimizerMode::Bf16Plain, OptimizerMode::Bf16Nearest})
+      for (double x : {1e-4, 0.00195, 0.00196, 0.002, 0.0025, 0.003, 0.0039, 0.004, 0.006, 0.02}) {
+        const Measured real = pureDecay(mode, p, {x});
+        const DecayStepEffect model = decayStepEffect(mode, x);
+        QVERIFY2(std::abs(real.effective - model.effective) <= 1e-9 * x,
+                 qPrintable(QString("%1 x=%2: real %3 model %4").arg(optimizerModeId(mode).c_str()).arg(x)
+                                .arg(real.effective).arg(model.effective)));
+        QVERIFY(std::abs(real.vanished - model.vanishedFraction) < 1e-12);
+      }
+    // The figures the README quotes.
+    QVERIFY(decayStepEffect(OptimizerMode::Bf16Plain, 1e-3).vanishedFraction > 1 - 1e-12);
+    QVERIFY(std::abs(decayStepEffect(OptimizerMode::Bf16Plain, 2e-3).vanishedFraction - 0.963) < 0.001);
+    QVERIFY(std::abs(decayStepEffect(OptimizerMode::Bf16Plain, 3e-3).vanishedFraction - 0.374) < 0.001);
+    QVERIFY(decayStepEffect(OptimizerMode::Bf16Plain, 4e-3).effective > 1.3 * 4e-3);  // a whole ulp each
+  }
+
+  // Kahan's bf16 buffer stops growing once the increment is below half its
+  // ulp: below lr*wd of a few 1e-6 the weights never move. The assessment
+  // (one cycle of each weight's buffer) against real steps 1001-5000, after
+  // the buffers' start-up; the tolerance is the one-cycle model's error,
+  // measured here (deterministic: zero gradients draw no random bits that
+  // matter).
+  void kahanStallMatchesRealSteps() {
+    const Population p = population();
+    for (double x : {3e-5, 1e-5, 7e-6, 5e-6, 4e-6, 3e-6, 1e-6}) {
+      const Measured real = pureDecay(OptimizerMode::Bf16Kahan, p, constant(x, 5000), 0, 1000);
+      const DecayStepEffect model = decayStepEffect(OptimizerMode::Bf16Kahan, x);
+      qInfo("kahan x=%g: real effective/x %.3f never moved %.3f | model %.3f %.3f", x, real.effective / x,
+            real.vanished, model.effective / x, model.vanishedFraction);
+      QVERIFY(std::abs(real.vanished - model.vanishedFraction) < 0.02);  // measured: within 0.015
+      QVERIFY(std::abs(real.effective - model.effective) < 0.05 * x);  // measured: at most 0.024 x
+    }
+    QVERIFY(decayStepEffect(OptimizerMode::Bf16Kahan, 1e-5).vanishedFraction == 0);
+    QVERIFY(decayStepEffect(OptimizerMode::Bf16Kahan, 2e-6).vanishedFraction > 1 - 1e-12);
+  }
+
+  // SR keeps the fp32 product's decay on average; fp32 (torch's mul_ on fp32)
+  // over-decays below lr*wd of about 1.5e-7, where f = fp32(1 - x) and the
+  // product round. Four seeds (SR) or four populations (fp32), tolerance
+  // from their spread.
+  void srAndFp32MatchRealSteps() {
+    for (double x : {1e-3, 1e-5}) {
+      std::vector<double> v;
+      const Population p = population(4);
+      for (uint64_t seed : {1, 2, 3, 4})
+        v.push_back(pureDecay(OptimizerMode::Bf16StochasticRounding, p, constant(x, 400), seed).effective);
+      const Spread s = spreadOf(v);
+      const double model = decayStepEffect(OptimizerMode::Bf16StochasticRounding, x).effective;
+      qInfo("sr x=%g: real effective/x %.4f +- %.4f, model %.4f", x, s.mean / x, s.sd / x, model / x);
+      QVERIFY(std::abs(s.mean - model) < 4 * s.sd + 1e-3 * x);
+    }
+    for (double x : {1e-6, 3e-7, 1.5e-7, 1e-7, 5e-8, 3e-8, 2e-8}) {
+      std::vector<double> v;
+      for (uint64_t seed : {1, 2, 3, 4}) {
+        torch::manual_seed(seed);
+        // Log-uniform fp32 weights in [1, 2): a different sample from the model's quantiles.
+        Population p;
+        p.values = torch::exp2(torch::rand({4096}, torch::kFloat64)).to(torch::kFloat32);
+        p.share.assign(4096, 1.0 / 4096);
+        v.push_back(pureDecay(OptimizerMode::Fp32AdamW, p, {x}).effective);
+      }
+      const Spread s = spreadOf(v);
+      const double model = decayStepEffect(OptimizerMode::Fp32AdamW, x).effective;
+      qInfo("fp32 x=%g: real effective/x %.4f +- %.4f, model %.4f", x, s.mean / x, s.sd / x, model / x);
+      QVERIFY(std::abs(s.mean - model) < 4 * s.sd + 0.01 * x);
+    }
+  }
+
+  // A cosine whose peak decays fine but whose tail crosses 2^-8 and 2^-9:
+  // the assessment of each step equals one real step at that lr, and the
+  // verdict comes from the tail.
+  void cosineTailIsAssessedStepByStep() {
+    RunConfig c;
+    c.steps = 120;
+    c.warmup_steps = 0;
+    c.lr_schedule = "cosine";
+    c.min_lr_ratio = 0.05;
+    c.adamw.lr = 0.02 / kWd;  // lr * wd: 0.02 at the peak, 0.001 at the end
+    c.adamw.weight_decay = kWd;
+    std::vector<double> lr;
+    for (int64_t s = 1; s <= c.steps; ++s) lr.push_back(scheduledLr(c, s));
+    const DecayAssessment a = assessWeightDecay(OptimizerMode::Bf16Nearest, kWd, lr);
+    const Population p = population();
+    int64_t firstOff = 0;
+    for (int64_t s = 1; s <= c.steps; ++s) {
+      const double x = lr[size_t(s - 1)] * kWd;
+      const Measured real = pureDecay(OptimizerMode::Bf16Nearest, p, {x});
+      const bool off = std::max(std::abs(real.effective - x), real.vanished * x) > kDecayTolerance * x;
+      if (off && firstOff == 0) firstOff = s;
+      QVERIFY(std::abs(real.effective - decayStepEffect(OptimizerMode::Bf16Nearest, x).effective) <= 1e-9 * x);
+    }
+    QVERIFY(!decayStepEffect(OptimizerMode::Bf16Nearest, 0.02).vanishedFraction);
+    QVERIFY(firstOff > 20);  // fine at the peak, off only later
+    QCOMPARE(a.firstOffStep, firstOff);
+    qInfo("cosine 0.02 -> 0.001: %s", describeDecayAssessment(OptimizerMode::Bf16Nearest, a).c_str());
+    QVERIFY(a.verdict == DecayVerdict::Vanished);  // the last steps are below 2^-9
+    QVERIFY(a.atStep > firstOff);
+    QVERIFY(a.shareOff > 0.02 && a.shareOff < 0.5);  // 7 %: the tail carries little of a cosine's decay
+    QVERIFY(!describeDecayAssessment(OptimizerMode::Bf16Nearest, a).empty());
+    // The peak alone would not have warned.
+    const DecayAssessment peakOnly = assessWeightDecay(OptimizerMode::Bf16Nearest, kWd, {lr.front()});
+    QVERIFY(peakOnly.verdict == DecayVerdict::Fine);
+    QVERIFY(describeDecayAssessment(OptimizerMode::Bf16Nearest, peakOnly).empty());
+    // Kahan and SR keep this schedule's decay; so does fp32.
+    for (OptimizerMode m : {OptimizerMode::Bf16Kahan, OptimizerMode::Bf16StochasticRounding, OptimizerMode::Fp32AdamW,
+                            OptimizerMode::Fp32MasterWeights})
+      QVERIFY(assessWeightDecay(m, kWd, lr).verdict == DecayVerdict::Fine);
+  }
+
+  // A cosine to zero ends in steps whose decay rounds away in every mode,
+  // fp32 included; they carry almost none of the run's decay and do not warn.
+  void negligibleTailDoesNotWarn() {
+    RunConfig c;
+    c.steps = 5000;
+    c.warmup_steps = 100;
+    c.min_lr_ratio = 0;
+    c.adamw.lr = 1e-3;
+    std::vector<double> lr;
+    for (int64_t s = 1; s <= c.steps; ++s) lr.push_back(scheduledLr(c, s));
+    for (OptimizerMode m : {OptimizerMode::Fp32AdamW, OptimizerMode::Bf16StochasticRounding, OptimizerMode::Bf16Kahan}) {
+      const DecayAssessment a = assessWeightDecay(m, 0.1, lr);
+      QVERIFY(a.verdict == DecayVerdict::Fine);
+      QVERIFY(a.firstOffStep > 0);  // the tail is off...
+      QVERIFY(a.shareOff < kDecayMaterialShare);  // ...and carries less than 1 % of the decay
+    }
+    // bf16 at lr*wd 1e-4 has no decay at any step.
+    const DecayAssessment bf16 = assessWeightDecay(OptimizerMode::Bf16Plain, 0.1, lr);
+    QVERIFY(bf16.verdict == DecayVerdict::Vanished);
+    QCOMPARE(bf16.firstOffStep, int64_t(1));
+    QVERIFY(bf16.runEffective == 0);
+    // A fine-tuning setting: lr 2e-5, wd 0.01 leaves Kahan's decay in its buffer.
+    const DecayAssessment kahan = assessWeightDecay(OptimizerMode::Bf16Kahan, 0.01, constant(2e-5, 100));
+    QVERIFY(kahan.verdict == DecayVerdict::Vanished);
+    QVERIFY(assessWeightDecay(OptimizerMode::Bf16StochasticRounding, 0.01, constant(2e-5, 100)).verdict ==
+            DecayVerdict::Fine);
+  }
+
+  void jsonRoundTrip() {
+    const DecayAssessment a = assessWeightDecay(OptimizerMode::Bf16Plain, 0.1, constant(0.02, 10));
+    const DecayAssessment b = decayAssessmentFromJson(toJson(a));
+    QVERIFY(b.verdict == a.verdict);
+    QCOMPARE(b.atStep, a.atStep);
+    QCOMPARE(b.at.effective, a.at.effective);
+    QCOMPARE(b.at.vanishedFraction, a.at.vanishedFraction);
+    QCOMPARE(b.firstOffStep, a.firstOffStep);
+    QCOMPARE(b.shareOff, a.shareOff);
+    QCOMPARE(b.runEffective, a.runEffective);
+    QVERIFY(decayAssessmentFromJson(nlohmann::json()).verdict == DecayVerdict::Fine);
+  }
+};
+
+QTEST_APPLESS_MAIN(TestDecayEffect)
+#include "test_decay_effect.moc"
