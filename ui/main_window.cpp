@@ -302,11 +302,14 @@ void MainWindow::connectSignals() {
 }
 
 plab::RunConfig MainWindow::currentConfig() const {
-  plab::RunConfig c;
+  plab::RunConfig c = baseConfig_;
   c.model = modelPicker_->spec();
   c.data = datasetPanel_->dataConfig();
   c.plan = layerPanel_->plan();
   optimizerPanel_->applyTo(c);
+  c.adamw.kernels = baseConfig_.adamw.kernels;  // no widget: kept from the base
+  c.resume_from.clear();
+  c.output_dir.clear();
   c.data.seed = c.seed;
   return c;
 }

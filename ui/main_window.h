@@ -35,9 +35,12 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(const QString& workspace, QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  // The run the Start button would launch (name left for the caller).
+  // The run the Start button would launch (name left for the caller): the
+  // panels' fields over the last loaded config, else the CLI's default run
+  // (defaultRunConfig), so that a field without a widget never differs.
   plab::RunConfig currentConfig() const;
-  // Puts a run configuration into the setup panels (Load config).
+  // Puts a run configuration into the setup panels (Load config); the
+  // fields no panel shows are kept from it.
   void applyConfig(const plab::RunConfig& config);
 
   QString workspacePath() const { return workspace_.path(); }
@@ -158,6 +161,7 @@ class MainWindow : public QMainWindow {
   QProgressDialog* exportProgress_ = nullptr;
   QString lastError_;
   int runCounter_ = 0;
+  plab::RunConfig baseConfig_ = plab::defaultRunConfig();  // what currentConfig() starts from
   bool loadingRuns_ = false;  // the table is refreshed once after a folder's runs are added
 };
 

@@ -270,6 +270,7 @@ void MainWindow::loadConfigDialog() {
 }
 
 void MainWindow::applyConfig(const plab::RunConfig& config) {
+  baseConfig_ = config;
   // The optimizer first: the layer tree's memory estimate follows its mode.
   optimizerPanel_->setFrom(config);
   datasetPanel_->setDataConfig(config.data);

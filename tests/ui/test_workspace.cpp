@@ -209,6 +209,36 @@ class TestWorkspace : public QObject {
     QVERIFY(w.lastError().contains("missing.json"));
   }
 
+  // The app's Start and the CLI's default run are the same run: one source
+  // of defaults (identical runs once gave different val losses: eval_batches
+  // 16 in the CLI, 4 in the app). Fields without a widget come from the
+  // loaded config.
+  void defaultsAreTheClis() {
+    QTemporaryDir workspace;
+    MainWindow w(workspace.path());
+    nlohmann::json app = w.currentConfig().toJson(), cli = plab::defaultRunConfig().toJson();
+    app.erase("name");
+    cli.erase("name");
+    QCOMPARE(QString::fromStdString(app.dump()), QString::fromStdString(cli.dump()));
+
+    plab::RunConfig loaded = plab::defaultRunConfig();
+    loaded.eval_batches = 7;
+    loaded.threads = 1;
+    loaded.checkpoint_every = 3;
+    loaded.adamw.kernels = plab::StepKernels::Reference;
+    const QString file = workspace.filePath("advanced.json");
+    QFile out(file);
+    QVERIFY(out.open(QIODevice::WriteOnly));
+    out.write(QByteArray::fromStdString(loaded.toJson().dump()));
+    out.close();
+    QVERIFY(w.loadConfigFrom(file));
+    const plab::RunConfig c = w.currentConfig();
+    QCOMPARE(c.eval_batches, int64_t(7));
+    QCOMPARE(c.threads, int64_t(1));
+    QCOMPARE(c.checkpoint_every, int64_t(3));
+    QVERIFY(c.adamw.kernels == plab::StepKernels::Reference);
+  }
+
   void colourFollowsTheModeInChartTableAndHtml() {
     QTemporaryDir workspace;
     const fs::path ws = path(workspace.path());
