@@ -240,6 +240,57 @@ class TestDecayEffect : public QObject {
             DecayVerdict::Fine);
   }
 
+  // The README's figures: weights at 1.0, zero gradients, lr 1e-3, wd 0.1
+  // (lr*wd = 1e-4), 1000 steps.
+  void readmePureDecayFigures() {
+    const auto end = [](OptimizerMode mode, bool withBuffer) {
+      const bool fp32 = mode == OptimizerMode::Fp32AdamW;
+      torch::Tensor w = torch::ones({16}, fp32 ? torch::kFloat32 : torch::kBFloat16).set_requires_grad(true);
+      AdamWOptions o;
+      o.lr = 1e-3;
+      o.weight_decay = 0.1;
+      UpdateStatsOptions stats;
+      stats.window = 0;
+      PrecisionAdamW opt({{"w", "layer", w, {}}}, mode, o, 7, stats);
+      for (int i = 0; i < 1000; ++i) {
+        w.mutable_grad() = torch::zeros_like(w);
+        opt.step(o.lr, false);
+      }
+      torch::Tensor held = w.detach().to(torch::kFloat64);
+      const torch::Tensor comp = opt.kahanCompensation("w");
+      if (withBuffer && comp.defined()) held += comp.to(torch::kFloat64);
+      return held.mean().item<double>();
+    };
+    const double fp32 = end(OptimizerMode::Fp32AdamW, false);
+    const double kahanWeight = end(OptimizerMode::Bf16Kahan, false), kahanHeld = end(OptimizerMode::Bf16Kahan, true);
+    qInfo("pure decay, lr*wd 1e-4, 1000 steps from 1.0: fp32 %.6f, bf16 %.6f, bf16-nearest %.6f, bf16-kahan weight "
+          "%.6f (weight + buffer %.6f), bf16-sr mean %.6f, mixed (compute copy) %.6f",
+          fp32, end(OptimizerMode::Bf16Plain, false), end(OptimizerMode::Bf16Nearest, false), kahanWeight, kahanHeld,
+          end(OptimizerMode::Bf16StochasticRounding, false), end(OptimizerMode::Fp32MasterWeights, false));
+    // Not 0.9999^1000 = 0.904833: fp32(1 - 1e-4) is 1678 x 2^-24, 0.02 % more decay per step.
+    QVERIFY(std::abs(fp32 - 0.904818) < 1e-6);
+    QCOMPARE(end(OptimizerMode::Bf16Plain, false), 1.0);
+    QCOMPARE(end(OptimizerMode::Bf16Nearest, false), 1.0);
+    QCOMPARE(kahanWeight, 0.90625);  // the bf16 value nearest fp32's 0.904818
+    QVERIFY(std::abs(kahanHeld - fp32) < 2e-4);
+    QCOMPARE(end(OptimizerMode::Fp32MasterWeights, false), 0.90625);
+  }
+
+  // A weight without gradient in a nearest mode decays only until its
+  // mantissa drops to 2^-8 / (lr*wd), then stays: at lr*wd = 0.003 over
+  // 1000 steps fp32 keeps 0.997^1000 = 0.0496 of the weights, bf16 ~0.8.
+  void nearestPureDecayStopsOverManySteps() {
+    const Population p = population();
+    const Measured oneStep = pureDecay(OptimizerMode::Bf16Nearest, p, {0.003});
+    const Measured many = pureDecay(OptimizerMode::Bf16Nearest, p, constant(0.003, 1000));
+    const double kept = std::pow(1 - many.effective, 1000);
+    qInfo("bf16-nearest at lr*wd 0.003: one step %.4f/step (%.1f %% never move); 1000 steps %.6f/step, weights keep "
+          "%.3f of their value (fp32: %.4f)",
+          oneStep.effective, 100 * oneStep.vanished, many.effective, kept, std::pow(1 - 0.003, 1000));
+    QVERIFY(std::abs(oneStep.effective - 0.003) < 0.1 * 0.003);  // the first step's mean is about right...
+    QVERIFY(kept > 0.5);                                         // ...but the decay then stops
+  }
+
   void jsonRoundTrip() {
     const DecayAssessment a = assessWeightDecay(OptimizerMode::Bf16Plain, 0.1, constant(0.02, 10));
     const DecayAssessment b = decayAssessmentFromJson(toJson(a));
