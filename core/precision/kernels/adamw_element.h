@@ -9,8 +9,11 @@
 namespace plab::kernels {
 
 // One AdamW step of one weight in fp32, in torch::optim::AdamW's order:
-// decay, m, v, denominator, update. m and v are updated in place. Without
-// weight decay the factor is exactly 1 and the product the weight itself.
+// decay, m, v, denominator, update; the update is -step * (m / denom) (torch's
+// addcdiv_ rounds (-step * m) / denom). Each operation is rounded once (no
+// fused multiply-add): steps::elementOrderAdamwInPlace is the same arithmetic
+// in tensor ops. m and v are updated in place. Without weight decay the
+// factor is exactly 1 and the product the weight itself.
 PLAB_HD float adamwElement(float w, float g, float& m, float& v, const AdamWScalars& s) {
   w = w * s.decay;
   m = m * s.beta1;

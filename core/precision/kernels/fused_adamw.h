@@ -7,10 +7,12 @@
 // The element math is in adamw_element.h, compiled into both twins; both are
 // built without fused multiply-add (-ffp-contract=off, nvcc --fmad=false) and
 // with IEEE division and square root, so they agree bit for bit. They follow
-// torch::optim::AdamW's order of operations but not its fused multiply-adds
-// (torch's vectorised CPU add_ and its CUDA kernels fuse some, its scalar
-// path does not), so the tensor-op reference in precision/steps/ agrees to
-// within fp32 rounding of the moments, not bit for bit. Torch-free.
+// torch::optim::AdamW's order of operations except the last (they compute
+// -step * (m / denom), its addcdiv_ (-step * m) / denom), each operation
+// rounded once; the tensor-op reference in precision/steps/ states the same
+// arithmetic and agrees with them bit for bit on every step (it avoids
+// torch's fused multiply-adds and its fp32 sqrt, which is not correctly
+// rounded). Torch-free.
 #include <cstdint>
 
 #include "precision/kernels/philox.h"

@@ -4,10 +4,10 @@
 //
 // The fused kernels (precision/kernels/) are the fast form of the bf16 write
 // rules and of "mixed": one pass per element, their CPU and CUDA twins bit
-// for bit equal to each other, and equal to these functions on the first
-// step and to within fp32 rounding of the moments after it (torch fuses some
-// multiply-adds, the kernels none; see kernels/fused_adamw.h). They draw the
-// same random bits (Philox). test_fused_kernels holds them to that.
+// for bit equal to each other and to these functions run on the CPU, on
+// every step: both round each operation of the element's arithmetic once, in
+// the same order (elementOrderAdamwInPlace), and draw the same random bits
+// (Philox). test_fused_kernels holds them to that.
 //
 // Every function updates the tensors in place. The bf16 write rules and
 // mixed, when `before32` is defined (the fp32 value of the weights the model
@@ -50,9 +50,11 @@ struct ParamState {
 void torchOptimAdamwInPlace(const torch::Tensor& w, const torch::Tensor& grad, const torch::Tensor& m,
                             const torch::Tensor& v, const StepScalars& s);
 
-// The same step in the fused kernels' order (kernels/adamw_element.h, which
-// is torch::optim::AdamW's C++ order: m = beta1 m + (1 - beta1) g), the
-// tensor-op reference of the fused modes (adamw.kernels = "reference").
+// The same step in the fused kernels' arithmetic (kernels/adamw_element.h:
+// torch::optim::AdamW's C++ order, m = beta1 m + (1 - beta1) g, but the
+// update -step * (m / denom) where its addcdiv_ takes (-step * m) / denom),
+// every operation rounded once: the tensor-op reference of the fused modes
+// (adamw.kernels = "reference"), bit for bit equal to them.
 void elementOrderAdamwInPlace(const torch::Tensor& w, const torch::Tensor& grad, const torch::Tensor& m,
                               const torch::Tensor& v, const StepScalars& s);
 
