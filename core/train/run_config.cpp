@@ -45,6 +45,14 @@ void readUInt(const json& j, const char* key, uint64_t& out) {
   out = v.get<uint64_t>();
 }
 
+void readBool(const json& j, const char* key, bool& out) {
+  if (!j.contains(key)) return;
+  const json& v = j.at(key);
+  if (!v.is_boolean())
+    throw ConfigError(std::string("run config: '") + key + "' must be true or false, got " + v.type_name());
+  out = v.get<bool>();
+}
+
 void readDouble(const json& j, const char* key, double& out) {
   if (!j.contains(key)) return;
   const json& v = j.at(key);
@@ -68,7 +76,7 @@ const char* const kKnownKeys[] = {
     "adamw",      "steps",         "batch_size",    "grad_accum",    "seq_len",
     "lr_schedule", "warmup_steps", "min_lr_ratio",  "grad_clip",     "eval_every",
     "eval_batches", "layer_stats_every", "update_window", "checkpoint_every", "resume_from", "seed",
-    "device",     "threads",       "output_dir"};
+    "device",     "threads",       "reproducible",  "output_dir"};
 
 void validate(const RunConfig& c) {
   auto require = [](bool ok, const std::string& msg) {
@@ -97,6 +105,10 @@ void validate(const RunConfig& c) {
   require(deviceOk, "'device' must be auto, cpu, cuda or cuda:N (got \"" + c.device + "\")");
   require(c.threads >= 0 && c.threads <= 1024,
           "'threads' must be in [0, 1024] (0: one per CPU; got " + std::to_string(c.threads) + ")");
+  require(!c.reproducible || c.device == "cpu",
+          "'reproducible' runs on the CPU: it needs \"device\": \"cpu\" (got \"" + c.device + "\")");
+  require(!c.reproducible || c.threads <= 1,
+          "'reproducible' runs on one thread: it needs 'threads' 0 or 1 (got " + std::to_string(c.threads) + ")");
 }
 
 }  // namespace
@@ -170,6 +182,7 @@ RunConfig RunConfig::fromJson(const nlohmann::json& j) {
   readUInt(j, "seed", c.seed);
   readString(j, "device", "", c.device);
   readInt(j, "threads", c.threads);
+  readBool(j, "reproducible", c.reproducible);
   readString(j, "output_dir", "", c.output_dir);
   validate(c);
   return c;
@@ -199,6 +212,7 @@ nlohmann::json RunConfig::toJson() const {
           {"seed", seed},
           {"device", device},
           {"threads", threads},
+          {"reproducible", reproducible},
           {"output_dir", output_dir}};
 }
 

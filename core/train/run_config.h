@@ -57,6 +57,9 @@ struct RunConfig {
   uint64_t seed = 0;
   std::string device = "auto";         // "auto" | "cpu" | "cuda" | "cuda:N"
   int64_t threads = 0;                 // LibTorch intra-op threads; 0: OMP_NUM_THREADS, else one per CPU
+  // CPU only: the same fp32 weights on every x86-64 machine, bit for bit (one
+  // thread, portable kernels; train/torch_runtime.h: pinReproducibleCpuMath).
+  bool reproducible = false;
   std::string output_dir;              // metrics stream here when set
 
   // Strict: unknown keys and wrong types raise ConfigError naming the key.

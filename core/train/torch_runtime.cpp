@@ -1,5 +1,6 @@
 #include "train/torch_runtime.h"
 
+#include <ATen/Version.h>
 #include <sched.h>
 #include <torch/torch.h>
 
@@ -9,6 +10,12 @@
 
 #include "model/bf16_linear.h"
 #include "util/blas_info.h"
+#include "util/errors.h"
+
+// MKL's current CNR mode. The public mkl_cbwr_get() is not exported by the
+// pip LibTorch, which links MKL statically; this, the service-layer function
+// behind it, is. Weak: null with a LibTorch without MKL.
+extern "C" int mkl_serv_cbwr_get(int what) __attribute__((weak));
 
 namespace plab {
 namespace {
@@ -41,7 +48,45 @@ int threadsFromEnvironment() {
   return end != env && *end == '\0' && n > 0 && n <= 1024 ? static_cast<int>(n) : 0;
 }
 
+// mkl_cbwr_get(MKL_CBWR_ALL) as a name: the branch (1 off, 2 AUTO,
+// 3 COMPATIBLE, higher an instruction set) and the STRICT flag (0x10000).
+std::string mklReproducibilityBranch() {
+  if (!mkl_serv_cbwr_get) return "";
+  const int mode = mkl_serv_cbwr_get(~0);
+  const int branch = mode & 0xffff;
+  std::string name = branch == 1   ? "off"
+                     : branch == 2 ? "AUTO"
+                     : branch == 3 ? "COMPATIBLE"
+                                   : "branch " + std::to_string(branch);
+  if (mode & 0x10000) name += ",STRICT";
+  return name;
+}
+
+constexpr const char* kPinnedCapability = "default";  // ATEN_CPU_CAPABILITY
+constexpr const char* kPinnedMklBranch = "COMPATIBLE";  // MKL_CBWR
+
 }  // namespace
+
+std::string pinReproducibleCpuMath() {
+  // Read by ATen and MKL at their first use, not before.
+  ::setenv("ATEN_CPU_CAPABILITY", kPinnedCapability, 1);
+  ::setenv("MKL_CBWR", kPinnedMklBranch, 1);
+  const std::string capability = at::get_cpu_capability();
+  const std::string mkl = mklReproducibilityBranch();
+  if (capability != "DEFAULT" || (!mkl.empty() && mkl != kPinnedMklBranch))
+    throw ConfigError(std::string("reproducible: LibTorch already runs with its ") + capability + " CPU kernels" +
+                      (mkl.empty() ? "" : " and MKL branch " + mkl) +
+                      " in this process, chosen at its first tensor operation; a reproducible run needs them "
+                      "pinned from the start: run it in a process of its own (precision-lab-cli run CONFIG, "
+                      "not after other runs), or start the process with ATEN_CPU_CAPABILITY=default "
+                      "MKL_CBWR=COMPATIBLE");
+  applyIntraOpThreads(1);
+  setCpuBf16GemmPath(Bf16GemmPath::Upcast);
+  return "reproducible CPU math: 1 intra-op thread, ATen's " + capability + " kernels, " +
+         (mkl.empty() ? "BLAS " + blasFromBuildSettings() + " not pinned (its results may differ between CPUs)"
+                      : "MKL branch " + mkl) +
+         ", bf16 products on fp32 kernels";
+}
 
 int applyIntraOpThreads(int64_t requested) {
   const int fromEnv = threadsFromEnvironment();
@@ -62,6 +107,8 @@ TorchRuntime describeTorchRuntime() {
   const std::string built = blasFromBuildSettings();
   r.blas = mapped.name != "unknown" ? mapped.name + " (" + mapped.library + ")" : built.empty() ? "unknown" : built;
   r.cpuBf16Gemm = describeCpuBf16GemmPath();
+  r.cpuCapability = at::get_cpu_capability();
+  r.mklReproducibility = mklReproducibilityBranch();
   return r;
 }
 

@@ -15,6 +15,8 @@ struct TorchRuntime {
   int intraOpThreads = 0;
   std::string blas;             // "mkl", "open", ... (LibTorch's BLAS_INFO) or the mapped library
   std::string cpuBf16Gemm;      // see model/bf16_linear.h
+  std::string cpuCapability;    // ATen's CPU kernel variant: "DEFAULT", "AVX2", "AVX512"
+  std::string mklReproducibility;  // MKL's CNR branch ("off", "AUTO", "COMPATIBLE"...); "" without MKL
 };
 
 TorchRuntime describeTorchRuntime();
@@ -23,5 +25,19 @@ TorchRuntime describeTorchRuntime();
 // when set, else one thread per CPU this process may run on (its affinity
 // mask). Returns the count set.
 int applyIntraOpThreads(int64_t requested);
+
+// A run's "reproducible": true. The fp32 weights a CPU run trains depend on
+// the intra-op thread count, on ATen's CPU kernel variant (default, AVX2 or
+// AVX-512: vector width and fused multiply-adds) and on MKL's code path
+// (measured in resources/models/tiny-gpt2/README.md). This pins all three to
+// what every x86-64 CPU runs identically: one thread, ATen's portable
+// "default" kernels and MKL's conditional numerical reproducibility branch
+// COMPATIBLE; bf16 matrix products take the fp32 (upcast) path. About half
+// the speed of the free choice (the tiny GPT-2's pretraining).
+// ATen and MKL read their setting once, at their first use, so this must come
+// before the process's first CPU tensor operation; it throws ConfigError,
+// saying so, when LibTorch already runs otherwise in this process. A second
+// call, with the settings in effect, passes. Returns a line for the run log.
+std::string pinReproducibleCpuMath();
 
 }  // namespace plab

@@ -176,7 +176,9 @@ class Session {
   void setup() {
     const torch::Device device = resolveDevice(cfg_.device);
     device_ = device;
-    applyIntraOpThreads(cfg_.threads);
+    // Before the run's first tensor operation: ATen and MKL choose their code then.
+    if (cfg_.reproducible) log(pinReproducibleCpuMath());
+    applyIntraOpThreads(cfg_.reproducible ? 1 : cfg_.threads);
     torch::manual_seed(cfg_.seed);
     rng_.seed(cfg_.seed);
 

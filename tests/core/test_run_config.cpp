@@ -71,8 +71,24 @@ class TestRunConfig : public QObject {
     QVERIFY(back.mode == OptimizerMode::Bf16StochasticRounding);
     QCOMPARE(back.plan.overrides.size(), size_t(1));
     QCOMPARE(back.update_window, int64_t(13));
-    // Every struct field is serialized (24 top-level keys).
-    QCOMPARE(j.size(), size_t(24));
+    // Every struct field is serialized (25 top-level keys).
+    QCOMPARE(j.size(), size_t(25));
+    QCOMPARE(j.at("reproducible"), json(false));
+  }
+
+  void reproducibleRunsOnOneCpuThread() {
+    const RunConfig c = RunConfig::fromJson({{"device", "cpu"}, {"threads", 1}, {"reproducible", true}});
+    QVERIFY(c.reproducible);
+    QCOMPARE(RunConfig::fromJson(c.toJson()).toJson(), c.toJson());
+    QVERIFY(RunConfig::fromJson({{"device", "cpu"}, {"reproducible", true}}).reproducible);  // threads 0
+    QVERIFY(!RunConfig::fromJson(json::object()).reproducible);
+    QVERIFY(mentions(errorMessageOf<ConfigError>([] { RunConfig::fromJson({{"reproducible", true}}); }),
+                     "\"device\": \"cpu\""));  // the default device is auto
+    QVERIFY(mentions(errorMessageOf<ConfigError>(
+                         [] { RunConfig::fromJson({{"device", "cpu"}, {"threads", 2}, {"reproducible", true}}); }),
+                     "'threads' 0 or 1"));
+    const std::string wrongType = errorMessageOf<ConfigError>([] { RunConfig::fromJson({{"reproducible", 1}}); });
+    QVERIFY2(mentions(wrongType, "'reproducible'") && mentions(wrongType, "true or false"), wrongType.c_str());
   }
 
   void unknownKeysAreNamed() {
