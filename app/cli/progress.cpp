@@ -26,10 +26,17 @@ ProgressPrinter::ProgressPrinter(std::string runName, int64_t totalSteps, bool t
 
 void ProgressPrinter::step(const StepMetrics& m) {
   const double eta = m.step > 0 ? m.elapsedSeconds / double(m.step) * double(total_ - m.step) : NAN;
+  if (m.roundedAwayFraction) {
+    lastRoundedAway_ = *m.roundedAwayFraction;
+    lastRoundedAwayStep_ = m.step;
+  }
   std::ostringstream info;
-  info << "step " << m.step << '/' << total_ << "  loss " << std::fixed << std::setprecision(4) << m.loss
-       << "  rounded away " << std::setprecision(1) << 100 * m.roundedAwayFraction << "%  " << std::setprecision(0)
-       << m.tokensPerSecond << " tok/s  ETA " << duration(eta);
+  info << "step " << m.step << '/' << total_ << "  loss " << std::fixed << std::setprecision(4) << m.loss;
+  if (lastRoundedAwayStep_ > 0) {
+    info << "  rounded away " << std::setprecision(1) << 100 * lastRoundedAway_ << '%';
+    if (lastRoundedAwayStep_ != m.step) info << " (step " << lastRoundedAwayStep_ << ')';
+  }
+  info << "  " << std::setprecision(0) << m.tokensPerSecond << " tok/s  ETA " << duration(eta);
   if (terminal_) {
     const int width = 24;
     const int filled = static_cast<int>(width * m.step / total_);

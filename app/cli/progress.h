@@ -20,6 +20,10 @@ class ProgressPrinter {
   int64_t total_;
   bool terminal_;
   bool barShown_ = false;
+  // The last measured rounded-away share and its step: the steps between
+  // statistics steps measure none, and the line says which step it is from.
+  double lastRoundedAway_ = 0;
+  int64_t lastRoundedAwayStep_ = 0;
 };
 
 }  // namespace plab::cli

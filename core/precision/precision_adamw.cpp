@@ -37,6 +37,18 @@ kernels::WeightRule fusedRuleOf(const Slot& s) {
   return kernels::WeightRule::Nearest;
 }
 
+// Where a slot keeps the update that has not reached its compute weights
+// yet (precision/update_window.h): Kahan's buffer, mixed's master copy.
+PendingHolder pendingHolderKind(const Slot& s) {
+  if (s.state.comp.defined()) return PendingHolder::Buffer;
+  if (s.rule == StepRule::Master && s.state.master.defined()) return PendingHolder::Master;
+  return PendingHolder::None;
+}
+
+const torch::Tensor& pendingHolder(const Slot& s) {
+  return pendingHolderKind(s) == PendingHolder::Master ? s.state.master : s.state.comp;
+}
+
 int64_t bytesOf(const torch::Tensor& t) {
   return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
 }
@@ -244,7 +256,9 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
       if (p.grad().is_sparse()) throw TrainingError("optimizer: sparse gradient for '" + s.tp.name + "' is not supported");
       s.steps += 1;
       s.state.grad = p.grad();
-      if (windowOn && !s.window.started()) s.window.begin(p, im.statsOptions.maxTrackedPerTensor);
+      if (windowOn && !s.window.started())
+        s.window.begin(p, im.statsOptions.maxTrackedPerTensor, pendingHolder(s), pendingHolderKind(s),
+                       s.rule == StepRule::Bf16Write && s.write == steps::WeightWrite::Stochastic);
       if (im.runsFused(s)) {
         // One pass: the kernel adds the statistics and the window's sum itself.
         steps::FusedExtras extras;
@@ -284,7 +298,7 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
       s.state.grad = torch::Tensor();
     }
     if (windowCloses && s.window.started()) {
-      windowTermList.push_back(s.window.close(p));
+      windowTermList.push_back(s.window.close(p, pendingHolder(s)));
       windowLayer.push_back(s.layer);
     }
   }
@@ -297,12 +311,8 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
     l.effectiveNormSq += t[3];
     l.numel += static_cast<int64_t>(t[4]);
   });
-  out.window = sumPerLayer<LayerWindowStats>(windowTermList, windowLayer, im.layers, [](LayerWindowStats& l, const auto& t) {
-    l.residualDotIntended += t[0];
-    l.intendedSumSq += t[1];
-    l.residualSq += t[2];
-    l.trackedElements += static_cast<int64_t>(t[3]);
-  });
+  out.window = sumPerLayer<LayerWindowStats>(windowTermList, windowLayer, im.layers,
+                                             [](LayerWindowStats& l, const auto& t) { addWindowTerms(l, t.data()); });
   return out;
 }
 
@@ -333,7 +343,8 @@ int64_t PrecisionAdamW::statisticsBytes() const {
   if (impl_->statsOptions.window <= 0) return 0;
   int64_t bytes = 0;
   for (const Slot& s : impl_->slots)
-    bytes += UpdateWindow::bytesFor(s.tp.param.numel(), impl_->statsOptions.maxTrackedPerTensor);
+    bytes += UpdateWindow::bytesFor(s.tp.param.numel(), impl_->statsOptions.maxTrackedPerTensor,
+                                    pendingHolderKind(s) != PendingHolder::None);
   return bytes;
 }
 

@@ -7,19 +7,47 @@
 // this high by design (the write is deferred or randomised), so it alone
 // cannot tell them from plain bf16.
 //
-// Over a window of K steps: with A = w_t - w_(t-K) (what arrived) and
-// S = the sum of the K intended updates,
-//   update lost  = 1 - <A, S> / ||S||^2 = -<A - S, S> / ||S||^2
-//                  (the share of S that did not arrive; negative when more
-//                  arrived than intended)
-//   update error = ||A - S|| / ||S||      (also counts unbiased noise, e.g. of
-//                  stochastic rounding, which averages out over steps)
-// fp32 reads exactly 0 on both: its intended update is its own change.
+// Over a window of K steps: with A = w_t - w_(t-K) (what arrived),
+// P = the change of what Kahan's compensation buffer holds for later
+// (c_t - c_(t-K)), or of what mixed's master copy is ahead of its bf16 copy
+// (m - w), zero in the other modes, and S = the sum of the K intended
+// updates,
+//   update pending = <P, S> / ||S||^2 (the share of S still in the buffer or
+//                  the master copy at the window's end, net of what was
+//                  there at the start; it reaches the weights later, so it
+//                  is not lost)
+//   update lost  = 1 - <A + P, S> / ||S||^2 = -<A + P - S, S> / ||S||^2
+//                  (the share of S that neither arrived nor waits in the
+//                  buffer; negative when more arrived than intended)
+//   update error = ||A - S|| / ||S||      (what arrived only: also counts
+//                  unbiased noise, e.g. of stochastic rounding, and Kahan's
+//                  pending part)
+// fp32 reads exactly 0 on all: its intended update is its own change.
+//
+// The uncertainty of update lost: the tracked elements are split into
+// kLostGroups interleaved groups (element i in group i mod kLostGroups) and
+// the ratio's standard error comes from the spread of the groups' terms
+// (batch means, linearised ratio):
+//   se = sqrt(G/(G-1) * sum_g (R_g - r Q_g)^2) / Q,  R_g = <A+P-S, S>_g,
+//   Q_g = ||S||^2_g, r = R/Q.
+// It measures how much the figure depends on which elements happen to be
+// tracked: the per-element noise of stochastic rounding, of nearest
+// rounding's ulp steps, of a few elements moving much more than others.
+// Pending Kahan updates are taken out before, so they do not count as noise.
+// Under stochastic rounding a window can see no rounding event at all in a
+// small layer (every group then agrees, se 0, while the figure is pure
+// chance): there the se is at least the one stochastic rounding's own
+// variance gives, sqrt(sum_i S_i^2 |S_i| ulp_i) / Q (each element's arrival
+// is a sum of ulp-sized Bernoulli steps, variance >= |S_i| ulp_i).
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace plab {
+
+constexpr int kLostGroups = 16;
 
 struct UpdateStatsOptions {
   int64_t window = 20;                    // K; 0 = no windowed measurement
@@ -37,12 +65,18 @@ struct LayerUpdateStats {
 
 struct LayerWindowStats {
   std::string layer;
-  double residualDotIntended = 0;  // <A - S, S>
+  double residualDotIntended = 0;  // <A + P - S, S>
   double intendedSumSq = 0;       // ||S||^2
   double residualSq = 0;          // ||A - S||^2
+  double pendingDotIntended = 0;  // <P, S>
   int64_t trackedElements = 0;
-  double updateLost() const;   // 0 when nothing was intended
-  double updateError() const;  // 0 when nothing was intended
+  std::array<double, kLostGroups> groupResidualDotIntended{};  // R_g
+  std::array<double, kLostGroups> groupIntendedSumSq{};        // Q_g
+  double stochasticVarianceTerm = 0;  // sum S_i^2 |S_i| ulp_i, stochastic rounding only
+  double updateLost() const;     // 0 when nothing was intended
+  double updateError() const;    // 0 when nothing was intended
+  double updatePending() const;  // 0 when nothing was intended
+  double updateLostStdError() const;  // 0 when nothing was intended
 };
 
 struct OptimizerStepStats {
@@ -53,5 +87,23 @@ struct OptimizerStepStats {
 // Sums the per-layer terms into one entry named `name`.
 LayerUpdateStats totalOf(const std::vector<LayerUpdateStats>& layers, const std::string& name = "");
 LayerWindowStats totalOf(const std::vector<LayerWindowStats>& layers, const std::string& name = "");
+
+// The window terms as UpdateWindow::close() returns them, one row of
+// kWindowTerms doubles; adds them into `stats`.
+constexpr int kWindowTerms = 6 + 2 * kLostGroups;
+void addWindowTerms(LayerWindowStats& stats, const double* row);
+
+// The minimum-evidence rule for an update-lost figure: it is shown only
+// when its standard error is at most kMaxLostStdError (5 percentage points
+// of the 0..100 % scale, so that its 95 % interval is about +-10 points)
+// and something was intended. Otherwise the figure is noise at this size
+// and the reason says why.
+constexpr double kMaxLostStdError = 0.05;
+struct LostEvidence {
+  bool enough = true;
+  std::string reason;  // empty when enough
+};
+// stdError unset: recorded before uncertainties were (old run folders): shown, no reason.
+LostEvidence lostEvidence(std::optional<double> stdError, int64_t elements, bool intended = true);
 
 }  // namespace plab

@@ -2,7 +2,19 @@
 
 #include <algorithm>
 
+#include "precision/update_stats.h"
+
 namespace plab {
+namespace {
+
+// Sums of a vector over the interleaved groups (element i in group i mod G).
+torch::Tensor groupSums(const torch::Tensor& v) {
+  const int64_t n = v.numel();
+  const int64_t padded = (n + kLostGroups - 1) / kLostGroups * kLostGroups;
+  return torch::constant_pad_nd(v, {0, padded - n}, 0).view({-1, kLostGroups}).sum(0);
+}
+
+}  // namespace
 
 torch::Tensor UpdateWindow::tracked(const torch::Tensor& t) const {
   const torch::Tensor flat = t.reshape({-1});
@@ -14,15 +26,25 @@ int64_t UpdateWindow::strideFor(int64_t numel, int64_t maxTracked) {
   return std::max<int64_t>(1, (numel + maxTracked - 1) / maxTracked);
 }
 
-int64_t UpdateWindow::bytesFor(int64_t numel, int64_t maxTracked) {
+int64_t UpdateWindow::bytesFor(int64_t numel, int64_t maxTracked, bool pending) {
   const int64_t stride = strideFor(numel, maxTracked);
-  return 2 * 8 * ((numel + stride - 1) / stride);  // start and intended sum, fp64
+  return (pending ? 3 : 2) * 8 * ((numel + stride - 1) / stride);  // start, intended sum (and buffer start), fp64
 }
 
-void UpdateWindow::begin(const torch::Tensor& weights, int64_t maxTracked) {
+torch::Tensor UpdateWindow::pendingNow(const torch::Tensor& weights, const torch::Tensor& holder) const {
+  if (holds_ == PendingHolder::None || !holder.defined()) return {};
+  const torch::Tensor h = tracked(holder).to(torch::kFloat64);
+  return holds_ == PendingHolder::Buffer ? h : h.sub_(tracked(weights).to(torch::kFloat64));
+}
+
+void UpdateWindow::begin(const torch::Tensor& weights, int64_t maxTracked, const torch::Tensor& holder,
+                         PendingHolder holds, bool stochastic) {
   stride_ = strideFor(weights.numel(), maxTracked);
+  stochastic_ = stochastic;
+  holds_ = holds;
   start_ = tracked(weights).to(torch::kFloat64);
   intendedSum_ = torch::zeros_like(start_);
+  pendingStart_ = pendingNow(weights, holder);
 }
 
 void UpdateWindow::add(const torch::Tensor& intended) { intendedSum_.add_(tracked(intended).to(torch::kFloat64)); }
@@ -31,15 +53,36 @@ void UpdateWindow::addSampled(const torch::Tensor& intendedSample) {
   intendedSum_.add_(intendedSample.to(torch::kFloat64));
 }
 
-torch::Tensor UpdateWindow::close(const torch::Tensor& weights) {
+torch::Tensor UpdateWindow::close(const torch::Tensor& weights, const torch::Tensor& holder) {
   const torch::Tensor arrived = tracked(weights).to(torch::kFloat64).sub_(start_);
-  const torch::Tensor residual = arrived - intendedSum_;
-  const torch::Tensor out =
-      torch::stack({(residual * intendedSum_).sum(), intendedSum_.square().sum(), residual.square().sum(),
-                    torch::scalar_tensor(static_cast<double>(start_.numel()),
-                                         torch::TensorOptions().dtype(torch::kFloat64).device(start_.device()))});
+  const torch::Tensor arrivalResidual = arrived - intendedSum_;
+  // What the buffer (or master copy) gained for later writes counts as on its way, not lost.
+  const torch::Tensor now = pendingNow(weights, holder);
+  const torch::Tensor pendingDelta =
+      pendingStart_.defined() && now.defined() ? now.sub_(pendingStart_) : torch::zeros_like(arrived);
+  const torch::Tensor residual = arrivalResidual + pendingDelta;
+  const torch::Tensor residualDot = residual * intendedSum_;
+  const torch::Tensor intendedSq = intendedSum_.square();
+  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(start_.device());
+  // Stochastic rounding's variance over the window, at least |S| x ulp per
+  // element (a sum of Bernoulli ulp steps); weighted as <., S> weighs it.
+  torch::Tensor stochasticTerm = torch::zeros({}, f64);
+  if (stochastic_) {
+    const torch::Tensor end = tracked(weights).to(torch::kFloat64);
+    const torch::Tensor magnitude = torch::maximum(end.abs(), start_.abs());
+    // bf16 keeps 8 significant bits: ulp = 2^(e - 8) for |w| = m 2^e, 0.5 <= m < 1.
+    // (An element at 0 throughout moved by less than any ulp: nothing to add.)
+    const torch::Tensor ulp = torch::ldexp(torch::ones_like(magnitude), std::get<1>(torch::frexp(magnitude)) - 8)
+                                  .mul_(magnitude > 0);
+    stochasticTerm = (intendedSq * intendedSum_.abs() * ulp).sum();
+  }
+  const torch::Tensor out = torch::cat(
+      {torch::stack({residualDot.sum(), intendedSq.sum(), arrivalResidual.square().sum(),
+                     torch::scalar_tensor(static_cast<double>(start_.numel()), f64), (pendingDelta * intendedSum_).sum()}),
+       groupSums(residualDot), groupSums(intendedSq), stochasticTerm.reshape({1})});
   start_ = torch::Tensor();
   intendedSum_ = torch::Tensor();
+  pendingStart_ = torch::Tensor();
   return out;
 }
 

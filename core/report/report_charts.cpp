@@ -163,9 +163,10 @@ std::vector<SvgChart> renderReportCharts(const std::vector<RunRecord>& runs) {
     const RunRecord& r = runs[i];
     const std::string color = hexColor(colors[i]);
     loss.push_back(seriesOf(r, color, [](const StepMetrics& m) { return m.loss; }));
-    ChartSeries v, u;
-    v.label = u.label = runLabel(r);
-    v.color = u.color = color;
+    // Only the steps that measured a statistic give a point: no flat repeats.
+    ChartSeries v, u, ra;
+    v.label = u.label = ra.label = runLabel(r);
+    v.color = u.color = ra.color = color;
     for (const StepMetrics& m : r.steps) {
       if (m.valLoss) {
         v.x.push_back(static_cast<double>(m.step));
@@ -175,10 +176,14 @@ std::vector<SvgChart> renderReportCharts(const std::vector<RunRecord>& runs) {
         u.x.push_back(static_cast<double>(m.step));
         u.y.push_back(100.0 * *m.updateLost);
       }
+      if (m.roundedAwayFraction) {
+        ra.x.push_back(static_cast<double>(m.step));
+        ra.y.push_back(100.0 * *m.roundedAwayFraction);
+      }
     }
     val.push_back(v);
     lost.push_back(u);
-    rounded.push_back(seriesOf(r, color, [](const StepMetrics& m) { return 100.0 * m.roundedAwayFraction; }));
+    rounded.push_back(ra);
     const auto ref = fp32TwinIndex(runs, i);
     if (ref && *ref != i) {
       const LossDifference d = lossDifference(r, runs[*ref]);

@@ -34,7 +34,7 @@ void openFile(std::ofstream& out, const fs::path& file, const char* header) {
   if (!out) throw IoError("cannot write " + file.string() + ": " + systemReason());
 }
 
-// Empty cell for a missing/non-finite value keeps the CSV numeric.
+// A number, or nan/inf for a non-finite one.
 std::string cell(double v) {
   if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
   std::ostringstream s;
@@ -42,6 +42,7 @@ std::string cell(double v) {
   return s.str();
 }
 
+// Empty: not measured at this step (never the last measured value again).
 std::string optionalCell(const std::optional<double>& v) { return v ? cell(*v) : ""; }
 
 void flushOrThrow(std::ofstream& out, const fs::path& file) {
@@ -68,8 +69,8 @@ void MetricsWriter::write(const StepMetrics& m) {
   flushOrThrow(jsonl_, dir_ / "metrics.jsonl");
 
   csv_ << m.step << ',' << cell(m.loss) << ',' << (m.valLoss ? cell(*m.valLoss) : "") << ','
-       << cell(m.gradNorm) << ',' << cell(m.lr) << ',' << cell(m.roundedAwayFraction) << ','
-       << cell(m.updateRatio) << ',' << optionalCell(m.updateLost) << ',' << optionalCell(m.updateError) << ','
+       << cell(m.gradNorm) << ',' << cell(m.lr) << ',' << optionalCell(m.roundedAwayFraction) << ','
+       << optionalCell(m.updateRatio) << ',' << optionalCell(m.updateLost) << ',' << optionalCell(m.updateError) << ','
        << cell(m.tokensPerSecond) << ',' << cell(m.elapsedSeconds) << ','
        << m.memory.weights << ',' << m.memory.gradients << ',' << m.memory.moments << ','
        << m.memory.master << ',' << m.memory.kahan << ',' << m.memory.total() << '\n';

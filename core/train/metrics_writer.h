@@ -2,9 +2,11 @@
 // Streams metrics to disk as they are measured, flushed every record, so
 // that a crash keeps everything measured so far. The files are append-only:
 // opening a writer on a folder that has them appends, never truncates.
-//   metrics.jsonl  one StepMetrics JSON per line
-//   metrics.csv    step,loss,val_loss,grad_norm,lr,rounded_away,update_ratio,tokens_per_s,elapsed_s,mem_*
-//   layers.csv     step,layer,rounded_away,update_ratio
+//   metrics.jsonl  one StepMetrics JSON per line; a statistic the step did not
+//                  measure is left out (the window's ± and pending are only here)
+//   metrics.csv    step,loss,val_loss,grad_norm,lr,rounded_away,update_ratio,update_lost,update_error,
+//                  tokens_per_s,elapsed_s,mem_*; an unmeasured statistic is an empty cell
+//   layers.csv     step,layer,rounded_away,update_ratio,update_lost,update_error
 #include <filesystem>
 #include <fstream>
 

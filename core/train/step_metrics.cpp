@@ -42,14 +42,17 @@ nlohmann::json toJson(const StepMetrics& m) {
             {"loss", number(m.loss)},
             {"grad_norm", number(m.gradNorm)},
             {"lr", number(m.lr)},
-            {"rounded_away_fraction", number(m.roundedAwayFraction)},
-            {"update_ratio", number(m.updateRatio)},
             {"tokens_per_second", number(m.tokensPerSecond)},
             {"elapsed_seconds", number(m.elapsedSeconds)},
             {"memory", toJson(m.memory)}};
   if (m.valLoss) j["val_loss"] = number(*m.valLoss);
+  // Statistics not measured at this step are left out (never repeated).
+  if (m.roundedAwayFraction) j["rounded_away_fraction"] = number(*m.roundedAwayFraction);
+  if (m.updateRatio) j["update_ratio"] = number(*m.updateRatio);
   if (m.updateLost) j["update_lost"] = number(*m.updateLost);
   if (m.updateError) j["update_error"] = number(*m.updateError);
+  if (m.updateLostStdError) j["update_lost_se"] = number(*m.updateLostStdError);
+  if (m.updatePending) j["update_pending"] = number(*m.updatePending);
   json layers = json::array();
   for (const LayerStepMetrics& l : m.layers)
     layers.push_back({{"layer", l.layer},
@@ -58,8 +61,13 @@ nlohmann::json toJson(const StepMetrics& m) {
   j["layers"] = layers;
   if (!m.windowLayers.empty()) {
     json windows = json::array();
-    for (const LayerWindowMetrics& w : m.windowLayers)
-      windows.push_back({{"layer", w.layer}, {"update_lost", number(w.updateLost)}, {"update_error", number(w.updateError)}});
+    for (const LayerWindowMetrics& w : m.windowLayers) {
+      json entry = {{"layer", w.layer}, {"update_lost", number(w.updateLost)}, {"update_error", number(w.updateError)}};
+      if (w.updateLostStdError) entry["update_lost_se"] = number(*w.updateLostStdError);  // null: unknown (too few elements)
+      if (w.updatePending) entry["update_pending"] = number(*w.updatePending);
+      if (w.elements) entry["elements"] = *w.elements;
+      windows.push_back(std::move(entry));
+    }
     j["window_layers"] = windows;
   }
   return j;
@@ -74,13 +82,13 @@ StepMetrics stepMetricsFromJson(const nlohmann::json& j) {
   m.loss = readNumber(j, "loss");
   m.gradNorm = readNumber(j, "grad_norm");
   m.lr = readNumber(j, "lr");
-  m.roundedAwayFraction = readNumber(j, "rounded_away_fraction");
-  m.updateRatio = readNumber(j, "update_ratio");
   m.tokensPerSecond = readNumber(j, "tokens_per_second");
   m.elapsedSeconds = readNumber(j, "elapsed_seconds");
   if (j.contains("val_loss")) m.valLoss = readNumber(j, "val_loss");
   if (j.contains("update_lost")) m.updateLost = readNumber(j, "update_lost");
   if (j.contains("update_error")) m.updateError = readNumber(j, "update_error");
+  if (j.contains("update_lost_se")) m.updateLostStdError = readNumber(j, "update_lost_se");
+  if (j.contains("update_pending")) m.updatePending = readNumber(j, "update_pending");
   if (j.contains("memory")) m.memory = memoryBreakdownFromJson(j.at("memory"));
   if (j.contains("layers")) {
     const json& layers = j.at("layers");
@@ -105,9 +113,18 @@ StepMetrics stepMetricsFromJson(const nlohmann::json& j) {
       wm.layer = w.at("layer").get<std::string>();
       wm.updateLost = readNumber(w, "update_lost");
       wm.updateError = readNumber(w, "update_error");
+      if (w.contains("update_lost_se")) wm.updateLostStdError = readNumber(w, "update_lost_se");
+      if (w.contains("update_pending")) wm.updatePending = readNumber(w, "update_pending");
+      if (w.contains("elements") && w.at("elements").is_number_integer()) wm.elements = w.at("elements").get<int64_t>();
       m.windowLayers.push_back(std::move(wm));
     }
   }
+  // The step totals: absent on steps that did not measure them. Files
+  // written before that repeated the last measured totals on those steps,
+  // which are the ones without per-layer entries: such a repeat is dropped.
+  const bool measuredHere = !m.layers.empty();
+  if (j.contains("rounded_away_fraction") && measuredHere) m.roundedAwayFraction = readNumber(j, "rounded_away_fraction");
+  if (j.contains("update_ratio") && measuredHere) m.updateRatio = readNumber(j, "update_ratio");
   return m;
 }
 
@@ -151,6 +168,7 @@ nlohmann::json toJson(const RunResult& r) {
   j["final_val_loss"] = r.finalValLoss ? number(*r.finalValLoss) : json(nullptr);
   j["mean_update_lost"] = r.meanUpdateLost ? number(*r.meanUpdateLost) : json(nullptr);
   j["mean_update_error"] = r.meanUpdateError ? number(*r.meanUpdateError) : json(nullptr);
+  j["mean_update_lost_se"] = r.meanUpdateLostStdError ? number(*r.meanUpdateLostStdError) : json(nullptr);
   j["step_peak_bytes"] = r.stepPeakBytes ? json(*r.stepPeakBytes) : json(nullptr);
   j["training_peak_bytes"] = r.trainingPeakBytes ? json(*r.trainingPeakBytes) : json(nullptr);
   j["peak_probe_steps"] = r.peakProbeSteps;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -23,9 +24,19 @@ struct LayerStepMetrics {
 // The windowed "update lost" of one layer (precision/update_stats.h), on
 // the steps that close a window.
 struct LayerWindowMetrics {
+  // A constructor, not an aggregate: {layer, lost, error} stays valid and
+  // warning-free with the optional fields after it.
+  LayerWindowMetrics(std::string layer_ = {}, double lost = 0, double error = 0, std::optional<double> se = {},
+                     std::optional<double> pending = {}, std::optional<int64_t> elements_ = {})
+      : layer(std::move(layer_)), updateLost(lost), updateError(error), updateLostStdError(se),
+        updatePending(pending), elements(elements_) {}
   std::string layer;
-  double updateLost = 0;            // 1 - <arrived, intended> / ||intended||^2 over the window
+  double updateLost = 0;            // 1 - <arrived + pending, intended> / ||intended||^2 over the window
   double updateError = 0;           // ||arrived - intended|| / ||intended|| over the window
+  // Unset in run folders written before they were recorded:
+  std::optional<double> updateLostStdError;  // the figure's standard error (update_stats.h); inf: unknown
+  std::optional<double> updatePending;       // Kahan, mixed: share of the intended update still in the buffer/master
+  std::optional<int64_t> elements;           // elements the window tracked
 };
 
 struct StepMetrics {
@@ -33,10 +44,14 @@ struct StepMetrics {
   double loss = 0;                  // mean train loss over the accumulated micro-batches
   double gradNorm = 0;              // before clipping
   double lr = 0;
-  double roundedAwayFraction = 0;   // over all parameters (bf16 and fp32), on the compute weights
-  double updateRatio = 0;
+  // Set on the steps that measure them (layer_stats_every), unset on the
+  // others: never a repeat of an earlier step's value.
+  std::optional<double> roundedAwayFraction;  // over all parameters (bf16 and fp32), on the compute weights
+  std::optional<double> updateRatio;
   std::optional<double> updateLost;   // set on steps that close an update window
   std::optional<double> updateError;  // likewise
+  std::optional<double> updateLostStdError;  // likewise, from runs that recorded it
+  std::optional<double> updatePending;       // likewise, Kahan and mixed only
   double tokensPerSecond = 0;
   double elapsedSeconds = 0;
   std::optional<double> valLoss;    // set on evaluation steps
@@ -88,6 +103,7 @@ struct RunResult {
   double meanRoundedAwayFraction = 0;
   std::optional<double> meanUpdateLost;   // over all completed windows
   std::optional<double> meanUpdateError;
+  std::optional<double> meanUpdateLostStdError;  // of meanUpdateLost: sqrt(sum of the windows' se^2) / windows
   MemoryBreakdown memory;
   double memorySavedFraction = 0;   // 1 - memory.total / fp32Baseline.total
   // The run's measured peak, over the steps in peakProbeSteps (the second

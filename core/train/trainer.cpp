@@ -137,6 +137,19 @@ LayerStepMetrics layerMetrics(const LayerUpdateStats& s) {
   return l;
 }
 
+// Pending is reported where something holds it (Kahan's buffer, mixed's
+// master copy), else left out.
+LayerWindowMetrics windowMetrics(const LayerWindowStats& s, bool holdsPending) {
+  LayerWindowMetrics w;
+  w.layer = s.layer;
+  w.updateLost = s.updateLost();
+  w.updateError = s.updateError();
+  w.updateLostStdError = s.updateLostStdError();
+  if (holdsPending) w.updatePending = s.updatePending();
+  w.elements = s.trackedElements;
+  return w;
+}
+
 void scaleGrads(const std::vector<TrainableParam>& params, double factor) {
   torch::NoGradGuard noGrad;
   for (const TrainableParam& p : params) {
@@ -335,22 +348,25 @@ class Session {
       if (collect) {
         for (const LayerUpdateStats& s : stats.layers) m.layers.push_back(layerMetrics(s));
         const LayerStepMetrics total = layerMetrics(totalOf(stats.layers));
+        // Only measuring steps carry the totals; the others leave them unset.
+        m.roundedAwayFraction = total.roundedAwayFraction;
+        m.updateRatio = total.updateRatio;
         lastRoundedAway_ = total.roundedAwayFraction;
-        lastUpdateRatio_ = total.updateRatio;
+        lastStatsStep_ = step;
         roundedAwaySum_ += lastRoundedAway_;
         ++roundedAwayCount_;
       }
-      // Steps without stats repeat the last measured totals.
-      m.roundedAwayFraction = lastRoundedAway_;
-      m.updateRatio = lastUpdateRatio_;
       if (!stats.window.empty()) {
-        for (const LayerWindowStats& w : stats.window)
-          m.windowLayers.push_back({w.layer, w.updateLost(), w.updateError()});
-        const LayerWindowStats total = totalOf(stats.window);
-        m.updateLost = total.updateLost();
-        m.updateError = total.updateError();
+        const bool holds = cfg_.mode == OptimizerMode::Bf16Kahan || cfg_.mode == OptimizerMode::Fp32MasterWeights;
+        for (const LayerWindowStats& w : stats.window) m.windowLayers.push_back(windowMetrics(w, holds));
+        const LayerWindowMetrics total = windowMetrics(totalOf(stats.window), holds);
+        m.updateLost = total.updateLost;
+        m.updateError = total.updateError;
+        m.updateLostStdError = total.updateLostStdError;
+        m.updatePending = total.updatePending;
         updateLostSum_ += *m.updateLost;
         updateErrorSum_ += *m.updateError;
+        updateLostVarianceSum_ += *m.updateLostStdError * *m.updateLostStdError;
         ++windowCount_;
       }
       m.memory = optimizer_->measuredMemory();
@@ -368,7 +384,10 @@ class Session {
         m.valLoss = evaluate();
         lastValLoss_ = m.valLoss;
         log("step " + std::to_string(step) + "/" + std::to_string(cfg_.steps) + ": train loss " + fmt(m.loss) +
-            ", val loss " + fmt(*m.valLoss) + ", rounded away " + fmt(100 * m.roundedAwayFraction, 3) + "%" +
+            ", val loss " + fmt(*m.valLoss) +
+            (lastStatsStep_ > 0 ? ", rounded away " + fmt(100 * lastRoundedAway_, 3) + "% (step " +
+                                      std::to_string(lastStatsStep_) + ")"
+                                : "") +
             (windowCount_ > 0 ? ", update lost " + fmt(100 * updateLostSum_ / double(windowCount_), 3) + "%" : ""));
       }
       m.elapsedSeconds = std::chrono::duration<double>(Clock::now() - start).count() - pausedSeconds;
@@ -448,6 +467,8 @@ class Session {
     if (windowCount_ > 0) {
       r.meanUpdateLost = updateLostSum_ / double(windowCount_);
       r.meanUpdateError = updateErrorSum_ / double(windowCount_);
+      // Windows are taken as independent: the mean's se is sqrt(sum se^2) / n.
+      r.meanUpdateLostStdError = std::sqrt(updateLostVarianceSum_) / double(windowCount_);
     }
     const double baseline = double(info_.fp32Baseline.total());
     r.memorySavedFraction = baseline > 0 ? 1.0 - double(r.memory.total()) / baseline : 0.0;
@@ -479,10 +500,11 @@ class Session {
   RunStatus status_ = RunStatus::Failed;
   std::string message_;
   double trainSeconds_ = 0;
-  double lastRoundedAway_ = 0, lastUpdateRatio_ = 1.0;
+  double lastRoundedAway_ = 0;  // for the log line, with the step that measured it
+  int64_t lastStatsStep_ = 0;
   double roundedAwaySum_ = 0;
   int64_t roundedAwayCount_ = 0;
-  double updateLostSum_ = 0, updateErrorSum_ = 0;
+  double updateLostSum_ = 0, updateErrorSum_ = 0, updateLostVarianceSum_ = 0;
   int64_t windowCount_ = 0;
   std::optional<double> lastValLoss_;
 };

@@ -19,8 +19,6 @@ StepMetrics sample(int64_t step) {
   m.loss = 5.0 / double(step) + 1.0 / 3.0;  // not exactly representable in few digits
   m.gradNorm = 0.1 * step;
   m.lr = 1e-3 * std::pow(0.9, double(step));
-  m.roundedAwayFraction = 1.0 / (step + 2.0);
-  m.updateRatio = 0.7;
   m.tokensPerSecond = 12345.678;
   m.elapsedSeconds = 0.123 * step;
   if (step % 2 == 0) m.valLoss = 4.25 + 1e-9 * step;
@@ -28,7 +26,9 @@ StepMetrics sample(int64_t step) {
   m.memory.gradients = 2000;
   m.memory.moments = 4000;
   m.memory.kahan = 500;
-  if (step != 3) {
+  if (step != 3) {  // a statistics step: the totals are measured with the layers
+    m.roundedAwayFraction = 1.0 / (step + 2.0);
+    m.updateRatio = 0.7;
     m.layers.push_back({"transformer.h.0.attn.c_attn", 0.25 + 1e-7 * step, 0.9});
     m.layers.push_back({"lm_head", 0.0, 1.0});
   }
@@ -67,7 +67,7 @@ class TestMetricsWriter : public QObject {
       QCOMPARE(got.step, want.step);
       QCOMPARE(got.loss, want.loss);  // exact: JSON keeps full double precision
       QCOMPARE(got.lr, want.lr);
-      QCOMPARE(got.roundedAwayFraction, want.roundedAwayFraction);
+      QVERIFY(got.roundedAwayFraction == want.roundedAwayFraction);  // both unset on step 3
       QCOMPARE(got.valLoss.has_value(), want.valLoss.has_value());
       if (want.valLoss) QCOMPARE(*got.valLoss, *want.valLoss);
       QCOMPARE(got.memory.total(), want.memory.total());
@@ -84,6 +84,78 @@ class TestMetricsWriter : public QObject {
     std::getline(csv, header);
     QVERIFY(header.rfind("step,loss,val_loss,grad_norm,lr,rounded_away,update_ratio,update_lost,update_error,"
                          "tokens_per_s,elapsed_s,mem_", 0) == 0);
+  }
+
+  // A step that measured no statistics writes none: no key in metrics.jsonl,
+  // empty cells in metrics.csv (same header), and reads back unset.
+  void unmeasuredStatisticsAreAbsentNotRepeated() {
+    QTemporaryDir tmp;
+    const fs::path dir = fs::path(tmp.path().toStdString()) / "run";
+    {
+      MetricsWriter w(dir);
+      for (int i = 1; i <= 4; ++i) w.write(sample(i));
+    }
+    std::ifstream jsonl(dir / "metrics.jsonl");
+    std::vector<nlohmann::json> rows;
+    for (std::string line; std::getline(jsonl, line);) rows.push_back(nlohmann::json::parse(line));
+    QCOMPARE(rows.size(), size_t(4));
+    QVERIFY(rows[1].contains("rounded_away_fraction"));
+    QVERIFY(!rows[2].contains("rounded_away_fraction") && !rows[2].contains("update_ratio"));
+    QVERIFY(!rows[2].contains("update_lost") && !rows[2].contains("update_lost_se"));
+    std::ifstream csv(dir / "metrics.csv");
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(csv, line);) lines.push_back(line);
+    QCOMPARE(lines.size(), size_t(5));
+    const auto cells = [](const std::string& line) {
+      std::vector<std::string> out(1);
+      for (char c : line) {
+        if (c == ',') out.emplace_back();
+        else out.back().push_back(c);
+      }
+      return out;
+    };
+    const auto header = cells(lines[0]);
+    const auto step3 = cells(lines[3]);
+    QCOMPARE(step3.size(), header.size());
+    for (size_t c = 0; c < header.size(); ++c)
+      if (header[c] == "rounded_away" || header[c] == "update_ratio" || header[c] == "update_lost") {
+        QVERIFY2(step3[c].empty(), header[c].c_str());
+        QVERIFY(!cells(lines[2])[c].empty() || header[c] == "update_lost");
+      }
+    const auto back = readMetricsJsonl(dir / "metrics.jsonl");
+    QVERIFY(!back[2].roundedAwayFraction && !back[2].updateRatio);
+    QCOMPARE(*back[3].roundedAwayFraction, 1.0 / 6.0);
+  }
+
+  // Files written before repeated the last measured totals on steps without
+  // layer statistics: read back, those repeats are unset; measured ones stay.
+  void oldFilesDropRepeatedTotals() {
+    QTemporaryDir tmp;
+    const fs::path file = fs::path(tmp.path().toStdString()) / "metrics.jsonl";
+    {
+      std::ofstream out(file);
+      const char* layer = R"([{"layer":"h.0","rounded_away_fraction":0.4,"update_ratio":0.6}])";
+      for (int step = 1; step <= 6; ++step) {
+        const bool stats = step == 1 || step == 5;
+        out << R"({"step":)" << step << R"(,"loss":2.0,"grad_norm":1.0,"lr":1e-4,"rounded_away_fraction":)"
+            << (step < 5 ? 0.4 : 0.3) << R"(,"update_ratio":0.6,"tokens_per_second":1.0,"elapsed_seconds":1.0,)"
+            << R"("layers":)" << (stats ? layer : "[]")
+            << (step == 4 ? R"(,"update_lost":0.25,"update_error":0.5,"window_layers":[{"layer":"h.0","update_lost":0.25,"update_error":0.5}])" : "")
+            << "}\n";
+      }
+    }
+    const auto steps = readMetricsJsonl(file);
+    QCOMPARE(steps.size(), size_t(6));
+    for (const StepMetrics& m : steps) {
+      const bool stats = m.step == 1 || m.step == 5;
+      QCOMPARE(m.roundedAwayFraction.has_value(), stats);
+      QCOMPARE(m.updateRatio.has_value(), stats);
+    }
+    QCOMPARE(*steps[0].roundedAwayFraction, 0.4);
+    QCOMPARE(*steps[4].roundedAwayFraction, 0.3);
+    QCOMPARE(*steps[3].updateLost, 0.25);  // windows were never repeated
+    QVERIFY(!steps[3].updateLostStdError && !steps[3].windowLayers[0].updateLostStdError);
+    QVERIFY(!steps[4].updateLost);
   }
 
   void nonFiniteLossRoundTripsAsNaN() {

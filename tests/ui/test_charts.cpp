@@ -4,6 +4,7 @@
 #include <QImage>
 #include <QTemporaryDir>
 #include <QtTest/QtTest>
+#include <cmath>
 
 #include "charts/chart_panel.h"
 #include "charts/layer_heatmap.h"
@@ -203,7 +204,7 @@ class TestCharts : public QObject {
     chart.showRuns({syntheticRun(0, 4), run});
     QCOMPARE(chart.graphCount(), 2);
     QCOMPARE(chart.runGraph(1)->dataCount(), 9);
-    QCOMPARE(chart.runGraph(1)->data()->at(3)->value, 100.0 * run.steps[3].roundedAwayFraction);
+    QCOMPARE(chart.runGraph(1)->data()->at(3)->value, 100.0 * *run.steps[3].roundedAwayFraction);
   }
 
   void updateLostChartHasAPointPerWindow() {
@@ -249,6 +250,32 @@ class TestCharts : public QObject {
     QCOMPARE(heatmap.colorMap()->data()->keySize(), 3);  // windows closing at steps 4, 8, 12
     QVERIFY(qAbs(heatmap.colorMap()->data()->cell(1, 2) - 60.0) < 1e-9);
     QCOMPARE(heatmap.colorMap()->dataRange().upper, 100.0);  // fixed scale, not rescaled per run
+  }
+
+  // A cell whose figure is noise (se above the evidence rule) is grey (NaN
+  // in the map) with a tooltip that says why and gives the ±; a cell with a
+  // small se keeps its colour and shows its ±.
+  void heatmapGreysCellsWithoutEvidence() {
+    plab::RunRecord run = syntheticRun(0, 8);
+    for (auto& m : run.steps)
+      for (auto& w : m.windowLayers) {
+        w.elements = w.layer == "lm_head" ? 64 : 16384;
+        w.updateLostStdError = w.layer == "lm_head" ? 0.3 : 0.01;
+      }
+    LayerHeatmap heatmap;
+    heatmap.showRuns({run});
+    const int head = static_cast<int>(heatmap.layerNames().indexOf("lm_head"));
+    const int fc = static_cast<int>(heatmap.layerNames().indexOf("transformer.h.0.mlp.c_fc"));
+    QVERIFY(head >= 0 && fc >= 0);
+    QVERIFY(std::isnan(heatmap.colorMap()->data()->cell(0, head)));
+    QVERIFY(!heatmap.cellHasEvidence(0, head));
+    QVERIFY(heatmap.cellToolTip(0, head).contains("not enough evidence"));
+    QVERIFY(heatmap.cellToolTip(0, head).contains("± 30.0 %"));
+    QVERIFY(heatmap.colorMap()->gradient().nanHandling() == QCPColorGradient::nhNanColor);
+    QVERIFY(heatmap.cellHasEvidence(0, fc));
+    QVERIFY(qAbs(heatmap.colorMap()->data()->cell(0, fc) - 30.0) < 1e-9);
+    QVERIFY(heatmap.cellToolTip(0, fc).contains("± 1.0 %"));
+    QVERIFY(!heatmap.cellToolTip(0, fc).contains("evidence"));
   }
 
   void memoryChartBarsPerRun() {

@@ -7,6 +7,8 @@
 #include <QTreeWidget>
 #include <QtTest/QtTest>
 
+#include <cmath>
+
 #include "panels/layer_measurements.h"
 #include "panels/layer_tree_panel.h"
 
@@ -131,6 +133,43 @@ class TestLayerTree : public QObject {
     // Another model: the old measurements do not belong to it.
     panel.setModules(tinyTree());
     QCOMPARE(panel.itemForPath("transformer.h.0.attn.c_attn")->text(LayerTreePanel::UpdateLostColumn), QString());
+  }
+
+  // With uncertainties recorded: a layer whose mean's se is small shows
+  // "x ± y %"; a small norm layer whose se exceeds the rule shows "no
+  // evidence" in grey with the reason; a negative figure is shown, not hidden.
+  void updateLostShowsItsUncertaintyAndEvidence() {
+    plab::RunRecord run;
+    for (int step = 5; step <= 10; step += 5) {
+      plab::StepMetrics m;
+      m.step = step;
+      plab::LayerWindowMetrics attn{"transformer.h.0.attn.c_attn", 0.9, 0.95, 0.004, std::nullopt, 12480};
+      plab::LayerWindowMetrics norm{"transformer.h.0.ln_1", step == 5 ? -0.4 : 0.5, 1.2, 0.35, std::nullopt, 64};
+      plab::LayerWindowMetrics wte{"transformer.wte", -0.002, 0.01, 0.001, 0.4, 16448};
+      m.windowLayers = {attn, norm, wte};
+      run.steps.push_back(m);
+    }
+    const auto measured = plab::ui::layerMeasurements(run);
+    const auto& n = measured.at("transformer.h.0.ln_1");
+    QVERIFY(!n.enoughEvidence);
+    QVERIFY(qAbs(*n.updateLostStdError - std::sqrt(2 * 0.35 * 0.35) / 2) < 1e-12);  // the mean of 2 windows
+    QVERIFY(measured.at("transformer.h.0.attn.c_attn").enoughEvidence);
+
+    LayerTreePanel panel;
+    panel.setModules(tinyTree());
+    panel.setMeasurements("sr-run", measured);
+    QTreeWidgetItem* attn = panel.itemForPath("transformer.h.0.attn.c_attn");
+    QCOMPARE(attn->text(LayerTreePanel::UpdateLostColumn), QString("90.0 ± 0.3 %"));
+    QTreeWidgetItem* norm = panel.itemForPath("transformer.h.0.ln_1");
+    QVERIFY(norm);
+    QVERIFY(norm->text(LayerTreePanel::UpdateLostColumn).startsWith("no evidence"));
+    QVERIFY(norm->text(LayerTreePanel::UpdateLostColumn).contains("±24.7 %"));
+    QVERIFY(norm->toolTip(LayerTreePanel::UpdateLostColumn).contains("not enough evidence"));
+    QVERIFY(norm->toolTip(LayerTreePanel::UpdateLostColumn).contains("64 elements"));
+    QCOMPARE(norm->foreground(LayerTreePanel::UpdateLostColumn).color(), QColor(140, 140, 140));
+    QTreeWidgetItem* wte = panel.itemForPath("transformer.wte");
+    QCOMPARE(wte->text(LayerTreePanel::UpdateLostColumn), QString("-0.2 ± 0.1 %"));
+    QVERIFY(wte->toolTip(LayerTreePanel::UpdateLostColumn).contains("pending in the Kahan buffer or master copy"));
   }
 
   void presetsCheckTheRightRows() {

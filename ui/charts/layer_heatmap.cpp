@@ -1,7 +1,12 @@
 #include "charts/layer_heatmap.h"
 
 #include <QHash>
+#include <QToolTip>
 #include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "precision/update_stats.h"
 
 namespace plab::ui {
 namespace {
@@ -18,14 +23,45 @@ const char* metricTitle(HeatmapMetric m) {
   return m == HeatmapMetric::UpdateLost ? "Update lost per layer" : "Rounded away per layer";
 }
 
+struct LayerValue {
+  std::string layer;
+  double value = 0;  // fraction
+  bool evidence = true;
+  QString toolTip;
+};
+
+QString percent(double x) { return QString::number(100 * x, 'f', 1) + " %"; }
+
+LayerValue updateLostValue(const plab::LayerWindowMetrics& w, int64_t step) {
+  LayerValue v{w.layer, w.updateLost, true, {}};
+  const std::optional<double> se = w.updateLostStdError;
+  // JSON brings an infinite se back as NaN: unknown either way.
+  const bool seKnown = se && std::isfinite(*se);
+  const plab::LostEvidence e = plab::lostEvidence(se ? std::optional<double>(seKnown ? *se : INFINITY) : std::nullopt,
+                                                  w.elements.value_or(0));
+  v.evidence = e.enough;
+  QStringList tip;
+  tip << QString::fromStdString(w.layer) + QString(", window ending at step %1").arg(step);
+  tip << "update lost " + percent(w.updateLost) + (seKnown ? " ± " + percent(*se) : QString());
+  if (w.updatePending) tip << "pending in the Kahan buffer or master copy (arrives later, not lost): " + percent(*w.updatePending);
+  if (w.elements) tip << QString("%1 elements tracked").arg(*w.elements);
+  if (!se) tip << "no uncertainty recorded (run folder written before it was)";
+  if (!e.enough) tip << QString::fromStdString(e.reason) << "grey: at this size the figure is noise, not loss";
+  v.toolTip = tip.join("\n");
+  return v;
+}
+
 // The layer values of one step in the chosen metric (fractions); empty when
 // the step has none.
-std::vector<std::pair<std::string, double>> layerValues(const plab::StepMetrics& m, HeatmapMetric metric) {
-  std::vector<std::pair<std::string, double>> out;
+std::vector<LayerValue> layerValues(const plab::StepMetrics& m, HeatmapMetric metric) {
+  std::vector<LayerValue> out;
   if (metric == HeatmapMetric::UpdateLost)
-    for (const auto& w : m.windowLayers) out.emplace_back(w.layer, w.updateLost);
+    for (const auto& w : m.windowLayers) out.push_back(updateLostValue(w, m.step));
   else
-    for (const auto& l : m.layers) out.emplace_back(l.layer, l.roundedAwayFraction);
+    for (const auto& l : m.layers)
+      out.push_back({l.layer, l.roundedAwayFraction, true,
+                     QString::fromStdString(l.layer) + QString(", step %1\nrounded away ").arg(m.step) +
+                         percent(l.roundedAwayFraction)});
   return out;
 }
 
@@ -46,11 +82,34 @@ LayerHeatmap::LayerHeatmap(QWidget* parent) : RunChart(metricTitle(HeatmapMetric
   scale_->axis()->setLabel("update lost (%)");
   plotLayout()->addElement(plotLayout()->rowCount() - 1, 1, scale_);
   map_->setColorScale(scale_);
-  map_->setGradient(QCPColorGradient(QCPColorGradient::gpHot).inverted());
+  QCPColorGradient gradient = QCPColorGradient(QCPColorGradient::gpHot).inverted();
+  gradient.setNanHandling(QCPColorGradient::nhNanColor);  // cells without evidence are NaN: grey
+  gradient.setNanColor(QColor(170, 170, 170));
+  map_->setGradient(gradient);
   map_->setDataRange(QCPRange(0, 100));
   auto* group = new QCPMarginGroup(this);
   axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
   scale_->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+  // Connected after RunChart's readout (which has no curves here to show).
+  connect(this, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
+    if (e->buttons() & Qt::LeftButton || cells_.empty() || !axisRect()->rect().contains(e->pos())) return;
+    int column = -1, row = -1;
+    map_->data()->coordToCell(xAxis->pixelToCoord(e->pos().x()), yAxis->pixelToCoord(e->pos().y()), &column, &row);
+    const QString text = cellToolTip(column, row);
+    if (!text.isEmpty()) QToolTip::showText(e->globalPosition().toPoint(), text, this);
+  });
+}
+
+bool LayerHeatmap::cellHasEvidence(int column, int row) const {
+  if (column < 0 || row < 0 || column >= static_cast<int>(cells_.size())) return false;
+  const auto& c = cells_[static_cast<size_t>(column)];
+  return row < static_cast<int>(c.size()) && c[static_cast<size_t>(row)].measured && c[static_cast<size_t>(row)].evidence;
+}
+
+QString LayerHeatmap::cellToolTip(int column, int row) const {
+  if (column < 0 || row < 0 || column >= static_cast<int>(cells_.size())) return {};
+  const auto& c = cells_[static_cast<size_t>(column)];
+  return row < static_cast<int>(c.size()) ? c[static_cast<size_t>(row)].toolTip : QString();
 }
 
 void LayerHeatmap::setSelectedRun(int run) { selected_ = run; }
@@ -73,6 +132,7 @@ void LayerHeatmap::showRuns(const std::vector<plab::RunRecord>& runs) {
   }
   shown_ = run;
   layers_.clear();
+  cells_.clear();
   layerTicker_->clear();
   if (run < 0) {
     map_->data()->clear();
@@ -94,12 +154,12 @@ void LayerHeatmap::showRuns(const std::vector<plab::RunRecord>& runs) {
   };
   for (const auto& name : record.info.layers) addRow(name);
   std::vector<const plab::StepMetrics*> columns;
-  std::vector<std::vector<std::pair<std::string, double>>> values;
+  std::vector<std::vector<LayerValue>> values;
   for (const auto& m : record.steps) {
     auto v = layerValues(m, metric_);
     if (v.empty()) continue;
     columns.push_back(&m);
-    for (const auto& [layer, value] : v) addRow(layer);
+    for (const LayerValue& lv : v) addRow(lv.layer);
     values.push_back(std::move(v));
   }
   if (columns.empty() || rowNames.empty()) {
@@ -113,9 +173,13 @@ void LayerHeatmap::showRuns(const std::vector<plab::RunRecord>& runs) {
   map_->data()->setRange(QCPRange(double(columns.front()->step), double(columns.back()->step)),
                          QCPRange(0, std::max(ny - 1, 0)));
   map_->data()->fill(0);
+  cells_.assign(static_cast<size_t>(nx), std::vector<Cell>(static_cast<size_t>(ny)));
   for (int x = 0; x < nx; ++x)
-    for (const auto& [layer, value] : values[static_cast<size_t>(x)])
-      map_->data()->setCell(x, rowOf.value(QString::fromStdString(layer)), 100.0 * value);
+    for (const LayerValue& lv : values[static_cast<size_t>(x)]) {
+      const int y = rowOf.value(QString::fromStdString(lv.layer));
+      map_->data()->setCell(x, y, lv.evidence ? 100.0 * lv.value : std::numeric_limits<double>::quiet_NaN());
+      cells_[static_cast<size_t>(x)][static_cast<size_t>(y)] = {true, lv.evidence, lv.toolTip};
+    }
   // Readable ticks: at most ~24 labels.
   const int every = std::max(1, (ny + 23) / 24);
   for (int y = 0; y < ny; ++y) {

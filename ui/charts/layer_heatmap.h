@@ -4,6 +4,10 @@
 // scale is 0..max % with max chosen by the user (100 by default), the same
 // for every run and metric, never rescaled to the data, so that runs
 // compare by colour.
+//
+// Update-lost cells whose figure is noise at the layer's size (no evidence:
+// precision/update_stats.h, lostEvidence) are grey instead of coloured; the
+// tooltip of every cell gives its figure, ± and, where grey, why.
 #include <QStringList>
 #include <vector>
 
@@ -28,6 +32,10 @@ class LayerHeatmap : public RunChart {
   int shownRun() const { return shown_; }
   QCPColorMap* colorMap() const { return map_; }
   const QStringList& layerNames() const { return layers_; }
+  // The cell of the x-th shown step column and the y-th layer row: whether
+  // it shows a coloured figure, and its tooltip (empty where nothing was measured).
+  bool cellHasEvidence(int column, int row) const;
+  QString cellToolTip(int column, int row) const;
 
  protected:
   void fitView() override;
@@ -38,6 +46,11 @@ class LayerHeatmap : public RunChart {
   QCPColorScale* scale_;
   QSharedPointer<QCPAxisTickerText> layerTicker_;
   QStringList layers_;
+  struct Cell {
+    bool measured = false, evidence = true;
+    QString toolTip;
+  };
+  std::vector<std::vector<Cell>> cells_;  // [column][row]
   int selected_ = -1;
   HeatmapMetric metric_ = HeatmapMetric::UpdateLost;
   int shown_ = -1;

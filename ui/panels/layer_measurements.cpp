@@ -1,11 +1,16 @@
 #include "panels/layer_measurements.h"
 
+#include <cmath>
+
+#include "precision/update_stats.h"
+
 namespace plab::ui {
 
 std::map<std::string, LayerMeasurement> layerMeasurements(const plab::RunRecord& run) {
   struct Sums {
-    double rounded = 0, lost = 0;
-    int roundedSteps = 0, windows = 0;
+    double rounded = 0, lost = 0, lostVariance = 0, pending = 0;
+    int roundedSteps = 0, windows = 0, windowsWithSe = 0, windowsWithPending = 0;
+    int64_t elements = 0;
   };
   std::map<std::string, Sums> sums;
   for (const plab::StepMetrics& step : run.steps) {
@@ -14,15 +19,37 @@ std::map<std::string, LayerMeasurement> layerMeasurements(const plab::RunRecord&
       ++sums[l.layer].roundedSteps;
     }
     for (const auto& w : step.windowLayers) {
-      sums[w.layer].lost += w.updateLost;
-      ++sums[w.layer].windows;
+      Sums& s = sums[w.layer];
+      s.lost += w.updateLost;
+      ++s.windows;
+      if (w.updateLostStdError) {
+        // NaN is how JSON brings an infinite se back: unknown either way.
+        const double se = std::isfinite(*w.updateLostStdError) ? *w.updateLostStdError : INFINITY;
+        s.lostVariance += se * se;
+        ++s.windowsWithSe;
+      }
+      if (w.updatePending) {
+        s.pending += *w.updatePending;
+        ++s.windowsWithPending;
+      }
+      if (w.elements) s.elements = *w.elements;
     }
   }
   std::map<std::string, LayerMeasurement> out;
   for (const auto& [layer, s] : sums) {
     LayerMeasurement m;
     if (s.roundedSteps > 0) m.roundedAway = s.rounded / s.roundedSteps;
-    if (s.windows > 0) m.updateLost = s.lost / s.windows;
+    m.windows = s.windows;
+    m.elements = s.elements;
+    if (s.windows > 0) {
+      m.updateLost = s.lost / s.windows;
+      // Old folders record no se; a partial record cannot give the mean's.
+      if (s.windowsWithSe == s.windows) m.updateLostStdError = std::sqrt(s.lostVariance) / s.windows;
+      if (s.windowsWithPending == s.windows) m.updatePending = s.pending / s.windows;
+      const plab::LostEvidence e = plab::lostEvidence(m.updateLostStdError, m.elements);
+      m.enoughEvidence = e.enough;
+      m.evidenceReason = e.reason;
+    }
     out[layer] = m;
   }
   return out;

@@ -1,8 +1,10 @@
 #pragma once
 // What one run measured per layer, for the layer tree: the mean rounded-away
 // share over its statistics steps and the mean update lost over its
-// windows. Torch-free.
+// windows, with that mean's uncertainty and whether it is evidence at all
+// (precision/update_stats.h: lostEvidence). Torch-free.
 #include <map>
+#include <optional>
 #include <string>
 
 #include "report/run_report.h"
@@ -11,7 +13,16 @@ namespace plab::ui {
 
 struct LayerMeasurement {
   double roundedAway = -1;  // < 0: not measured
-  double updateLost = -1;
+  double updateLost = -1;   // < 0 and no windows: not measured (a measured one may be negative)
+  int windows = 0;          // windows that measured updateLost
+  // Of the mean: sqrt(sum of the windows' se^2) / windows (the windows taken
+  // as independent); unset where the run folder predates it, inf where a
+  // window had too few elements to estimate it.
+  std::optional<double> updateLostStdError;
+  std::optional<double> updatePending;  // Kahan, mixed: mean share still in the buffer or master copy
+  int64_t elements = 0;                 // tracked per window (0: not recorded)
+  bool enoughEvidence = true;
+  std::string evidenceReason;           // why not, when !enoughEvidence
 };
 
 std::map<std::string, LayerMeasurement> layerMeasurements(const plab::RunRecord& run);

@@ -8,6 +8,7 @@
 #include <QTreeWidget>
 #include <QTreeWidgetItemIterator>
 #include <QVBoxLayout>
+#include <cmath>
 #include <functional>
 
 #include "panels/memory_estimate.h"
@@ -83,7 +84,9 @@ LayerTreePanel::LayerTreePanel(QWidget* parent) : QWidget(parent) {
                           "Type"});
   tree_->headerItem()->setToolTip(UpdateLostColumn,
                                   "Mean over the last finished run's windows: the share of the intended update "
-                                  "that never reached this layer's weights");
+                                  "that never reached this layer's weights (nor waits in a Kahan buffer), ± one "
+                                  "standard error. \"no evidence\": the error is above 5 points, so the figure "
+                                  "is noise at this layer's size");
   tree_->headerItem()->setToolTip(RoundedAwayColumn,
                                   "Mean over the last finished run's statistics steps: the share of this layer's "
                                   "weights whose update was rounded away in the step (Kahan and SR defer writes, "
@@ -161,18 +164,46 @@ void LayerTreePanel::clearMeasurements() {
   showMeasurements();
 }
 
+LayerTreePanel::UpdateLostCell LayerTreePanel::updateLostCell(const LayerMeasurement& m) {
+  UpdateLostCell c;
+  if (m.windows <= 0) return c;
+  const auto points = [](double x) { return QString::number(100 * x, 'f', 1); };
+  const bool seKnown = m.updateLostStdError && std::isfinite(*m.updateLostStdError);
+  const QString pm = seKnown ? " ± " + points(*m.updateLostStdError) : QString();
+  QStringList tip;
+  tip << QString("mean over %1 window(s): %2%3 %").arg(m.windows).arg(points(m.updateLost), pm);
+  if (m.updatePending)
+    tip << QString("pending in the Kahan buffer or master copy at the windows' ends (arrives later, not lost): %1 %")
+               .arg(points(*m.updatePending));
+  if (m.elements > 0) tip << QString("%1 elements tracked per window").arg(m.elements);
+  if (!m.updateLostStdError) tip << "no uncertainty recorded (run folder written before it was)";
+  c.evidence = m.enoughEvidence;
+  if (m.enoughEvidence) {
+    c.text = points(m.updateLost) + pm + " %";
+    if (seKnown) tip << "± is one standard error, from the spread of 16 interleaved element groups";
+  } else {
+    c.text = seKnown ? "no evidence (±" + points(*m.updateLostStdError) + " %)" : "no evidence";
+    tip << QString::fromStdString(m.evidenceReason) << "at this size the figure is noise, not loss";
+  }
+  c.toolTip = tip.join("\n");
+  return c;
+}
+
 void LayerTreePanel::showMeasurements() {
-  const auto percent = [](double x) { return x < 0 ? QString() : QString::number(100 * x, 'f', 1) + " %"; };
   tree_->headerItem()->setText(UpdateLostColumn, measuredRun_.isEmpty() ? "Update lost" : "Update lost (" + measuredRun_ + ")");
   tree_->headerItem()->setText(RoundedAwayColumn, "Rounded away");
   for (QTreeWidgetItemIterator it(tree_); *it; ++it) {
     QTreeWidgetItem* item = *it;
     const auto found = measurements_.find(item->data(NameColumn, PathRole).toString().toStdString());
     const LayerMeasurement m = found == measurements_.end() ? LayerMeasurement{} : found->second;
-    for (const auto& [column, value] : {std::pair{UpdateLostColumn, m.updateLost}, std::pair{RoundedAwayColumn, m.roundedAway}}) {
-      item->setText(column, percent(value));
+    const UpdateLostCell lost = updateLostCell(m);
+    item->setText(UpdateLostColumn, lost.text);
+    item->setToolTip(UpdateLostColumn, lost.toolTip);
+    if (lost.evidence) item->setData(UpdateLostColumn, Qt::ForegroundRole, QVariant());
+    else item->setForeground(UpdateLostColumn, QColor(140, 140, 140));
+    item->setText(RoundedAwayColumn, m.roundedAway < 0 ? QString() : QString::number(100 * m.roundedAway, 'f', 1) + " %");
+    for (const int column : {int(UpdateLostColumn), int(RoundedAwayColumn)})
       item->setTextAlignment(column, Qt::AlignRight | Qt::AlignVCenter);
-    }
   }
   tree_->resizeColumnToContents(UpdateLostColumn);
   tree_->resizeColumnToContents(RoundedAwayColumn);

@@ -41,6 +41,14 @@ class LayerTreePanel : public QWidget {
   // stay empty. clearMeasurements() empties the columns.
   void setMeasurements(const QString& runName, const std::map<std::string, LayerMeasurement>& layers);
   void clearMeasurements();
+  // The update-lost cell of a layer: "12.3 ± 0.4 %" with enough evidence,
+  // "no evidence (±40.0 %)" in grey without (update_stats.h: lostEvidence),
+  // and a tooltip with the figure, its ±, Kahan's pending share and why.
+  struct UpdateLostCell {
+    QString text, toolTip;
+    bool evidence = true;
+  };
+  static UpdateLostCell updateLostCell(const LayerMeasurement& m);
 
   void applyPreset(plab::PlanPreset preset);      // clears overrides
   void setSubtreeBf16(const std::string& path, bool bf16);  // what ticking a row does

@@ -14,15 +14,18 @@ RunSummary summarizeRun(const plab::RunRecord& run, bool finished) {
       s.finalValLoss = it->valLoss;
       break;
     }
+  // The rounded-away mean is over the steps that measured it only.
   double roundedSum = 0, tpsSum = 0;
+  int64_t roundedSteps = 0;
   for (const auto& m : steps) {
-    roundedSum += m.roundedAwayFraction;
+    if (m.roundedAwayFraction) {
+      roundedSum += *m.roundedAwayFraction;
+      ++roundedSteps;
+    }
     tpsSum += m.tokensPerSecond;
   }
-  if (!steps.empty()) {
-    s.meanRoundedAway = roundedSum / static_cast<double>(steps.size());
-    s.tokensPerSecond = tpsSum / static_cast<double>(steps.size());
-  }
+  if (roundedSteps > 0) s.meanRoundedAway = roundedSum / static_cast<double>(roundedSteps);
+  if (!steps.empty()) s.tokensPerSecond = tpsSum / static_cast<double>(steps.size());
 
   s.memoryBytes = !steps.empty() ? steps.back().memory.total() : run.info.measuredMemory.total();
   s.fp32BaselineBytes = run.info.fp32Baseline.total();
