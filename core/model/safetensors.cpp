@@ -122,8 +122,8 @@ struct SafetensorsFile::Impl {
     json header;
     try {
       header = json::parse(mapped + 8, mapped + 8 + headerLen);
-    } catch (const json::parse_error& e) {
-      fail("invalid JSON header: " + textExcerpt(e.what(), 200));
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
+      fail("invalid JSON header: " + jsonErrorText(e));
     }
     if (!header.is_object()) fail("header is not a JSON object");
 
@@ -243,8 +243,8 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::filesystem::path& modelD
     json j;
     try {
       j = json::parse(text);
-    } catch (const json::parse_error& e) {
-      throw SafetensorsError(index.string() + ": invalid JSON: " + textExcerpt(e.what(), 200));
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
+      throw SafetensorsError(index.string() + ": invalid JSON: " + jsonErrorText(e));
     }
     if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
       throw SafetensorsError(index.string() + ": missing 'weight_map' object");

@@ -1,5 +1,6 @@
 #include "tokenizer/tokenizer_files.h"
 
+#include <limits>
 #include <utility>
 
 #include "tokenizer/bpe_tokenizer.h"
@@ -25,8 +26,21 @@ json readTokenizerJsonFile(const std::filesystem::path& path) {
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
-    throw TokenizerError("invalid JSON in " + path.string() + ": " + textExcerpt(e.what(), 200));
+    throw TokenizerError("invalid JSON in " + path.string() + ": " + jsonErrorText(e));
   }
+}
+
+int64_t tokenIdFromJson(const json& value, const std::string& what) {
+  constexpr int64_t kMaxId = std::numeric_limits<int32_t>::max();
+  // Unsigned first: a value above int64's range is unsigned in the parser and
+  // would wrap when read as signed.
+  if (value.is_number_unsigned() && value.get<uint64_t>() <= uint64_t(kMaxId)) return int64_t(value.get<uint64_t>());
+  if (value.is_number_integer() && !value.is_number_unsigned()) {
+    const int64_t id = value.get<int64_t>();
+    if (id >= 0 && id <= kMaxId) return id;
+  }
+  throw TokenizerError(what + " is not a token id: " + jsonExcerpt(value) + " (ids are whole numbers from 0 to " +
+                       std::to_string(kMaxId) + ")");
 }
 
 void chooseDefaultEos(BpeTokenizer& tokenizer) {

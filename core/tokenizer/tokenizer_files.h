@@ -1,6 +1,7 @@
 #pragma once
 // Shared by the tokenizer loaders: reading JSON files with errors that name
 // them, and choosing the document separator (EOS) token.
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -17,6 +18,12 @@ std::string readTokenizerFile(const std::filesystem::path& path);
 
 // As readTokenizerFile, and also when the file is not JSON.
 nlohmann::json readTokenizerJsonFile(const std::filesystem::path& path);
+
+// A token id read from JSON: a whole number in [0, 2^31 - 1]. Anything else
+// (3e22, -1, 2.5, 18446744073709551615, "7") throws TokenizerError naming
+// `what` and the value, before any conversion (a double past int64's range
+// cast to it is undefined behaviour).
+int64_t tokenIdFromJson(const nlohmann::json& value, const std::string& what);
 
 // The first of <|endoftext|>, <|end_of_text|>, </s>, <|im_end|>, <|eot_id|>
 // that is one of the tokenizer's added tokens; none when it has none of them

@@ -120,8 +120,12 @@ std::pair<std::string, std::string> parseMerge(const json& m, const std::string&
 // Ids of a special token named in a post-processor.
 std::vector<int64_t> specialTokenIds(const json& processor, const std::string& name, const std::string& src) {
   const json specials = processor.value("special_tokens", json::object());
-  if (specials.contains(name) && specials[name].contains("ids") && specials[name]["ids"].is_array())
-    return specials[name]["ids"].get<std::vector<int64_t>>();
+  if (specials.contains(name) && specials[name].contains("ids") && specials[name]["ids"].is_array()) {
+    std::vector<int64_t> ids;
+    for (const json& id : specials[name]["ids"])
+      ids.push_back(tokenIdFromJson(id, src + ": post_processor special token '" + textExcerpt(name) + "'"));
+    return ids;
+  }
   throw TokenizerError(src + ": post_processor names special token '" + name + "' without its ids");
 }
 
@@ -131,9 +135,9 @@ void addPostProcessor(const json& post, BpeSpec& spec) {
   const std::string& src = spec.source;
   const std::string type = typeOf(post);
   auto idOf = [&](const json& pair) {  // ["</s>", 2]
-    if (!pair.is_array() || pair.size() != 2 || !pair[1].is_number_integer())
+    if (!pair.is_array() || pair.size() != 2)
       throw TokenizerError(src + ": malformed " + type + " token " + jsonExcerpt(pair));
-    return pair[1].get<int64_t>();
+    return tokenIdFromJson(pair[1], src + ": " + type + " token " + jsonExcerpt(pair[0]));
   };
   if (post.is_null() || type == "ByteLevel") return;  // ByteLevel only trims offsets
   if (type == "Sequence") {
@@ -177,7 +181,8 @@ void readModel(const json& model, BpeSpec& spec) {
     if (model.contains(affix) && model[affix].is_string() && !model[affix].get<std::string>().empty())
       throw TokenizerError(src + ": BPE " + affix + " is not supported");
   try {
-    for (const auto& [token, id] : model["vocab"].items()) spec.vocab.emplace(token, id.get<int64_t>());
+    for (const auto& [token, id] : model["vocab"].items())
+      spec.vocab.emplace(token, tokenIdFromJson(id, src + ": vocab id of '" + textExcerpt(token) + "'"));
     for (const auto& m : model["merges"]) spec.merges.push_back(parseMerge(m, src));
     spec.ignoreMerges = model.value("ignore_merges", false);
     spec.byteFallback = model.value("byte_fallback", false);
@@ -202,7 +207,8 @@ std::unique_ptr<Tokenizer> loadTokenizerJson(const std::filesystem::path& path) 
   try {
     if (j.contains("added_tokens") && j["added_tokens"].is_array())
       for (const auto& t : j["added_tokens"])
-        spec.addedTokens.emplace_back(t.at("content").get<std::string>(), t.at("id").get<int64_t>());
+        spec.addedTokens.emplace_back(t.at("content").get<std::string>(),
+                                      tokenIdFromJson(t.at("id"), src + ": added token id"));
   } catch (const json::exception& e) {
     throw TokenizerError(src + ": malformed added_tokens: " + e.what());
   }

@@ -5,6 +5,7 @@
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/tokenizer_files.h"
 #include "util/errors.h"
+#include "util/json_limits.h"
 
 namespace plab {
 
@@ -43,8 +44,7 @@ std::unique_ptr<Tokenizer> loadVocabAndMerges(const std::filesystem::path& vocab
   const json vocab = readTokenizerJsonFile(vocabJson);
   if (!vocab.is_object()) throw TokenizerError(vocabJson.string() + ": expected an object of token -> id");
   for (const auto& [token, id] : vocab.items()) {
-    if (!id.is_number_integer()) throw TokenizerError(vocabJson.string() + ": id of '" + token + "' is not an integer");
-    spec.vocab.emplace(token, id.get<int64_t>());
+    spec.vocab.emplace(token, tokenIdFromJson(id, vocabJson.string() + ": id of '" + textExcerpt(token) + "'"));
   }
   std::istringstream in(readTokenizerFile(mergesTxt));
   std::string line;

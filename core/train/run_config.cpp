@@ -1,5 +1,6 @@
 #include "train/run_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <sstream>
@@ -218,8 +219,20 @@ nlohmann::json RunConfig::toJson() const {
 
 namespace {
 
+// A run config is at most three levels deep ("data.source.path"): a longer
+// key is a mistake, and 50 000 parts once nested the run that deep and
+// crashed the copy that followed.
+constexpr size_t kMaxSweepKeyParts = 8;
+constexpr size_t kMaxSweepKeyLength = 200;
+
 // "adamw.lr" -> the value slot inside a run object (created if missing).
 json& slotAt(json& run, const std::string& dottedKey) {
+  if (dottedKey.size() > kMaxSweepKeyLength)
+    throw ConfigError("run config: sweep key '" + textExcerpt(dottedKey) + "' is longer than " +
+                      std::to_string(kMaxSweepKeyLength) + " characters");
+  if (size_t(std::count(dottedKey.begin(), dottedKey.end(), '.')) >= kMaxSweepKeyParts)
+    throw ConfigError("run config: sweep key '" + textExcerpt(dottedKey) + "' has more than " +
+                      std::to_string(kMaxSweepKeyParts) + " dotted parts");
   json* node = &run;
   std::stringstream ss(dottedKey);
   std::string part;

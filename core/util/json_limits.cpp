@@ -38,6 +38,19 @@ std::string textExcerpt(std::string_view text, size_t maxChars) {
   return i < text.size() ? out + "..." : out;
 }
 
+std::string jsonErrorText(const nlohmann::json::exception& e) {
+  std::string_view what = e.what();
+  if (const auto tag = what.find("] "); what.substr(0, 16) == "[json.exception." && tag != std::string_view::npos)
+    what.remove_prefix(tag + 2);
+  constexpr std::string_view kOverflow = "number overflow parsing '";
+  if (e.id == 406 && what.substr(0, kOverflow.size()) == kOverflow) {
+    std::string_view number = what.substr(kOverflow.size());
+    if (!number.empty() && number.back() == '\'') number.remove_suffix(1);
+    return "number " + textExcerpt(number, 40) + " is beyond the range of a double (about 1.8e308)";
+  }
+  return textExcerpt(what, 200);
+}
+
 std::string jsonExcerpt(const nlohmann::json& value, size_t maxChars) {
   return textExcerpt(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), maxChars);
 }

@@ -26,4 +26,9 @@ std::string jsonExcerpt(const nlohmann::json& value, size_t maxChars = 60);
 // The same for raw text (names, file contents).
 std::string textExcerpt(std::string_view text, size_t maxChars = 60);
 
+// A parser error in words, without the library's "[json.exception...]" tag:
+// "number 1e999 is beyond the range of a double (about 1.8e308)", or the parse
+// error's own sentence; at most 200 characters, control bytes escaped.
+std::string jsonErrorText(const nlohmann::json::exception& e);
+
 }  // namespace plab

@@ -74,6 +74,48 @@ class TestInputLimits : public QObject {
     // Small sweeps still expand.
     QCOMPARE(loadRunConfigs({{"base", nlohmann::json::object()}, {"sweep", {{"seed", {1, 2, 3}}}}}).size(), size_t(3));
   }
+
+  // Issue 19.7: a sweep key of 50 000 dotted parts nested the run that deep
+  // and crashed (exit 139).
+  void sweepKeyOfManyPartsIsRefused() {
+    std::string key = "a";
+    for (int i = 1; i < 50000; ++i) key += ".a";
+    const std::string e =
+        errorMessageOf<ConfigError>([&] { loadRunConfigs({{"sweep", {{key, {1, 2}}}}}); });
+    QVERIFY2(e.find("sweep key") != std::string::npos && e.find("longer than 200") != std::string::npos, e.c_str());
+    QVERIFY2(e.size() < 400, e.c_str());
+    const std::string parts =
+        errorMessageOf<ConfigError>([&] { loadRunConfigs({{"sweep", {{"a.b.c.d.e.f.g.h.i", {1, 2}}}}}); });
+    QVERIFY2(parts.find("more than 8 dotted parts") != std::string::npos, parts.c_str());
+    // Real nested keys still work.
+    QCOMPARE(loadRunConfigs({{"sweep", {{"adamw.lr", {1e-3, 1e-4}}}}}).size(), size_t(2));
+  }
+
+  // Issue 19.7: a tokenizer id of 3e22 was cast to int64 (undefined
+  // behaviour, UBSan in readModel) and then reported as -9223372036854775808.
+  void tokenizerIdsOutsideTheIdRangeAreNamed() {
+    QTemporaryDir tmp;
+    const fs::path file = fs::path(tmp.path().toStdString()) / "tokenizer.json";
+    for (const char* id : {"3e22", "18446744073709551615", "9223372036854775807", "-1", "2.5", "\"7\"", "1e999"}) {
+      std::ofstream(file) << R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": )" << id
+                          << R"(}, "merges": []}, "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false}})";
+      const std::string e = errorMessageOf<TokenizerError>([&] { loadTokenizerJson(file); });
+      QVERIFY2(e.find("-9223372036854775808") == std::string::npos, e.c_str());
+      if (std::string(id) == "1e999")
+        QVERIFY2(e.find("1e999") != std::string::npos && e.find("range of a double") != std::string::npos, e.c_str());
+      else
+        QVERIFY2(e.find("not a token id") != std::string::npos && e.find("'b'") != std::string::npos, e.c_str());
+    }
+    std::ofstream(file) << R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},
+                               "added_tokens": [{"content": "<s>", "id": 3e22}]})";
+    const std::string added = errorMessageOf<TokenizerError>([&] { loadTokenizerJson(file); });
+    QVERIFY2(added.find("added token id is not a token id: 3e+22") != std::string::npos, added.c_str());
+    std::ofstream(file) << R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},
+                               "post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>"}},
+                                 {"Sequence": {"id": "A"}}], "special_tokens": {"<s>": {"ids": [3e22]}}}})";
+    const std::string special = errorMessageOf<TokenizerError>([&] { loadTokenizerJson(file); });
+    QVERIFY2(special.find("not a token id") != std::string::npos, special.c_str());
+  }
 };
 
 QTEST_APPLESS_MAIN(TestInputLimits)

@@ -101,6 +101,43 @@ class TestJsonLimits : public QObject {
     QCOMPARE(textExcerpt("a\xff\n"), std::string("a\\xff\\x0a"));
     QCOMPARE(jsonExcerpt(std::string(100, 'y'), 10), std::string("\"yyyyyyyyy..."));
   }
+
+  // Issue 19.7: 1e999 escaped as the library's "[json.exception.out_of_range
+  // .406]" from a safetensors header (only parse errors were caught).
+  void numberPastADoubleIsNamed() {
+    QTemporaryDir tmp;
+    const fs::path file = fs::path(tmp.path().toStdString()) / "model.safetensors";
+    writeSafetensorsWithHeader(file, R"({"w": {"dtype": "F32", "shape": [1e999], "data_offsets": [0, 4]}})");
+    const std::string e = errorMessageOf<SafetensorsError>([&] { SafetensorsFile f(file); });
+    QVERIFY2(e.find("number 1e999 is beyond the range of a double") != std::string::npos, e.c_str());
+    QVERIFY2(e.find("json.exception") == std::string::npos, e.c_str());
+    const fs::path sharded = fs::path(tmp.path().toStdString()) / "sharded";
+    fs::create_directories(sharded);
+    std::ofstream(sharded / "model.safetensors.index.json") << R"({"metadata": {"total_size": 1e999}, "weight_map": {}})";
+    const std::string i = errorMessageOf<SafetensorsError>([&] { SafetensorsCheckpoint c(sharded); });
+    QVERIFY2(i.find("1e999") != std::string::npos && i.find("json.exception") == std::string::npos, i.c_str());
+    const fs::path tokenizer = fs::path(tmp.path().toStdString()) / "tokenizer.json";
+    std::ofstream(tokenizer) << R"({"model": {"type": "BPE", "vocab": {"a": -1e999}, "merges": []}})";
+    const std::string t = errorMessageOf<TokenizerError>([&] { loadTokenizerJson(tokenizer); });
+    QVERIFY2(t.find("-1e999 is beyond") != std::string::npos, t.c_str());
+    try {
+      const nlohmann::json never = nlohmann::json::parse("[1, 2, oops]");
+      QFAIL(never.dump().c_str());
+    } catch (const nlohmann::json::exception& parseError) {
+      const std::string text = jsonErrorText(parseError);
+      QVERIFY2(text.find("json.exception") == std::string::npos && text.find("line 1") != std::string::npos,
+               text.c_str());
+    }
+  }
+
+  void numberPastADoubleInARunConfigIsAUsageError() {
+    if (plab::test::cliPath().isEmpty()) QSKIP("PLAB_CLI not set (run through ctest)");
+    QTemporaryDir tmp;
+    const fs::path file = fs::path(tmp.path().toStdString()) / "run.json";
+    std::ofstream(file) << R"({"name": "big", "adamw": {"lr": 1e999}})";
+    const plab::test::CliOutcome o = plab::test::runCli({"run", QString::fromStdString(file.string()), "--no-pdf"});
+    QVERIFY2(o.exitCode == 2 && o.err.contains("run.json") && !o.err.contains("json.exception"), o.describe());
+  }
 };
 
 QTEST_APPLESS_MAIN(TestJsonLimits)
