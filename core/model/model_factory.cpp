@@ -10,6 +10,7 @@
 #include "model/llama_model.h"
 #include "model/safetensors.h"
 #include "util/errors.h"
+#include "util/tool_files.h"
 
 namespace plab {
 namespace {
@@ -65,6 +66,7 @@ std::string checkpointLabel(const SafetensorsCheckpoint& ckpt) {
 }
 
 void writeTextFile(const std::filesystem::path& path, const std::string& text) {
+  removeStaleTemporariesOf(path);  // left by a run killed mid-checkpoint
   std::filesystem::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
   {

@@ -18,6 +18,7 @@
 #include "util/errors.h"
 #include "util/file_names.h"
 #include "util/json_limits.h"
+#include "util/tool_files.h"
 
 namespace plab {
 namespace {
@@ -333,6 +334,9 @@ void writeSafetensors(const std::filesystem::path& path,
   // Pad with spaces so the data buffer starts 8-byte aligned.
   headerText.append((8 - headerText.size() % 8) % 8, ' ');
 
+  // A run killed mid-write left its <file>.tmp.<pid>: the next write of the
+  // same file clears it (util/tool_files.h).
+  removeStaleTemporariesOf(path);
   std::filesystem::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
   {
