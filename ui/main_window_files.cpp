@@ -186,7 +186,7 @@ bool MainWindow::deleteRun(int run) {
   if (run < 0 || run >= store_.size() || controller_->isBusy() || !store_.isFinished(run)) return false;
   const QString folder = store_.folder(run);
   const QString name = QString::fromStdString(store_.record(run).config.name);
-  if (store_.isLinked(run)) {
+  if (store_.isLinked(run) && !workspace_.holdsLink(folder)) {
     // Not ours to delete: only unlisted (a run of a linked sweep comes back
     // with its sweep).
     try {
@@ -195,14 +195,13 @@ bool MainWindow::deleteRun(int run) {
       appendLog("could not update the workspace's list of opened runs: " + QString::fromUtf8(e.what()));
     }
     appendLog(QString("[%1] unlisted; its folder %2 is left in place").arg(name, folder));
-  } else if (!folder.isEmpty() && QFileInfo(folder).isDir()) {
-    QString trashed;
-    if (QFile::moveToTrash(folder, &trashed)) {
-      appendLog(QString("[%1] moved to the trash: %2").arg(name, trashed));
-    } else if (QDir(folder).removeRecursively()) {
-      appendLog(QString("[%1] deleted %2 (no trash available)").arg(name, folder));
-    } else {
-      showError("Delete run", "Could not delete " + folder);
+  } else if (!folder.isEmpty() && (QFileInfo(folder).isDir() || QFileInfo(folder).isSymLink())) {
+    // Through the workspace: a link goes alone, a folder the tool did not
+    // write is refused, and without a trash only the tool's files go.
+    try {
+      appendLog(QString("[%1] %2").arg(name, workspace_.removeRun(folder, /*useTrash=*/true)));
+    } catch (const std::exception& e) {
+      showError("Delete run", QString::fromUtf8(e.what()));
       return false;
     }
   }

@@ -24,7 +24,10 @@
 #include "panels/optimizer_panel.h"
 #include "report/mode_colors.h"
 #include "report/run_folder_reader.h"
+#include "run/workspace.h"
 #include "support/run_folders.h"
+#include "util/errors.h"
+#include "util/run_folder.h"
 
 using namespace plab::ui;
 namespace fs = std::filesystem;
@@ -160,6 +163,90 @@ class TestWorkspace : public QObject {
     QCOMPARE(fileBytes(metrics), before);
     QCOMPARE(QFileInfo(metrics).lastModified(), modified);
     QVERIFY(fileBytes(QString::fromStdString((dir / "config.json").string())).contains("\"run1-bf16-sr\""));
+  }
+
+  // Issue 19.5: a run folder that is a link in the workspace was "owned" by
+  // its cleaned path, and the fallback removeRecursively deleted 4/4 files
+  // in the link's target.
+  void symlinkedRunIsNotDeletedThrough() {
+    QTemporaryDir workspace, elsewhere;
+    const fs::path target = plab::test::writeStoredRun(path(elsewhere.path()) / "theirs",
+                                                       namedConfig("theirs", plab::OptimizerMode::Bf16Plain), 2);
+    std::ofstream(target / "notes.txt") << "theirs";
+    const auto filesIn = [](const fs::path& d) {
+      int n = 0;
+      for (const auto& e : fs::recursive_directory_iterator(d)) n += e.is_regular_file() ? 1 : 0;
+      return n;
+    };
+    const int before = filesIn(target);
+    QVERIFY(before >= 5);
+    const QString link = QDir(workspace.path()).filePath("linked-run");
+    fs::create_directory_symlink(target, path(link));
+    Workspace ws(workspace.path());
+    QVERIFY(!ws.owns(link));
+    QVERIFY(!ws.owns(link + "/runs/x"));
+    QVERIFY(ws.holdsLink(link));
+    QVERIFY(ws.runFolders().contains(QDir::cleanPath(link)));
+    // Neither to the trash through the link nor by name: the link alone goes.
+    {
+      MainWindow w(workspace.path());
+      QCOMPARE(w.store()->size(), 1);
+      QVERIFY(w.deleteRun(0));
+    }
+    QVERIFY(!fs::exists(fs::symlink_status(path(link))));
+    QCOMPARE(filesIn(target), before);
+    MainWindow again(workspace.path());
+    QCOMPARE(again.store()->size(), 0);
+  }
+
+  void ownsResolvesEveryLinkOnTheWay() {
+    QTemporaryDir workspace, elsewhere;
+    const fs::path outsideRun = path(elsewhere.path()) / "sub" / "run";
+    fs::create_directories(outsideRun);
+    fs::create_directory_symlink(path(elsewhere.path()) / "sub", path(workspace.path()) / "sub");
+    Workspace ws(workspace.path());
+    QVERIFY(!ws.owns(workspace.path() + "/sub/run"));  // a real folder, reached through a link
+    QVERIFY(!ws.holdsLink(workspace.path() + "/sub/run"));
+    QVERIFY_THROWS_EXCEPTION(plab::Error, ws.removeRun(workspace.path() + "/sub/run", false));
+    QVERIFY(fs::exists(outsideRun));
+    fs::create_directories(path(workspace.path()) / "real" / "run");
+    QVERIFY(ws.owns(workspace.path() + "/real/run"));
+    QVERIFY(ws.owns(workspace.path() + "/real/../real/run"));
+    QVERIFY(!ws.owns(workspace.path() + "/../elsewhere"));
+  }
+
+  // Without a trash, only the files the tool writes go; a folder it did not
+  // write is refused whole.
+  void deleteWithoutTrashRemovesOnlyTheToolsFiles() {
+    QTemporaryDir workspace, elsewhere;
+    Workspace ws(workspace.path());
+    const fs::path run = plab::test::writeStoredRun(path(workspace.path()) / "r-20250101-000000",
+                                                    namedConfig("r", plab::OptimizerMode::Bf16Plain), 2);
+    std::ofstream(run / "notes.txt") << "mine";
+    std::ofstream(path(elsewhere.path()) / "victim.txt") << "keep";
+    fs::create_directory_symlink(path(elsewhere.path()), run / "charts");
+    const QString message = ws.removeRun(QString::fromStdString(run.string()), /*useTrash=*/false);
+    QVERIFY2(message.contains("kept 1 files") && message.contains("notes.txt"), qPrintable(message));
+    QVERIFY(!fs::exists(run / "metrics.jsonl") && !fs::exists(run / "config.json"));
+    QVERIFY(fs::exists(run / "notes.txt"));
+    QVERIFY(!fs::exists(fs::symlink_status(run / "charts")));
+    QVERIFY(fs::exists(path(elsewhere.path()) / "victim.txt"));
+    // A folder the tool did not write, with a run's file names.
+    const fs::path mine = path(workspace.path()) / "mine";
+    fs::create_directories(mine / "charts");
+    for (const char* f : {"config.json", "metrics.jsonl", "summary.json", "charts/a.svg"}) std::ofstream(mine / f) << "x";
+    try {
+      ws.removeRun(QString::fromStdString(mine.string()), false);
+      QFAIL("expected a refusal");
+    } catch (const plab::ConfigError& e) {
+      QVERIFY2(std::string(e.what()).find("not made by Precision Lab") != std::string::npos, e.what());
+    }
+    QVERIFY(fs::exists(mine / "config.json") && fs::exists(mine / "charts/a.svg"));
+    // A marked one goes whole when it holds only the tool's files.
+    const fs::path marked = plab::createUniqueRunFolder(path(workspace.path()), "m");
+    plab::test::writeStoredRun(marked, namedConfig("m", plab::OptimizerMode::Bf16Plain), 2);
+    QVERIFY(ws.removeRun(QString::fromStdString(marked.string()), false).startsWith("deleted "));
+    QVERIFY(!fs::exists(marked));
   }
 
   void deleteRemovesTheRunFolder() {

@@ -7,6 +7,8 @@
 
 #include "report/run_folder_reader.h"
 #include "util/atomic_file.h"
+#include "util/errors.h"
+#include "util/run_folder.h"
 
 namespace plab::ui {
 namespace {
@@ -48,7 +50,50 @@ QStringList Workspace::runFolders() const {
 }
 
 bool Workspace::owns(const QString& runFolder) const {
-  return clean(runFolder).startsWith(path_ + "/");
+  const QString folder = clean(runFolder);
+  if (path_.isEmpty() || !folder.startsWith(path_ + "/")) return false;
+  // No link between the workspace and the run: lstat each step.
+  for (QString p = folder; p.size() > path_.size(); p = QFileInfo(p).path())
+    if (QFileInfo(p).isSymLink()) return false;
+  const QString resolvedWorkspace = QFileInfo(path_).canonicalFilePath();
+  const QString resolved = QFileInfo(folder).canonicalFilePath();
+  return !resolvedWorkspace.isEmpty() && resolved.startsWith(resolvedWorkspace + "/");
+}
+
+bool Workspace::holdsLink(const QString& folder) const {
+  const QString link = clean(folder);
+  if (path_.isEmpty() || !link.startsWith(path_ + "/") || !QFileInfo(link).isSymLink()) return false;
+  const QString parent = QFileInfo(link).path();  // the link's own folder must be the workspace's
+  return parent == path_ || owns(parent);
+}
+
+QString Workspace::removeRun(const QString& runFolder, bool useTrash) const {
+  const QString folder = clean(runFolder);
+  if (holdsLink(folder)) {
+    const QString target = QFileInfo(folder).symLinkTarget();
+    if (!QFile::remove(folder))  // unlink(2): the link, never what it points to
+      throw plab::IoError("cannot remove the link " + folder.toStdString());
+    return QString("removed the link %1; its target %2 is left in place").arg(folder, target);
+  }
+  if (!owns(folder))
+    throw plab::ConfigError("not deleted: " + folder.toStdString() +
+                            " is not inside the workspace once links are resolved (" +
+                            QFileInfo(folder).canonicalFilePath().toStdString() + ")");
+  const std::filesystem::path dir = folder.toStdString();
+  if (const std::string problem = plab::runFolderOriginProblem(dir); !problem.empty())
+    throw plab::ConfigError("not deleted: " + folder.toStdString() + " " + problem);
+  QString trashed;
+  if (useTrash && QFile::moveToTrash(folder, &trashed)) return "moved to the trash: " + trashed;
+  const std::vector<std::filesystem::path> kept = plab::deleteRunFolder(dir);
+  if (kept.empty()) return "deleted " + folder + " (no trash available)";
+  QStringList names;
+  for (size_t i = 0; i < kept.size() && i < 5; ++i) names << QString::fromStdString(kept[i].string());
+  if (kept.size() > 5) names << QString("and %1 more").arg(kept.size() - 5);
+  return QString("deleted the files Precision Lab wrote in %1 (no trash available); kept %2 files it did not "
+                 "write: %3")
+      .arg(folder)
+      .arg(kept.size())
+      .arg(names.join(", "));
 }
 
 QStringList Workspace::linkedFolders() const {

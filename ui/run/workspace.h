@@ -23,7 +23,19 @@ class Workspace {
   // The run folders to list: those inside the workspace, then the linked
   // ones that still exist; each at most once.
   QStringList runFolders() const;
-  bool owns(const QString& runFolder) const;  // inside the workspace folder
+  // Inside the workspace folder once links are resolved, with no link on the
+  // way: a run reached through a link is not the workspace's to delete.
+  bool owns(const QString& runFolder) const;
+  // A symbolic link inside the workspace (to a run elsewhere).
+  bool holdsLink(const QString& folder) const;
+  // Deletes a run of the workspace and returns a sentence for the log. A
+  // link in the workspace: only the link goes, never its target. A folder
+  // the tool wrote (plab::runFolderOriginProblem): to the trash when
+  // useTrash and there is one (whole, so it can be restored), else only the
+  // files the tool writes are removed, never through a link, and the folder
+  // goes when nothing else is left. Throws plab::Error with the reason, and
+  // deletes nothing, for any other folder.
+  QString removeRun(const QString& runFolder, bool useTrash) const;
   QStringList linkedFolders() const;
   void link(const QString& folder);    // throws plab::IoError when the list cannot be written
   void unlink(const QString& folder);  // likewise
