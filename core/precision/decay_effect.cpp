@@ -278,8 +278,14 @@ std::string describeDecayAssessment(OptimizerMode mode, const DecayAssessment& a
   if (nearest && a.at.vanishedFraction < 1) s += ", the others lose a whole bf16 ulp";
   s += " (effective " + num(a.at.effective) + " per step, asked " + num(a.at.intended) + "); steps off by more than " +
        percent(kDecayTolerance) + " carry " + percent(a.shareOff) + " of the run's decay, from step " +
-       std::to_string(a.firstOffStep) + "; over the run the weights decay " +
-       percent(a.runEffective / a.runIntended) + " of what was asked (pure-decay steps on log-uniformly spread weights)";
+       std::to_string(a.firstOffStep);
+  if (mode == OptimizerMode::Bf16Plain)
+    s += " (torch rounds the decay step on its own, so gradients do not bring it back)";
+  else if (nearest || mode == OptimizerMode::Bf16Kahan)
+    s += " (pure-decay steps: weights with zero gradient or Adam updates below an ulp; where the updates span "
+         "ulps the decay is rounded with them and mostly survives)";
+  else
+    s += " (fp32 rounds 1 - lr × wd and the product)";
   return s;
 }
 

@@ -22,10 +22,11 @@
 //  - "fp32", "mixed" (and every fp32 layer): fp32 rounding of f and of the
 //    product; off by more than 10 % only below lr·wd of about 1.5e-7.
 // With gradients, "bf16-nearest" and "bf16-kahan" add the decay to the Adam
-// update before rounding, so the update's own spread dithers the decay and
-// part of it survives; "bf16" rounds after the decay alone, as here. The
-// pure-decay figures are the case of weights whose gradient is zero or whose
-// Adam update is smaller than the decay.
+// update before rounding, so where the updates span ulps they dither the
+// decay through (test_decay_effect: 99 % of fp32's decay at lr·wd = 1e-4);
+// "bf16" rounds the decay step on its own and loses it as here. The
+// pure-decay figures are those of weights with zero gradient or with Adam
+// updates below an ulp.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -67,7 +68,8 @@ struct DecayAssessment {
   double shareOff = 0;         // share of the run's intended decay in off steps
   double shareVanished = 0;    // share of the run's intended decay in vanished steps
   double runIntended = 0;      // sum of lr·wd over the run
-  double runEffective = 0;     // sum of the effective decays
+  double runEffective = 0;     // sum of the steps' effective decays (one step each on spread weights; a
+                               // weight without gradient in a nearest mode stops decaying sooner)
 };
 
 // lrAt(step) is the lr of the 1-based step, for steps 1..steps.
