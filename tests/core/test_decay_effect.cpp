@@ -11,9 +11,12 @@
 
 #include "precision/decay_effect.h"
 #include "precision/precision_adamw.h"
+#include "report/run_folder_reader.h"
 #include "support/seed_spread.h"
 #include "train/lr_schedule.h"
 #include "train/run_config.h"
+#include "train/step_metrics.h"
+#include "util/atomic_file.h"
 
 using namespace plab;
 using plab::test::Spread;
@@ -352,6 +355,24 @@ class TestDecayEffect : public QObject {
     QCOMPARE(b.shareOff, a.shareOff);
     QCOMPARE(b.runEffective, a.runEffective);
     QVERIFY(decayAssessmentFromJson(nlohmann::json()).verdict == DecayVerdict::Fine);
+  }
+
+  // run_info.json carries the assessment, and the run-folder reader reads it back.
+  void runFolderReadsTheAssessmentBack() {
+    QTemporaryDir dir;
+    const std::filesystem::path folder = dir.path().toStdString();
+    RunConfig c;
+    c.output_dir = folder.string();
+    writeJsonFileAtomically(folder / "config.json", c.toJson());
+    RunInfo info;
+    info.weightDecayEffect = assessWeightDecay(OptimizerMode::Bf16Plain, 0.1, constant(1e-3, 10));
+    info.weightDecayRoundedAway = true;
+    writeJsonFileAtomically(folder / "run_info.json", toJson(info));
+    const StoredRun run = readRunFolder(folder);
+    QVERIFY(run.record.info.weightDecayRoundedAway);
+    QVERIFY(run.record.info.weightDecayEffect.verdict == DecayVerdict::Vanished);
+    QCOMPARE(run.record.info.weightDecayEffect.at.intended, info.weightDecayEffect.at.intended);
+    QCOMPARE(run.record.info.weightDecayEffect.firstOffStep, int64_t(1));
   }
 };
 
