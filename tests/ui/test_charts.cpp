@@ -276,6 +276,15 @@ class TestCharts : public QObject {
     QVERIFY(qAbs(heatmap.colorMap()->data()->cell(0, fc) - 30.0) < 1e-9);
     QVERIFY(heatmap.cellToolTip(0, fc).contains("± 1.0 %"));
     QVERIFY(!heatmap.cellToolTip(0, fc).contains("evidence"));
+    QVERIFY(heatmap.explanation().contains("grey: no evidence"));  // the chart says what grey means
+    // Hovering the grey cell makes its text the chart's tooltip.
+    heatmap.resize(800, 600);
+    heatmap.replot();
+    const QPoint at(int(heatmap.xAxis->coordToPixel(run.steps[3].step)), int(heatmap.yAxis->coordToPixel(head)));
+    QMouseEvent move(QEvent::MouseMove, QPointF(at), heatmap.mapToGlobal(QPointF(at)), Qt::NoButton, Qt::NoButton,
+                     Qt::NoModifier);
+    QApplication::sendEvent(&heatmap, &move);
+    QVERIFY2(heatmap.toolTip().contains("not enough evidence"), qPrintable(heatmap.toolTip()));
   }
 
   void memoryChartBarsPerRun() {

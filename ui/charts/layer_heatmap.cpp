@@ -1,7 +1,6 @@
 #include "charts/layer_heatmap.h"
 
 #include <QHash>
-#include <QToolTip>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -17,6 +16,13 @@ QString shortLayerName(const std::string& path) {
   for (const char* prefix : {"transformer.", "model."})
     if (s.startsWith(prefix)) s = s.mid(static_cast<int>(qstrlen(prefix)));
   return s;
+}
+
+QString metricExplanation(HeatmapMetric m) {
+  return m == HeatmapMetric::UpdateLost
+             ? "grey: no evidence (the figure's ± is above 5 points, e.g. a small norm layer\n"
+               "under stochastic rounding); hover a cell for its figure, ± and reason"
+             : "share of non-zero updates a single step left unchanged; hover a cell for its figure";
 }
 
 const char* metricTitle(HeatmapMetric m) {
@@ -90,13 +96,17 @@ LayerHeatmap::LayerHeatmap(QWidget* parent) : RunChart(metricTitle(HeatmapMetric
   auto* group = new QCPMarginGroup(this);
   axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
   scale_->setMarginGroup(QCP::msBottom | QCP::msTop, group);
-  // Connected after RunChart's readout (which has no curves here to show).
+  setExplanation(metricExplanation(metric_));
+  // The hovered cell's figure becomes the widget's tooltip, which Qt shows
+  // once the pointer rests (RunChart's curve readout hides tips while it moves).
   connect(this, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
-    if (e->buttons() & Qt::LeftButton || cells_.empty() || !axisRect()->rect().contains(e->pos())) return;
-    int column = -1, row = -1;
-    map_->data()->coordToCell(xAxis->pixelToCoord(e->pos().x()), yAxis->pixelToCoord(e->pos().y()), &column, &row);
-    const QString text = cellToolTip(column, row);
-    if (!text.isEmpty()) QToolTip::showText(e->globalPosition().toPoint(), text, this);
+    QString text;
+    if (!cells_.empty() && axisRect()->rect().contains(e->pos())) {
+      int column = -1, row = -1;
+      map_->data()->coordToCell(xAxis->pixelToCoord(e->pos().x()), yAxis->pixelToCoord(e->pos().y()), &column, &row);
+      text = cellToolTip(column, row);
+    }
+    setToolTip(text.isEmpty() ? explanation() : text);
   });
 }
 
@@ -117,6 +127,7 @@ void LayerHeatmap::setSelectedRun(int run) { selected_ = run; }
 void LayerHeatmap::setMetric(HeatmapMetric metric) {
   metric_ = metric;
   scale_->axis()->setLabel(metric == HeatmapMetric::UpdateLost ? "update lost (%)" : "rounded away (%)");
+  setExplanation(metricExplanation(metric));
 }
 
 void LayerHeatmap::showRuns(const std::vector<plab::RunRecord>& runs) {
