@@ -225,6 +225,9 @@ int runCommand(Args& args) {
       if (checkpoint.filename().empty()) checkpoint = checkpoint.parent_path();
       RunConfig c = RunConfig::fromJson(readJsonFile(checkpoint.parent_path() / "config.json"));
       c.resume_from = checkpoint.string();
+      // The run that wrote it may have been killed mid-checkpoint: its
+      // half-written temporaries go (only in a folder of the tool's).
+      removeLeftoversOfKilledRuns(checkpoint.parent_path());
       // The checkpoint holds this mode's optimizer state (Kahan buffers,
       // master weights, moments in its precision): another mode would drop
       // or invent part of it, so a resume keeps the mode it was trained in.
@@ -256,7 +259,8 @@ int runCommand(Args& args) {
   std::unique_ptr<RunFolderLock> folderLock;
   try {
     outDir = out ? fs::path(*out) : createUniqueRunFolder(defaultWorkspaceFolder(), report::safeFileName(runs.front().name));
-    folderLock = std::make_unique<RunFolderLock>(outDir, overwrite);
+    // --overwrite must not clear the checkpoint a resume reads.
+    folderLock = std::make_unique<RunFolderLock>(outDir, overwrite, fs::path(runs.front().resume_from));
   } catch (const Error& e) {
     std::cerr << "error: " << e.what() << '\n';
     return kUsage;

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -90,9 +91,18 @@ bool isSweepOfOldRuns(const fs::path& dir) {
   return !ec && count > 0;
 }
 
+// Whether path is folder or inside it, once both are resolved.
+bool isInside(const fs::path& path, const fs::path& folder) {
+  std::error_code ec1, ec2;
+  fs::path p = fs::weakly_canonical(path, ec1), f = fs::weakly_canonical(folder, ec2);
+  if (ec1 || ec2) return false;
+  if (f.filename().empty()) f = f.parent_path();  // "run/"
+  return std::mismatch(f.begin(), f.end(), p.begin(), p.end()).first == f.end();
+}
+
 }  // namespace
 
-RunFolderLock::RunFolderLock(const fs::path& dir, bool overwrite) {
+RunFolderLock::RunFolderLock(const fs::path& dir, bool overwrite, const fs::path& keep) {
   makeFolder(dir);
   const fs::path lockFile = dir / kRunFolderLockName;
   // O_NOFOLLOW: a link planted at the lock's name never creates a file elsewhere.
@@ -123,6 +133,9 @@ RunFolderLock::RunFolderLock(const fs::path& dir, bool overwrite) {
       if (const std::string problem = runFolderOriginProblem(dir); !problem.empty())
         throw ConfigError("--overwrite refused: output folder " + dir.string() + " " + problem +
                           "; nothing in it was removed. Choose another folder, or empty it yourself");
+      if (!keep.empty() && isInside(keep, dir))
+        throw ConfigError("--overwrite refused: output folder " + dir.string() + " holds " + keep.string() +
+                          ", which this run reads; nothing in it was removed. Choose another folder");
       removeToolFiles(dir);
     }
     if (!hasMarker(dir)) markRunFolder(dir);

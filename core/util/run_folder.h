@@ -26,7 +26,9 @@ class RunFolderLock {
   // lock; IoError when dir cannot be created. With overwrite, what an earlier
   // run wrote (metrics, summaries, reports, charts, sub-runs, checkpoints) is
   // removed first; files the tool did not write are left alone.
-  RunFolderLock(const std::filesystem::path& dir, bool overwrite);
+  // With overwrite and a non-empty keep inside dir (the checkpoint a resumed
+  // run reads), ConfigError too: clearing dir would remove it.
+  RunFolderLock(const std::filesystem::path& dir, bool overwrite, const std::filesystem::path& keep = {});
   ~RunFolderLock();
   RunFolderLock(const RunFolderLock&) = delete;
   RunFolderLock& operator=(const RunFolderLock&) = delete;

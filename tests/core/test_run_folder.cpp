@@ -268,6 +268,35 @@ class TestRunFolder : public QObject {
     QVERIFY(fs::exists(dir / "checkpoint-4" / ("optimizer.safetensors.tmp." + dead)));  // another file's
   }
 
+  // Issue 19.7, through the CLI: resuming from a run that was killed while
+  // writing its next checkpoint removes the half-written files it left.
+  void cliResumeRemovesAKilledCheckpointsTemporaries() {
+    if (plab::test::cliPath().isEmpty()) QSKIP("PLAB_CLI not set (run through ctest)");
+    QTemporaryDir tmp;
+    const fs::path root = tmp.path().toStdString();
+    write(root / "run.json", R"({"name": "k", "steps": 2, "seq_len": 16, "batch_size": 2, "eval_batches": 1,
+                                 "checkpoint_every": 2, "mode": "bf16", "threads": 1})");
+    const CliOutcome first = runCli({"run", str(root / "run.json"), "--out", str(root / "a"), "--no-pdf"});
+    QVERIFY2(first.exitCode == 0, first.describe());
+    const std::string dead = kDeadPid;
+    write(root / "a" / ("checkpoint-4/model.safetensors.tmp." + dead), std::string(4096, 'w'));
+    write(root / "a" / ("checkpoint-2/optimizer.safetensors.tmp." + dead));
+    const CliOutcome resumed = runCli({"run", "--resume", str(root / "a" / "checkpoint-2"), "--steps", "3", "--out",
+                                       str(root / "b"), "--no-pdf"});
+    QVERIFY2(resumed.exitCode == 0, resumed.describe());
+    QVERIFY(!fs::exists(root / "a" / "checkpoint-4"));
+    QVERIFY(!fs::exists(root / "a" / ("checkpoint-2/optimizer.safetensors.tmp." + dead)));
+    QVERIFY(fs::exists(root / "a" / "checkpoint-2/model.safetensors"));
+    // Resuming into the checkpoint's own folder with --overwrite would clear
+    // the checkpoint before reading it (the run failed, and the first run's
+    // results were gone): refused, nothing removed.
+    const std::set<std::string> before = filesUnder(root / "a");
+    const CliOutcome over = runCli({"run", "--resume", str(root / "a" / "checkpoint-2/"), "--steps", "3", "--out",
+                                    str(root / "a" / "." ), "--overwrite", "--no-pdf"});
+    QVERIFY2(over.exitCode == 2 && over.err.contains("which this run reads"), over.describe());
+    QCOMPARE(listed(filesUnder(root / "a")), listed(before));
+  }
+
   void lockedFolderIsRefused() {
     QTemporaryDir tmp;
     const fs::path dir = tmp.path().toStdString();
