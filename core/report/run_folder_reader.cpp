@@ -86,6 +86,8 @@ RunInfo runInfoFromStoredJson(const json& j) {
   readIf(j, "cuda_kernels_linked", i.cudaKernelsLinked);
   readIf(j, "intra_op_threads", i.intraOpThreads);
   readIf(j, "cpu_bf16_matmul", i.cpuBf16Gemm);
+  readIf(j, "cpu_capability", i.cpuCapability);
+  readIf(j, "mkl_cnr", i.mklCnr);
   return i;
 }
 

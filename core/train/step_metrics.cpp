@@ -153,7 +153,9 @@ nlohmann::json toJson(const RunInfo& i) {
           {"libtorch_version", i.libtorchVersion},
           {"cuda_kernels_linked", i.cudaKernelsLinked},
           {"intra_op_threads", i.intraOpThreads},
-          {"cpu_bf16_matmul", i.cpuBf16Gemm}};
+          {"cpu_bf16_matmul", i.cpuBf16Gemm},
+          {"cpu_capability", i.cpuCapability},
+          {"mkl_cnr", i.mklCnr}};
 }
 
 nlohmann::json toJson(const RunResult& r) {

@@ -89,6 +89,8 @@ struct RunInfo {                    // sent once, before step 1
   bool cudaKernelsLinked = false;   // the fused CUDA optimizer kernels are in this build
   int intraOpThreads = 0;           // LibTorch's intra-op threads during the run
   std::string cpuBf16Gemm;          // how bf16 matrix products ran on the CPU (model/bf16_linear.h); "" on CUDA
+  std::string cpuCapability;        // ATen's CPU kernel variant ("DEFAULT", "AVX2", "AVX512"): fp32 results depend on it
+  std::string mklCnr;               // MKL's conditional-numerical-reproducibility branch; "" without MKL
 };
 
 enum class RunStatus { Completed, Stopped, Failed };

@@ -264,6 +264,8 @@ class Session {
     info.intraOpThreads = runtime.intraOpThreads;
     info.blas = runtime.blas;
     info.cpuBf16Gemm = device.is_cpu() ? runtime.cpuBf16Gemm : "";
+    info.cpuCapability = runtime.cpuCapability;
+    info.mklCnr = runtime.mklReproducibility;
     if (loadedBlas().slow && device.is_cpu())
       log("warning: LibTorch uses the reference BLAS (" + runtime.blas +
           "): fp32 matrix products are many times slower than with an optimised BLAS");

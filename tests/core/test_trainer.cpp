@@ -183,8 +183,12 @@ class TestTrainer : public QObject {
     QVERIFY(!loadedBlas().slow);
     QVERIFY2(r.info.cpuBf16Gemm.find("bf16") != std::string::npos, r.info.cpuBf16Gemm.c_str());
     const nlohmann::json j = toJson(r.info);
-    for (const char* key : {"libtorch_version", "cuda_kernels_linked", "intra_op_threads", "blas", "cpu_bf16_matmul"})
+    for (const char* key : {"libtorch_version", "cuda_kernels_linked", "intra_op_threads", "blas", "cpu_bf16_matmul",
+                            "cpu_capability", "mkl_cnr"})
       QVERIFY2(j.contains(key), key);
+    // What fp32 results depend on across machines (README "Determinism").
+    QVERIFY2(r.info.cpuCapability == "DEFAULT" || r.info.cpuCapability == "AVX2" || r.info.cpuCapability == "AVX512",
+             r.info.cpuCapability.c_str());
     // 0 threads: one per CPU the process may run on.
     c.threads = 0;
     Trainer all(c);
