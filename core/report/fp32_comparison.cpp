@@ -13,7 +13,10 @@ namespace {
 std::string fixed(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
+  std::string text = buf;
+  // -0.00004 % is "0.0 %", not "-0.0 %": a sign without a digit reads as a loss.
+  if (text[0] == '-' && text.find_first_of("123456789") == std::string::npos) text.erase(0, 1);
+  return text;
 }
 
 // The reference's metrics of `step`, or null: steps are recorded in

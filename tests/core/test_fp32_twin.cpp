@@ -111,6 +111,10 @@ class TestFp32Twin : public QObject {
     QVERIFY2(v.rfind("bf16: +0.0600 nats val loss vs fp32 twin base-fp32", 0) == 0, v.c_str());
     QVERIFY2(v.find("one seed: run more seeds for a paired test") != std::string::npos, v.c_str());
     QCOMPARE(report::fp32TwinText(runs, 1), std::string("fp32 twin: base-fp32"));
+    // A mean update lost of -0.00004 % (Kahan's pending part) is "0.0 %", never "-0.0 %".
+    runs[1].steps.back().updateLost = -4e-7;
+    QVERIFY2(report::comparisonVerdict(runs, 1).find(", 0.0 % of the intended update lost") != std::string::npos,
+             report::comparisonVerdict(runs, 1).c_str());
     runs[0].config.adamw.lr = 1e-3;
     const std::string none = report::comparisonVerdict(runs, 1);
     QVERIFY2(none.find("no fp32 twin") != std::string::npos, none.c_str());
