@@ -146,7 +146,8 @@ class TestLayerTree : public QObject {
       plab::LayerWindowMetrics attn{"transformer.h.0.attn.c_attn", 0.9, 0.95, 0.004, std::nullopt, 12480};
       plab::LayerWindowMetrics norm{"transformer.h.0.ln_1", step == 5 ? -0.4 : 0.5, 1.2, 0.35, std::nullopt, 64};
       plab::LayerWindowMetrics wte{"transformer.wte", -0.002, 0.01, 0.001, 0.4, 16448};
-      m.windowLayers = {attn, norm, wte};
+      plab::LayerWindowMetrics lnf{"transformer.ln_f", -0.0004, 0.01, 0.001, std::nullopt, 8192};
+      m.windowLayers = {attn, norm, wte, lnf};
       run.steps.push_back(m);
     }
     const auto measured = plab::ui::layerMeasurements(run);
@@ -170,6 +171,7 @@ class TestLayerTree : public QObject {
     QTreeWidgetItem* wte = panel.itemForPath("transformer.wte");
     QCOMPARE(wte->text(LayerTreePanel::UpdateLostColumn), QString("-0.2 ± 0.1 %"));
     QVERIFY(wte->toolTip(LayerTreePanel::UpdateLostColumn).contains("pending in the Kahan buffer or master copy"));
+    QCOMPARE(panel.itemForPath("transformer.ln_f")->text(LayerTreePanel::UpdateLostColumn), QString("0.0 ± 0.1 %"));  // not -0.0
   }
 
   void presetsCheckTheRightRows() {

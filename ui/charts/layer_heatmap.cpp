@@ -36,7 +36,7 @@ struct LayerValue {
   QString toolTip;
 };
 
-QString percent(double x) { return QString::number(100 * x, 'f', 1) + " %"; }
+QString percent(double x) { return QString::number(std::round(1000 * x) / 10 + 0.0, 'f', 1) + " %"; }  // no "-0.0"
 
 LayerValue updateLostValue(const plab::LayerWindowMetrics& w, int64_t step) {
   LayerValue v{w.layer, w.updateLost, true, {}};

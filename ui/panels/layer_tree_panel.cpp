@@ -167,7 +167,8 @@ void LayerTreePanel::clearMeasurements() {
 LayerTreePanel::UpdateLostCell LayerTreePanel::updateLostCell(const LayerMeasurement& m) {
   UpdateLostCell c;
   if (m.windows <= 0) return c;
-  const auto points = [](double x) { return QString::number(100 * x, 'f', 1); };
+  // "+ 0.0" turns a -0.0 that rounding leaves into 0.0.
+  const auto points = [](double x) { return QString::number(std::round(1000 * x) / 10 + 0.0, 'f', 1); };
   const bool seKnown = m.updateLostStdError && std::isfinite(*m.updateLostStdError);
   const QString pm = seKnown ? " ± " + points(*m.updateLostStdError) : QString();
   QStringList tip;
