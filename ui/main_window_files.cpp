@@ -213,11 +213,15 @@ void MainWindow::deleteSelectedRun() {
   const int run = selectedRun();
   if (run < 0 || controller_->isBusy() || !store_.isFinished(run)) return;
   const QString name = QString::fromStdString(store_.record(run).config.name);
-  const QString text = store_.isLinked(run)
-                           ? QString("Remove %1 from the list? Its folder (opened from outside the workspace) is "
-                                     "left in place:\n%2")
-                                 .arg(name, store_.folder(run))
-                           : QString("Move the run %1 and its folder to the trash?\n%2").arg(name, store_.folder(run));
+  const QString folder = store_.folder(run);
+  const QString text =
+      workspace_.holdsLink(folder)
+          ? QString("Remove the link %1 from the workspace? The run's folder it points to is left in place:\n%2")
+                .arg(folder, QFileInfo(folder).symLinkTarget())
+      : store_.isLinked(run)
+          ? QString("Remove %1 from the list? Its folder (opened from outside the workspace) is left in place:\n%2")
+                .arg(name, folder)
+          : QString("Move the run %1 and its folder to the trash?\n%2").arg(name, folder);
   if (QMessageBox::question(this, "Delete run", text, QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel) ==
       QMessageBox::Yes)
     deleteRun(run);
