@@ -348,14 +348,30 @@ int64_t PrecisionAdamW::statisticsBytes() const {
   return bytes;
 }
 
+namespace {
+// A slot's saved state by checkpoint name; the mode decides which exist.
+template <typename F>
+void forEachStateTensor(const Slot& s, F f) {
+  const std::pair<const char*, const torch::Tensor*> parts[] = {
+      {".exp_avg", &s.state.m}, {".exp_avg_sq", &s.state.v}, {".master", &s.state.master}, {".kahan", &s.state.comp}};
+  for (const auto& [suffix, t] : parts)
+    if (t->defined()) f(s.tp.name + suffix, *t);
+}
+}  // namespace
+
 std::vector<std::pair<std::string, torch::Tensor>> PrecisionAdamW::stateTensors() const {
   std::vector<std::pair<std::string, torch::Tensor>> out;
-  for (const Slot& s : impl_->slots) {
-    const std::pair<const char*, const torch::Tensor*> parts[] = {
-        {".exp_avg", &s.state.m}, {".exp_avg_sq", &s.state.v}, {".master", &s.state.master}, {".kahan", &s.state.comp}};
-    for (const auto& [suffix, t] : parts)
-      if (t->defined()) out.emplace_back(s.tp.name + suffix, t->detach().cpu());
-  }
+  for (const Slot& s : impl_->slots)
+    forEachStateTensor(s, [&](std::string name, const torch::Tensor& t) { out.emplace_back(std::move(name), t.detach().cpu()); });
+  return out;
+}
+
+std::vector<PrecisionAdamW::StateTensorLayout> PrecisionAdamW::stateLayout() const {
+  std::vector<StateTensorLayout> out;
+  for (const Slot& s : impl_->slots)
+    forEachStateTensor(s, [&](std::string name, const torch::Tensor& t) {
+      out.push_back({std::move(name), t.scalar_type(), t.sizes().vec()});
+    });
   return out;
 }
 

@@ -58,6 +58,14 @@ class PrecisionAdamW {
   // ConfigError on any mismatch.
   std::vector<std::pair<std::string, torch::Tensor>> stateTensors() const;
   nlohmann::json stepCounts() const;
+  // What stateTensors() holds, without copying it off the device: checkpoint
+  // validation checks a saved file against exactly this set.
+  struct StateTensorLayout {
+    std::string name;
+    torch::ScalarType dtype;
+    std::vector<int64_t> shape;
+  };
+  std::vector<StateTensorLayout> stateLayout() const;
   void loadState(const std::function<torch::Tensor(const std::string&)>& tensor, const nlohmann::json& counts);
 
   // Introspection (tests, checkpoints): a param's optimizer state by its

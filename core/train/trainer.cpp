@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
-#include <fstream>
 #include <iomanip>
 #include <mutex>
 #include <random>
@@ -14,10 +13,10 @@
 #include "data/text_dataset.h"
 #include "model/model_factory.h"
 #include "model/module_tree.h"
-#include "model/safetensors.h"
 #include "precision/decay_effect.h"
 #include "precision/precision_adamw.h"
 #include "precision/state_layout.h"
+#include "train/checkpoint.h"
 #include "train/lr_schedule.h"
 #include "train/metrics_writer.h"
 #include "train/model_loading.h"
@@ -197,15 +196,9 @@ class Session {
 
     LoadedModel loaded = loadModelForRun(cfg_.model, cfg_.seed, /*allowDownload=*/true,
                                          [this](const std::string& s) { log(s); }, device.str());
-    // A resumed run continues from the checkpoint's weights; the spec still
-    // gives the tokenizer.
-    if (!cfg_.resume_from.empty()) {
-      for (const char* file : {"trainer_state.json", "optimizer.safetensors", "model.safetensors"})
-        if (!fs::is_regular_file(fs::path(cfg_.resume_from) / file))
-          throw ConfigError("cannot resume: " + cfg_.resume_from + " has no " + file +
-                            " (give a checkpoint-N folder written by checkpoint_every)");
-    }
-    model_ = cfg_.resume_from.empty() ? loaded.model : loadPretrained(cfg_.resume_from);
+    // A resumed run is this model with the checkpoint's weights, loaded
+    // below once the checkpoint is checked against it.
+    model_ = loaded.model;
     const int64_t maxPositions = model_->config().max_position_embeddings;
     if (maxPositions > 0 && cfg_.seq_len > maxPositions)
       throw ConfigError("run config: 'seq_len' " + std::to_string(cfg_.seq_len) +
@@ -221,7 +214,10 @@ class Session {
     UpdateStatsOptions statsOptions;
     statsOptions.window = cfg_.update_window;
     optimizer_ = std::make_unique<PrecisionAdamW>(params_, cfg_.mode, cfg_.adamw, cfg_.seed, statsOptions);
-    if (!cfg_.resume_from.empty()) restoreTrainingState(cfg_.resume_from);
+    if (!cfg_.resume_from.empty()) {
+      firstStep_ = resumeFromCheckpoint(cfg_.resume_from, cfg_, *model_, *optimizer_, rng_) + 1;
+      log("resuming from " + cfg_.resume_from + " at step " + std::to_string(firstStep_));
+    }
     model_->train();
 
     for (auto& [inputs, targets] : dataset_->valBatches(cfg_.batch_size, cfg_.eval_batches))
@@ -400,46 +396,14 @@ class Session {
           if (step == cfg_.checkpoint_every) log("checkpoint_every is set but output_dir is not: no checkpoints");
         } else {
           const fs::path dir = fs::path(cfg_.output_dir) / ("checkpoint-" + std::to_string(step));
-          saveTrainingCheckpoint(dir, step);
+          // Weights, optimizer state, step counts and data sampler: resuming
+          // from it continues bit for bit on CPU (train/checkpoint.h).
+          writeCheckpoint(dir, *model_, *optimizer_, cfg_, step, rng_);
           log("saved checkpoint " + dir.string());
         }
       }
     }
     status_ = RunStatus::Completed;
-  }
-
-  // Everything that decides the next steps: weights (model.safetensors),
-  // optimizer state and random streams (optimizer.safetensors), the step
-  // counts and the data sampler (trainer_state.json). Resuming from it
-  // continues bit for bit on CPU.
-  void saveTrainingCheckpoint(const fs::path& dir, int64_t step) {
-    saveCheckpoint(*model_, dir);
-    writeSafetensors(dir / "optimizer.safetensors", optimizer_->stateTensors());
-    std::ostringstream sampler;
-    sampler << rng_;
-    writeJsonFile(dir / "trainer_state.json",
-                  {{"step", step}, {"data_sampler", sampler.str()}, {"optimizer", optimizer_->stepCounts()}});
-  }
-
-  void restoreTrainingState(const fs::path& dir) {
-    const fs::path stateFile = dir / "trainer_state.json";
-    std::ifstream in(stateFile);
-    const nlohmann::json state = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (!in || state.is_discarded() || !state.is_object() || !state.contains("step") ||
-        !state.contains("data_sampler") || !state.contains("optimizer"))
-      throw ConfigError("cannot resume: " + stateFile.string() + " is missing or malformed");
-    const SafetensorsFile tensors(dir / "optimizer.safetensors");
-    optimizer_->loadState(
-        [&](const std::string& name) { return tensors.contains(name) ? tensors.load(name) : torch::Tensor(); },
-        state.at("optimizer"));
-    std::istringstream sampler(state.at("data_sampler").get<std::string>());
-    sampler >> rng_;
-    if (!sampler) throw ConfigError("cannot resume: the data sampler state in " + stateFile.string() + " is malformed");
-    firstStep_ = state.at("step").get<int64_t>() + 1;
-    if (firstStep_ > cfg_.steps)
-      throw ConfigError("cannot resume: the checkpoint is at step " + std::to_string(firstStep_ - 1) +
-                        ", the run has " + std::to_string(cfg_.steps) + " steps");
-    log("resuming from " + dir.string() + " at step " + std::to_string(firstStep_));
   }
 
   RunResult result() const {

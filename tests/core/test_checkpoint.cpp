@@ -1,17 +1,25 @@
 // saveCheckpoint/loadPretrained: bit-exact round trips, the original gpt2
 // naming (no "transformer." prefix, attention mask buffers, a stored tied
 // lm_head), bf16 files, and errors that name the tensor and both shapes.
+// Resuming (train/checkpoint.h): every file of a real run's checkpoint-N
+// folder, altered one field at a time, is refused with a message naming the
+// file and the field, before a step is trained; the unaltered copy resumes.
 #include <QtTest/QtTest>
+#include <sys/stat.h>
 #include <torch/torch.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 
 #include "model/model_factory.h"
 #include "model/safetensors.h"
 #include "support/error_capture.h"
 #include "support/tiny_models.h"
+#include "train/checkpoint.h"
+#include "train/trainer.h"
 #include "util/errors.h"
 
 using namespace plab;
@@ -43,6 +51,60 @@ void expectSameWeights(CausalLM& a, CausalLM& b) {
     QVERIFY2(pb[p.key()].scalar_type() == torch::kFloat32, p.key().c_str());
     QVERIFY2(torch::equal(p.value().to(torch::kFloat32), pb[p.key()]), p.key().c_str());
   }
+}
+
+nlohmann::json readJson(const fs::path& file) {
+  std::ifstream in(file);
+  return nlohmann::json::parse(in);
+}
+
+void writeText(const fs::path& file, const std::string& text) { std::ofstream(file, std::ios::trunc) << text; }
+
+Named tensorsOf(const fs::path& file) {
+  const SafetensorsFile f(file);
+  Named out;
+  for (const std::string& name : f.names()) out.emplace_back(name, f.load(name));
+  return out;
+}
+
+// A run short enough for a test: the embedded tiny GPT-2, 4 steps, a
+// checkpoint every 2.
+RunConfig shortRun(const fs::path& out) {
+  RunConfig c = defaultRunConfig();
+  c.name = "resume-test";
+  c.mode = OptimizerMode::Bf16Kahan;
+  c.steps = 4;
+  c.batch_size = 2;
+  c.seq_len = 16;
+  c.warmup_steps = 0;
+  c.eval_every = 0;
+  c.eval_batches = 1;
+  c.layer_stats_every = 1;
+  c.update_window = 2;
+  c.checkpoint_every = 2;
+  c.device = "cpu";
+  c.threads = 1;
+  c.output_dir = out.string();
+  return c;
+}
+
+struct Resumed {
+  RunResult result;
+  int64_t stepsTrained = 0;
+  int64_t firstStep = 0;
+};
+
+Resumed resumeFrom(const fs::path& checkpoint, const fs::path& out) {
+  RunConfig c = shortRun(out);
+  c.resume_from = checkpoint.string();
+  Trainer t(c);
+  Resumed r;
+  Trainer::Callbacks cb;
+  cb.onStep = [&](const StepMetrics& m) {
+    if (r.stepsTrained++ == 0) r.firstStep = m.step;
+  };
+  r.result = t.run(cb);
+  return r;
 }
 
 }  // namespace
@@ -168,6 +230,254 @@ class CheckpointTest : public QObject {
     const fs::path e = dir("no-config");
     fs::create_directories(e);
     QVERIFY_EXCEPTION_THROWN(loadPretrained(e), ConfigError);
+  }
+
+  // ---- Resuming: a real run's checkpoint-2, copied and altered per case ----
+
+  void runWithCheckpoints() {
+    Trainer t(shortRun(dir("run")));
+    const RunResult r = t.run({});
+    QVERIFY2(r.status == RunStatus::Completed, r.message.c_str());
+    QVERIFY(fs::is_regular_file(dir("run") / "checkpoint-2" / "trainer_state.json"));
+    // Every parameter stepped at every step: the counts the check asks for.
+    const nlohmann::json state = readJson(dir("run") / "checkpoint-2" / "trainer_state.json");
+    QCOMPARE(state.at("step").get<int64_t>(), int64_t(2));
+    for (const auto& [name, count] : state.at("optimizer").at("params").items()) QCOMPARE(count.get<int64_t>(), int64_t(2));
+  }
+
+  void unalteredCheckpointResumes() {
+    const Resumed r = resumeFrom(copyOfCheckpoint("intact", [](const fs::path&) {}), dir("intact-out"));
+    QVERIFY2(r.result.status == RunStatus::Completed, r.result.message.c_str());
+    QCOMPARE(r.firstStep, int64_t(3));
+    QCOMPARE(r.stepsTrained, int64_t(2));
+    // A checkpoint written before trainer_state.json recorded the run settings.
+    const Resumed old = resumeFrom(copyOfCheckpoint("without-run", [](const fs::path& d) {
+                                     editState(d, [](nlohmann::json& j) { j.erase("run"); });
+                                   }),
+                                   dir("without-run-out"));
+    QVERIFY2(old.result.status == RunStatus::Completed, old.result.message.c_str());
+  }
+
+  // The issue's cases: -5 trained steps -4..4 and crashed; 2^63-1 and 1e30
+  // trained from step -2^63 with a negative lr.
+  void stepOutOfRangeOrNotAnInteger_data() {
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("-5") << "-5" << "'step' is -5; a checkpoint is written after step 1";
+    QTest::newRow("0") << "0" << "'step' is 0;";
+    QTest::newRow("2^63-1") << "9223372036854775807" << "'step' is 9223372036854775807, beyond the run's 4 steps";
+    QTest::newRow("2^64-1") << "18446744073709551615" << "'step' is 18446744073709551615, beyond any step count";
+    QTest::newRow("1e30") << "1e30" << "'step' must be an integer, not 1e+30";
+    QTest::newRow("2.0") << "2.0" << "'step' must be an integer, not 2.0";
+    QTest::newRow("2.5") << "2.5" << "'step' must be an integer";
+    QTest::newRow("string") << "\"2\"" << "'step' must be an integer, not \"2\"";
+    QTest::newRow("null") << "null" << "'step' must be an integer";
+    QTest::newRow("finished") << "4" << "'step' is 4: the run's 4 steps all ended there; raise 'steps'";
+  }
+  void stepOutOfRangeOrNotAnInteger() {
+    QFETCH(QString, value);
+    QFETCH(QString, expected);
+    const std::string literal = value.toStdString();
+    expectRefused("step-" + QByteArray(QTest::currentDataTag()).toHex().toStdString(),
+                  [&](const fs::path& d) {
+                    // Written as text: 1e30 and 2.0 must reach the reader as the user wrote them.
+                    std::string text = readJson(d / "trainer_state.json").dump();
+                    const auto at = text.rfind("\"step\":2");  // keys sorted: the top-level one is last
+                    QVERIFY(at != std::string::npos);
+                    text.replace(at, 8, "\"step\":" + literal);
+                    writeText(d / "trainer_state.json", text);
+                  },
+                  "trainer_state.json", expected.toStdString());
+  }
+
+  void stepInAFolderOfAnotherStep() {
+    expectRefused("renamed", [](const fs::path&) {}, "trainer_state.json", "'step' is 2 in a folder named checkpoint-3",
+                  "checkpoint-3");
+  }
+
+  void stepCountsMustAgree() {
+    // The issue's case: a step that disagrees with the optimizer's counts.
+    expectRefused("step-not-counts", [](const fs::path& d) { editState(d, [](nlohmann::json& j) { j["step"] = 3; }); },
+                  "trainer_state.json", "'optimizer.step' is 2, 'step' is 3", "checkpoint-3");
+    expectRefused("one-count", [](const fs::path& d) {
+                    editState(d, [](nlohmann::json& j) { j["optimizer"]["params"]["transformer.wte.weight"] = 1; });
+                  },
+                  "trainer_state.json", "'optimizer.params.transformer.wte.weight' is 1, 'step' is 2");
+    expectRefused("missing-count", [](const fs::path& d) {
+                    editState(d, [](nlohmann::json& j) { j["optimizer"]["params"].erase("transformer.wte.weight"); });
+                  },
+                  "trainer_state.json", "'optimizer.params' has no step count for 'transformer.wte.weight'");
+    expectRefused("unknown-count", [](const fs::path& d) {
+                    editState(d, [](nlohmann::json& j) { j["optimizer"]["params"]["ghost.weight"] = 2; });
+                  },
+                  "trainer_state.json", "'optimizer.params' counts 'ghost.weight'");
+    expectRefused("count-as-float", [](const fs::path& d) {
+                    editState(d, [](nlohmann::json& j) { j["optimizer"]["params"]["transformer.wte.weight"] = 2.0; });
+                  },
+                  "trainer_state.json", "'optimizer.params.transformer.wte.weight' must be an integer");
+  }
+
+  void malformedStateFile() {
+    expectRefused("unknown-field", [](const fs::path& d) { editState(d, [](nlohmann::json& j) { j["extra"] = 1; }); },
+                  "trainer_state.json", "unknown field 'extra'");
+    expectRefused("no-sampler", [](const fs::path& d) { editState(d, [](nlohmann::json& j) { j.erase("data_sampler"); }); },
+                  "trainer_state.json", "'data_sampler' is missing");
+    expectRefused("short-sampler", [](const fs::path& d) {
+                    editState(d, [](nlohmann::json& j) { j["data_sampler"] = "1 2 3"; });
+                  },
+                  "trainer_state.json", "'data_sampler' is not a saved std::mt19937_64 state");
+    expectRefused("long-sampler", [](const fs::path& d) {
+                    editState(d, [](nlohmann::json& j) { j["data_sampler"] = j["data_sampler"].get<std::string>() + " 7"; });
+                  },
+                  "trainer_state.json", "'data_sampler' is not a saved std::mt19937_64 state");
+    expectRefused("not-json", [](const fs::path& d) { writeText(d / "trainer_state.json", "{\"step\": 2,"); },
+                  "trainer_state.json", "is not valid JSON");
+    expectRefused("deep", [](const fs::path& d) {
+                    writeText(d / "trainer_state.json", std::string(100000, '[') + std::string(100000, ']'));
+                  },
+                  "trainer_state.json", "trainer_state.json");
+    expectRefused("array", [](const fs::path& d) { writeText(d / "trainer_state.json", "[2]"); },
+                  "trainer_state.json", "the file must be a JSON object");
+    expectRefused("too-large", [](const fs::path& d) {
+                    std::ofstream(d / "trainer_state.json", std::ios::trunc) << std::string(kMaxTrainerStateBytes + 1, ' ');
+                  },
+                  "trainer_state.json", "more than a trainer state can be");
+    expectRefused("fifo", [](const fs::path& d) {
+                    fs::remove(d / "trainer_state.json");
+                    QCOMPARE(::mkfifo((d / "trainer_state.json").c_str(), 0600), 0);
+                  },
+                  "checkpoint-2", "has no trainer_state.json");
+  }
+
+  void runSettingsMustMatch() {
+    expectRefused("seed", [](const fs::path& d) { editState(d, [](nlohmann::json& j) { j["run"]["seed"] = 7; }); },
+                  "trainer_state.json", "'run.seed' is 7, this run has ");
+    expectRefused("mode", [](const fs::path& d) { editState(d, [](nlohmann::json& j) { j["run"]["mode"] = "bf16-sr"; }); },
+                  "trainer_state.json", "'run.mode' is \"bf16-sr\", this run has \"bf16-kahan\"");
+  }
+
+  // The issue's case: another model's checkpoint in the run folder resumed
+  // with exit 0 while config.json named the first model.
+  void anotherModelsCheckpoint() {
+    expectRefused("other-model", [](const fs::path& d) { saveCheckpoint(*createModel(test::tinyGpt2Config(), 1), d); },
+                  "config.json", "the run's model has");
+    // A whole checkpoint of another run (model, optimizer state and counts
+    // all of one piece), as in the issue.
+    const fs::path otherRun = dir("other-run");
+    fs::create_directories(otherRun);
+    ModelConfig wider = test::tinyGpt2Config();
+    wider.raw["vocab_size"] = 512;  // room for the byte tokenizer
+    wider.raw["n_embd"] = 64;
+    writeConfig(otherRun / "model", ModelConfig::fromJson(wider.raw));
+    RunConfig other = shortRun(otherRun / "out");
+    other.model.source = "config";
+    other.model.path = (otherRun / "model" / "config.json").string();
+    Trainer t(other);
+    const RunResult trained = t.run({});
+    QVERIFY2(trained.status == RunStatus::Completed, trained.message.c_str());
+    expectRefused("other-run", [&](const fs::path& d) {
+                    fs::remove_all(d);
+                    fs::copy(otherRun / "out" / "checkpoint-2", d, fs::copy_options::recursive);
+                  },
+                  "config.json", "it is another model's checkpoint (");
+    // Without its config.json, the tensors give it away.
+    expectRefused("other-weights", [](const fs::path& d) {
+                    saveCheckpoint(*createModel(test::tinyGpt2Config(), 1), d);
+                    fs::remove(d / "config.json");
+                  },
+                  "model.safetensors", "has shape");
+    expectRefused("other-architecture", [](const fs::path& d) {
+                    saveCheckpoint(*createModel(test::tinyLlamaConfig(), 1), d);
+                    fs::remove(d / "config.json");
+                  },
+                  "model.safetensors", "is missing");
+  }
+
+  void modelTensorsMustMatch() {
+    expectRefused("weight-dtype", [](const fs::path& d) {
+                    Named t = tensorsOf(d / "model.safetensors");
+                    for (auto& [name, tensor] : t)
+                      if (name == "transformer.h.0.mlp.c_fc.weight") tensor = tensor.to(torch::kFloat32);
+                    writeSafetensors(d / "model.safetensors", t);
+                  },
+                  "model.safetensors", "tensor 'transformer.h.0.mlp.c_fc.weight' is F32, the run's model keeps it in BF16");
+    expectRefused("extra-weight", [](const fs::path& d) {
+                    Named t = tensorsOf(d / "model.safetensors");
+                    t.emplace_back("lm_head.weight", torch::zeros({2, 2}));
+                    writeSafetensors(d / "model.safetensors", t);
+                  },
+                  "model.safetensors", "unknown tensor 'lm_head.weight'");
+  }
+
+  // The issue's case: unknown tensors in optimizer.safetensors were ignored.
+  void optimizerTensorsMustMatch() {
+    expectRefused("unknown-tensor", [](const fs::path& d) {
+                    Named t = tensorsOf(d / "optimizer.safetensors");
+                    t.emplace_back("evil", torch::zeros({3}));
+                    writeSafetensors(d / "optimizer.safetensors", t);
+                  },
+                  "optimizer.safetensors", "unknown tensor 'evil'");
+    expectRefused("master-in-kahan-run", [](const fs::path& d) {
+                    Named t = tensorsOf(d / "optimizer.safetensors");
+                    t.emplace_back("transformer.wte.weight.master", torch::zeros({1}));
+                    writeSafetensors(d / "optimizer.safetensors", t);
+                  },
+                  "optimizer.safetensors", "unknown tensor 'transformer.wte.weight.master'");
+    expectRefused("missing-kahan", [](const fs::path& d) {
+                    Named t;
+                    for (auto& [name, tensor] : tensorsOf(d / "optimizer.safetensors"))
+                      if (name != "transformer.h.1.attn.c_proj.weight.kahan") t.emplace_back(name, tensor);
+                    writeSafetensors(d / "optimizer.safetensors", t);
+                  },
+                  "optimizer.safetensors", "tensor 'transformer.h.1.attn.c_proj.weight.kahan' is missing");
+    expectRefused("moment-dtype", [](const fs::path& d) {
+                    Named t = tensorsOf(d / "optimizer.safetensors");
+                    for (auto& [name, tensor] : t)
+                      if (name == "transformer.wpe.weight.exp_avg") tensor = tensor.to(torch::kFloat16);
+                    writeSafetensors(d / "optimizer.safetensors", t);
+                  },
+                  "optimizer.safetensors", "tensor 'transformer.wpe.weight.exp_avg' is F16");
+    expectRefused("moment-shape", [](const fs::path& d) {
+                    Named t = tensorsOf(d / "optimizer.safetensors");
+                    for (auto& [name, tensor] : t)
+                      if (name == "transformer.ln_f.bias.exp_avg_sq") tensor = tensor.reshape({1, -1});
+                    writeSafetensors(d / "optimizer.safetensors", t);
+                  },
+                  "optimizer.safetensors", "tensor 'transformer.ln_f.bias.exp_avg_sq' has shape [1, ");
+    expectRefused("torn", [](const fs::path& d) { fs::resize_file(d / "optimizer.safetensors", 100); },
+                  "optimizer.safetensors", "optimizer.safetensors");
+  }
+
+ private:
+  // checkpoint-2 of the run, copied to <name>/<folder> and altered by `alter`.
+  fs::path copyOfCheckpoint(const std::string& name, const std::function<void(const fs::path&)>& alter,
+                            const std::string& folder = "checkpoint-2") const {
+    if (!fs::is_directory(dir("run") / "checkpoint-2")) qFatal("runWithCheckpoints must run first");
+    const fs::path d = dir(name) / folder;
+    fs::create_directories(d.parent_path());
+    fs::copy(dir("run") / "checkpoint-2", d, fs::copy_options::recursive);
+    alter(d);
+    return d;
+  }
+
+  static void editState(const fs::path& d, const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = readJson(d / "trainer_state.json");
+    edit(j);
+    writeText(d / "trainer_state.json", j.dump());
+  }
+
+  // Resuming from the altered copy fails before any step, naming the file and the field.
+  void expectRefused(const std::string& name, const std::function<void(const fs::path&)>& alter,
+                     const std::string& file, const std::string& field, const std::string& folder = "checkpoint-2") {
+    const fs::path checkpoint = copyOfCheckpoint(name, alter, folder);
+    const Resumed r = resumeFrom(checkpoint, dir(name) / "out");
+    const std::string context = name + ": " + r.result.message;
+    qInfo("%s", context.c_str());  // the messages users get, in the test log
+    QVERIFY2(r.result.status == RunStatus::Failed, context.c_str());
+    QCOMPARE(r.stepsTrained, int64_t(0));
+    QVERIFY2(mentions(r.result.message, "cannot resume"), context.c_str());
+    QVERIFY2(mentions(r.result.message, file), context.c_str());
+    QVERIFY2(mentions(r.result.message, field), context.c_str());
   }
 };
 

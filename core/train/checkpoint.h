@@ -1,0 +1,63 @@
+#pragma once
+// A training checkpoint (checkpoint-N/ of a run folder) and resuming from it.
+// The folder holds model.safetensors + config.json (the weights, as
+// saveCheckpoint writes them), optimizer.safetensors (moments, Kahan buffers,
+// master weights) and trainer_state.json (the step, the optimizer's step
+// counts, the data sampler and the run settings the state depends on).
+//
+// Everything in it is read as hostile input: resuming validates the whole
+// folder against the run's config and its live model and optimizer before it
+// changes anything, and refuses with a ConfigError naming the file and the
+// field.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "model/causal_lm.h"
+#include "precision/precision_adamw.h"
+#include "train/run_config.h"
+
+namespace plab {
+
+// trainer_state.json, checked for structure and types (not yet against a run).
+struct TrainerState {
+  int64_t step = 0;                            // steps 1..step are done
+  std::string dataSampler;                     // std::mt19937_64 in its text form
+  int64_t optimizerStep = 0;                   // PrecisionAdamW's own count
+  std::map<std::string, int64_t> parameterSteps;  // per parameter, by name
+  nlohmann::json run;  // the run settings the state depends on; null in checkpoints older than them
+};
+
+// Reads trainer_state.json: a regular file of at most kMaxTrainerStateBytes,
+// nesting capped, exactly the keys above, integers that are integers (not
+// 1e30, not "5") and fit int64, a sampler state that reads back as itself.
+// Throws ConfigError naming the file and the field.
+inline constexpr uint64_t kMaxTrainerStateBytes = 16ull << 20;
+TrainerState readTrainerState(const std::filesystem::path& file);
+
+// The run settings a checkpoint's state is only valid under (the weights'
+// dtypes follow the plan, the buffers the mode, the random streams the seed,
+// the sampler the batch shape). Steps, lr and the output folder may change.
+nlohmann::json checkpointRunSettings(const RunConfig& config);
+
+// Writes dir/ (created if needed): the model, the optimizer state and
+// trainer_state.json for `step`.
+void writeCheckpoint(const std::filesystem::path& dir, CausalLM& model, const PrecisionAdamW& optimizer,
+                     const RunConfig& config, int64_t step, const std::mt19937_64& sampler);
+
+// Validates dir against the run (config, model after its precision plan,
+// optimizer built for it): files present and regular; 1 <= step < steps;
+// the folder's N equal to the step; every parameter's step count equal to
+// the step and no count for an unknown parameter; the run settings and the
+// model's config.json equal to this run's; model.safetensors and
+// optimizer.safetensors holding exactly the expected tensors (names, shapes,
+// dtypes), none missing, none unknown. Only then loads weights, optimizer
+// state and sampler; returns the checkpoint's step. Throws ConfigError.
+int64_t resumeFromCheckpoint(const std::filesystem::path& dir, const RunConfig& config, CausalLM& model,
+                             PrecisionAdamW& optimizer, std::mt19937_64& sampler);
+
+}  // namespace plab
