@@ -48,14 +48,21 @@ void requireKeys(const json& j, const std::string& what, const fs::path& file, c
 }
 
 // std::mt19937_64's text form: 312 state words and an index. Accepted only
-// when it reads back as exactly the text given (no extra, no missing word).
+// when it reads back as exactly the text given (no extra, no missing word)
+// and is not all zero (a state the generator never reaches: it would draw
+// batch 0 forever).
 bool readSampler(const std::string& text, std::mt19937_64& sampler) {
   std::istringstream in(text);
   in >> sampler;
   if (!in) return false;
   std::ostringstream back;
   back << sampler;
-  return back.str() == text;
+  if (back.str() != text) return false;
+  std::istringstream words(text);
+  std::string word;
+  for (size_t i = 0; i < std::mt19937_64::state_size && words >> word; ++i)
+    if (word != "0") return true;
+  return false;
 }
 
 std::string shapeText(const std::vector<int64_t>& shape) {

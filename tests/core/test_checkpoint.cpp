@@ -330,6 +330,12 @@ class CheckpointTest : public QObject {
                     editState(d, [](nlohmann::json& j) { j["data_sampler"] = j["data_sampler"].get<std::string>() + " 7"; });
                   },
                   "trainer_state.json", "'data_sampler' is not a saved std::mt19937_64 state");
+    expectRefused("zero-sampler", [](const fs::path& d) {
+                    std::string zeros;
+                    for (size_t i = 0; i < std::mt19937_64::state_size; ++i) zeros += "0 ";
+                    editState(d, [&](nlohmann::json& j) { j["data_sampler"] = zeros + "312"; });
+                  },
+                  "trainer_state.json", "'data_sampler' is not a saved std::mt19937_64 state");
     expectRefused("not-json", [](const fs::path& d) { writeText(d / "trainer_state.json", "{\"step\": 2,"); },
                   "trainer_state.json", "is not valid JSON");
     expectRefused("deep", [](const fs::path& d) {
