@@ -128,6 +128,8 @@ class CheckpointTest : public QObject {
       auto loaded = loadPretrained(d);
       QCOMPARE(loaded->config().parameterCount(), c.parameterCount());
       QCOMPARE(loaded->config().model_type, c.model_type);
+      // Resuming compares config.json read back with the run's model config, field by field.
+      QCOMPARE(loaded->config().toJson(), c.toJson());
       expectSameWeights(*model, *loaded);
       const torch::Tensor ids = torch::randint(0, c.vocab_size, {1, 9}, torch::kInt64);
       QVERIFY(torch::equal(model->forward(ids), loaded->forward(ids)));
