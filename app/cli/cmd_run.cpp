@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -126,6 +127,9 @@ std::vector<RunConfig> overSeeds(const std::vector<RunConfig>& runs, const std::
   return out;
 }
 
+// A percentage as printed with one decimal, without "-0.0" for a tiny negative.
+double oneDecimal(double v) { return std::abs(v) < 0.05 ? 0.0 : v; }
+
 void printSummary(const std::vector<RunRecord>& runs) {
   size_t nameWidth = 4;
   for (const RunRecord& r : runs) nameWidth = std::max(nameWidth, r.config.name.size() + 2);
@@ -146,7 +150,7 @@ void printSummary(const std::vector<RunRecord>& runs) {
               << res.memory.total() / (1024.0 * 1024.0) << std::setprecision(1) << std::setw(12)
               << 100 * res.memorySavedFraction << '%' << std::setw(23)
               << report::peakSavingText(r, ref ? &runs[*ref] : nullptr) << std::setw(8)
-              << (res.meanUpdateLost ? 100 * *res.meanUpdateLost : std::nan("")) << '%' << std::setw(9)
+              << (res.meanUpdateLost ? oneDecimal(100 * *res.meanUpdateLost) : std::nan("")) << '%' << std::setw(9)
               << 100 * res.meanRoundedAwayFraction << '%' << std::setprecision(0) << std::setw(10)
               << res.meanTokensPerSecond << '\n';
     std::cout.unsetf(std::ios::fixed);
