@@ -49,6 +49,11 @@ struct Fixture {
     if (const char* out = std::getenv("PLAB_FUZZ_WRITE_STATE"))
       std::filesystem::copy_file(dir / "trainer_state.json", out, std::filesystem::copy_options::overwrite_existing);
   }
+  // The scratch folder is this process's own: nothing of it is left in /tmp.
+  ~Fixture() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir.parent_path(), ec);
+  }
 };
 
 }  // namespace
