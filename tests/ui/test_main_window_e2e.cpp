@@ -194,6 +194,10 @@ class TestMainWindowE2e : public QObject {
     w.chartPanel()->refreshNow();
     const QString legend = w.chartPanel()->lossChart()->trainGraph(0)->name();
     QVERIFY2(legend.contains(" − "), qPrintable(legend));
+    // The legend above the charts pairs them too.
+    auto* shared = w.findChild<QLabel*>("runLegend");
+    QVERIFY(shared);
+    QVERIFY2(shared->text().contains(" − ") && shared->text().contains("(fp32 itself)"), qPrintable(shared->text()));
   }
 
   void brokenModelFolderShowsAnError() {

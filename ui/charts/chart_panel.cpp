@@ -32,7 +32,8 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
                         "(0 %, e.g. fp32's, lies below the axis; not for loss minus fp32)");
   difference_ = new QCheckBox("Loss minus fp32");
   difference_->setObjectName("lossMinusFp32");
-  difference_->setToolTip("Each run's loss minus the loss of the fp32 run on the same model, data and seed, "
+  difference_->setToolTip("Each run's loss minus the loss of its fp32 twin (the fp32 run with the same config "
+                          "except mode and plan; the legend names it), "
                           "at the same step (same batches, so the noise cancels)");
   heatmapMetric_ = new QComboBox;
   heatmapMetric_->setObjectName("heatmapMetric");
@@ -121,6 +122,7 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
   });
   connect(difference_, &QCheckBox::toggled, this, [this](bool on) {
     loss_->setDifferenceFromFp32(on);  // differences go negative: linear
+    legend_->setDifferenceFromFp32(on);
     if (!on) loss_->setLogScale(logScale_->isChecked());
     refreshNow();
     loss_->resetView();

@@ -94,7 +94,7 @@ std::vector<QString> LossChart::differenceLabels(const std::vector<plab::RunReco
   std::vector<QString> labels = names;
   const auto twins = plab::report::fp32TwinIndices(runs);
   for (size_t i = 0; i < runs.size(); ++i) {
-    if (!twins[i]) labels[i] += ": no fp32 twin";
+    if (!twins[i]) labels[i] += ": no fp32 twin shown";
     else if (*twins[i] == i) labels[i] += " (fp32 itself)";
     else labels[i] += " − " + names[*twins[i]];
   }

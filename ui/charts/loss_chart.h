@@ -27,6 +27,9 @@ class LossChart : public RunChart {
   QCPGraph* trainGraph(int run) const;  // nullptr if the run has none yet; smoothed when smoothing is on
   QCPGraph* rawGraph(int run) const;    // the unsmoothed train loss (shown faint while smoothing)
   QCPGraph* valGraph(int run) const;
+  // "kahan − fp32": each run with the fp32 twin among `runs` it is drawn
+  // against, "(fp32 itself)", or ": no fp32 twin shown".
+  static std::vector<QString> differenceLabels(const std::vector<plab::RunRecord>& runs);
 
  private:
   struct RunGraphs {
@@ -39,8 +42,6 @@ class LossChart : public RunChart {
   void clearData();
   void styleRun(RunGraphs& g, const QString& label, const QColor& color);
   void showDifferences(const std::vector<plab::RunRecord>& runs);
-  // "kahan − fp32": each run with the fp32 twin it is measured against.
-  static std::vector<QString> differenceLabels(const std::vector<plab::RunRecord>& runs);
   std::vector<RunGraphs> graphs_;
   bool difference_ = false;
   double smoothing_ = 0;

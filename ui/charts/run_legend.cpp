@@ -1,5 +1,6 @@
 #include "charts/run_legend.h"
 
+#include "charts/loss_chart.h"
 #include "charts/run_chart.h"
 #include "charts/run_colors.h"
 
@@ -15,7 +16,9 @@ RunLegend::RunLegend(QWidget* parent) : QLabel(parent) {
 
 void RunLegend::showRuns(const std::vector<plab::RunRecord>& runs) {
   const std::vector<QColor> colors = runColors(runs);
-  const std::vector<QString> labels = RunChart::legendLabels(runs);  // short, as in the charts
+  // Short, as in the charts.
+  const std::vector<QString> labels =
+      difference_ ? LossChart::differenceLabels(runs) : RunChart::legendLabels(runs);
   QStringList entries, names;
   for (size_t i = 0; i < runs.size(); ++i) {
     if (runs[i].steps.empty()) continue;

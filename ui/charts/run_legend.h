@@ -16,10 +16,14 @@ class RunLegend : public QLabel {
   explicit RunLegend(QWidget* parent = nullptr);
   // runs: the runs the charts show, in their order (colours follow it).
   void showRuns(const std::vector<plab::RunRecord>& runs);
+  // While the loss chart shows loss minus fp32: each entry names the fp32
+  // twin the run is drawn against ("bf16 − fp32"), or that none is shown.
+  void setDifferenceFromFp32(bool on) { difference_ = on; }
   int entryCount() const { return entries_; }
 
  private:
   int entries_ = 0;
+  bool difference_ = false;
 };
 
 }  // namespace plab::ui
