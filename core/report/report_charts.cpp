@@ -108,8 +108,12 @@ std::string renderLayerHeatmap(const RunRecord& run, int maxBuckets) {
   std::vector<std::vector<int>> count(layers.size(), std::vector<int>(buckets, 0));
   for (const StepMetrics& m : run.steps)
     for (const LayerStepMetrics& l : m.layers) {
-      if (!std::isfinite(l.roundedAwayFraction)) continue;
-      const int b = std::min(buckets - 1, static_cast<int>((m.step - 1) * buckets / std::max<int64_t>(1, lastStep)));
+      // Steps count from 1; a record outside 1..lastStep (a hostile file)
+      // has no bucket, and the product is taken in double so that a step
+      // near 2^63 cannot overflow into a negative index.
+      if (!std::isfinite(l.roundedAwayFraction) || m.step < 1 || m.step > lastStep) continue;
+      const double at = double(m.step - 1) / double(lastStep) * buckets;
+      const int b = std::clamp(static_cast<int>(at), 0, buckets - 1);
       sum[row[l.layer]][b] += l.roundedAwayFraction;
       count[row[l.layer]][b] += 1;
     }

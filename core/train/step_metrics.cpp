@@ -79,6 +79,7 @@ StepMetrics stepMetricsFromJson(const nlohmann::json& j) {
   if (!j.contains("step") || !j.at("step").is_number_integer())
     throw ConfigError("step metrics: 'step' must be an integer");
   m.step = j.at("step").get<int64_t>();
+  if (m.step < 1) throw ConfigError("step metrics: 'step' is " + std::to_string(m.step) + "; steps count from 1");
   m.loss = readNumber(j, "loss");
   m.gradNorm = readNumber(j, "grad_norm");
   m.lr = readNumber(j, "lr");

@@ -5,10 +5,12 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "report/fp32_comparison.h"
 #include "report/number_text.h"
+#include "report/report_charts.h"
 #include "report/report_header.h"
 #include "report/run_report.h"
 #include "train/metrics_writer.h"
@@ -206,6 +208,20 @@ class TestReport : public QObject {
     failed.result.status = RunStatus::Failed;
     failed.result.message = "loss became NaN at step 3";
     QCOMPARE(report::runVerdict(failed, &fp32), std::string("bf16: failed (loss became NaN at step 3)"));
+  }
+
+  // A metrics record with a step below 1 (from a hostile file) wrote outside
+  // the heatmap's buckets (steps -4..4: a heap corruption); steps near 2^63
+  // overflowed the bucket product. Such records have no bucket now.
+  void heatmapIgnoresStepsOutsideTheRun() {
+    for (int64_t first : {int64_t(-4), int64_t(0), std::numeric_limits<int64_t>::max() - 8}) {
+      RunRecord run = syntheticRun("odd-steps", OptimizerMode::Bf16Plain, 9);
+      for (size_t i = 0; i < run.steps.size(); ++i) run.steps[i].step = first + int64_t(i);
+      const std::string svg = report::renderLayerHeatmap(run);
+      QVERIFY(svg.rfind("<svg", 0) == 0 || svg.find("<svg") != std::string::npos);
+    }
+    // A metrics line with step 0 is refused by the reader, naming the field.
+    QVERIFY_THROWS_EXCEPTION(ConfigError, stepMetricsFromJson(nlohmann::json{{"step", 0}, {"loss", 1.0}}));
   }
 
   void comparisonReport() {
