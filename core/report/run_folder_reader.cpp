@@ -3,14 +3,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <tuple>
 
 #include "train/metrics_writer.h"
 #include "util/atomic_file.h"
 #include "util/errors.h"
+#include "util/json_file.h"
 
 namespace plab {
 namespace {
@@ -18,15 +17,21 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// Missing, torn or foreign JSON reads as null: the side files of a killed
-// run may be absent or half-written.
-json readJsonOrNull(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) return nullptr;
-  std::stringstream text;
-  text << in.rdbuf();
-  json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  return j.is_discarded() ? json(nullptr) : j;
+// A side file of a killed run may be absent or half-written: either reads
+// as null (defaults). One that is refused by the limits (not a regular
+// file, too big, nested too deep, not UTF-8) makes the run unreadable,
+// naming the file: it is not something this tool wrote.
+json readSideFile(const fs::path& file) {
+  JsonFile read = readJsonFile(file);
+  if (read.status == JsonFileStatus::Refused) throw ConfigError(file.string() + " " + read.problem);
+  return read.ok() ? std::move(read.value) : json(nullptr);
+}
+
+// There, whatever it is (a FIFO or a dangling link too: reading it says why
+// the run cannot be read, instead of the run silently not being listed).
+bool present(const fs::path& file) {
+  std::error_code ec;
+  return fs::exists(fs::symlink_status(file, ec)) && !fs::is_directory(file, ec);
 }
 
 // Lenient readers: the files were written by some version of this tool;
@@ -166,8 +171,8 @@ std::string storedRunStatusId(StoredRunStatus s) {
 
 bool isRunFolder(const fs::path& dir) {
   std::error_code ec;
-  return fs::is_regular_file(dir / "config.json", ec) &&
-         (fs::is_regular_file(dir / "metrics.jsonl", ec) || fs::is_regular_file(dir / "summary.json", ec));
+  return fs::is_directory(dir, ec) && present(dir / "config.json") &&
+         (present(dir / "metrics.jsonl") || present(dir / "summary.json"));
 }
 
 std::vector<fs::path> findRunFolders(const fs::path& dir) {
@@ -195,22 +200,22 @@ std::vector<fs::path> findRunFolders(const fs::path& dir) {
 StoredRun readRunFolder(const fs::path& dir) {
   StoredRun run;
   run.folder = dir;
-  const json config = readJsonOrNull(dir / "config.json");
-  if (config.is_null()) throw ConfigError(dir.string() + ": config.json is missing or not valid JSON");
+  const JsonFile config = readJsonFile(dir / "config.json");
+  if (!config.ok()) throw ConfigError((dir / "config.json").string() + " " + config.problem);
   try {
-    run.record.config = RunConfig::fromJson(config);
+    run.record.config = RunConfig::fromJson(config.value);
   } catch (const ConfigError& e) {
     throw ConfigError((dir / "config.json").string() + ": " + e.what());
   }
   run.record.config.output_dir = dir.string();  // where it is now, not where it was made
   run.startedAt = modificationTime(dir / "config.json");
 
-  std::error_code ec;
-  if (fs::is_regular_file(dir / "metrics.jsonl", ec)) run.record.steps = readMetricsJsonl(dir / "metrics.jsonl");
-  run.record.info = runInfoFromStoredJson(readJsonOrNull(dir / "run_info.json"));
+  if (present(dir / "metrics.jsonl"))
+    run.record.steps = readMetricsJsonl(dir / "metrics.jsonl", &run.metricsLinesSkipped);
+  run.record.info = runInfoFromStoredJson(readSideFile(dir / "run_info.json"));
   if (run.record.info.runName.empty()) run.record.info.runName = run.record.config.name;
 
-  const json summary = readJsonOrNull(dir / "summary.json");
+  const json summary = readSideFile(dir / "summary.json");
   std::string statusId;
   readIf(summary, "status", statusId);
   run.status = statusFromId(statusId);
@@ -222,13 +227,16 @@ StoredRun readRunFolder(const fs::path& dir) {
                                : run.status == StoredRunStatus::Failed  ? RunStatus::Failed
                                                                         : RunStatus::Stopped;
   }
-  run.display = readRunDisplay(dir);
+  run.display = readRunDisplay(dir, &run.displayProblem);
   return run;
 }
 
-RunDisplay readRunDisplay(const fs::path& runFolder) {
+RunDisplay readRunDisplay(const fs::path& runFolder, std::string* problem) {
   RunDisplay d;
-  const json j = readJsonOrNull(runFolder / kRunDisplayFileName);
+  const JsonFile read = readJsonFile(runFolder / kRunDisplayFileName);
+  if (problem && read.status != JsonFileStatus::Read && read.status != JsonFileStatus::Missing)
+    *problem = (runFolder / kRunDisplayFileName).string() + " " + read.problem;
+  const json& j = read.value;
   readIf(j, "name", d.name);
   readIf(j, "hidden", d.hidden);
   return d;

@@ -31,9 +31,12 @@ struct StoredRun {
   StoredRunStatus status = StoredRunStatus::Incomplete;
   RunDisplay display;
   int64_t startedAt = 0;  // Unix time config.json was written (the run's start)
+  size_t metricsLinesSkipped = 0;  // metrics.jsonl lines that were not JSON (torn by a crash)
+  std::string displayProblem;      // why display.json was ignored ("" when read or absent)
 };
 
-// A folder with config.json and metrics.jsonl or summary.json.
+// A folder with config.json and metrics.jsonl or summary.json (of whatever
+// type: one that is not a regular file is listed, and reads as unreadable).
 bool isRunFolder(const std::filesystem::path& dir);
 
 // The run folders in dir: dir itself when it is one, the runs of a sweep
@@ -41,12 +44,19 @@ bool isRunFolder(const std::filesystem::path& dir);
 // workspace). Sorted by start time, then path.
 std::vector<std::filesystem::path> findRunFolders(const std::filesystem::path& dir);
 
-// Throws ConfigError (unreadable config.json or metrics line) or IoError.
-// A torn last metrics line is skipped; a missing or torn run_info.json or
-// summary.json leaves defaults (the run reads as incomplete).
+// Every file goes through readJsonFile / forEachLine (util/json_file.h):
+// regular files only, size-capped, UTF-8, nesting-capped. Throws
+// ConfigError or IoError naming the file and the reason when config.json
+// is missing or bad, when any file is refused by those limits, or when a
+// metrics record is JSON but not a valid step. Metrics lines that are not
+// JSON (torn by a crash) are skipped and counted; a missing or torn
+// run_info.json or summary.json leaves defaults (the run reads as
+// incomplete); a bad display.json is ignored (displayProblem says why).
 StoredRun readRunFolder(const std::filesystem::path& dir);
 
-RunDisplay readRunDisplay(const std::filesystem::path& runFolder);  // defaults when absent or unreadable
+// Defaults when absent or unreadable; problem (when given) is set to why a
+// display.json that is there was not read.
+RunDisplay readRunDisplay(const std::filesystem::path& runFolder, std::string* problem = nullptr);
 void writeRunDisplay(const std::filesystem::path& runFolder, const RunDisplay& display);  // atomic; throws IoError
 
 }  // namespace plab

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "util/errors.h"
+#include "util/json_file.h"
 
 namespace plab {
 namespace {
@@ -96,26 +97,35 @@ void MetricsWriter::write(const StepMetrics& m) {
   flushOrThrow(layers_, dir_ / "layers.csv");
 }
 
-std::vector<StepMetrics> readMetricsJsonl(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) throw IoError("cannot read " + file.string());
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) lines.push_back(line);
+std::vector<StepMetrics> readMetricsJsonl(const fs::path& file, size_t* skippedLines) {
+  // Through the one reader of files read back (util/json_file.h): a regular
+  // file only, lines of at most 1 MiB, no more than the file held when
+  // opened. A line that is not a JSON record (torn by a crash, first,
+  // middle or last) is skipped and counted: one torn line must not lose
+  // the run. A record that is JSON but not a valid step is still refused.
   std::vector<StepMetrics> out;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    nlohmann::json j = nlohmann::json::parse(lines[i], nullptr, /*allow_exceptions=*/false);
-    const bool last = i + 1 == lines.size();
-    if (j.is_discarded()) {
-      if (last) break;  // torn by a crash mid-write
-      throw ConfigError(file.string() + ": line " + std::to_string(i + 1) + " is not valid JSON");
-    }
-    try {
-      out.push_back(stepMetricsFromJson(j));
-    } catch (const ConfigError& e) {
-      throw ConfigError(file.string() + ": line " + std::to_string(i + 1) + ": " + e.what());
-    }
-  }
+  size_t skipped = 0, lineNumber = 0;
+  const std::string problem =
+      forEachLine(file, kMaxJsonLineBytes, [&](std::string_view line, bool tooLong) {
+        ++lineNumber;
+        if (tooLong) {
+          ++skipped;
+          return;
+        }
+        if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank
+        nlohmann::json j;
+        if (!parseJsonText(line, j).empty()) {
+          ++skipped;
+          return;
+        }
+        try {
+          out.push_back(stepMetricsFromJson(j));
+        } catch (const ConfigError& e) {
+          throw ConfigError(file.string() + ": line " + std::to_string(lineNumber) + ": " + e.what());
+        }
+      });
+  if (!problem.empty()) throw IoError(file.string() + " " + problem);
+  if (skippedLines) *skippedLines = skipped;
   return out;
 }
 

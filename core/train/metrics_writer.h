@@ -25,7 +25,10 @@ class MetricsWriter {
   std::ofstream jsonl_, csv_, layers_;
 };
 
-// Reads metrics.jsonl back, skipping a torn last line.
-std::vector<StepMetrics> readMetricsJsonl(const std::filesystem::path& file);
+// Reads metrics.jsonl back. A line that is not JSON (torn by a crash, or
+// over 1 MiB) is skipped and counted in skippedLines; a JSON record that is
+// not a valid step throws ConfigError naming the line; a file that is not a
+// regular file throws IoError.
+std::vector<StepMetrics> readMetricsJsonl(const std::filesystem::path& file, size_t* skippedLines = nullptr);
 
 }  // namespace plab

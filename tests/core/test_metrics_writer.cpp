@@ -181,12 +181,24 @@ class TestMetricsWriter : public QObject {
     QCOMPARE(readMetricsJsonl(dir / "metrics.jsonl").size(), size_t(3));
   }
 
-  void corruptMiddleLineIsAnError() {
+  void corruptMiddleLineIsSkippedAndCounted() {
     QTemporaryDir tmp;
     const fs::path file = fs::path(tmp.path().toStdString()) / "metrics.jsonl";
     {
       std::ofstream out(file);
-      out << toJson(sample(1)).dump() << "\n{broken\n" << toJson(sample(2)).dump() << "\n";
+      out << "{broken\n" << toJson(sample(1)).dump() << "\n{broken\n" << toJson(sample(2)).dump() << "\n";
+    }
+    size_t skipped = 0;
+    QCOMPARE(readMetricsJsonl(file, &skipped).size(), size_t(2));
+    QCOMPARE(skipped, size_t(2));
+  }
+
+  void validJsonThatIsNotAStepIsAnError() {
+    QTemporaryDir tmp;
+    const fs::path file = fs::path(tmp.path().toStdString()) / "metrics.jsonl";
+    {
+      std::ofstream out(file);
+      out << toJson(sample(1)).dump() << "\n{\"step\": -5}\n" << toJson(sample(2)).dump() << "\n";
     }
     try {
       readMetricsJsonl(file);

@@ -1,8 +1,12 @@
 // Run folders read back from disk (report/run_folder_reader.h): finished,
 // killed (no summary.json, torn last line), sweeps and workspaces, and the
 // display side file that renames a run without touching its metrics.
+#include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QtTest/QtTest>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -21,6 +25,40 @@ RunConfig namedConfig(const std::string& name, OptimizerMode mode) {
   c.name = name;
   c.mode = mode;
   return c;
+}
+
+// The crafted files of issue 19: each makes the run unreadable (or its
+// display ignored) with a reason, quickly, without a crash or a hang.
+void deepNesting(const fs::path& file) {
+  fs::remove(file);
+  std::ofstream(file) << std::string(200000, '[') << std::string(200000, ']');
+}
+void fifo(const fs::path& file) {
+  fs::remove(file);
+  QVERIFY(::mkfifo(file.c_str(), 0600) == 0);
+}
+void linkToDevZero(const fs::path& file) {
+  fs::remove(file);
+  fs::create_symlink("/dev/zero", file);
+}
+void sparse300MB(const fs::path& file) {
+  fs::remove(file);
+  std::ofstream(file) << "{";
+  fs::resize_file(file, 300ull << 20);  // sparse: no disk used
+}
+void notUtf8(const fs::path& file) {
+  fs::remove(file);
+  std::ofstream(file) << "{\"name\": \"\xff\xfe\"}";
+}
+
+// What readRunFolder said, or "" when it read the run.
+std::string readProblem(const fs::path& dir) {
+  try {
+    readRunFolder(dir);
+    return {};
+  } catch (const Error& e) {
+    return e.what();
+  }
 }
 
 std::string fileText(const fs::path& file) {
@@ -129,6 +167,93 @@ class TestRunFolderReader : public QObject {
     QCOMPARE(run.record.config.name, std::string("r"));  // the config keeps its name
     QCOMPARE(fileText(dir / "metrics.jsonl"), metrics);
     QCOMPARE(fileText(dir / "config.json"), config);
+  }
+
+  void hostileFilesMakeTheRunUnreadableNamingFileAndReason() {
+    struct Case {
+      const char* name;
+      void (*make)(const fs::path&);
+      const char* reason;
+    };
+    const Case cases[] = {{"deep nesting", deepNesting, "nested deeper than 64"},
+                          {"FIFO", fifo, "FIFO"},
+                          {"link to /dev/zero", linkToDevZero, "device"},
+                          {"300 MB", sparse300MB, "over the 16 MiB limit"},
+                          {"not UTF-8", notUtf8, "not valid UTF-8"}};
+    for (const char* file : {"config.json", "summary.json", "run_info.json"}) {
+      for (const Case& c : cases) {
+        QTemporaryDir tmp;
+        const fs::path dir = test::writeStoredRun(fs::path(tmp.path().toStdString()) / "r",
+                                                  namedConfig("r", OptimizerMode::Bf16Plain), 3);
+        c.make(dir / file);
+        QVERIFY(isRunFolder(dir));  // listed, so that it shows as unreadable
+        QCOMPARE(findRunFolders(dir.parent_path()).size(), size_t(1));
+        QElapsedTimer timer;
+        timer.start();
+        const std::string problem = readProblem(dir);
+        const std::string label = std::string(file) + " " + c.name + ": " + problem;
+        QVERIFY2(timer.elapsed() < 5000, label.c_str());
+        QVERIFY2(problem.find(file) != std::string::npos, label.c_str());
+        QVERIFY2(problem.find(c.reason) != std::string::npos, label.c_str());
+      }
+    }
+  }
+
+  void hostileMetricsFileMakesTheRunUnreadable() {
+    for (auto make : {fifo, linkToDevZero}) {
+      QTemporaryDir tmp;
+      const fs::path dir = test::writeStoredRun(fs::path(tmp.path().toStdString()) / "r",
+                                                namedConfig("r", OptimizerMode::Bf16Plain), 3);
+      make(dir / "metrics.jsonl");
+      QElapsedTimer timer;
+      timer.start();
+      const std::string problem = readProblem(dir);
+      QVERIFY2(timer.elapsed() < 5000, problem.c_str());
+      QVERIFY2(problem.find("metrics.jsonl") != std::string::npos, problem.c_str());
+      QVERIFY2(problem.find("not a regular file") != std::string::npos, problem.c_str());
+    }
+  }
+
+  void hostileDisplayFileIsIgnoredAndKept() {
+    for (auto make : {deepNesting, fifo, linkToDevZero, sparse300MB, notUtf8}) {
+      QTemporaryDir tmp;
+      const fs::path dir = test::writeStoredRun(fs::path(tmp.path().toStdString()) / "r",
+                                                namedConfig("r", OptimizerMode::Bf16Plain), 3);
+      make(dir / kRunDisplayFileName);
+      QElapsedTimer timer;
+      timer.start();
+      const StoredRun run = readRunFolder(dir);
+      QVERIFY(timer.elapsed() < 5000);
+      QCOMPARE(run.display.name, std::string());
+      QVERIFY2(run.displayProblem.find("display.json") != std::string::npos, run.displayProblem.c_str());
+      QCOMPARE(run.record.steps.size(), size_t(3));
+      QVERIFY(fs::exists(fs::symlink_status(dir / kRunDisplayFileName)));  // nothing removed
+    }
+  }
+
+  void tornMetricsLinesAreSkippedAndCounted() {
+    QTemporaryDir tmp;
+    const fs::path dir = test::writeStoredRun(fs::path(tmp.path().toStdString()) / "r",
+                                              namedConfig("r", OptimizerMode::Bf16Plain), 3);
+    const std::string lines = fileText(dir / "metrics.jsonl");
+    // Torn first line, a fragment glued in the middle, a torn last line.
+    const size_t second = lines.find('\n') + 1;
+    std::ofstream(dir / "metrics.jsonl", std::ios::trunc)
+        << "{\"step\": 1, \"lo\n"
+        << lines.substr(0, second) << "{\"st" << lines.substr(second) << "{\"step\": 9";
+    const StoredRun run = readRunFolder(dir);
+    QCOMPARE(run.record.steps.size(), size_t(2));  // steps 1 and 3; step 2 was glued to a fragment
+    QCOMPARE(run.metricsLinesSkipped, size_t(3));
+  }
+
+  void metricsLineOverOneMiBIsSkipped() {
+    QTemporaryDir tmp;
+    const fs::path dir = test::writeStoredRun(fs::path(tmp.path().toStdString()) / "r",
+                                              namedConfig("r", OptimizerMode::Bf16Plain), 3);
+    std::ofstream(dir / "metrics.jsonl", std::ios::app) << std::string(3 << 20, ' ') << "{}\n";
+    const StoredRun run = readRunFolder(dir);
+    QCOMPARE(run.record.steps.size(), size_t(3));
+    QCOMPARE(run.metricsLinesSkipped, size_t(1));
   }
 };
 
