@@ -65,7 +65,9 @@ void MainWindow::loadWorkspace() {
   }
   workspaceLabel_->setText("Workspace: " + QDir::toNativeSeparators(workspace_.path()));
   workspaceLabel_->setToolTip("Every run is saved in its own folder here (File > Change workspace…)");
-  const int added = addRunFolders(workspace_.runFolders(), false);
+  QString linksProblem;
+  const int added = addRunFolders(workspace_.runFolders(&linksProblem), false);
+  if (!linksProblem.isEmpty()) appendLog("ignored the linked runs: " + linksProblem);
   if (added > 0) appendLog(QString("workspace %1: %2 runs").arg(workspace_.path()).arg(added));
 }
 
@@ -75,13 +77,25 @@ int MainWindow::addRunFolders(const QStringList& folders, bool linked) {
   loadingRuns_ = true;
   for (const QString& folder : folders) {
     if (store_.findFolder(folder) >= 0) continue;
+    const bool outside = linked || !workspace_.owns(folder);
     try {
       const plab::StoredRun run = plab::readRunFolder(folder.toStdString());
-      store_.addStoredRun(run, linked || !workspace_.owns(folder));
-      ++added;
+      store_.addStoredRun(run, outside);
+      if (!run.displayProblem.empty())
+        appendLog("ignored the run's name and visibility: " + QString::fromStdString(run.displayProblem));
+      if (run.metricsLinesSkipped > 0)
+        appendLog(QString("%1: %2 metrics.jsonl lines skipped (not JSON: torn by a crash)")
+                      .arg(folder)
+                      .arg(run.metricsLinesSkipped));
     } catch (const std::exception& e) {
+      // Listed as unreadable, with the reason, rather than dropped; nothing
+      // in the folder is written.
+      QString reason = QString::fromUtf8(e.what());
+      if (reason.startsWith(folder + "/")) reason.remove(0, folder.size() + 1);
+      store_.addUnreadableRun(folder, reason, outside);
       problems << QString::fromUtf8(e.what());
     }
+    ++added;
   }
   loadingRuns_ = false;
   table_->refreshAll();
@@ -150,6 +164,7 @@ void MainWindow::openRunDialog() {
 void MainWindow::writeDisplay(int run) {
   const QString folder = store_.folder(run);
   if (folder.isEmpty() || !QFileInfo(folder).isDir()) return;  // queued: nothing on disk yet
+  if (store_.state(run) == RunState::Unreadable) return;        // nothing in it is written
   plab::RunDisplay display;
   display.name = store_.record(run).config.name;
   display.hidden = !store_.isVisible(run);

@@ -31,7 +31,7 @@ struct StoredRun {
   StoredRunStatus status = StoredRunStatus::Incomplete;
   RunDisplay display;
   int64_t startedAt = 0;  // Unix time config.json was written (the run's start)
-  size_t metricsLinesSkipped = 0;  // metrics.jsonl lines that were not JSON (torn by a crash)
+  size_t metricsLinesSkipped = 0;  // metrics.jsonl lines before the last that were not JSON (torn by a crash)
   std::string displayProblem;      // why display.json was ignored ("" when read or absent)
 };
 

@@ -105,16 +105,14 @@ std::vector<StepMetrics> readMetricsJsonl(const fs::path& file, size_t* skippedL
   // the run. A record that is JSON but not a valid step is still refused.
   std::vector<StepMetrics> out;
   size_t skipped = 0, lineNumber = 0;
+  bool lastSkipped = false;  // a torn last line is a killed (or running) run's normal end: not counted
   const std::string problem =
       forEachLine(file, kMaxJsonLineBytes, [&](std::string_view line, bool tooLong) {
         ++lineNumber;
-        if (tooLong) {
-          ++skipped;
-          return;
-        }
-        if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank
+        if (!tooLong && line.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank
         nlohmann::json j;
-        if (!parseJsonText(line, j).empty()) {
+        lastSkipped = tooLong || !parseJsonText(line, j).empty();
+        if (lastSkipped) {
           ++skipped;
           return;
         }
@@ -125,7 +123,7 @@ std::vector<StepMetrics> readMetricsJsonl(const fs::path& file, size_t* skippedL
         }
       });
   if (!problem.empty()) throw IoError(file.string() + " " + problem);
-  if (skippedLines) *skippedLines = skipped;
+  if (skippedLines) *skippedLines = lastSkipped ? skipped - 1 : skipped;
   return out;
 }
 

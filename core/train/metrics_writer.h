@@ -26,7 +26,8 @@ class MetricsWriter {
 };
 
 // Reads metrics.jsonl back. A line that is not JSON (torn by a crash, or
-// over 1 MiB) is skipped and counted in skippedLines; a JSON record that is
+// over 1 MiB) is skipped and counted in skippedLines, except a torn last
+// line (a killed or still running run's normal end); a JSON record that is
 // not a valid step throws ConfigError naming the line; a file that is not a
 // regular file throws IoError.
 std::vector<StepMetrics> readMetricsJsonl(const std::filesystem::path& file, size_t* skippedLines = nullptr);

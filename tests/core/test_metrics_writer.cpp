@@ -191,6 +191,9 @@ class TestMetricsWriter : public QObject {
     size_t skipped = 0;
     QCOMPARE(readMetricsJsonl(file, &skipped).size(), size_t(2));
     QCOMPARE(skipped, size_t(2));
+    std::ofstream(file, std::ios::app) << "{\"step\": 3";  // a torn last line is not counted
+    QCOMPARE(readMetricsJsonl(file, &skipped).size(), size_t(2));
+    QCOMPARE(skipped, size_t(2));
   }
 
   void validJsonThatIsNotAStepIsAnError() {

@@ -12,7 +12,10 @@
 #include <QTemporaryDir>
 #include <QtTest/QtTest>
 
+#include <sys/stat.h>
+
 #include <filesystem>
+#include <fstream>
 
 #include "charts/chart_panel.h"
 #include "charts/loss_chart.h"
@@ -48,6 +51,25 @@ plab::RunConfig namedConfig(const std::string& name, plab::OptimizerMode mode) {
 QByteArray fileBytes(const QString& file) {
   QFile f(file);
   return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// Crafted files of issue 19.1 (each crashed or hung the app at start).
+void deepNesting(const fs::path& file) {
+  fs::remove(file);
+  std::ofstream(file) << std::string(200000, '[') << std::string(200000, ']');
+}
+void fifo(const fs::path& file) {
+  fs::remove(file);
+  QVERIFY(::mkfifo(file.c_str(), 0600) == 0);
+}
+void linkToDevZero(const fs::path& file) {
+  fs::remove(file);
+  fs::create_symlink("/dev/zero", file);
+}
+void sparse300MB(const fs::path& file) {
+  fs::remove(file);
+  std::ofstream(file) << "{";
+  fs::resize_file(file, 300ull << 20);
 }
 
 void makeRunTiny(MainWindow& w, int steps) {
@@ -426,6 +448,75 @@ class TestWorkspace : public QObject {
     QVERIFY(!loss->following());
     w.chartPanel()->followCheckBox()->setChecked(true);
     QVERIFY(loss->following());
+  }
+
+  // Issue 19.1: a run file of 200 000 '[' crashed the app at every start, a
+  // FIFO blocked it forever, a link to /dev/zero or a 300 MB file ate the
+  // memory, a torn first metrics line lost the run. Each bad run is now a
+  // row "unreadable: <file> <reason>"; nothing in the folders is written.
+  void hostileRunFilesShowAsUnreadableAtStart() {
+    QTemporaryDir workspace;
+    const fs::path ws = path(workspace.path());
+    const auto run = [&](const char* name) {
+      return plab::test::writeStoredRun(ws / name, namedConfig(name, plab::OptimizerMode::Bf16Plain), 3);
+    };
+    deepNesting(run("deep-config") / "config.json");
+    fifo(run("fifo-summary") / "summary.json");
+    linkToDevZero(run("zero-info") / "run_info.json");
+    sparse300MB(run("huge-config") / "config.json");
+    fifo(run("fifo-metrics") / "metrics.jsonl");
+    const fs::path torn = run("torn-first");
+    const std::string lines = [&] {
+      std::ifstream in(torn / "metrics.jsonl");
+      return std::string(std::istreambuf_iterator<char>(in), {});
+    }();
+    std::ofstream(torn / "metrics.jsonl", std::ios::trunc) << "{\"step\": 1, \"lo\n" << lines.substr(lines.find('\n') + 1);
+    const fs::path named = run("bad-display");
+    deepNesting(named / "display.json");
+    linkToDevZero(run("zero-display") / "display.json");
+    fifo(ws / "linked-runs.json");
+
+    QElapsedTimer timer;
+    timer.start();
+    MainWindow w(workspace.path());
+    QVERIFY2(timer.elapsed() < 20000, qPrintable(QString::number(timer.elapsed())));
+    QCOMPARE(w.store()->size(), 8);
+    const auto row = [&](const char* name) { return w.store()->findFolder(QDir::cleanPath(workspace.path() + "/" + name)); };
+    const auto status = [&](const char* name) {
+      return w.comparisonTable()->item(row(name), ComparisonTable::StatusColumn)->text();
+    };
+    const struct {
+      const char* run;
+      const char* text;
+    } unreadable[] = {{"deep-config", "unreadable: config.json has JSON nested deeper than 64 levels"},
+                      {"fifo-summary", "unreadable: summary.json is a FIFO (named pipe), not a regular file"},
+                      {"zero-info", "unreadable: run_info.json is a device, not a regular file"},
+                      {"huge-config", "unreadable: config.json is 300 MiB, over the 16 MiB limit"},
+                      {"fifo-metrics", "unreadable: metrics.jsonl is a FIFO (named pipe), not a regular file"}};
+    for (const auto& u : unreadable) {
+      QVERIFY2(row(u.run) >= 0, u.run);
+      QCOMPARE(w.store()->state(row(u.run)), RunState::Unreadable);
+      QVERIFY2(status(u.run).startsWith(u.text), qPrintable(status(u.run)));
+      QCOMPARE(w.comparisonTable()->item(row(u.run), ComparisonTable::ModeColumn)->text(), QString("–"));
+    }
+    QCOMPARE(w.store()->state(row("torn-first")), RunState::Completed);
+    QCOMPARE(w.store()->record(row("torn-first")).steps.size(), size_t(2));
+    QCOMPARE(status("torn-first"), QString("completed (1 line skipped)"));
+    QCOMPARE(w.store()->state(row("bad-display")), RunState::Completed);
+    QCOMPARE(w.store()->state(row("zero-display")), RunState::Completed);
+    QCOMPARE(int(w.store()->visibleRuns().size()), 3);  // never an unreadable run in charts or exports
+    w.chartPanel()->refreshNow();
+    // Nothing was written over: the bad files are still what they were.
+    w.renameRun(row("deep-config"), "renamed");
+    QVERIFY(!fs::exists(ws / "deep-config" / "display.json"));
+    QCOMPARE(fs::file_size(named / "display.json"), uintmax_t(400000));
+    QVERIFY(fs::is_fifo(ws / "linked-runs.json"));
+    QVERIFY(fs::is_fifo(ws / "fifo-summary" / "summary.json"));
+    QVERIFY(fs::is_symlink(ws / "zero-info" / "run_info.json"));
+    Workspace links(workspace.path());  // the unreadable list is not written over by a new link
+    QVERIFY_THROWS_EXCEPTION(plab::IoError, links.link(QDir::tempPath()));
+    QVERIFY(fs::is_fifo(ws / "linked-runs.json"));
+    QCOMPARE(w.store()->size(), 8);
   }
 };
 

@@ -94,9 +94,15 @@ void ComparisonTable::refreshRun(int run) {
   bold.setBold(true);
   name->setFont(bold);
   setItem(run, NameColumn, name);
-  setItem(run, ModeColumn, cell(QString::fromStdString(plab::optimizerModeLabel(record.config.mode)), false));
-  auto* status = cell(runStateText(state), false);
-  if (state == RunState::Failed) {
+  setItem(run, ModeColumn, cell(state == RunState::Unreadable ? QString("–")  // its config was not read
+                                                               : QString::fromStdString(plab::optimizerModeLabel(record.config.mode)),
+                                false));
+  const size_t skipped = store_->skippedLines(run);
+  auto* status = cell(state == RunState::Unreadable ? "unreadable: " + store_->problem(run)
+                      : skipped > 0 ? QString("%1 (%2 %3 skipped)").arg(runStateText(state)).arg(skipped).arg(skipped == 1 ? "line" : "lines")
+                                    : runStateText(state),
+                      false);
+  if (state == RunState::Failed || state == RunState::Unreadable) {
     status->setForeground(QColor(176, 0, 32));
     status->setToolTip(QString::fromStdString(record.result.message));
   } else if (!record.result.message.empty()) {

@@ -1,5 +1,7 @@
 #include "run/run_store.h"
 
+#include <QFileInfo>
+
 namespace plab::ui {
 namespace {
 
@@ -24,6 +26,7 @@ QString runStateText(RunState s) {
     case RunState::Stopped: return "stopped";
     case RunState::Failed: return "failed";
     case RunState::Incomplete: return "incomplete";
+    case RunState::Unreadable: return "unreadable";
   }
   return "unknown";
 }
@@ -51,6 +54,25 @@ int RunStore::addStoredRun(const plab::StoredRun& run, bool linked) {
   m.visible = !run.display.hidden;
   m.linked = linked;
   m.started = QDateTime::fromSecsSinceEpoch(run.startedAt);
+  m.skippedLines = run.metricsLinesSkipped;
+  meta_.push_back(m);
+  const int index = size() - 1;
+  emit runAdded(index);
+  return index;
+}
+
+int RunStore::addUnreadableRun(const QString& folder, const QString& problem, bool linked) {
+  plab::RunRecord r;
+  r.config.name = r.info.runName = QFileInfo(folder).fileName().toStdString();
+  r.config.output_dir = folder.toStdString();
+  r.config.steps = 0;  // nothing known: the row shows 0 / 0
+  r.result.status = plab::RunStatus::Failed;
+  r.result.message = "unreadable: " + problem.toStdString();
+  records_.push_back(std::move(r));
+  Meta m;
+  m.state = RunState::Unreadable;
+  m.linked = linked;
+  m.problem = problem;
   meta_.push_back(m);
   const int index = size() - 1;
   emit runAdded(index);
@@ -115,7 +137,8 @@ int RunStore::findFolder(const QString& folder) const {
 
 bool RunStore::isFinished(int run) const {
   const RunState s = state(run);
-  return s == RunState::Completed || s == RunState::Stopped || s == RunState::Failed || s == RunState::Incomplete;
+  return s == RunState::Completed || s == RunState::Stopped || s == RunState::Failed || s == RunState::Incomplete ||
+         s == RunState::Unreadable;
 }
 
 bool RunStore::removeRun(int run) {
@@ -136,7 +159,7 @@ void RunStore::clear() {
 std::vector<int> RunStore::visibleRuns() const {
   std::vector<int> out;
   for (int i = 0; i < size(); ++i)
-    if (isVisible(i)) out.push_back(i);
+    if (isVisible(i) && state(i) != RunState::Unreadable) out.push_back(i);
   return out;
 }
 

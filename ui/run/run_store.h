@@ -14,8 +14,10 @@
 namespace plab::ui {
 
 // Incomplete: read from a folder without summary.json (killed, or still
-// running in another process).
-enum class RunState { Queued, Running, Paused, Completed, Stopped, Failed, Incomplete };
+// running in another process). Unreadable: a folder that looks like a run
+// but could not be read (problem() says why); it is listed, never shown in
+// charts or exports, and nothing in it is written.
+enum class RunState { Queued, Running, Paused, Completed, Stopped, Failed, Incomplete, Unreadable };
 QString runStateText(RunState s);  // "queued", "running", ... (matches plab::runStatusId)
 
 class RunStore : public QObject {
@@ -27,6 +29,9 @@ class RunStore : public QObject {
   // A run read from disk (finished or incomplete). linked: it lives outside
   // the workspace (opened with File > Open run).
   int addStoredRun(const plab::StoredRun& run, bool linked);
+  // A run folder that could not be read: a row named after the folder,
+  // state Unreadable, with the reason.
+  int addUnreadableRun(const QString& folder, const QString& problem, bool linked);
   void setInfo(int run, const plab::RunInfo& info);
   void appendStep(int run, const plab::StepMetrics& step);
   void setResult(int run, const plab::RunResult& result);
@@ -48,12 +53,16 @@ class RunStore : public QObject {
   bool hasInfo(int run) const { return meta_.at(static_cast<size_t>(run)).hasInfo; }
   bool isVisible(int run) const { return meta_.at(static_cast<size_t>(run)).visible; }
   bool isLinked(int run) const { return meta_.at(static_cast<size_t>(run)).linked; }
+  // Why an Unreadable run could not be read; "" otherwise.
+  QString problem(int run) const { return meta_.at(static_cast<size_t>(run)).problem; }
+  // metrics.jsonl lines of a stored run that were not JSON (torn by a crash).
+  size_t skippedLines(int run) const { return meta_.at(static_cast<size_t>(run)).skippedLines; }
   QDateTime started(int run) const { return meta_.at(static_cast<size_t>(run)).started; }
   // The run's folder on disk; empty while queued (or without a workspace).
   QString folder(int run) const;
   int findFolder(const QString& folder) const;  // -1 when no run has it
 
-  std::vector<int> visibleRuns() const;  // store indices, in order
+  std::vector<int> visibleRuns() const;  // store indices, in order (never an Unreadable run)
   std::vector<plab::RunRecord> visibleRecords() const;
   // Visible runs that measured anything or finished (what an export can show).
   std::vector<plab::RunRecord> exportableRecords() const;
@@ -72,6 +81,8 @@ class RunStore : public QObject {
     bool visible = true;
     bool linked = false;
     QDateTime started;
+    QString problem;
+    size_t skippedLines = 0;
   };
   std::vector<plab::RunRecord> records_;
   std::vector<Meta> meta_;

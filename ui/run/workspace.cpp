@@ -8,6 +8,7 @@
 #include "report/run_folder_reader.h"
 #include "util/atomic_file.h"
 #include "util/errors.h"
+#include "util/json_file.h"
 #include "util/run_folder.h"
 
 namespace plab::ui {
@@ -41,9 +42,9 @@ bool Workspace::ensureExists(QString* error) const {
   return false;
 }
 
-QStringList Workspace::runFolders() const {
+QStringList Workspace::runFolders(QString* problem) const {
   QStringList out = toQStrings(plab::findRunFolders(path_.toStdString()));
-  for (const QString& linked : linkedFolders())
+  for (const QString& linked : linkedFolders(problem))
     for (const QString& run : toQStrings(plab::findRunFolders(linked.toStdString())))
       if (!out.contains(run)) out << run;
   return out;
@@ -96,11 +97,16 @@ QString Workspace::removeRun(const QString& runFolder, bool useTrash) const {
       .arg(names.join(", "));
 }
 
-QStringList Workspace::linkedFolders() const {
+QStringList Workspace::linkedFolders(QString* problem) const {
   QStringList out;
-  QFile file(QDir(path_).filePath(kLinksFile));
-  if (!file.open(QIODevice::ReadOnly)) return out;
-  const auto j = nlohmann::json::parse(file.readAll().toStdString(), nullptr, /*allow_exceptions=*/false);
+  const std::filesystem::path file = std::filesystem::path(path_.toStdString()) / kLinksFile;
+  const plab::JsonFile read = plab::readJsonFile(file);  // regular, size- and nesting-capped, UTF-8
+  if (!read.ok()) {
+    if (problem && read.status != plab::JsonFileStatus::Missing)
+      *problem = QString::fromStdString(file.string() + " " + read.problem);
+    return out;
+  }
+  const nlohmann::json& j = read.value;
   if (!j.is_object() || !j.contains("folders") || !j.at("folders").is_array()) return out;
   for (const auto& f : j.at("folders"))
     if (f.is_string() && QFileInfo(QString::fromStdString(f.get<std::string>())).isDir())
@@ -108,15 +114,25 @@ QStringList Workspace::linkedFolders() const {
   return out;
 }
 
+// The list as it is, or a throw when it is there but cannot be read: it is
+// the user's, and is never rewritten over (its links would be lost).
+QStringList Workspace::linksToRewrite() const {
+  QString problem;
+  QStringList links = linkedFolders(&problem);
+  if (!problem.isEmpty())
+    throw plab::IoError(problem.toStdString() + "; it is left as it is (move it away to link folders again)");
+  return links;
+}
+
 void Workspace::link(const QString& folder) {
-  QStringList links = linkedFolders();
+  QStringList links = linksToRewrite();
   if (links.contains(clean(folder))) return;
   links << clean(folder);
   writeLinks(links);
 }
 
 void Workspace::unlink(const QString& folder) {
-  QStringList links = linkedFolders();
+  QStringList links = linksToRewrite();
   links.removeAll(clean(folder));
   writeLinks(links);
 }

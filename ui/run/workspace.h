@@ -21,8 +21,8 @@ class Workspace {
   bool ensureExists(QString* error = nullptr) const;
 
   // The run folders to list: those inside the workspace, then the linked
-  // ones that still exist; each at most once.
-  QStringList runFolders() const;
+  // ones that still exist; each at most once. problem: as linkedFolders.
+  QStringList runFolders(QString* problem = nullptr) const;
   // Inside the workspace folder once links are resolved, with no link on the
   // way: a run reached through a link is not the workspace's to delete.
   bool owns(const QString& runFolder) const;
@@ -36,11 +36,17 @@ class Workspace {
   // goes when nothing else is left. Throws plab::Error with the reason, and
   // deletes nothing, for any other folder.
   QString removeRun(const QString& runFolder, bool useTrash) const;
-  QStringList linkedFolders() const;
-  void link(const QString& folder);    // throws plab::IoError when the list cannot be written
-  void unlink(const QString& folder);  // likewise
+  // The linked folders that still exist; none, with problem set to why,
+  // when linked-runs.json is there but refused (not a regular file, too
+  // big, nested too deep, not UTF-8) or not JSON.
+  QStringList linkedFolders(QString* problem = nullptr) const;
+  // Throw plab::IoError when the list cannot be written, or when it is
+  // there but cannot be read (it is never rewritten over).
+  void link(const QString& folder);
+  void unlink(const QString& folder);
 
  private:
+  QStringList linksToRewrite() const;
   void writeLinks(const QStringList& folders) const;
   QString path_;
 };
