@@ -88,6 +88,19 @@ std::optional<double> meanUpdateLost(const RunRecord& run) {
   return count > 0 ? std::optional<double>(sum / count) : std::nullopt;
 }
 
+std::optional<double> meanUpdateLostStdError(const RunRecord& run) {
+  if (run.result.meanUpdateLostStdError) return run.result.meanUpdateLostStdError;
+  double sumSquares = 0;
+  int count = 0;
+  for (const StepMetrics& m : run.steps) {
+    if (!m.updateLost || !std::isfinite(*m.updateLost)) continue;
+    if (!m.updateLostStdError || !std::isfinite(*m.updateLostStdError)) return std::nullopt;
+    sumSquares += *m.updateLostStdError * *m.updateLostStdError;
+    ++count;
+  }
+  return count > 0 ? std::optional<double>(std::sqrt(sumSquares) / count) : std::nullopt;
+}
+
 std::optional<double> measuredPeakSaving(const RunRecord& run, const RunRecord* fp32Reference) {
   if (!fp32Reference) return std::nullopt;
   const std::optional<int64_t>& peak = run.result.trainingPeakBytes;
@@ -125,8 +138,13 @@ std::string runVerdict(const RunRecord& run, const RunRecord* fp32Twin, const st
     else
       verdict += "no step in common with " + twin + " yet";
   }
-  if (const auto lost = meanUpdateLost(run))
-    verdict += ", " + fixed(100 * *lost, 1) + " % of the intended update lost";
+  if (const auto lost = meanUpdateLost(run)) {
+    // With its standard error when every window measured one (update_stats.h).
+    const auto se = meanUpdateLostStdError(run);
+    verdict += ", " + fixed(100 * *lost, 1) +
+               (se && std::isfinite(*se) ? " ± " + fixed(100 * *se, 1) : std::string()) +
+               " % of the intended update lost";
+  }
   const int64_t baseline = run.info.fp32Baseline.total();
   const int64_t memory = run.steps.back().memory.total();
   if (baseline > 0 && memory > 0) {

@@ -32,6 +32,9 @@ std::optional<FinalDifference> finalDifference(const RunRecord& run, const RunRe
 // Mean of the windowed update lost over the run so far (the trainer's total
 // once finished); empty when no window closed.
 std::optional<double> meanUpdateLost(const RunRecord& run);
+// Its standard error (the trainer's once finished, else sqrt(sum se^2) / n
+// over the windows so far); empty when a window has none.
+std::optional<double> meanUpdateLostStdError(const RunRecord& run);
 
 // The measured memory saving: 1 - training peak of `run` / training peak of
 // its fp32 reference (RunResult::trainingPeakBytes). Empty without a

@@ -115,6 +115,13 @@ class TestFp32Twin : public QObject {
     runs[1].steps.back().updateLost = -4e-7;
     QVERIFY2(report::comparisonVerdict(runs, 1).find(", 0.0 % of the intended update lost") != std::string::npos,
              report::comparisonVerdict(runs, 1).c_str());
+    // With its standard error when the windows recorded one: 0.6 and 0.8 points -> 0.5 for the mean of two.
+    runs[1].steps.back().updateLost = 0.88;
+    runs[1].steps.back().updateLostStdError = 0.006;
+    runs[1].steps[4].updateLost = 0.90;
+    runs[1].steps[4].updateLostStdError = 0.008;
+    QVERIFY2(report::comparisonVerdict(runs, 1).find(", 89.0 ± 0.5 % of the intended update lost") != std::string::npos,
+             report::comparisonVerdict(runs, 1).c_str());
     runs[0].config.adamw.lr = 1e-3;
     const std::string none = report::comparisonVerdict(runs, 1);
     QVERIFY2(none.find("no fp32 twin") != std::string::npos, none.c_str());
