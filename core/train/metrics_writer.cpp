@@ -18,21 +18,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string systemReason() {
-  return errno != 0 ? std::string(std::strerror(errno)) : std::string("write failed");
-}
-
 // Append-only: an existing file is never truncated or rewritten; the header
 // goes only into a new (empty) file.
-void openFile(std::ofstream& out, const fs::path& file, const char* header) {
-  errno = 0;
-  out.open(file, std::ios::out | std::ios::app);
-  if (!out) throw IoError("cannot open " + file.string() + " for writing: " + systemReason());
-  std::error_code ec;
-  const bool fresh = !fs::is_regular_file(file, ec) || fs::file_size(file, ec) == 0;
-  if (header && fresh) out << header << '\n';
-  out.flush();
-  if (!out) throw IoError("cannot write " + file.string() + ": " + systemReason());
+void writeHeader(RecordFile& out, const char* header) {
+  if (out.size() == 0) out.append(std::string(header) + '\n');
 }
 
 // A number, or nan/inf for a non-finite one.
@@ -46,36 +35,32 @@ std::string cell(double v) {
 // Empty: not measured at this step (never the last measured value again).
 std::string optionalCell(const std::optional<double>& v) { return v ? cell(*v) : ""; }
 
-void flushOrThrow(std::ofstream& out, const fs::path& file) {
-  errno = 0;
-  out.flush();
-  if (!out) throw IoError("cannot write " + file.string() + ": " + systemReason());
-}
-
 }  // namespace
 
 MetricsWriter::MetricsWriter(const fs::path& dir) : dir_(dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw IoError("cannot create output folder " + dir.string() + ": " + ec.message());
-  openFile(jsonl_, dir / "metrics.jsonl", nullptr);
-  openFile(csv_, dir / "metrics.csv",
-           "step,loss,val_loss,grad_norm,lr,rounded_away,update_ratio,update_lost,update_error,tokens_per_s,elapsed_s,"
-           "mem_weights,mem_gradients,mem_moments,mem_master,mem_kahan,mem_total");
-  openFile(layers_, dir / "layers.csv", "step,layer,rounded_away,update_ratio,update_lost,update_error");
+  jsonl_.open(dir / "metrics.jsonl");
+  csv_.open(dir / "metrics.csv");
+  layers_.open(dir / "layers.csv");
+  writeHeader(csv_,
+              "step,loss,val_loss,grad_norm,lr,rounded_away,update_ratio,update_lost,update_error,tokens_per_s,elapsed_s,"
+              "mem_weights,mem_gradients,mem_moments,mem_master,mem_kahan,mem_total");
+  writeHeader(layers_, "step,layer,rounded_away,update_ratio,update_lost,update_error");
 }
 
 void MetricsWriter::write(const StepMetrics& m) {
-  jsonl_ << toJson(m).dump() << '\n';
-  flushOrThrow(jsonl_, dir_ / "metrics.jsonl");
+  // Each file's record is built whole first, then appended in one write.
+  const std::string jsonl = toJson(m).dump() + '\n';
 
-  csv_ << m.step << ',' << cell(m.loss) << ',' << (m.valLoss ? cell(*m.valLoss) : "") << ','
-       << cell(m.gradNorm) << ',' << cell(m.lr) << ',' << optionalCell(m.roundedAwayFraction) << ','
-       << optionalCell(m.updateRatio) << ',' << optionalCell(m.updateLost) << ',' << optionalCell(m.updateError) << ','
-       << cell(m.tokensPerSecond) << ',' << cell(m.elapsedSeconds) << ','
-       << m.memory.weights << ',' << m.memory.gradients << ',' << m.memory.moments << ','
-       << m.memory.master << ',' << m.memory.kahan << ',' << m.memory.total() << '\n';
-  flushOrThrow(csv_, dir_ / "metrics.csv");
+  std::ostringstream csv;
+  csv << m.step << ',' << cell(m.loss) << ',' << (m.valLoss ? cell(*m.valLoss) : "") << ','
+      << cell(m.gradNorm) << ',' << cell(m.lr) << ',' << optionalCell(m.roundedAwayFraction) << ','
+      << optionalCell(m.updateRatio) << ',' << optionalCell(m.updateLost) << ',' << optionalCell(m.updateError) << ','
+      << cell(m.tokensPerSecond) << ',' << cell(m.elapsedSeconds) << ','
+      << m.memory.weights << ',' << m.memory.gradients << ',' << m.memory.moments << ','
+      << m.memory.master << ',' << m.memory.kahan << ',' << m.memory.total() << '\n';
 
   // One row per layer: the per-step columns and, on window steps, the window's.
   std::vector<std::string> order;
@@ -88,13 +73,38 @@ void MetricsWriter::write(const StepMetrics& m) {
     if (!rows.count(w.layer)) order.push_back(w.layer);
     rows[w.layer].second = &w;
   }
+  std::ostringstream layers;
   for (const std::string& layer : order) {
     const auto& [l, w] = rows[layer];
-    layers_ << m.step << ',' << layer << ',' << (l ? cell(l->roundedAwayFraction) : "") << ','
-            << (l ? cell(l->updateRatio) : "") << ',' << (w ? cell(w->updateLost) : "") << ','
-            << (w ? cell(w->updateError) : "") << '\n';
+    layers << m.step << ',' << layer << ',' << (l ? cell(l->roundedAwayFraction) : "") << ','
+           << (l ? cell(l->updateRatio) : "") << ',' << (w ? cell(w->updateLost) : "") << ','
+           << (w ? cell(w->updateError) : "") << '\n';
   }
-  flushOrThrow(layers_, dir_ / "layers.csv");
+
+  // A step is in all three files or in none: a failed append truncates its
+  // own file back, and the files already written take the step back too.
+  RecordFile* files[] = {&jsonl_, &csv_, &layers_};
+  const std::string records[] = {jsonl, csv.str(), layers.str()};
+  off_t starts[3];
+  for (int i = 0; i < 3; ++i) starts[i] = files[i]->size();
+  for (int i = 0; i < 3; ++i) {
+    try {
+      files[i]->append(records[i]);
+    } catch (const IoError& e) {
+      const int reason = files[i]->lastError();
+      std::string message = e.what();
+      for (int j = 0; j < i; ++j) {
+        try {
+          files[j]->truncateTo(starts[j]);
+        } catch (const IoError& undo) {
+          message += "; " + std::string(undo.what());
+        }
+      }
+      const bool full = reason == ENOSPC || reason == EDQUOT || reason == EFBIG;
+      throw IoError((full ? "disk full at step " : "write failed at step ") + std::to_string(m.step) + ": " +
+                    message);
+    }
+  }
 }
 
 std::vector<StepMetrics> readMetricsJsonl(const fs::path& file, size_t* skippedLines) {

@@ -83,8 +83,16 @@ double mib(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0
 // leaves an empty or torn summary.
 void writeJsonFile(const fs::path& file, const nlohmann::json& j) { writeJsonFileAtomically(file, j); }
 
-// Enough for summary.json (its message is one line).
-constexpr uint64_t kSummaryReserveBytes = 64 * 1024;
+// Set aside before the run starts for the files written at its end, so that
+// a disk filled by the metrics still gets them; the run is refused without
+// it. Measured (default model, --no-pdf): summary.json 0.7 KB, run_info.json
+// 9 KB, report.html + charts/*.svg 55 KB after 30 steps, 230 KB after 1500.
+constexpr uint64_t kSummaryReserveBytes = 16 * 1024;
+constexpr uint64_t kRunInfoReserveBytes = 64 * 1024;
+constexpr uint64_t kReportReserveBytes = 512 * 1024;
+constexpr uint64_t kFinalFilesReserveBytes = kSummaryReserveBytes + kRunInfoReserveBytes + kReportReserveBytes;
+// A file system allocates whole blocks: what one small file may take beyond its bytes.
+constexpr uint64_t kBlockSlackBytes = 4096;
 
 torch::Device resolveDevice(const std::string& requested) {
   if (requested == "auto")
@@ -168,7 +176,7 @@ class Session {
     if (cb_.onLog) cb_.onLog(line);
   }
 
-  // Frees the space set aside for summary.json, just before writing it.
+  // Frees the space set aside for summary.json and the report, just before writing them.
   void releaseSummaryReserve() { summaryReserve_.release(); }
 
   void execute() {
@@ -177,7 +185,8 @@ class Session {
       std::error_code ec;
       fs::create_directories(dir, ec);
       if (ec) throw IoError("cannot create output folder " + dir.string() + ": " + ec.message());
-      summaryReserve_ = SpaceReserve(dir / ".summary-reserve", kSummaryReserveBytes);
+      // Before anything is written: a disk without room for the final files refuses the run.
+      summaryReserve_ = SpaceReserve(dir / ".summary-reserve", kFinalFilesReserveBytes);
       writeJsonFile(dir / "config.json", cfg_.toJson());
       writer_ = std::make_unique<MetricsWriter>(dir);
     }
@@ -268,7 +277,11 @@ class Session {
     log("LibTorch " + runtime.libtorchVersion + ", " + std::to_string(runtime.intraOpThreads) +
         " intra-op threads, CUDA kernels " + (runtime.cudaKernelsLinked ? "linked" : "not linked") +
         (device.is_cpu() && info.bf16ParameterCount > 0 ? ", bf16 matrix products: " + runtime.cpuBf16Gemm : ""));
-    if (writer_) writeJsonFile(fs::path(cfg_.output_dir) / "run_info.json", toJson(info));
+    if (writer_) {
+      const nlohmann::json runInfo = toJson(info);
+      summaryReserve_.take(dumpJsonForFile(runInfo).size() + kBlockSlackBytes);  // its share of the reserve
+      writeJsonFile(fs::path(cfg_.output_dir) / "run_info.json", runInfo);
+    }
 
     log("run " + cfg_.name + ": " + loaded.description + ", " + info.modelType + ", " +
         std::to_string(info.parameterCount) + " params (" + std::to_string(info.bf16ParameterCount) +
