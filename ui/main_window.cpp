@@ -290,7 +290,7 @@ void MainWindow::connectSignals() {
     if (r.result.status == plab::RunStatus::Failed)
       showError("Run failed", QString("%1 failed: %2\n%3")
                                   .arg(name, QString::fromStdString(r.result.message),
-                                       r.steps.empty() ? QString("Nothing was measured; Remove run takes it off the table.")
+                                       r.steps.empty() ? QString("Nothing was measured; Remove from list takes it off the table.")
                                                        : QString("Its %1 measured steps are kept and can be exported.")
                                                              .arg(r.steps.size())));
     if (r.result.status == plab::RunStatus::Completed) progress_->setValue(progress_->maximum());

@@ -39,12 +39,12 @@ void moveFilesInto(const std::filesystem::path& from, const std::filesystem::pat
 void writeQtReport(const std::vector<RunRecord>& runs, const std::filesystem::path& dir, const std::string& title) {
   // Created here and destroyed before returning: a QApplication that
   // outlives main() (a static) is torn down after Qt's own globals and
-  // crashed every run at exit. Headless machines get the offscreen platform.
+  // crashed every run at exit. The CLI only renders files, so it never
+  // needs a display: the offscreen platform unless the user names one (a
+  // DISPLAY whose X server is gone made Qt abort after training, exit 134).
   std::unique_ptr<QApplication> app;
   if (!QCoreApplication::instance()) {
-    if (qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
-        qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
-      qputenv("QT_QPA_PLATFORM", QByteArray("offscreen"));
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", QByteArray("offscreen"));
     static int argc = 1;
     static char arg0[] = "precision-lab-cli";
     static char* argv[] = {arg0, nullptr};

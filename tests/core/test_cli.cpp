@@ -132,6 +132,23 @@ class TestCli : public QObject {
     }
   }
 
+  // The PNG/PDF step needs no display: with DISPLAY naming an X server that
+  // is not there, Qt aborted after training (exit 134).
+  void reportRendersWithAMissingDisplay() {
+    QTemporaryDir tmp;
+    const fs::path dir = tmp.path().toStdString();
+    const QByteArray platform = qgetenv("QT_QPA_PLATFORM"), display = qgetenv("DISPLAY");
+    qunsetenv("QT_QPA_PLATFORM");
+    qputenv("DISPLAY", ":97");  // no X server there
+    const Outcome o = runCli({"run", "--default", "--mode", "bf16", "--steps", "1", "--out",
+                              QString::fromStdString((dir / "out").string())});
+    qputenv("QT_QPA_PLATFORM", platform);
+    if (display.isEmpty()) qunsetenv("DISPLAY");
+    else qputenv("DISPLAY", display);
+    QVERIFY2(o.exitCode == 0, describe(o));
+    QVERIFY(fs::exists(dir / "out" / "report.pdf"));
+  }
+
   // run --resume continues a run from its checkpoint into a new folder.
   void resumeFromACheckpoint() {
     QTemporaryDir tmp;
