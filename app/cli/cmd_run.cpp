@@ -20,6 +20,7 @@
 #include "report/fp32_comparison.h"
 #include "report/report_charts.h"
 #include "report/run_report.h"
+#include "train/torch_runtime.h"
 #include "train/trainer.h"
 #include "util/errors.h"
 #include "util/json_limits.h"
@@ -251,6 +252,10 @@ int runCommand(Args& args) {
       if (mode) c.mode = optimizerModeFromId(*mode);
       if (device) c.device = *device;
       c = RunConfig::fromJson(c.toJson());  // re-validate after overrides
+      // Before the first run, not when this one begins: a sweep would
+      // otherwise train every run before it first.
+      if (const std::string problem = deviceProblem(c.device); !problem.empty())
+        throw ConfigError("run '" + c.name + "': " + problem);
     }
   } catch (const ConfigError& e) {
     std::cerr << "error: " << e.what() << '\n';

@@ -112,4 +112,17 @@ TorchRuntime describeTorchRuntime() {
   return r;
 }
 
+std::string deviceProblem(const std::string& requested) {
+  if (requested == "auto" || requested == "cpu") return {};
+  if (!torch::cuda::is_available())
+    return "device '" + requested +
+           "' requested but CUDA is not available (CPU-only LibTorch or no GPU); use \"cpu\" or \"auto\"";
+  // RunConfig accepts only "cuda" and "cuda:<digits>".
+  const std::string digits = requested == "cuda" ? "0" : requested.substr(5);
+  if (digits.size() > 4 || std::stoi(digits) >= static_cast<int>(torch::cuda::device_count()))
+    return "device '" + requested + "' does not exist (" + std::to_string(torch::cuda::device_count()) +
+           " CUDA device(s))";
+  return {};
+}
+
 }  // namespace plab

@@ -21,6 +21,11 @@ struct TorchRuntime {
 
 TorchRuntime describeTorchRuntime();
 
+// Why a run config's "device" cannot run in this process ("" when it can):
+// "cuda" without CUDA, "cuda:3" with two GPUs. Checked before Start (app)
+// and before the first run (CLI) rather than when the run begins.
+std::string deviceProblem(const std::string& requested);
+
 // Sets LibTorch's intra-op thread count: `requested`; with 0 OMP_NUM_THREADS
 // when set, else one thread per CPU this process may run on (its affinity
 // mask). Returns the count set.

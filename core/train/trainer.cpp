@@ -98,13 +98,8 @@ torch::Device resolveDevice(const std::string& requested) {
   if (requested == "auto")
     return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
   if (requested == "cpu") return torch::Device(torch::kCPU);
-  if (!torch::cuda::is_available())
-    throw ConfigError("device '" + requested +
-                      "' requested but CUDA is not available (CPU-only LibTorch or no GPU); use \"cpu\" or \"auto\"");
+  if (const std::string problem = deviceProblem(requested); !problem.empty()) throw ConfigError(problem);
   const int index = requested == "cuda" ? 0 : std::stoi(requested.substr(5));
-  if (index >= static_cast<int>(torch::cuda::device_count()))
-    throw ConfigError("device '" + requested + "' does not exist (" +
-                      std::to_string(torch::cuda::device_count()) + " CUDA device(s))");
   return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 

@@ -9,6 +9,7 @@
 
 #include "support/cli_process.h"
 #include "train/metrics_writer.h"
+#include "train/torch_runtime.h"
 
 using namespace plab;
 using plab::test::CliOutcome;
@@ -67,6 +68,15 @@ class TestCliExitCodes : public QObject {
 
   // bench's PyTorch reference: a missing, broken or incomplete file is a
   // usage error that names what is wrong, before any training starts.
+  // A device the process cannot use is a usage error before any run trains.
+  void unusableDeviceIsRefusedUpFront() {
+    if (plab::deviceProblem("cuda").empty()) QSKIP("this machine has CUDA");
+    QTemporaryDir tmp;
+    const CliOutcome o = runCli({"run", "--default", "--device", "cuda", "--out", tmp.filePath("out"), "--no-pdf"});
+    QVERIFY2(o.exitCode == 2 && o.err.contains("CUDA is not available"), qPrintable(o.err));
+    QVERIFY(!QFileInfo::exists(tmp.filePath("out/runs")));
+  }
+
   void benchRefusesABadPytorchReference() {
     QTemporaryDir tmp;
     const fs::path dir = tmp.path().toStdString();

@@ -14,6 +14,7 @@
 #include "panels/dataset_panel.h"
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
+#include "train/torch_runtime.h"
 #include "util/resources.h"
 
 using namespace plab::ui;
@@ -59,6 +60,24 @@ class TestSetupValidation : public QObject {
     eps->clear();
     QVERIFY2(startBlockedWith(w, "eps"), qPrintable(w.startBlockedLabel()->text()));
     eps->setText("1e-8");
+    QVERIFY(startAllowed(w));
+  }
+
+  // A device this process cannot use blocks Start up front (it was accepted
+  // and the run failed after Start).
+  void unusableDeviceBlocksStart() {
+    if (plab::deviceProblem("cuda").empty()) QSKIP("this machine has CUDA");
+    QTemporaryDir workspace;
+    MainWindow w(workspace.path());
+    QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
+    QVERIFY(startAllowed(w));
+    auto* device = w.optimizerPanel()->findChild<QComboBox*>("device");
+    QVERIFY(device);
+    device->setCurrentText("cuda");
+    QVERIFY2(startBlockedWith(w, "CUDA is not available"), qPrintable(w.startBlockedLabel()->text()));
+    w.startRun();
+    QCOMPARE(w.store()->size(), 0);
+    device->setCurrentText("auto");
     QVERIFY(startAllowed(w));
   }
 

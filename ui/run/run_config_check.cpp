@@ -2,6 +2,8 @@
 
 #include <exception>
 
+#include "train/torch_runtime.h"
+
 namespace plab::ui {
 
 QString runConfigProblem(const plab::RunConfig& config) {
@@ -10,7 +12,8 @@ QString runConfigProblem(const plab::RunConfig& config) {
   } catch (const std::exception& e) {  // ConfigError, or anything else: a refusal, never a crash
     return QString::fromUtf8(e.what());
   }
-  return {};
+  // Up front, not after Start.
+  return QString::fromStdString(plab::deviceProblem(config.device));
 }
 
 }  // namespace plab::ui
