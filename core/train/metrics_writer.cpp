@@ -111,8 +111,9 @@ std::vector<StepMetrics> readMetricsJsonl(const fs::path& file, size_t* skippedL
   // Through the one reader of files read back (util/json_file.h): a regular
   // file only, lines of at most 1 MiB, no more than the file held when
   // opened. A line that is not a JSON record (torn by a crash, first,
-  // middle or last) is skipped and counted: one torn line must not lose
-  // the run. A record that is JSON but not a valid step is still refused.
+  // middle or last) is skipped, and counted unless it is the last: one torn
+  // line must not lose the run. A record that is JSON but not a valid step
+  // is still refused.
   std::vector<StepMetrics> out;
   size_t skipped = 0, lineNumber = 0;
   bool lastSkipped = false;  // a torn last line is a killed (or running) run's normal end: not counted
