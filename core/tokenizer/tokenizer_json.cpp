@@ -194,12 +194,9 @@ void readModel(const json& model, BpeSpec& spec) {
   }
 }
 
-}  // namespace
-
-std::unique_ptr<Tokenizer> loadTokenizerJson(const std::filesystem::path& path) {
-  const json j = readTokenizerJsonFile(path);
+std::unique_ptr<Tokenizer> tokenizerFromJson(const json& j, const std::string& source) {
   BpeSpec spec;
-  spec.source = path.string();
+  spec.source = source;
   const std::string& src = spec.source;
   if (!j.is_object() || !j.contains("model") || !j["model"].is_object())
     throw TokenizerError(src + ": no \"model\" object");
@@ -227,6 +224,20 @@ std::unique_ptr<Tokenizer> loadTokenizerJson(const std::filesystem::path& path) 
   auto tokenizer = std::make_unique<BpeTokenizer>(std::move(spec));
   chooseDefaultEos(*tokenizer);
   return tokenizer;
+}
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> loadTokenizerJson(const std::filesystem::path& path) {
+  const json j = readTokenizerJsonFile(path);
+  // A field of the wrong JSON type that no check above names (a model "type"
+  // that is a list: found by fuzz_tokenizer_json) is the library's type_error;
+  // it is still this file's fault, reported in words like the rest.
+  try {
+    return tokenizerFromJson(j, path.string());
+  } catch (const json::exception& e) {
+    throw TokenizerError(path.string() + ": malformed tokenizer.json: " + e.what());
+  }
 }
 
 }  // namespace plab
