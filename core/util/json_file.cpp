@@ -9,17 +9,10 @@
 #include <cstring>
 
 #include "util/json_limits.h"
+#include "util/regular_file.h"
 
 namespace plab {
 namespace {
-
-const char* kindOf(mode_t mode) {
-  if (S_ISDIR(mode)) return "is a directory, not a file";
-  if (S_ISFIFO(mode)) return "is a FIFO (named pipe), not a regular file";
-  if (S_ISSOCK(mode)) return "is a socket, not a regular file";
-  if (S_ISCHR(mode) || S_ISBLK(mode)) return "is a device, not a regular file";
-  return "is not a regular file";
-}
 
 std::string sizeText(std::uint64_t bytes) {
   if (bytes >= (1ull << 20)) return std::to_string(bytes >> 20) + " MiB";
@@ -50,7 +43,7 @@ bool openRegular(const std::filesystem::path& path, Fd& file, struct stat& st, s
     return false;
   }
   if (!S_ISREG(st.st_mode)) {
-    problem = kindOf(st.st_mode);
+    problem = notRegularFileReason(st.st_mode);
     return false;
   }
   file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -64,7 +57,7 @@ bool openRegular(const std::filesystem::path& path, Fd& file, struct stat& st, s
     return false;
   }
   if (!S_ISREG(st.st_mode)) {
-    problem = kindOf(st.st_mode);
+    problem = notRegularFileReason(st.st_mode);
     return false;
   }
   return true;

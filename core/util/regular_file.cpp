@@ -10,14 +10,6 @@
 namespace plab {
 namespace {
 
-const char* kindOf(mode_t mode) {
-  if (S_ISDIR(mode)) return "is a directory, not a file";
-  if (S_ISFIFO(mode)) return "is a FIFO (named pipe), not a regular file";
-  if (S_ISSOCK(mode)) return "is a socket, not a regular file";
-  if (S_ISCHR(mode) || S_ISBLK(mode)) return "is a device, not a regular file";
-  return "is not a regular file";
-}
-
 struct Fd {
   int fd;
   ~Fd() {
@@ -26,6 +18,14 @@ struct Fd {
 };
 
 }  // namespace
+
+const char* notRegularFileReason(unsigned mode) {
+  if (S_ISDIR(mode)) return "is a directory, not a file";
+  if (S_ISFIFO(mode)) return "is a FIFO (named pipe), not a regular file";
+  if (S_ISSOCK(mode)) return "is a socket, not a regular file";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "is a device, not a regular file";
+  return "is not a regular file";
+}
 
 std::optional<std::string> readRegularFile(const std::filesystem::path& path, std::string& problem) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused
@@ -42,7 +42,7 @@ std::optional<std::string> readRegularFile(const std::filesystem::path& path, st
     return std::nullopt;
   }
   if (!S_ISREG(st.st_mode)) {
-    problem = kindOf(st.st_mode);
+    problem = notRegularFileReason(st.st_mode);
     return std::nullopt;
   }
   std::string bytes;

@@ -14,4 +14,8 @@ namespace plab {
 // (No such file or directory)", ...), to be put after the file's name.
 std::optional<std::string> readRegularFile(const std::filesystem::path& path, std::string& problem);
 
+// Why a file of this st_mode is not a regular file: "is a directory, not a
+// file", "is a FIFO (named pipe), not a regular file", ... (util/json_file too).
+const char* notRegularFileReason(unsigned mode);
+
 }  // namespace plab
