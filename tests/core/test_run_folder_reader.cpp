@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "report/run_folder_reader.h"
+#include "support/hostile_files.h"
 #include "support/run_folders.h"
 #include "util/errors.h"
 
@@ -29,23 +30,6 @@ RunConfig namedConfig(const std::string& name, OptimizerMode mode) {
 
 // The crafted files of issue 19: each makes the run unreadable (or its
 // display ignored) with a reason, quickly, without a crash or a hang.
-void deepNesting(const fs::path& file) {
-  fs::remove(file);
-  std::ofstream(file) << std::string(200000, '[') << std::string(200000, ']');
-}
-void fifo(const fs::path& file) {
-  fs::remove(file);
-  QVERIFY(::mkfifo(file.c_str(), 0600) == 0);
-}
-void linkToDevZero(const fs::path& file) {
-  fs::remove(file);
-  fs::create_symlink("/dev/zero", file);
-}
-void sparse300MB(const fs::path& file) {
-  fs::remove(file);
-  std::ofstream(file) << "{";
-  fs::resize_file(file, 300ull << 20);  // sparse: no disk used
-}
 void notUtf8(const fs::path& file) {
   fs::remove(file);
   std::ofstream(file) << "{\"name\": \"\xff\xfe\"}";
@@ -175,10 +159,10 @@ class TestRunFolderReader : public QObject {
       void (*make)(const fs::path&);
       const char* reason;
     };
-    const Case cases[] = {{"deep nesting", deepNesting, "nested deeper than 64"},
-                          {"FIFO", fifo, "FIFO"},
-                          {"link to /dev/zero", linkToDevZero, "device"},
-                          {"300 MB", sparse300MB, "over the 16 MiB limit"},
+    const Case cases[] = {{"deep nesting", plab::test::writeDeepNesting, "nested deeper than 64"},
+                          {"FIFO", plab::test::makeFifo, "FIFO"},
+                          {"link to /dev/zero", plab::test::linkToDevZero, "device"},
+                          {"300 MB", plab::test::writeSparse300MB, "over the 16 MiB limit"},
                           {"not UTF-8", notUtf8, "not valid UTF-8"}};
     for (const char* file : {"config.json", "summary.json", "run_info.json"}) {
       for (const Case& c : cases) {
@@ -200,7 +184,7 @@ class TestRunFolderReader : public QObject {
   }
 
   void hostileMetricsFileMakesTheRunUnreadable() {
-    for (auto make : {fifo, linkToDevZero}) {
+    for (auto make : {plab::test::makeFifo, plab::test::linkToDevZero}) {
       QTemporaryDir tmp;
       const fs::path dir = test::writeStoredRun(fs::path(tmp.path().toStdString()) / "r",
                                                 namedConfig("r", OptimizerMode::Bf16Plain), 3);
@@ -215,7 +199,8 @@ class TestRunFolderReader : public QObject {
   }
 
   void hostileDisplayFileIsIgnoredAndKept() {
-    for (auto make : {deepNesting, fifo, linkToDevZero, sparse300MB, notUtf8}) {
+    for (auto make : {plab::test::writeDeepNesting, plab::test::makeFifo, plab::test::linkToDevZero,
+                      plab::test::writeSparse300MB, notUtf8}) {
       QTemporaryDir tmp;
       const fs::path dir = test::writeStoredRun(fs::path(tmp.path().toStdString()) / "r",
                                                 namedConfig("r", OptimizerMode::Bf16Plain), 3);

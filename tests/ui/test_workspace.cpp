@@ -28,6 +28,7 @@
 #include "report/mode_colors.h"
 #include "report/run_folder_reader.h"
 #include "run/workspace.h"
+#include "support/hostile_files.h"
 #include "support/run_folders.h"
 #include "util/errors.h"
 #include "util/run_folder.h"
@@ -54,24 +55,6 @@ QByteArray fileBytes(const QString& file) {
 }
 
 // Crafted files of issue 19.1 (each crashed or hung the app at start).
-void deepNesting(const fs::path& file) {
-  fs::remove(file);
-  std::ofstream(file) << std::string(200000, '[') << std::string(200000, ']');
-}
-void fifo(const fs::path& file) {
-  fs::remove(file);
-  QVERIFY(::mkfifo(file.c_str(), 0600) == 0);
-}
-void linkToDevZero(const fs::path& file) {
-  fs::remove(file);
-  fs::create_symlink("/dev/zero", file);
-}
-void sparse300MB(const fs::path& file) {
-  fs::remove(file);
-  std::ofstream(file) << "{";
-  fs::resize_file(file, 300ull << 20);
-}
-
 void makeRunTiny(MainWindow& w, int steps) {
   plab::RunConfig c = w.currentConfig();
   c.steps = steps;
@@ -460,11 +443,11 @@ class TestWorkspace : public QObject {
     const auto run = [&](const char* name) {
       return plab::test::writeStoredRun(ws / name, namedConfig(name, plab::OptimizerMode::Bf16Plain), 3);
     };
-    deepNesting(run("deep-config") / "config.json");
-    fifo(run("fifo-summary") / "summary.json");
-    linkToDevZero(run("zero-info") / "run_info.json");
-    sparse300MB(run("huge-config") / "config.json");
-    fifo(run("fifo-metrics") / "metrics.jsonl");
+    plab::test::writeDeepNesting(run("deep-config") / "config.json");
+    plab::test::makeFifo(run("fifo-summary") / "summary.json");
+    plab::test::linkToDevZero(run("zero-info") / "run_info.json");
+    plab::test::writeSparse300MB(run("huge-config") / "config.json");
+    plab::test::makeFifo(run("fifo-metrics") / "metrics.jsonl");
     const fs::path torn = run("torn-first");
     const std::string lines = [&] {
       std::ifstream in(torn / "metrics.jsonl");
@@ -472,9 +455,9 @@ class TestWorkspace : public QObject {
     }();
     std::ofstream(torn / "metrics.jsonl", std::ios::trunc) << "{\"step\": 1, \"lo\n" << lines.substr(lines.find('\n') + 1);
     const fs::path named = run("bad-display");
-    deepNesting(named / "display.json");
-    linkToDevZero(run("zero-display") / "display.json");
-    fifo(ws / "linked-runs.json");
+    plab::test::writeDeepNesting(named / "display.json");
+    plab::test::linkToDevZero(run("zero-display") / "display.json");
+    plab::test::makeFifo(ws / "linked-runs.json");
 
     QElapsedTimer timer;
     timer.start();
