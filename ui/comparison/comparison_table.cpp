@@ -121,10 +121,13 @@ void ComparisonTable::refreshRun(int run) {
   setItem(run, UpdateLostColumn, cell(lost ? percentText(*lost, 2) : QString("–")));
   setItem(run, RoundedColumn, cell(s.stepsDone > 0 ? percentText(s.meanRoundedAway, 2) : QString("–")));
   setItem(run, TokensColumn, cell(s.tokensPerSecond > 0 ? QString::number(s.tokensPerSecond, 'f', 0) : QString("–")));
-  // A new fp32 step can change every verdict judged against it; any other
-  // run's step changes only its own.
+  // A new fp32 step can change the verdicts judged against it (the runs
+  // whose twin it is, itself among them); any other run's step changes only
+  // its own. Only those rows: a verdict with a paired test reads every run.
   if (record.config.mode == plab::OptimizerMode::Fp32AdamW) {
-    for (int i = 0; i < store_->size() && i < rowCount(); ++i) refreshVerdict(i);
+    const auto twins = plab::report::fp32TwinIndices(store_->records());
+    for (int i = 0; i < store_->size() && i < rowCount(); ++i)
+      if (twins[static_cast<size_t>(i)] == static_cast<size_t>(run)) refreshVerdict(i);
   } else {
     refreshVerdict(run);
   }
