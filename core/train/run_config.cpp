@@ -233,6 +233,10 @@ json& slotAt(json& run, const std::string& dottedKey) {
   if (size_t(std::count(dottedKey.begin(), dottedKey.end(), '.')) >= kMaxSweepKeyParts)
     throw ConfigError("run config: sweep key '" + textExcerpt(dottedKey) + "' has more than " +
                       std::to_string(kMaxSweepKeyParts) + " dotted parts");
+  // getline yields no part for "" (the slot would be the whole run, found by
+  // fuzz_run_config) and drops a trailing empty one ("adamw.").
+  if (dottedKey.empty() || dottedKey.back() == '.')
+    throw ConfigError("run config: bad sweep key '" + textExcerpt(dottedKey) + "'");
   json* node = &run;
   std::stringstream ss(dottedKey);
   std::string part;
