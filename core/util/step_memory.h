@@ -23,7 +23,7 @@ class StepMemoryProbe {
 
  private:
   bool cuda_ = false;
-  int index_ = 0;
+  [[maybe_unused]] int index_ = 0;  // the CUDA device; read only in CUDA builds
   std::optional<int64_t> start_;  // the measure peakAboveStart() counts from
 };
 
