@@ -49,6 +49,13 @@ void makeRunTiny(MainWindow& w, int steps) {
   w.optimizerPanel()->setFrom(c);
 }
 
+// Shows the window and waits until the default model's overview is in.
+bool shownWithModel(MainWindow& w) {
+  w.show();
+  return QTest::qWaitForWindowExposed(&w) &&
+         QTest::qWaitFor([&] { return w.modelPicker()->hasOverview(); }, 60000);
+}
+
 bool fileNonEmpty(const QString& path) { return QFileInfo(path).isFile() && QFileInfo(path).size() > 0; }
 
 QMessageBox* visibleErrorBox(QWidget& w) {
@@ -142,9 +149,7 @@ class TestMainWindowE2e : public QObject {
   void compareAllModesShowsTheDifferenceToFp32() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
+    QVERIFY(shownWithModel(w));
     makeRunTiny(w, 2);
     QTest::mouseClick(w.compareButton(), Qt::LeftButton);
     const int modes = int(plab::allOptimizerModes().size());
@@ -169,9 +174,7 @@ class TestMainWindowE2e : public QObject {
   void runningTheFp32TwinFromTheTable() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
+    QVERIFY(shownWithModel(w));
     makeRunTiny(w, 2);
     QTest::mouseClick(w.startButton(), Qt::LeftButton);
     QTRY_VERIFY_WITH_TIMEOUT(w.store()->state(0) == RunState::Completed, kRunTimeoutMs);
@@ -240,9 +243,7 @@ class TestMainWindowE2e : public QObject {
   void failedRunShowsAsFailedAndCanBeRemoved() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
+    QVERIFY(shownWithModel(w));
     makeRunTiny(w, 2);
     QTemporaryDir dir;
     const QString tiny = dir.filePath("tiny.txt");
