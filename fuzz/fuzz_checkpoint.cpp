@@ -41,18 +41,13 @@ struct Fixture {
     optimizer = std::make_unique<plab::PrecisionAdamW>(plab::applyPrecisionPlan(*model, config.plan, config.mode),
                                                        config.mode, config.adamw, config.seed);
     // Where writeInput puts the inputs: checkpoint-1/trainer_state.json is replaced per input.
-    dir = plab::fuzz::writeInput(nullptr, 0, "folder-probe").parent_path() / "checkpoint-1";
+    dir = plab::fuzz::scratchFolder() / "checkpoint-1";
     std::mt19937_64 sampler(7);
     // Step 1 with the counts an optimizer that has not stepped reports: the
     // valid seeds set them to 1.
     plab::writeCheckpoint(dir, *model, *optimizer, config, 1, sampler);
     if (const char* out = std::getenv("PLAB_FUZZ_WRITE_STATE"))
       std::filesystem::copy_file(dir / "trainer_state.json", out, std::filesystem::copy_options::overwrite_existing);
-  }
-  // The scratch folder is this process's own: nothing of it is left in /tmp.
-  ~Fixture() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir.parent_path(), ec);
   }
 };
 

@@ -21,13 +21,7 @@ namespace {
 constexpr const char* kParts[] = {"config.json", "metrics.jsonl", "summary.json", "run_info.json", "display.json"};
 
 struct Scratch {
-  std::filesystem::path dir;
-  Scratch() : dir(plab::fuzz::writeInput(nullptr, 0, "folder-probe").parent_path() / "run") {}
-  // The scratch folder is this process's own: nothing of it is left in /tmp.
-  ~Scratch() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir.parent_path(), ec);
-  }
+  std::filesystem::path dir = plab::fuzz::scratchFolder() / "run";
 };
 
 }  // namespace
