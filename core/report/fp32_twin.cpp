@@ -11,6 +11,10 @@ nlohmann::json fp32TwinKey(const RunConfig& config) {
   return key;
 }
 
+bool finishedRun(const RunRecord& r) {
+  return r.result.status == RunStatus::Completed && r.result.stepsDone >= r.config.steps && !r.steps.empty();
+}
+
 namespace {
 
 // The rule, with the key of run j from `keyOf(j)` (computed or cached).
@@ -24,7 +28,7 @@ std::optional<size_t> pickTwin(const std::vector<RunRecord>& runs, size_t run, c
     if (r.config.mode != OptimizerMode::Fp32AdamW || r.steps.empty() || r.result.status == RunStatus::Failed)
       continue;
     if (keyOf(i) != key) continue;
-    if (r.result.status == RunStatus::Completed && r.result.stepsDone >= r.config.steps) return i;
+    if (finishedRun(r)) return i;
     if (!inProgress) inProgress = i;
   }
   return inProgress;

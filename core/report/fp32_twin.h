@@ -17,6 +17,10 @@ namespace plab::report {
 // two fp32 runs differing in them train identically).
 nlohmann::json fp32TwinKey(const RunConfig& config);
 
+// A run that trained all its steps and measured some (not failed, stopped
+// or still training): what a twin is preferred to be and a paired test uses.
+bool finishedRun(const RunRecord& run);
+
 // The fp32 twin of runs[run]: an fp32 run with the same fp32TwinKey that has
 // measured steps, the last completed one listed, else the last one in
 // progress; the run itself when it is fp32. Empty when there is none.

@@ -9,10 +9,6 @@
 namespace plab::report {
 namespace {
 
-bool finished(const RunRecord& r) {
-  return r.result.status == RunStatus::Completed && r.result.stepsDone >= r.config.steps && !r.steps.empty();
-}
-
 // The config of a seed family: everything but the seed and the bookkeeping.
 // `mixed` ignores the moment choice, so a family compared with mixed drops it.
 nlohmann::json familyKey(const RunConfig& c, bool withoutMoments = false) {
@@ -29,8 +25,8 @@ std::map<uint64_t, FinalDifference> familyDifferences(const std::vector<RunRecor
   std::map<uint64_t, FinalDifference> out;
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
-    if (!finished(r) || out.count(r.config.seed) || familyKey(r.config, withoutMoments) != key) continue;
-    if (!twins[i] || !finished(runs[*twins[i]])) continue;
+    if (!finishedRun(r) || out.count(r.config.seed) || familyKey(r.config, withoutMoments) != key) continue;
+    if (!twins[i] || !finishedRun(runs[*twins[i]])) continue;
     if (const auto d = finalDifference(r, runs[*twins[i]])) out[r.config.seed] = *d;
   }
   return out;
@@ -72,7 +68,7 @@ PairedEstimate pairedEstimate(const std::vector<double>& d) {
 std::optional<PairedGap> pairedGap(const std::vector<RunRecord>& runs, size_t run) {
   if (run >= runs.size() || runs[run].config.mode == OptimizerMode::Fp32AdamW) return std::nullopt;
   // A paired figure is over finished runs; while this one trains there is none to add.
-  if (!finished(runs[run])) return std::nullopt;
+  if (!finishedRun(runs[run])) return std::nullopt;
   const std::vector<std::optional<size_t>> twins = fp32TwinIndices(runs);
   const auto own = familyDifferences(runs, twins, familyKey(runs[run].config));
   if (own.empty()) return std::nullopt;
