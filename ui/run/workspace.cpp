@@ -18,6 +18,20 @@ constexpr const char* kLinksFile = "linked-runs.json";
 
 QString clean(const QString& folder) { return QDir::cleanPath(QFileInfo(folder).absoluteFilePath()); }
 
+// Qt's freedesktop trash needs the data home (~/.local/share) to exist:
+// without it QFile::moveToTrash "succeeds" into ./files and ./info of the
+// current folder. Creates it (0700, as the XDG spec asks); throws when that
+// is impossible, before anything moves.
+void ensureTrashHome() {
+  const QString home = QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation);
+  if (home.isEmpty() || !QFileInfo(home).isAbsolute())
+    throw plab::IoError("not deleted: there is no trash (no data folder such as ~/.local/share)");
+  if (QFileInfo(home).isDir()) return;
+  if (!QDir().mkpath(home))
+    throw plab::IoError("not deleted: the trash needs " + home.toStdString() + ", which cannot be created");
+  QFile::setPermissions(home, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+}
+
 QStringList toQStrings(const std::vector<std::filesystem::path>& paths) {
   QStringList out;
   for (const auto& p : paths) out << clean(QString::fromStdString(p.string()));
@@ -83,8 +97,12 @@ QString Workspace::removeRun(const QString& runFolder, bool useTrash) const {
   const std::filesystem::path dir = folder.toStdString();
   if (const std::string problem = plab::runFolderOriginProblem(dir); !problem.empty())
     throw plab::ConfigError("not deleted: " + folder.toStdString() + " " + problem);
-  QString trashed;
-  if (useTrash && QFile::moveToTrash(folder, &trashed)) return "moved to the trash: " + trashed;
+  if (useTrash) {
+    ensureTrashHome();
+    QString trashed;
+    // Said as an absolute path, wherever Qt put it.
+    if (QFile::moveToTrash(folder, &trashed)) return "moved to the trash: " + QFileInfo(trashed).absoluteFilePath();
+  }
   const std::vector<std::filesystem::path> kept = plab::deleteRunFolder(dir);
   if (kept.empty()) return "deleted " + folder + " (no trash available)";
   QStringList names;

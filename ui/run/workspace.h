@@ -31,7 +31,8 @@ class Workspace {
   // Deletes a run of the workspace and returns a sentence for the log. A
   // link in the workspace: only the link goes, never its target. A folder
   // the tool wrote (plab::runFolderOriginProblem): to the trash when
-  // useTrash and there is one (whole, so it can be restored), else only the
+  // useTrash (whole, so it can be restored; the data home the trash lives
+  // in is created when missing, and nothing is deleted when it cannot be), else only the
   // files the tool writes are removed, never through a link, and the folder
   // goes when nothing else is left. Throws plab::Error with the reason, and
   // deletes nothing, for any other folder.
