@@ -1,0 +1,106 @@
+#pragma once
+// fp32 <-> fp8 (e4m3fn, e5m2) for one element, as torch 2.13's
+// .to(torch.float8_e4m3fn / float8_e5m2) and back, and torchao's per-tensor
+// scale. Torch-free; the same code in the CPU loop and the CUDA kernel
+// (formats/quantize_kernels.h). Integer arithmetic only, so the result does
+// not depend on the floating-point environment (flush-to-zero, DAZ).
+#include <cstdint>
+
+#include "precision/kernels/bf16_bits.h"
+
+namespace plab::formats {
+
+using kernels::bitsOf;
+using kernels::floatOf;
+
+constexpr float kE4m3Max = 448.0f;
+constexpr float kE5m2Max = 57344.0f;
+
+// A finite fp32 magnitude (bit pattern, sign cleared) rounded to nearest,
+// ties to even, to a minifloat with kMant mantissa bits and exponent bias
+// kBias; returns its code without sign. A value that rounds past the largest
+// normal carries into the exponent field: the caller decides what overflow means.
+template <int kMant, int kBias>
+PLAB_HD uint32_t roundToMinifloat(uint32_t magnitude) {
+  constexpr uint32_t kDrop = 23 - kMant;                  // fp32 mantissa bits that go
+  constexpr uint32_t kMinNormal = 127 - kBias + 1;        // fp32 exponent field of the smallest normal
+  const uint32_t exponent = magnitude >> 23;
+  if (exponent >= kMinNormal) {
+    const uint32_t rebased = magnitude - ((127u - kBias) << 23);
+    return (rebased + (1u << (kDrop - 1)) - 1u + ((rebased >> kDrop) & 1u)) >> kDrop;
+  }
+  // Below the normal range: the significand in units of the smallest
+  // subnormal, 2^(1 - kBias - kMant). (An fp32 subnormal has no implicit bit
+  // and the exponent of the smallest normal.)
+  const uint32_t significand = exponent == 0 ? magnitude : (magnitude & 0x7FFFFFu) | 0x800000u;
+  const uint32_t shift = kDrop + kMinNormal - (exponent == 0 ? 1u : exponent);
+  if (shift > 24) return 0;  // below half the smallest subnormal (significand < 2^24)
+  return (significand + (1u << (shift - 1)) - 1u + ((significand >> shift) & 1u)) >> shift;
+}
+
+// torch 2.13's cast saturates: every magnitude from 448 on, +-Inf included,
+// becomes +-448 (0x7E; what would round to 480 is 0x7F, NaN, in e4m3fn);
+// NaN becomes 0x7F with the input's sign.
+PLAB_HD uint8_t e4m3FromFloat(float x) {
+  const uint32_t u = bitsOf(x);
+  const uint32_t sign = (u >> 24) & 0x80u;
+  const uint32_t magnitude = u & 0x7FFFFFFFu;
+  uint32_t code;
+  if (magnitude > 0x7F800000u) code = 0x7F;
+  else if (magnitude >= 0x43E00000u) code = 0x7E;  // 448 and beyond
+  else code = roundToMinifloat<3, 7>(magnitude);
+  return static_cast<uint8_t>(code | sign);
+}
+
+// e5m2 keeps IEEE overflow: values from 61440 (the tie above 57344) round to
+// +-Inf (0x7C), as torch's cast does; NaN becomes 0x7F with the input's sign.
+PLAB_HD uint8_t e5m2FromFloat(float x) {
+  const uint32_t u = bitsOf(x);
+  const uint32_t sign = (u >> 24) & 0x80u;
+  const uint32_t magnitude = u & 0x7FFFFFFFu;
+  uint32_t code;
+  if (magnitude > 0x7F800000u) code = 0x7F;
+  else if (magnitude >= 0x47800000u) code = 0x7C;  // 65536 and Inf
+  else code = roundToMinifloat<2, 15>(magnitude);
+  return static_cast<uint8_t>(code | sign);
+}
+
+// The exact value; NaN codes widen as torch's cast does (e4m3 0x7F ->
+// 0x7FF00000; e5m2 NaNs keep their mantissa and become quiet: 0x7D -> 0x7FE00000).
+PLAB_HD float e4m3ToFloat(uint8_t code) {
+  const uint32_t sign = static_cast<uint32_t>(code & 0x80u) << 24;
+  const uint32_t exponent = (code >> 3) & 0xFu, mantissa = code & 0x7u;
+  if (exponent == 0) return floatOf(sign | bitsOf(static_cast<float>(mantissa) * 0x1p-9f));
+  if (exponent == 0xF && mantissa == 0x7) return floatOf(sign | 0x7FF00000u);
+  return floatOf(sign | ((exponent + 120u) << 23) | (mantissa << 20));
+}
+
+PLAB_HD float e5m2ToFloat(uint8_t code) {
+  const uint32_t sign = static_cast<uint32_t>(code & 0x80u) << 24;
+  const uint32_t exponent = (code >> 2) & 0x1Fu, mantissa = code & 0x3u;
+  if (exponent == 0) return floatOf(sign | bitsOf(static_cast<float>(mantissa) * 0x1p-16f));
+  if (exponent == 0x1F) return floatOf(sign | 0x7F800000u | (mantissa ? 0x400000u | (mantissa << 21) : 0u));  // NaN quiet
+  return floatOf(sign | ((exponent + 112u) << 23) | (mantissa << 21));
+}
+
+// torch.clamp(x, -bound, bound): NaN passes through, -0 stays -0.
+PLAB_HD float clampSymmetric(float x, float bound) { return x < -bound ? -bound : (x > bound ? bound : x); }
+
+// torchao's current per-tensor scale (float8_utils.amax_to_scale): in fp64,
+// max / max(amax, 1e-12), then rounded to fp32. NaN amax gives a NaN scale.
+PLAB_HD float fp8TensorScale(float amax, float formatMax) {
+  double a = static_cast<double>(amax);
+  a = a < 1e-12 ? 1e-12 : a;
+  return static_cast<float>(static_cast<double>(formatMax) / a);
+}
+
+// One element of torchao's per-tensor fp8 cast and its dequantization:
+// x * scale, clamped to the format's range, cast, then divided by the scale.
+PLAB_HD float fp8TensorElementE4m3(float x, float scale) {
+  return e4m3ToFloat(e4m3FromFloat(clampSymmetric(x * scale, kE4m3Max))) / scale;
+}
+PLAB_HD float fp8TensorElementE5m2(float x, float scale) {
+  return e5m2ToFloat(e5m2FromFloat(clampSymmetric(x * scale, kE5m2Max))) / scale;
+}
+
+}  // namespace plab::formats

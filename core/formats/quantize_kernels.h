@@ -1,0 +1,122 @@
+#pragma once
+// The fake-quantization kernels of the GEMM formats: the contract their CPU
+// loop (quantize_cpu.cpp) and CUDA kernels (quantize_cuda.cu) share, and the
+// per-block work both run. One pass reads the input (fp32 or bf16) and writes
+// the quantized-then-dequantized values as fp32 plus the block scales; the
+// per-tensor formats read the input once more first, for its amax. No
+// temporaries. Torch-free.
+//
+// Blocks run along the rows (the last, contiguous dimension). A row whose
+// length is not a multiple of the block size ends in a shorter block, scaled
+// by its own amax: the same as padding the row with zeros to a whole block
+// (zeros change neither amax nor any other element) and dropping the padding.
+// torchao requires whole blocks; its tests pad that way.
+#include <cstdint>
+
+#include "formats/fp8_element.h"
+#include "formats/mx_block.h"
+#include "formats/nvfp4_block.h"
+#include "precision/kernels/bf16_bits.h"
+
+namespace plab::formats {
+
+enum class Scheme : int32_t {
+  Bf16,           // round to nearest even to bf16 (x.to(bf16).to(fp32))
+  Fp8E4m3Tensor,  // e4m3, torchao's current per-tensor scale
+  Fp8E5m2Tensor,  // e5m2, the same
+  Mxfp8,          // e4m3 elements, 32-element blocks, E8M0 scales (FLOOR)
+  Mxfp4,          // e2m1 elements, 32-element blocks, E8M0 scales (FLOOR)
+  Nvfp4,          // e2m1 elements, 16-element blocks, e4m3 scales, fp32 tensor scale
+};
+
+PLAB_HD int blockSizeOf(Scheme s) {
+  return s == Scheme::Mxfp8 || s == Scheme::Mxfp4 ? kMxBlock : (s == Scheme::Nvfp4 ? kNvfp4Block : 0);
+}
+PLAB_HD bool hasTensorScale(Scheme s) {
+  return s == Scheme::Fp8E4m3Tensor || s == Scheme::Fp8E5m2Tensor || s == Scheme::Nvfp4;
+}
+
+struct QuantizeArgs {
+  Scheme scheme = Scheme::Bf16;
+  const void* in = nullptr;  // const float* or, with inBf16, const uint16_t* (bf16 bits)
+  bool inBf16 = false;
+  float* out = nullptr;      // rows * cols, may not alias in
+  int64_t rows = 0, cols = 0;
+  uint8_t* blockScales = nullptr;  // rows * blocksPerRow(cols) codes (E8M0 or e4m3); block schemes only
+};
+
+PLAB_HD int64_t blocksPerRow(Scheme s, int64_t cols) {
+  const int64_t b = blockSizeOf(s);
+  return b == 0 ? 0 : (cols + b - 1) / b;
+}
+
+PLAB_HD float loadInput(const float* p, int64_t i) { return p[i]; }
+PLAB_HD float loadInput(const uint16_t* p, int64_t i) { return kernels::bf16ToFloat(p[i]); }
+
+// |x| as bits: unsigned order is magnitude order, NaN above +Inf, so the
+// largest is NaN when any element is (as torch.amax and torch.max).
+PLAB_HD uint32_t magnitudeBits(float x) { return bitsOf(x) & 0x7FFFFFFFu; }
+
+// The tensor scale the per-tensor schemes use, from the tensor's amax.
+PLAB_HD float tensorScaleOf(Scheme s, float amax) {
+  if (s == Scheme::Fp8E4m3Tensor) return fp8TensorScale(amax, kE4m3Max);
+  if (s == Scheme::Fp8E5m2Tensor) return fp8TensorScale(amax, kE5m2Max);
+  if (s == Scheme::Nvfp4) return nvfp4TensorScale(amax);
+  return 1.0f;
+}
+
+// Elements [begin, end) of an elementwise scheme (Bf16, the per-tensor fp8 ones).
+template <typename In>
+PLAB_HD void quantizeElements(const QuantizeArgs& a, const In* in, float tensorScale, int64_t begin, int64_t end) {
+  if (a.scheme == Scheme::Bf16) {
+    for (int64_t i = begin; i < end; ++i) a.out[i] = kernels::bf16ToFloat(kernels::bf16Nearest(loadInput(in, i)));
+  } else if (a.scheme == Scheme::Fp8E4m3Tensor) {
+    for (int64_t i = begin; i < end; ++i) a.out[i] = fp8TensorElementE4m3(loadInput(in, i), tensorScale);
+  } else {
+    for (int64_t i = begin; i < end; ++i) a.out[i] = fp8TensorElementE5m2(loadInput(in, i), tensorScale);
+  }
+}
+
+// Block `block` (row-major over rows x blocksPerRow) of a block scheme.
+template <typename In>
+PLAB_HD void quantizeBlock(const QuantizeArgs& a, const In* in, float tensorScale, int64_t block) {
+  const int64_t perRow = blocksPerRow(a.scheme, a.cols);
+  const int64_t row = block / perRow, size = blockSizeOf(a.scheme);
+  const int64_t begin = row * a.cols + (block % perRow) * size;
+  const int64_t end = begin + size < (row + 1) * a.cols ? begin + size : (row + 1) * a.cols;
+  uint32_t amaxBits = 0;
+  for (int64_t i = begin; i < end; ++i) {
+    const uint32_t m = magnitudeBits(loadInput(in, i));
+    amaxBits = m > amaxBits ? m : amaxBits;
+  }
+  const float amax = floatOf(amaxBits);
+  if (a.scheme == Scheme::Nvfp4) {
+    const uint8_t code = nvfp4BlockScale(amax, tensorScale);
+    const float reciprocal = nvfp4Reciprocal(code, tensorScale), multiplier = nvfp4Multiplier(code, tensorScale);
+    for (int64_t i = begin; i < end; ++i) a.out[i] = nvfp4Element(loadInput(in, i), reciprocal, multiplier);
+    a.blockScales[block] = code;
+    return;
+  }
+  const bool fp8 = a.scheme == Scheme::Mxfp8;
+  const uint8_t code = mxScaleFloor(amax, fp8 ? kE4m3MaxPow2 : kE2m1MaxPow2);
+  const float divisor = mxDivisor(code), multiplier = mxMultiplier(code);
+  if (fp8) {
+    for (int64_t i = begin; i < end; ++i) a.out[i] = mxfp8Element(loadInput(in, i), divisor, multiplier);
+  } else {
+    for (int64_t i = begin; i < end; ++i) a.out[i] = mxfp4Element(loadInput(in, i), divisor, multiplier);
+  }
+  a.blockScales[block] = code;
+}
+
+// CPU twin: at::parallel_for over fixed chunks of elements or blocks.
+// Returns the tensor scale (1 where the scheme has none): fp8, the factor
+// the values were multiplied by; NVFP4, torchao's per_tensor_scale.
+float quantizeCpu(const QuantizeArgs& args);
+
+// CUDA twin (formats/quantize_cuda.cu; only in builds with CUDA kernels):
+// launches on `stream` (a cudaStream_t). deviceAmaxBits points to one uint32
+// on the device (scratch, zeroed here); the tensor scale is written to the
+// float *deviceTensorScale on the device.
+void quantizeCuda(const QuantizeArgs& args, uint32_t* deviceAmaxBits, float* deviceTensorScale, void* stream);
+
+}  // namespace plab::formats

@@ -1,0 +1,235 @@
+// The GEMM formats' element functions on values worked out by hand (e4m3
+// max 448, e5m2 max 57344, the e2m1 grid and its ties, E8M0 and NVFP4
+// scales), the fp8 casts against LibTorch's own .to(float8) on every
+// sign/exponent/leading-mantissa pattern with the rounding-relevant low
+// bits, and quantizeDequantize's contract: zero padding of short blocks,
+// bf16 input, thread count, ids. Bit-exactness with torchao itself is
+// tests/reference/formats_vs_torchao.py.
+#include <QtTest/QtTest>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "formats/gemm_format.h"
+#include "formats/quantize_kernels.h"
+#include "util/errors.h"
+
+using namespace plab;
+using namespace plab::formats;
+
+namespace {
+
+uint32_t u32(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+const float kInf = std::numeric_limits<float>::infinity();
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// fp32 patterns that exercise every rounding decision of an 8-bit or 4-bit
+// target: each sign, exponent and leading 8 mantissa bits, with low bits
+// 0, 1, just under / at / over the half of bit 15, and all ones.
+torch::Tensor roundingPatterns() {
+  const uint32_t lows[] = {0x0000, 0x0001, 0x3FFF, 0x4000, 0x4001, 0x7FFF};
+  std::vector<int32_t> bits;
+  bits.reserve(512 * 256 * 6);
+  for (uint32_t top = 0; top < 512 * 256; ++top)
+    for (uint32_t low : lows) bits.push_back(static_cast<int32_t>((top << 15) | low));
+  return torch::tensor(bits, torch::kInt32).view(torch::kFloat32);
+}
+
+// Bit for bit, except that any NaN equals any NaN (payloads are not part of
+// the contract: torch's own vectorised bf16 cast writes NaN as 0xFFFF, its
+// scalar one as 0x7FC0).
+bool sameBitsOrBothNaN(const torch::Tensor& a, const torch::Tensor& b) {
+  const torch::Tensor nan = torch::isnan(a);
+  return torch::equal(nan, torch::isnan(b)) &&
+         torch::equal(a.masked_fill(nan, 0).view(torch::kInt32), b.masked_fill(nan, 0).view(torch::kInt32));
+}
+
+}  // namespace
+
+class FormatsTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void e4m3HandValues() {
+    QCOMPARE(int(e4m3FromFloat(448.0f)), 0x7E);
+    QCOMPARE(e4m3ToFloat(0x7E), 448.0f);
+    QCOMPARE(int(e4m3FromFloat(464.0f)), 0x7E);   // the tie between 448 and 480 goes to the even 448
+    QCOMPARE(int(e4m3FromFloat(479.9f)), 0x7E);   // saturates (480 would be the NaN code)
+    QCOMPARE(int(e4m3FromFloat(1e6f)), 0x7E);
+    QCOMPARE(int(e4m3FromFloat(kInf)), 0x7E);
+    QCOMPARE(int(e4m3FromFloat(-kInf)), 0xFE);
+    QCOMPARE(int(e4m3FromFloat(kNaN)), 0x7F);
+    QCOMPARE(int(e4m3FromFloat(-0.0f)), 0x80);
+    QCOMPARE(int(e4m3FromFloat(0x1p-6f)), 0x08);  // smallest normal
+    QCOMPARE(int(e4m3FromFloat(0x1p-9f)), 0x01);  // smallest subnormal
+    QCOMPARE(int(e4m3FromFloat(0x1p-10f)), 0x00);  // half of it: tie to even 0
+    QCOMPARE(int(e4m3FromFloat(0x1.8p-10f)), 0x01);
+    QCOMPARE(int(e4m3FromFloat(0x1.8p-9f)), 0x02);  // 1.5 units: tie to even 2
+    QCOMPARE(int(e4m3FromFloat(1.0625f)), 0x38);  // 1 + 1/16: tie to even 1.0
+    QCOMPARE(int(e4m3FromFloat(1.1875f)), 0x3A);  // 1 + 3/16: tie to even 1.25
+    QCOMPARE(e4m3ToFloat(0x01), 0x1p-9f);
+    QCOMPARE(u32(e4m3ToFloat(0x80)), 0x80000000u);
+    QVERIFY(std::isnan(e4m3ToFloat(0x7F)));
+  }
+
+  void e5m2HandValues() {
+    QCOMPARE(int(e5m2FromFloat(57344.0f)), 0x7B);
+    QCOMPARE(e5m2ToFloat(0x7B), 57344.0f);
+    QCOMPARE(int(e5m2FromFloat(61439.0f)), 0x7B);
+    QCOMPARE(int(e5m2FromFloat(61440.0f)), 0x7C);  // the tie above the max rounds to Inf
+    QCOMPARE(int(e5m2FromFloat(kInf)), 0x7C);
+    QCOMPARE(e5m2ToFloat(0x7C), kInf);
+    QCOMPARE(int(e5m2FromFloat(-kNaN)), 0xFF);
+    QCOMPARE(int(e5m2FromFloat(0x1p-16f)), 0x01);
+    QCOMPARE(int(e5m2FromFloat(0x1p-17f)), 0x00);
+    QCOMPARE(int(e5m2FromFloat(0x1p-14f)), 0x04);  // smallest normal
+  }
+
+  void e2m1HandValues() {
+    const float grid[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
+    for (int c = 0; c < 8; ++c) {
+      QCOMPARE(e2m1ToFloat(static_cast<uint8_t>(c)), grid[c]);
+      QCOMPARE(e2m1ToFloat(static_cast<uint8_t>(c | 8)), -grid[c]);
+      QCOMPARE(int(e2m1FromFloat(grid[c])), c);
+      QCOMPARE(int(e2m1FromFloat(-grid[c])), c | 8);
+    }
+    QCOMPARE(u32(e2m1ToFloat(8)), 0x80000000u);  // -0
+    // Ties go to the even code; everything else to the nearest.
+    const float in[] = {0.25f, 0.2501f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f, 5.01f, 7.0f, 1e30f, kInf, 1e-40f};
+    const float want[] = {0, 0.5f, 1, 1, 2, 2, 4, 4, 6, 6, 6, 6, 0};
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; ++i) QCOMPARE(e2m1ToFloat(e2m1FromFloat(in[i])), want[i]);
+    QCOMPARE(int(e2m1FromFloat(-kInf)), 0xF);
+  }
+
+  // The casts against LibTorch 2.13's own .to(float8_*) (what torchao calls).
+  void fp8CastsMatchTorch() {
+    const torch::Tensor x = roundingPatterns();
+    const float* xp = x.data_ptr<float>();
+    for (const bool e4m3 : {true, false}) {
+      const torch::Tensor theirs =
+          x.to(e4m3 ? torch::kFloat8_e4m3fn : torch::kFloat8_e5m2).view(torch::kUInt8).contiguous();
+      const uint8_t* tp = theirs.data_ptr<uint8_t>();
+      int64_t differ = 0;
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const uint8_t mine = e4m3 ? e4m3FromFloat(xp[i]) : e5m2FromFloat(xp[i]);
+        if (mine != tp[i] && ++differ <= 5)
+          qWarning("%s: x bits %08x -> ours %02x, torch %02x", e4m3 ? "e4m3" : "e5m2", u32(xp[i]), mine, tp[i]);
+      }
+      QCOMPARE(differ, int64_t(0));
+      // All 256 codes back to fp32, bit for bit (NaN codes included).
+      const torch::Tensor codes = torch::arange(256, torch::kInt32).to(torch::kUInt8);
+      const torch::Tensor wide =
+          codes.view(e4m3 ? torch::kFloat8_e4m3fn : torch::kFloat8_e5m2).to(torch::kFloat32).contiguous();
+      for (int c = 0; c < 256; ++c) {
+        const float mine = e4m3 ? e4m3ToFloat(static_cast<uint8_t>(c)) : e5m2ToFloat(static_cast<uint8_t>(c));
+        QCOMPARE(u32(mine), u32(wide.data_ptr<float>()[c]));
+      }
+    }
+  }
+
+  void mxScalesByHand() {
+    QCOMPARE(int(mxScaleFloor(1.0f, kE4m3MaxPow2)), 127 - 8);   // 2^0 / 2^8
+    QCOMPARE(int(mxScaleFloor(1.99f, kE4m3MaxPow2)), 127 - 8);  // floor: the exponent of amax
+    QCOMPARE(int(mxScaleFloor(448.0f, kE4m3MaxPow2)), 127);
+    QCOMPARE(int(mxScaleFloor(6.0f, kE2m1MaxPow2)), 127);
+    QCOMPARE(int(mxScaleFloor(0.0f, kE4m3MaxPow2)), 0);
+    QCOMPARE(int(mxScaleFloor(kInf, kE4m3MaxPow2)), 128 - 8 + 127);
+    QCOMPARE(int(mxScaleFloor(kNaN, kE4m3MaxPow2)), 255);
+    QCOMPARE(mxDivisor(0), 0x1p-126f);
+    QCOMPARE(mxMultiplier(0), 0x1p-127f);
+    QCOMPARE(mxDivisor(119), 0x1p-8f);
+    QVERIFY(std::isnan(mxMultiplier(255)));
+    // FLOOR lets a block's largest element exceed the element range: 1.99 * 2^8 = 509 saturates to 448.
+    QCOMPARE(mxfp8Element(1.99f, mxDivisor(119), mxMultiplier(119)), 448.0f / 256.0f);
+    // MXFP4 of 5: scale 2^(2-2) = 1, 5 is the tie between 4 and 6, goes to 4.
+    QCOMPARE(mxfp4Element(5.0f, mxDivisor(127), mxMultiplier(127)), 4.0f);
+  }
+
+  void nvfp4ScalesByHand() {
+    QCOMPARE(nvfp4TensorScale(2688.0f), 1.0f);  // amax / (448 * 6)
+    QCOMPARE(nvfp4TensorScale(0.0f), 1.0f);     // the one deviation from torchao's reference (0 -> NaN there)
+    QCOMPARE(int(nvfp4BlockScale(6.0f, 1.0f)), 0x38);   // block scale 1.0
+    QCOMPARE(int(nvfp4BlockScale(0.0f, 1.0f)), 0x08);   // floored at 2^-6
+    QCOMPARE(int(nvfp4BlockScale(1e9f, 1.0f)), 0x7E);   // capped at 448
+    QCOMPARE(nvfp4Element(3.2f, nvfp4Reciprocal(0x38, 1.0f), nvfp4Multiplier(0x38, 1.0f)), 3.0f);
+  }
+
+  void idsRoundTrip() {
+    QStringList ids;
+    for (GemmFormat f : allGemmFormats()) {
+      QCOMPARE(gemmFormatFromId(gemmFormatId(f)), f);
+      ids << QString::fromStdString(gemmFormatId(f));
+    }
+    QCOMPARE(ids.join(' '), QString("bf16 fp8-e4m3 fp8-e5m2 mxfp8 mxfp4 nvfp4"));
+    QVERIFY_THROWS_EXCEPTION(ConfigError, gemmFormatFromId("fp4"));
+  }
+
+  // A short last block is the same as padding the row with zeros.
+  void shortBlocksAreZeroPadded() {
+    torch::manual_seed(3);
+    const torch::Tensor x = torch::randn({5, 45}) * 3;
+    const torch::Tensor padded = torch::constant_pad_nd(x, {0, 64 - 45});
+    for (GemmFormat f : allGemmFormats()) {
+      const QuantizedTensor a = quantizeDequantize(x, f, GemmRole::Input);
+      const QuantizedTensor b = quantizeDequantize(padded, f, GemmRole::Input);
+      QVERIFY2(torch::equal(a.values, b.values.slice(1, 0, 45)), gemmFormatId(f).c_str());
+      if (a.blockScales.defined())
+        QVERIFY(torch::equal(a.blockScales, b.blockScales.slice(1, 0, a.blockScales.size(1))));
+      QCOMPARE(a.tensorScale.item<float>(), b.tensorScale.item<float>());
+    }
+  }
+
+  void bf16InputIsItsFp32Value() {
+    torch::manual_seed(4);
+    const torch::Tensor x = (torch::randn({64, 96}) * 10).to(torch::kBFloat16);
+    for (GemmFormat f : allGemmFormats())
+      QVERIFY2(torch::equal(quantizeDequantize(x, f, GemmRole::Weight).values,
+                            quantizeDequantize(x.to(torch::kFloat32), f, GemmRole::Weight).values),
+               gemmFormatId(f).c_str());
+  }
+
+  void bf16FormatIsTorchsRounding() {
+    torch::manual_seed(5);
+    torch::Tensor x = torch::randn({1000}) * 1e3;
+    x[0] = kNaN;
+    x[1] = -kInf;
+    x[2] = -0.0f;
+    const torch::Tensor mine = quantizeDequantize(x, GemmFormat::Bf16, GemmRole::Input).values;
+    QVERIFY(sameBitsOrBothNaN(mine, x.to(torch::kBFloat16).to(torch::kFloat32)));
+  }
+
+  void roleChoosesFp8Element() {
+    const torch::Tensor x = torch::full({4}, 3.0f) * torch::tensor({1.0f, 0.9f, 0.1f, 0.01f});
+    // Per-tensor scale 448 / 3 (e4m3) or 57344 / 3 (e5m2): the role decides.
+    QCOMPARE(quantizeDequantize(x, GemmFormat::Fp8E4m3, GemmRole::Input).tensorScale.item<float>(),
+             static_cast<float>(448.0 / 3.0));
+    QCOMPARE(quantizeDequantize(x, GemmFormat::Fp8E4m3, GemmRole::GradOutput).tensorScale.item<float>(),
+             static_cast<float>(57344.0 / 3.0));
+    QCOMPARE(quantizeDequantize(x, GemmFormat::Fp8E5m2, GemmRole::Weight).tensorScale.item<float>(),
+             static_cast<float>(57344.0 / 3.0));
+  }
+
+  void threadsDoNotChangeTheBits() {
+    torch::manual_seed(6);
+    const torch::Tensor x = torch::randn({300, 1000}) * torch::rand({300, 1}) * 100;
+    const int before = at::get_num_threads();
+    for (GemmFormat f : allGemmFormats()) {
+      at::set_num_threads(1);
+      const QuantizedTensor one = quantizeDequantize(x, f, GemmRole::Input);
+      at::set_num_threads(2);
+      const QuantizedTensor two = quantizeDequantize(x, f, GemmRole::Input);
+      QVERIFY2(torch::equal(one.values.view(torch::kInt32), two.values.view(torch::kInt32)), gemmFormatId(f).c_str());
+    }
+    at::set_num_threads(before);
+  }
+};
+
+QTEST_APPLESS_MAIN(FormatsTest)
+#include "test_formats.moc"
