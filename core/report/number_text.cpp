@@ -26,4 +26,17 @@ std::string format(double v, bool sign) {
 std::string lossText(double v) { return format(v, false); }
 std::string lossDeltaText(double v) { return format(v, true); }
 
+std::string fixedText(double v, int decimals) {
+  if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  std::string text = buf;
+  if (text[0] == '-' && text.find_first_of("123456789") == std::string::npos) text.erase(0, 1);
+  return text;
+}
+
+std::string percentText(double fraction, int decimals) { return fixedText(100 * fraction, decimals) + " %"; }
+
+std::string mibText(int64_t bytes) { return fixedText(double(bytes) / (1024.0 * 1024.0), 2) + " MiB"; }
+
 }  // namespace plab::report

@@ -6,6 +6,7 @@
 #include "report/number_text.h"
 #include "report/report_header.h"
 #include "report/report_charts.h"
+#include "report/run_figures.h"
 #include "report/run_report.h"
 #include "report/svg_util.h"
 
@@ -24,10 +25,8 @@ th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: right; }
 th { background: #f3f3f3; } td.text { text-align: left; }
 .chart { margin: 12px 0; }
 pre { background: #f7f7f7; border: 1px solid #ddd; padding: 8px; font-size: 12px; overflow-x: auto; }
-.failed { color: #b00020; } .stopped { color: #a66300; }
+.failed { color: #b00020; } .stopped, .incomplete { color: #a66300; }
 )";
-
-double meanRoundedAway(const RunRecord& r) { return r.result.meanRoundedAwayFraction; }
 
 std::string mibText(int64_t bytes) { return num(static_cast<double>(bytes) / (1024.0 * 1024.0), 4); }
 
@@ -58,7 +57,7 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
 
   h << "<h2>Summary</h2>\n<table>\n<tr><th>run</th><th>mode</th><th title=\"the fp32 run this run is measured against: the same config except "
        "mode and plan\">fp32 twin</th><th>status</th><th>moments</th><th>steps</th><th>final loss</th>"
-       "<th>final val loss</th><th>memory (MiB)</th><th title=\"training state: weights, gradients, moments, master copies and Kahan "
+       "<th>final val loss</th><th>memory</th><th title=\"training state: weights, gradients, moments, master copies and Kahan "
        "buffers, against all-fp32 AdamW\">state saved vs fp32</th><th title=\"1 - the run's measured training "
        "peak / the fp32 run's\">measured peak saved vs fp32</th><th>mean update lost</th>"
        "<th>mean update error</th><th>mean rounded away</th><th>tokens/s</th></tr>\n";
@@ -67,26 +66,25 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
   const std::vector<Rgb> colors = runColors(modes);  // the charts' colours
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
-    const RunResult& res = r.result;
+    const RunResult res = report::shownResult(r);
     const auto ref = report::fp32TwinIndex(runs, i);
-    const auto pct = [](const std::optional<double>& v) { return v ? num(100 * *v, 4) + "%" : std::string("-"); };
-    const std::string status = runStatusId(res.status);
+    // The same texts as the app's table and the PDF (report/run_figures.h).
+    const report::RunFigureTexts f = report::runFigureTexts(runs, i);
+    const auto pct = [](const std::optional<double>& v) { return v ? report::percentText(*v, 2) : std::string("–"); };
     h << "<tr><td class=\"text\" style=\"color:" << hexColor(colors[i]) << ";font-weight:bold\">"
       << escapeXml(report::runLabel(runs, i)) << "</td><td class=\"text\">" << escapeXml(optimizerModeLabel(r.config.mode))
-      << "</td><td class=\"text\">" << escapeXml(twinCell(runs, i, ref)) << "</td><td class=\"text " << status << "\">" << status << "</td><td class=\"text\">"
-      << escapeXml(r.info.momentPrecision.empty() ? "-" : r.info.momentPrecision) << "</td><td>" << res.stepsDone << "</td><td>"
-      << report::lossText(res.finalLoss) << "</td><td>" << (res.finalValLoss ? report::lossText(*res.finalValLoss) : "-") << "</td><td>"
-      << mibText(res.memory.total()) << "</td><td>" << num(100 * res.memorySavedFraction, 4) << "%</td><td>"
-      << escapeXml(report::peakSavingText(r, ref ? &runs[*ref] : nullptr)) << "</td><td>"
-      << pct(res.meanUpdateLost) << "</td><td>" << pct(res.meanUpdateError) << "</td><td>"
-      << num(100 * meanRoundedAway(r), 4) << "%</td><td>" << num(res.meanTokensPerSecond, 5) << "</td></tr>\n";
+      << "</td><td class=\"text\">" << escapeXml(twinCell(runs, i, ref)) << "</td><td class=\"text " << f.status << "\">" << f.status << "</td><td class=\"text\">"
+      << escapeXml(r.info.momentPrecision.empty() ? "–" : r.info.momentPrecision) << "</td><td>" << f.steps << "</td><td>"
+      << f.finalLoss << "</td><td>" << f.finalValLoss << "</td><td>" << f.memory << "</td><td>" << f.stateSaved << "</td><td>"
+      << escapeXml(f.peakSaved) << "</td><td>" << f.updateLost << "</td><td>" << pct(res.meanUpdateError) << "</td><td>"
+      << f.roundedAway << "</td><td>" << f.tokensPerSecond << "</td></tr>\n";
   }
   h << "</table>\n";
   // Why runs ended early, under the table rather than in a cell.
   for (const RunRecord& r : runs)
     if (!r.result.message.empty())
-      h << "<p class=\"" << runStatusId(r.result.status) << "\"><b>" << escapeXml(r.config.name) << "</b> ("
-        << runStatusId(r.result.status) << "): " << escapeXml(r.result.message) << "</p>\n";
+      h << "<p class=\"" << report::runStatusText(r) << "\"><b>" << escapeXml(r.config.name) << "</b> ("
+        << report::runStatusText(r) << "): " << escapeXml(r.result.message) << "</p>\n";
 
   h << "<h2>Memory breakdown (MiB)</h2>\n<table>\n<tr><th>run</th><th>weights</th><th>gradients</th>"
        "<th>moments</th><th>master</th><th>kahan</th><th>total</th><th>predicted total</th>"

@@ -6,6 +6,7 @@
 #include <limits>
 #include <tuple>
 
+#include "report/run_figures.h"
 #include "train/metrics_writer.h"
 #include "util/atomic_file.h"
 #include "util/errors.h"
@@ -126,24 +127,6 @@ RunResult runResultFromStoredJson(const json& j) {
   return r;
 }
 
-// What an unfinished run has measured so far, as the live UI shows it.
-RunResult resultFromSteps(const std::vector<StepMetrics>& steps) {
-  RunResult r;
-  r.status = RunStatus::Stopped;
-  r.message = "incomplete: no summary.json (still running elsewhere, or killed)";
-  r.stepsDone = static_cast<int64_t>(steps.size());
-  if (!steps.empty()) {
-    r.finalLoss = steps.back().loss;
-    r.memory = steps.back().memory;
-  }
-  for (auto it = steps.rbegin(); it != steps.rend(); ++it)
-    if (it->valLoss) {
-      r.finalValLoss = it->valLoss;
-      break;
-    }
-  return r;
-}
-
 int64_t modificationTime(const fs::path& file) {
   struct stat st {};
   return ::stat(file.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_mtime) : 0;
@@ -220,7 +203,9 @@ StoredRun readRunFolder(const fs::path& dir) {
   readIf(summary, "status", statusId);
   run.status = statusFromId(statusId);
   if (run.status == StoredRunStatus::Incomplete) {
-    run.record.result = resultFromSteps(run.record.steps);
+    run.record.incomplete = true;
+    run.record.result = report::resultFromSteps(run.record.info, run.record.steps);
+    run.record.result.message = "no summary.json (still running elsewhere, or killed)";
   } else {
     run.record.result = runResultFromStoredJson(summary);
     run.record.result.status = run.status == StoredRunStatus::Completed ? RunStatus::Completed

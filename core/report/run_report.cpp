@@ -6,6 +6,7 @@
 
 #include "report/fp32_comparison.h"
 #include "report/report_charts.h"
+#include "report/run_figures.h"
 #include "train/metrics_writer.h"
 #include "util/atomic_file.h"
 #include "util/errors.h"
@@ -89,8 +90,8 @@ void writeComparisonReport(const fs::path& dir, const std::vector<RunRecord>& ru
     for (int i = 2; used.count(folder); ++i) folder = report::safeFileName(r.config.name) + "-" + std::to_string(i);
     used.insert(folder);
     writeRunReport(dir / "runs" / folder, r);
-    const RunResult& res = r.result;
-    csv += csvField(r.config.name) + "," + optimizerModeId(r.config.mode) + "," + runStatusId(res.status) + "," +
+    const RunResult res = report::shownResult(r);  // what the reports show (report/run_figures.h)
+    csv += csvField(r.config.name) + "," + optimizerModeId(r.config.mode) + "," + report::runStatusText(r) + "," +
            std::to_string(res.stepsDone) + "," + nlohmann::json(res.finalLoss).dump() + "," +
            (res.finalValLoss ? nlohmann::json(*res.finalValLoss).dump() : "") + "," +
            std::to_string(res.memory.total()) + "," + nlohmann::json(res.memorySavedFraction).dump() + "," +

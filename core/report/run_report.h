@@ -17,6 +17,10 @@ struct RunRecord {
   RunInfo info;
   std::vector<StepMetrics> steps;
   RunResult result;
+  // No result from the trainer yet: read from a folder without summary.json
+  // (killed, or running in another process) or still running here. Views
+  // show the figures its steps measured (report/run_figures.h).
+  bool incomplete = false;
 };
 
 // Writes everything for one run into dir (created). Throws IoError naming

@@ -6,9 +6,8 @@
 
 #include "charts/run_colors.h"
 #include "report/fp32_comparison.h"
+#include "report/run_figures.h"
 #include "run/run_store.h"
-#include "run/run_summary.h"
-#include "util/format.h"
 
 namespace plab::ui {
 namespace {
@@ -18,10 +17,6 @@ QTableWidgetItem* cell(const QString& text, bool number = true) {
   item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
   if (number) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
   return item;
-}
-
-QString optionalNumber(const std::optional<double>& v, int decimals = 4) {
-  return v ? QString::number(*v, 'f', decimals) : QString("–");
 }
 
 }  // namespace
@@ -82,8 +77,6 @@ void ComparisonTable::refreshRun(int run) {
   if (rowCount() <= run) setRowCount(run + 1);
   const auto& record = store_->record(run);
   const RunState state = store_->state(run);
-  const bool finished = store_->isFinished(run);
-  const RunSummary s = summarizeRun(record, finished);
 
   auto* name = cell(QString::fromStdString(record.config.name), false);
   name->setFlags(name->flags() | Qt::ItemIsUserCheckable);
@@ -111,16 +104,17 @@ void ComparisonTable::refreshRun(int run) {
   setItem(run, StatusColumn, status);
   const QDateTime started = store_->started(run);
   setItem(run, StartedColumn, cell(started.isValid() ? started.toString("yyyy-MM-dd HH:mm") : QString("–"), false));
-  setItem(run, StepsColumn, cell(QString("%1 / %2").arg(s.stepsDone).arg(record.config.steps)));
-  setItem(run, LossColumn, cell(optionalNumber(s.finalLoss)));
-  setItem(run, ValLossColumn, cell(optionalNumber(s.finalValLoss)));
-  setItem(run, MemoryColumn, cell(s.memoryBytes > 0 ? QString::number(double(s.memoryBytes) / (1024.0 * 1024.0), 'f', 2) + " MiB"
-                                                    : QString("–")));
-  setItem(run, SavedColumn, cell(s.memoryBytes > 0 ? percentText(s.savedFraction) : QString("–")));
-  const auto lost = plab::report::meanUpdateLost(record);
-  setItem(run, UpdateLostColumn, cell(lost ? percentText(*lost, 2) : QString("–")));
-  setItem(run, RoundedColumn, cell(s.stepsDone > 0 ? percentText(s.meanRoundedAway, 2) : QString("–")));
-  setItem(run, TokensColumn, cell(s.tokensPerSecond > 0 ? QString::number(s.tokensPerSecond, 'f', 0) : QString("–")));
+  // The same texts as the HTML and PDF reports (report/run_figures.h).
+  const plab::report::RunFigureTexts f = plab::report::runFigureTexts(store_->records(), static_cast<size_t>(run));
+  const auto text = [](const std::string& t) { return QString::fromStdString(t); };
+  setItem(run, StepsColumn, cell(text(f.steps)));
+  setItem(run, LossColumn, cell(text(f.finalLoss)));
+  setItem(run, ValLossColumn, cell(text(f.finalValLoss)));
+  setItem(run, MemoryColumn, cell(text(f.memory)));
+  setItem(run, SavedColumn, cell(text(f.stateSaved)));
+  setItem(run, UpdateLostColumn, cell(text(f.updateLost)));
+  setItem(run, RoundedColumn, cell(text(f.roundedAway)));
+  setItem(run, TokensColumn, cell(text(f.tokensPerSecond)));
   // A new fp32 step can change the verdicts judged against it (the runs
   // whose twin it is, itself among them); any other run's step changes only
   // its own. Only those rows: a verdict with a paired test reads every run.

@@ -7,10 +7,7 @@
 #include <numeric>
 
 #include "charts/run_colors.h"
-#include "report/fp32_comparison.h"
-#include "report/number_text.h"
-#include "run/run_summary.h"
-#include "util/format.h"
+#include "report/run_figures.h"
 
 namespace plab::ui {
 namespace {
@@ -21,27 +18,14 @@ constexpr int kFirstNumberColumn = 3;
 constexpr int kStatusColumn = 2;
 constexpr double kLargestPt = 8.0, kSmallestPt = 5.5;
 
-QString lossCell(const std::optional<double>& v) {
-  return v ? QString::fromStdString(plab::report::lossText(*v)) : QString("–");
-}
-
+// The same texts as the app's table and the HTML report (report/run_figures.h).
 QStringList rowOf(const std::vector<plab::RunRecord>& runs, size_t i) {
   const plab::RunRecord& r = runs[i];
-  const auto ref = plab::report::fp32TwinIndex(runs, i);
-  const RunSummary s = summarizeRun(r, true);
-  const auto lost = plab::report::meanUpdateLost(r);
-  return {QString::fromStdString(r.config.name),
-          QString::fromStdString(plab::optimizerModeLabel(r.config.mode)),
-          QString::fromStdString(plab::runStatusId(r.result.status)),
-          QString("%1 / %2").arg(s.stepsDone).arg(r.config.steps),
-          lossCell(s.finalLoss),
-          lossCell(s.finalValLoss),
-          s.memoryBytes > 0 ? humanBytes(s.memoryBytes) : "–",
-          s.memoryBytes > 0 ? percentText(s.savedFraction) : "–",
-          QString::fromStdString(plab::report::peakSavingText(r, ref ? &runs[*ref] : nullptr)),
-          lost ? percentText(*lost, 2) : "–",
-          percentText(s.meanRoundedAway, 2),
-          s.tokensPerSecond > 0 ? QString::number(s.tokensPerSecond, 'f', 0) : "–"};
+  const plab::report::RunFigureTexts f = plab::report::runFigureTexts(runs, i);
+  const auto text = [](const std::string& t) { return QString::fromStdString(t); };
+  return {QString::fromStdString(r.config.name), QString::fromStdString(plab::optimizerModeLabel(r.config.mode)),
+          text(f.status), text(f.steps), text(f.finalLoss), text(f.finalValLoss), text(f.memory),
+          text(f.stateSaved), text(f.peakSaved), text(f.updateLost), text(f.roundedAway), text(f.tokensPerSecond)};
 }
 
 struct ColumnLayout {
@@ -151,9 +135,14 @@ ColumnLayout fitColumns(QPainter& p, const std::vector<QStringList>& rows, int p
 
 }  // namespace
 
-void drawPdfSummaryTable(QPainter& p, PdfPageCursor& cur, const std::vector<plab::RunRecord>& runs) {
+std::vector<QStringList> pdfSummaryRows(const std::vector<plab::RunRecord>& runs) {
   std::vector<QStringList> rows;
   for (size_t i = 0; i < runs.size(); ++i) rows.push_back(rowOf(runs, i));
+  return rows;
+}
+
+void drawPdfSummaryTable(QPainter& p, PdfPageCursor& cur, const std::vector<plab::RunRecord>& runs) {
+  const std::vector<QStringList> rows = pdfSummaryRows(runs);
   const ColumnLayout layout = fitColumns(p, rows, cur.width());
   const std::vector<QColor> colors = runColors(runs);
 
@@ -180,7 +169,7 @@ void drawPdfSummaryTable(QPainter& p, PdfPageCursor& cur, const std::vector<plab
       QColor color = Qt::black;
       if (!header && c == 0) color = nameColor;
       if (!header && c == kStatusColumn && cells[c] == "failed") color = QColor(176, 0, 32);
-      if (!header && c == kStatusColumn && cells[c] == "stopped") color = QColor(166, 99, 0);
+      if (!header && c == kStatusColumn && (cells[c] == "stopped" || cells[c] == "incomplete")) color = QColor(166, 99, 0);
       p.setPen(color);
       QFont cf = f;
       cf.setBold(header || (c == kStatusColumn && cells[c] == "failed"));

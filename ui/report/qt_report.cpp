@@ -15,6 +15,7 @@
 #include "report/pdf_page_cursor.h"
 #include "report/pdf_summary_table.h"
 #include "report/report_header.h"
+#include "report/run_figures.h"
 #include "util/errors.h"
 
 namespace plab::ui {
@@ -71,7 +72,7 @@ void drawVerdicts(QPainter& p, PdfPageCursor& cur, const std::vector<plab::RunRe
   for (const auto& r : runs) {
     if (r.result.message.empty()) continue;
     drawParagraph(p, cur,
-                  QString::fromStdString(r.config.name + " (" + plab::runStatusId(r.result.status) + "): " + r.result.message),
+                  QString::fromStdString(r.config.name + " (" + plab::report::runStatusText(r) + "): " + r.result.message),
                   r.result.status == plab::RunStatus::Failed ? QColor(176, 0, 32) : QColor(Qt::black));
   }
   cur.y += lineH;

@@ -2,6 +2,8 @@
 
 #include <QFileInfo>
 
+#include "report/run_figures.h"
+
 namespace plab::ui {
 namespace {
 
@@ -37,6 +39,7 @@ int RunStore::addRun(const plab::RunConfig& config) {
   plab::RunRecord r;
   r.config = config;
   r.info.runName = config.name;
+  r.incomplete = true;  // until the trainer's result arrives
   records_.push_back(std::move(r));
   meta_.push_back({});
   const int index = size() - 1;
@@ -94,6 +97,7 @@ void RunStore::appendStep(int run, const plab::StepMetrics& step) {
 
 void RunStore::setResult(int run, const plab::RunResult& result) {
   records_.at(static_cast<size_t>(run)).result = result;
+  records_.at(static_cast<size_t>(run)).incomplete = false;
   RunState& state = meta_.at(static_cast<size_t>(run)).state;
   switch (result.status) {
     case plab::RunStatus::Completed: state = RunState::Completed; break;
@@ -105,6 +109,12 @@ void RunStore::setResult(int run, const plab::RunResult& result) {
 
 void RunStore::setState(int run, RunState state) {
   meta_.at(static_cast<size_t>(run)).state = state;
+  plab::RunRecord& r = records_.at(static_cast<size_t>(run));
+  if (state == RunState::Stopped && r.incomplete) {  // a queued run stopped before it started: no trainer result comes
+    r.result = plab::report::shownResult(r);
+    r.result.message = "stopped before it started";
+    r.incomplete = false;
+  }
   emit runChanged(run);
 }
 
@@ -176,11 +186,9 @@ std::vector<plab::RunRecord> RunStore::exportableRecords() const {
     if (s == RunState::Queued && records_[static_cast<size_t>(i)].steps.empty()) continue;
     plab::RunRecord r = records_[static_cast<size_t>(i)];
     // A run still in progress is exported as what it is so far.
-    if (s == RunState::Running || s == RunState::Paused) {
-      r.result.status = plab::RunStatus::Stopped;
-      r.result.message = "exported while running";
-      r.result.stepsDone = static_cast<int64_t>(r.steps.size());
-      if (!r.steps.empty()) r.result.finalLoss = r.steps.back().loss;
+    if (r.incomplete) {
+      r.result = plab::report::shownResult(r);
+      if (s == RunState::Running || s == RunState::Paused) r.result.message = "exported while running";
     }
     out.push_back(std::move(r));
   }
