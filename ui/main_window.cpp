@@ -222,6 +222,7 @@ void MainWindow::connectSignals() {
   connect(deleteRun_, &QPushButton::clicked, this, &MainWindow::deleteSelectedRun);
   connect(table_, &ComparisonTable::visibilityToggled, this, &MainWindow::setRunVisible);
   connect(table_, &ComparisonTable::fp32TwinRequested, this, &MainWindow::runFp32Twin);
+  connect(table_, &ComparisonTable::fp32ReferenceChosen, this, &MainWindow::setFp32Reference);
   connect(table_, &QTableWidget::itemSelectionChanged, this, &MainWindow::updateButtons);
 
   connect(modelPicker_, &ModelPicker::modelInspected, this, [this](const plab::ModelOverview& o) {

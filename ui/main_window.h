@@ -59,6 +59,9 @@ class MainWindow : public QMainWindow {
   // Queues every mode; with !rerunIdentical, modes that already have a
   // completed run of exactly this configuration are shown instead.
   void queueComparison(bool rerunIdentical);
+  // The fp32 run `run` is measured against, by its folder name ("": the twin
+  // rule picks); likewise stored in display.json.
+  void setFp32Reference(int run, const QString& folderName);
   // A completed run with exactly this configuration (name and folder
   // aside), or -1.
   int findIdenticalRun(const plab::RunConfig& config) const;

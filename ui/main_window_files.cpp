@@ -22,6 +22,7 @@
 #include "panels/layer_tree_panel.h"
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
+#include "report/fp32_twin.h"
 #include "report/run_folder_reader.h"
 #include "util/atomic_file.h"
 #include "util/errors.h"
@@ -168,10 +169,11 @@ void MainWindow::writeDisplay(int run) {
   plab::RunDisplay display;
   display.name = store_.record(run).config.name;
   display.hidden = !store_.isVisible(run);
+  display.fp32Reference = store_.record(run).fp32Reference;
   try {
     plab::writeRunDisplay(folder.toStdString(), display);
   } catch (const std::exception& e) {
-    appendLog("could not save the run's name and visibility: " + QString::fromUtf8(e.what()));
+    appendLog("could not save the run's name, visibility and fp32 reference: " + QString::fromUtf8(e.what()));
   }
 }
 
@@ -185,6 +187,15 @@ void MainWindow::setRunVisible(int run, bool visible) {
   if (run < 0 || run >= store_.size()) return;
   store_.setVisible(run, visible);
   writeDisplay(run);
+}
+
+void MainWindow::setFp32Reference(int run, const QString& folderName) {
+  if (run < 0 || run >= store_.size()) return;
+  store_.setFp32Reference(run, folderName);
+  writeDisplay(run);
+  appendLog(QString("[%1] %2").arg(QString::fromStdString(store_.record(run).config.name),
+                                   QString::fromStdString(plab::report::fp32TwinText(store_.records(),
+                                                                                     static_cast<size_t>(run)))));
 }
 
 void MainWindow::renameSelectedRun() {

@@ -116,7 +116,12 @@ std::string peakSavingText(const RunRecord& run, const RunRecord* fp32Reference)
   return "fp32 peak not measured";
 }
 
-std::string runVerdict(const RunRecord& run, const RunRecord* fp32Twin, const std::string& twinLabel) {
+namespace {
+
+// runVerdict with the reference named by `twin` ("fp32 twin t", or a run
+// chosen by hand with how its config differs) and `noTwin` said without one.
+std::string verdictAgainst(const RunRecord& run, const RunRecord* fp32Twin, const std::string& twin,
+                           const std::string& noTwin) {
   const std::string mode = optimizerModeId(run.config.mode);
   // A failed run's losses are not a result to compare: say that it failed.
   if (run.result.status == RunStatus::Failed)
@@ -126,9 +131,8 @@ std::string runVerdict(const RunRecord& run, const RunRecord* fp32Twin, const st
   if (run.config.mode == OptimizerMode::Fp32AdamW) {
     verdict += "the fp32 reference";
   } else if (!fp32Twin) {
-    verdict += "no fp32 twin (an fp32 run with this run's config except mode and plan) to compare with";
+    verdict += noTwin;
   } else {
-    const std::string twin = "fp32 twin " + (twinLabel.empty() ? fp32Twin->config.name : twinLabel);
     // At the last step both runs measured, so that a run in progress is not
     // judged against the end of a finished one.
     if (const auto d = finalDifference(run, *fp32Twin))
@@ -154,10 +158,25 @@ std::string runVerdict(const RunRecord& run, const RunRecord* fp32Twin, const st
   return verdict;
 }
 
+const char* const kNoTwin = "no fp32 twin (an fp32 run with this run's config except mode and plan) to compare with";
+
+}  // namespace
+
+std::string runVerdict(const RunRecord& run, const RunRecord* fp32Twin, const std::string& twinLabel) {
+  const std::string twin = fp32Twin ? "fp32 twin " + (twinLabel.empty() ? fp32Twin->config.name : twinLabel) : "";
+  return verdictAgainst(run, fp32Twin, twin, kNoTwin);
+}
+
 std::string comparisonVerdict(const std::vector<RunRecord>& runs, size_t i) {
   if (i >= runs.size()) return {};
-  const auto twin = fp32TwinIndex(runs, i);
-  std::string verdict = runVerdict(runs[i], twin ? &runs[*twin] : nullptr, twin ? runLabel(runs, *twin) : "");
+  // One rule (fp32_twin.h); a reference chosen by hand is named as such,
+  // with the fields in which its config differs.
+  const Fp32ReferenceChoice choice = fp32ReferenceChoice(runs, i);
+  const std::string noTwin = choice.missing ? "no fp32 reference: the fp32 run chosen by hand (" +
+                                                  runs[i].fp32Reference + ") is not listed, unmeasured or failed"
+                                            : std::string(kNoTwin);
+  std::string verdict = verdictAgainst(runs[i], choice.index ? &runs[*choice.index] : nullptr,
+                                       fp32ReferencePhrase(runs, i), noTwin);
   if (runs[i].result.status == RunStatus::Failed) return verdict;
   if (const std::string paired = pairedGapText(runs, i); !paired.empty()) verdict += "; " + paired;
   return verdict;

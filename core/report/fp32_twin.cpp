@@ -1,5 +1,7 @@
 #include "report/fp32_twin.h"
 
+#include <filesystem>
+
 namespace plab::report {
 
 nlohmann::json fp32TwinKey(const RunConfig& config) {
@@ -17,16 +19,58 @@ bool finishedRun(const RunRecord& r) {
 
 namespace {
 
+void collectDifferences(const nlohmann::json& a, const nlohmann::json& b, const std::string& prefix,
+                        std::vector<std::string>& out) {
+  if (a.is_object() && b.is_object()) {
+    for (auto it = a.begin(); it != a.end(); ++it)
+      collectDifferences(it.value(), b.contains(it.key()) ? b.at(it.key()) : nlohmann::json(), prefix + it.key() + ".",
+                         out);
+    for (auto it = b.begin(); it != b.end(); ++it)
+      if (!a.contains(it.key())) out.push_back(prefix + it.key());
+    return;
+  }
+  if (a != b) out.push_back(prefix.substr(0, prefix.size() - 1));
+}
+
+// An fp32 run a verdict can be measured against.
+bool usableReference(const RunRecord& r) {
+  return r.config.mode == OptimizerMode::Fp32AdamW && !r.steps.empty() && r.result.status != RunStatus::Failed;
+}
+
+// A run's folder without a trailing separator ("runs/a/" is "runs/a").
+std::filesystem::path folderPath(const RunRecord& run) {
+  std::filesystem::path p = std::filesystem::path(run.config.output_dir).lexically_normal();
+  return p.filename().empty() ? p.parent_path() : p;
+}
+
+// The run named by runs[run].fp32Reference: of those with that folder name,
+// the one next to runs[run] (same parent folder), else the first listed.
+std::optional<size_t> chosenReference(const std::vector<RunRecord>& runs, size_t run) {
+  const std::string& wanted = runs[run].fp32Reference;
+  const auto parent = folderPath(runs[run]).parent_path();
+  std::optional<size_t> found;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (i == run || runFolderName(runs[i]) != wanted) continue;
+    if (folderPath(runs[i]).parent_path() == parent) return i;
+    if (!found) found = i;
+  }
+  return found;
+}
+
 // The rule, with the key of run j from `keyOf(j)` (computed or cached).
 template <class KeyOf>
 std::optional<size_t> pickTwin(const std::vector<RunRecord>& runs, size_t run, const KeyOf& keyOf) {
   if (runs[run].config.mode == OptimizerMode::Fp32AdamW) return run;
+  if (!runs[run].fp32Reference.empty()) {
+    const auto chosen = chosenReference(runs, run);
+    if (chosen && usableReference(runs[*chosen])) return chosen;
+    return std::nullopt;  // the user's choice or none: never silently another
+  }
   const std::string key = keyOf(run);
   std::optional<size_t> inProgress;
   for (size_t i = runs.size(); i-- > 0;) {
     const RunRecord& r = runs[i];
-    if (r.config.mode != OptimizerMode::Fp32AdamW || r.steps.empty() || r.result.status == RunStatus::Failed)
-      continue;
+    if (!usableReference(r)) continue;
     if (keyOf(i) != key) continue;
     if (finishedRun(r)) return i;
     if (!inProgress) inProgress = i;
@@ -35,6 +79,16 @@ std::optional<size_t> pickTwin(const std::vector<RunRecord>& runs, size_t run, c
 }
 
 }  // namespace
+
+std::vector<std::string> fp32TwinKeyDifferences(const RunConfig& a, const RunConfig& b) {
+  std::vector<std::string> out;
+  collectDifferences(fp32TwinKey(a), fp32TwinKey(b), "", out);
+  return out;
+}
+
+std::string runFolderName(const RunRecord& run) {
+  return run.config.output_dir.empty() ? std::string() : folderPath(run).filename().string();
+}
 
 std::optional<size_t> fp32TwinIndex(const std::vector<RunRecord>& runs, size_t run) {
   if (run >= runs.size()) return std::nullopt;
@@ -72,11 +126,53 @@ std::string runLabel(const std::vector<RunRecord>& runs, size_t i) {
   return repeated && ordinal > 1 ? name + " (" + std::to_string(ordinal) + ")" : name;
 }
 
+Fp32ReferenceChoice fp32ReferenceChoice(const std::vector<RunRecord>& runs, size_t i) {
+  Fp32ReferenceChoice c;
+  if (i >= runs.size()) return c;
+  c.index = fp32TwinIndex(runs, i);
+  c.byHand = !runs[i].fp32Reference.empty() && runs[i].config.mode != OptimizerMode::Fp32AdamW;
+  c.missing = c.byHand && !c.index;
+  if (c.byHand && c.index) c.differences = fp32TwinKeyDifferences(runs[i].config, runs[*c.index].config);
+  return c;
+}
+
+namespace {
+
+std::string joined(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+}  // namespace
+
+std::string fp32TwinCell(const std::vector<RunRecord>& runs, size_t i) {
+  const Fp32ReferenceChoice c = fp32ReferenceChoice(runs, i);
+  if (c.missing) return "chosen " + runs[i].fp32Reference + " not listed";
+  if (!c.index) return "no fp32 twin";
+  if (*c.index == i) return "itself";
+  return runLabel(runs, *c.index) + (c.byHand ? " (chosen)" : "");
+}
+
 std::string fp32TwinText(const std::vector<RunRecord>& runs, size_t i) {
-  const auto twin = fp32TwinIndex(runs, i);
-  if (!twin) return "no fp32 twin";
-  if (*twin == i) return "itself (fp32)";
-  return "fp32 twin: " + runLabel(runs, *twin);
+  const Fp32ReferenceChoice c = fp32ReferenceChoice(runs, i);
+  if (c.missing)
+    return "the fp32 run chosen by hand (" + runs[i].fp32Reference +
+           ") is not listed, not a measured fp32 run, or failed: no reference";
+  if (!c.index) return "no fp32 twin";
+  if (*c.index == i) return "itself (fp32)";
+  if (!c.byHand) return "fp32 twin: " + runLabel(runs, *c.index);
+  return "fp32 run " + runLabel(runs, *c.index) + ", chosen by hand; " +
+         (c.differences.empty() ? std::string("the same config except mode and plan")
+                                : "its config differs in: " + joined(c.differences));
+}
+
+std::string fp32ReferencePhrase(const std::vector<RunRecord>& runs, size_t i) {
+  const Fp32ReferenceChoice c = fp32ReferenceChoice(runs, i);
+  if (!c.index) return {};
+  if (!c.byHand) return "fp32 twin " + runLabel(runs, *c.index);
+  return "fp32 run " + runLabel(runs, *c.index) + " (chosen by hand" +
+         (c.differences.empty() ? std::string(")") : "; differs in: " + joined(c.differences) + ")");
 }
 
 }  // namespace plab::report

@@ -30,12 +30,6 @@ pre { background: #f7f7f7; border: 1px solid #ddd; padding: 8px; font-size: 12px
 
 std::string mibText(int64_t bytes) { return num(static_cast<double>(bytes) / (1024.0 * 1024.0), 4); }
 
-// The summary table's twin cell: the twin's label, "itself" for fp32 runs.
-std::string twinCell(const std::vector<RunRecord>& runs, size_t i, const std::optional<size_t>& twin) {
-  if (!twin) return "no fp32 twin";
-  return *twin == i ? "itself" : report::runLabel(runs, *twin);
-}
-
 }  // namespace
 
 std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::string& title) {
@@ -67,13 +61,12 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
     const RunResult res = report::shownResult(r);
-    const auto ref = report::fp32TwinIndex(runs, i);
     // The same texts as the app's table and the PDF (report/run_figures.h).
     const report::RunFigureTexts f = report::runFigureTexts(runs, i);
     const auto pct = [](const std::optional<double>& v) { return v ? report::percentText(*v, 2) : std::string("–"); };
     h << "<tr><td class=\"text\" style=\"color:" << hexColor(colors[i]) << ";font-weight:bold\">"
       << escapeXml(report::runLabel(runs, i)) << "</td><td class=\"text\">" << escapeXml(optimizerModeLabel(r.config.mode))
-      << "</td><td class=\"text\">" << escapeXml(twinCell(runs, i, ref)) << "</td><td class=\"text " << f.status << "\">" << f.status << "</td><td class=\"text\">"
+      << "</td><td class=\"text\">" << escapeXml(report::fp32TwinCell(runs, i)) << "</td><td class=\"text " << f.status << "\">" << f.status << "</td><td class=\"text\">"
       << escapeXml(r.info.momentPrecision.empty() ? "–" : r.info.momentPrecision) << "</td><td>" << f.steps << "</td><td>"
       << f.finalLoss << "</td><td>" << f.finalValLoss << "</td><td>" << f.memory << "</td><td>" << f.stateSaved << "</td><td>"
       << escapeXml(f.peakSaved) << "</td><td>" << f.updateLost << "</td><td>" << pct(res.meanUpdateError) << "</td><td>"

@@ -213,6 +213,7 @@ StoredRun readRunFolder(const fs::path& dir) {
                                                                         : RunStatus::Stopped;
   }
   run.display = readRunDisplay(dir, &run.displayProblem);
+  run.record.fp32Reference = run.display.fp32Reference;
   return run;
 }
 
@@ -224,11 +225,14 @@ RunDisplay readRunDisplay(const fs::path& runFolder, std::string* problem) {
   const json& j = read.value;
   readIf(j, "name", d.name);
   readIf(j, "hidden", d.hidden);
+  readIf(j, "fp32_reference", d.fp32Reference);
   return d;
 }
 
 void writeRunDisplay(const fs::path& runFolder, const RunDisplay& display) {
-  writeJsonFileAtomically(runFolder / kRunDisplayFileName, {{"name", display.name}, {"hidden", display.hidden}});
+  json j = {{"name", display.name}, {"hidden", display.hidden}};
+  if (!display.fp32Reference.empty()) j["fp32_reference"] = display.fp32Reference;
+  writeJsonFileAtomically(runFolder / kRunDisplayFileName, j);
 }
 
 }  // namespace plab

@@ -17,17 +17,19 @@ namespace plab {
 enum class StoredRunStatus { Completed, Stopped, Failed, Incomplete };
 std::string storedRunStatusId(StoredRunStatus s);  // "completed", ..., "incomplete"
 
-// What the user chose to call a run and whether it is hidden. Kept in a
-// side file (display.json) so that renaming never rewrites the metrics.
+// What the user chose to call a run, whether it is hidden and which fp32
+// run it is measured against. Kept in a side file (display.json) so that
+// renaming never rewrites the metrics.
 struct RunDisplay {
   std::string name;     // empty: the config's name
   bool hidden = false;
+  std::string fp32Reference;  // "fp32_reference": a run folder's name; empty: the twin rule picks
 };
 inline constexpr const char* kRunDisplayFileName = "display.json";
 
 struct StoredRun {
   std::filesystem::path folder;
-  RunRecord record;       // config.output_dir is the folder it was read from
+  RunRecord record;       // config.output_dir is the folder it was read from; fp32Reference from display
   StoredRunStatus status = StoredRunStatus::Incomplete;
   RunDisplay display;
   int64_t startedAt = 0;  // Unix time config.json was written (the run's start)

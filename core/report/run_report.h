@@ -21,6 +21,10 @@ struct RunRecord {
   // (killed, or running in another process) or still running here. Views
   // show the figures its steps measured (report/run_figures.h).
   bool incomplete = false;
+  // The folder name of the fp32 run this run is measured against, chosen by
+  // hand (display.json "fp32_reference"); "": the twin rule picks
+  // (report/fp32_twin.h).
+  std::string fp32Reference;
 };
 
 // Writes everything for one run into dir (created). Throws IoError naming

@@ -133,6 +133,59 @@ class TestFp32Twin : public QObject {
     QCOMPARE(report::fp32TwinIndex(runs, 1), std::optional<size_t>(2));
   }
 
+  // A reference chosen by hand (display.json "fp32_reference") wins over the
+  // rule, is named as chosen, and its config's differences are said.
+  void referenceChosenByHand() {
+    std::vector<RunRecord> runs = {finishedRun("twin", OptimizerMode::Fp32AdamW, 0, 2.0),
+                                   finishedRun("other", OptimizerMode::Fp32AdamW, 0, 1.9, 20),
+                                   finishedRun("bf16", OptimizerMode::Bf16Plain, 0, 2.06)};
+    runs[0].config.output_dir = "/ws/run1-fp32";
+    runs[1].config.output_dir = "/ws/run2-fp32/";  // a trailing slash names the same folder
+    runs[1].config.adamw.lr = 1e-3;
+    runs[2].config.output_dir = "/ws/run3-bf16";
+    QCOMPARE(report::runFolderName(runs[1]), std::string("run2-fp32"));
+    QCOMPARE(report::fp32TwinIndex(runs, 2), std::optional<size_t>(0));  // automatic
+    QCOMPARE(report::fp32TwinCell(runs, 2), std::string("twin"));
+
+    runs[2].fp32Reference = "run2-fp32";
+    QCOMPARE(report::fp32TwinIndex(runs, 2), std::optional<size_t>(1));
+    QCOMPARE(report::fp32TwinIndices(runs)[2], std::optional<size_t>(1));  // the same rule, cached
+    QCOMPARE(report::fp32TwinKeyDifferences(runs[2].config, runs[1].config),
+             (std::vector<std::string>{"adamw.lr", "steps"}));
+    QCOMPARE(report::fp32TwinCell(runs, 2), std::string("other (chosen)"));
+    QCOMPARE(report::fp32TwinText(runs, 2),
+             std::string("fp32 run other, chosen by hand; its config differs in: adamw.lr, steps"));
+    const std::string v = report::comparisonVerdict(runs, 2);
+    QVERIFY2(v.find("vs fp32 run other (chosen by hand; differs in: adamw.lr, steps)") != std::string::npos, v.c_str());
+    QVERIFY2(v.find("fp32 twin") == std::string::npos, v.c_str());  // never passed off as a twin
+
+    // Chosen, same config: marked as chosen, no differences.
+    runs[2].fp32Reference = "run1-fp32";
+    QCOMPARE(report::fp32TwinText(runs, 2), std::string("fp32 run twin, chosen by hand; the same config except mode and plan"));
+    QVERIFY(report::comparisonVerdict(runs, 2).find("vs fp32 run twin (chosen by hand)") != std::string::npos);
+
+    // Chosen but gone (removed, hidden from an export) or failed: no reference, saying why, never the rule's pick.
+    runs[2].fp32Reference = "run9-fp32";
+    QVERIFY(!report::fp32TwinIndex(runs, 2));
+    QCOMPARE(report::fp32TwinCell(runs, 2), std::string("chosen run9-fp32 not listed"));
+    QVERIFY(report::comparisonVerdict(runs, 2).find("no fp32 reference: the fp32 run chosen by hand (run9-fp32)") !=
+            std::string::npos);
+    runs[2].fp32Reference = "run2-fp32";
+    runs[1].result.status = RunStatus::Failed;
+    QVERIFY(!report::fp32TwinIndex(runs, 2));
+    runs[1].result.status = RunStatus::Completed;
+
+    // A folder name that repeats (runs opened from two sweeps): the one next to the run.
+    RunRecord elsewhere = runs[1];
+    elsewhere.config.output_dir = "/other/run2-fp32";
+    runs.insert(runs.begin(), elsewhere);
+    QCOMPARE(report::fp32TwinIndex(runs, 3), std::optional<size_t>(2));
+    // An fp32 run is its own reference whatever is stored.
+    runs[1].fp32Reference = "run2-fp32";
+    QCOMPARE(report::fp32TwinIndex(runs, 1), std::optional<size_t>(1));
+    QCOMPARE(report::fp32TwinCell(runs, 1), std::string("itself"));
+  }
+
   void repeatedNamesAreToldApart() {
     const std::vector<RunRecord> runs = {finishedRun("run", OptimizerMode::Fp32AdamW, 0, 2.0),
                                          finishedRun("run", OptimizerMode::Fp32AdamW, 0, 2.0),

@@ -144,13 +144,24 @@ class TestRunFolderReader : public QObject {
     const std::string metrics = fileText(dir / "metrics.jsonl");
     const std::string config = fileText(dir / "config.json");
     QCOMPARE(readRunDisplay(dir).name, std::string());
-    writeRunDisplay(dir, {"stochastic, Monday", true});
+    writeRunDisplay(dir, {"stochastic, Monday", true, ""});
     const StoredRun run = readRunFolder(dir);
     QCOMPARE(run.display.name, std::string("stochastic, Monday"));
     QVERIFY(run.display.hidden);
     QCOMPARE(run.record.config.name, std::string("r"));  // the config keeps its name
     QCOMPARE(fileText(dir / "metrics.jsonl"), metrics);
     QCOMPARE(fileText(dir / "config.json"), config);
+    QVERIFY(run.record.fp32Reference.empty());
+
+    // The fp32 run chosen by hand as the reference, by folder name, reaches the record.
+    RunDisplay chosen;
+    chosen.name = "r";
+    chosen.fp32Reference = "run4-fp32";
+    writeRunDisplay(dir, chosen);
+    const StoredRun again = readRunFolder(dir);
+    QCOMPARE(again.display.fp32Reference, std::string("run4-fp32"));
+    QCOMPARE(again.record.fp32Reference, std::string("run4-fp32"));
+    QCOMPARE(fileText(dir / "metrics.jsonl"), metrics);
   }
 
   void hostileFilesMakeTheRunUnreadableNamingFileAndReason() {

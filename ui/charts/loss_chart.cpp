@@ -96,7 +96,7 @@ std::vector<QString> LossChart::differenceLabels(const std::vector<plab::RunReco
   for (size_t i = 0; i < runs.size(); ++i) {
     if (!twins[i]) labels[i] += ": no fp32 twin shown";
     else if (*twins[i] == i) labels[i] += " (fp32 itself)";
-    else labels[i] += " − " + names[*twins[i]];
+    else labels[i] += " − " + names[*twins[i]] + (runs[i].fp32Reference.empty() ? "" : " (chosen)");
   }
   return labels;
 }

@@ -32,7 +32,7 @@ ComparisonTable::ComparisonTable(const RunStore* store, QWidget* parent)
                    "AdamW on the same parameters: predicted by the plan, not the process's memory");
   horizontalHeaderItem(Fp32TwinColumn)
       ->setToolTip("The fp32 run this run is measured against: the same config except mode and plan. "
-                   "Right-click a run without one to run it");
+                   "Right-click a run without one to run it, or to measure a run against another fp32 run");
   horizontalHeaderItem(PeakSavedColumn)
       ->setToolTip("1 - the run's measured training peak / the peak of its fp32 twin (activations and "
                    "temporaries included)");
@@ -133,9 +133,10 @@ void ComparisonTable::refreshVerdict(int run) {
   const auto i = static_cast<size_t>(run);
   const auto ref = plab::report::fp32TwinIndex(runs, i);
   const QString verdict = QString::fromStdString(plab::report::comparisonVerdict(runs, i));
-  auto* twin = cell(QString::fromStdString(!ref ? "no fp32 twin" : *ref == i ? "itself" : plab::report::runLabel(runs, *ref)),
-                    false);
-  twin->setToolTip(ref ? QString::fromStdString(plab::report::fp32TwinText(runs, i))
+  auto* twin = cell(QString::fromStdString(plab::report::fp32TwinCell(runs, i)), false);
+  twin->setToolTip(ref || !runs[i].fp32Reference.empty()
+                       ? QString::fromStdString(plab::report::fp32TwinText(runs, i)) +
+                             "\nRight-click to measure against another fp32 run"
                        : "No fp32 run with this run's config except mode and plan: right-click to run it");
   setItem(run, Fp32TwinColumn, twin);
   auto* item = cell(verdict, false);
@@ -153,7 +154,45 @@ void ComparisonTable::showContextMenu(const QPoint& pos) {
   QAction* twin = menu.addAction("Run its fp32 twin");
   twin->setObjectName("runFp32Twin");
   twin->setEnabled(lacksFp32Twin(run));
-  if (menu.exec(viewport()->mapToGlobal(pos)) == twin) requestFp32Twin(run);
+  // The reference chosen by hand (report/fp32_twin.h): any finished fp32 run.
+  QMenu* against = menu.addMenu("Measure against fp32 run");
+  against->setObjectName("measureAgainstMenu");
+  const auto choices = fp32ReferenceChoices(run);
+  against->setEnabled(!choices.empty());
+  const QString current = QString::fromStdString(store_->record(run).fp32Reference);
+  QAction* automatic = against->addAction("Automatic (same config)");
+  automatic->setCheckable(true);
+  automatic->setChecked(current.isEmpty());
+  automatic->setData(QString());
+  against->addSeparator();
+  for (const auto& [folder, label] : choices) {
+    QAction* a = against->addAction(label);
+    a->setCheckable(true);
+    a->setChecked(folder == current);
+    a->setData(folder);
+  }
+  QAction* chosen = menu.exec(viewport()->mapToGlobal(pos));
+  if (chosen == twin) requestFp32Twin(run);
+  else if (chosen && chosen->parent() == against) emit fp32ReferenceChosen(run, chosen->data().toString());
+}
+
+std::vector<std::pair<QString, QString>> ComparisonTable::fp32ReferenceChoices(int run) const {
+  std::vector<std::pair<QString, QString>> out;
+  if (run < 0 || run >= store_->size()) return out;
+  const auto& runs = store_->records();
+  if (runs[static_cast<size_t>(run)].config.mode == plab::OptimizerMode::Fp32AdamW || store_->folder(run).isEmpty())
+    return out;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i].config.mode != plab::OptimizerMode::Fp32AdamW || !plab::report::finishedRun(runs[i])) continue;
+    const QString folder = QString::fromStdString(plab::report::runFolderName(runs[i]));
+    if (folder.isEmpty()) continue;
+    const auto differs = plab::report::fp32TwinKeyDifferences(runs[static_cast<size_t>(run)].config, runs[i].config);
+    QString label = QString::fromStdString(plab::report::runLabel(runs, i));
+    if (!differs.empty()) label += QString(" (differs in %1)").arg(differs.size() == 1 ? QString::fromStdString(differs[0])
+                                                                                       : QString("%1 fields").arg(differs.size()));
+    out.emplace_back(folder, label);
+  }
+  return out;
 }
 
 bool ComparisonTable::lacksFp32Twin(int run) const {

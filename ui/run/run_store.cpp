@@ -137,6 +137,13 @@ void RunStore::rename(int run, const QString& name) {
   emit runChanged(run);
 }
 
+void RunStore::setFp32Reference(int run, const QString& folderName) {
+  std::string& reference = records_.at(static_cast<size_t>(run)).fp32Reference;
+  if (reference == folderName.toStdString()) return;
+  reference = folderName.toStdString();
+  emit runChanged(run);
+}
+
 QString RunStore::folder(int run) const { return QString::fromStdString(record(run).config.output_dir); }
 
 int RunStore::findFolder(const QString& folder) const {

@@ -39,6 +39,9 @@ class RunStore : public QObject {
   void setFolder(int run, const QString& folder, const QDateTime& started);
   void setVisible(int run, bool visible);
   void rename(int run, const QString& name);
+  // The fp32 run `run` is measured against, by folder name ("": the twin
+  // rule picks; RunRecord::fp32Reference).
+  void setFp32Reference(int run, const QString& folderName);
   // Removes a finished (completed, stopped, failed or incomplete) run; later
   // runs move up one index. Returns false for a queued or running run: the
   // controller still refers to it by index.
