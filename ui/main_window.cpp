@@ -307,11 +307,9 @@ plab::RunConfig MainWindow::currentConfig() const {
   c.model = modelPicker_->spec();
   c.data = datasetPanel_->dataConfig();
   c.plan = layerPanel_->plan();
-  optimizerPanel_->applyTo(c);
-  c.adamw.kernels = baseConfig_.adamw.kernels;  // no widget: kept from the base
+  optimizerPanel_->applyTo(c);  // with the Advanced section: kernels, tokenizer, data.seed...
   c.resume_from.clear();
   c.output_dir.clear();
-  c.data.seed = c.seed;
   return c;
 }
 

@@ -25,7 +25,7 @@ float amaxOf(const In* in, int64_t n) {
     while (mine > seen && !largest.compare_exchange_weak(seen, mine)) {
     }
   });
-  return floatOf(largest.load());
+  return amaxOfBits(largest.load());
 }
 
 template <typename In>

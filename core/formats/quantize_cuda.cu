@@ -36,7 +36,7 @@ __global__ void amaxKernel(const In* in, int64_t n, uint32_t* amaxBits) {
 }
 
 __device__ float tensorScaleFrom(Scheme s, const uint32_t* amaxBits) {
-  return hasTensorScale(s) ? tensorScaleOf(s, floatOf(*amaxBits)) : 1.0f;
+  return hasTensorScale(s) ? tensorScaleOf(s, amaxOfBits(*amaxBits)) : 1.0f;
 }
 
 template <typename In>

@@ -57,6 +57,13 @@ PLAB_HD float loadInput(const uint16_t* p, int64_t i) { return kernels::bf16ToFl
 // largest is NaN when any element is (as torch.amax and torch.max).
 PLAB_HD uint32_t magnitudeBits(float x) { return bitsOf(x) & 0x7FFFFFFFu; }
 
+// The amax of the largest magnitude bits. A NaN amax is the all-ones
+// pattern, the NaN torch's CPU max reduction returns: the NaNs that follow
+// from it (scales, values) then carry torchao's sign and payload.
+PLAB_HD float amaxOfBits(uint32_t largestMagnitude) {
+  return floatOf(largestMagnitude > 0x7F800000u ? 0xFFFFFFFFu : largestMagnitude);
+}
+
 // The tensor scale the per-tensor schemes use, from the tensor's amax.
 PLAB_HD float tensorScaleOf(Scheme s, float amax) {
   if (s == Scheme::Fp8E4m3Tensor) return fp8TensorScale(amax, kE4m3Max);
@@ -89,7 +96,7 @@ PLAB_HD void quantizeBlock(const QuantizeArgs& a, const In* in, float tensorScal
     const uint32_t m = magnitudeBits(loadInput(in, i));
     amaxBits = m > amaxBits ? m : amaxBits;
   }
-  const float amax = floatOf(amaxBits);
+  const float amax = amaxOfBits(amaxBits);
   if (a.scheme == Scheme::Nvfp4) {
     const uint8_t code = nvfp4BlockScale(amax, tensorScale);
     const float reciprocal = nvfp4Reciprocal(code, tensorScale), multiplier = nvfp4Multiplier(code, tensorScale);

@@ -5,6 +5,8 @@
 // optimizer mode in charts, table and HTML; "Compare all modes" does not
 // re-run what the workspace already has.
 #include <QCheckBox>
+#include <QComboBox>
+#include <QSpinBox>
 #include <QDir>
 #include <QFile>
 #include <QLabel>
@@ -16,6 +18,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "charts/chart_panel.h"
 #include "charts/loss_chart.h"
@@ -23,10 +27,13 @@
 #include "charts/run_legend.h"
 #include "comparison/comparison_table.h"
 #include "main_window.h"
+#include "panels/dataset_panel.h"
+#include "panels/layer_tree_panel.h"
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
 #include "report/mode_colors.h"
 #include "report/run_folder_reader.h"
+#include "report/run_report.h"
 #include "run/workspace.h"
 #include "support/hostile_files.h"
 #include "support/run_folders.h"
@@ -52,6 +59,22 @@ plab::RunConfig namedConfig(const std::string& name, plab::OptimizerMode mode) {
 QByteArray fileBytes(const QString& file) {
   QFile f(file);
   return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// "a.b.c" -> value for every leaf of a JSON object (an empty object is a
+// leaf: plan.overrides).
+void collectLeaves(const nlohmann::json& j, const std::string& prefix, std::map<std::string, nlohmann::json>& out) {
+  if (!j.is_object() || j.empty()) {
+    out[prefix] = j;
+    return;
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) collectLeaves(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
+}
+
+std::map<std::string, nlohmann::json> jsonLeaves(const nlohmann::json& j) {
+  std::map<std::string, nlohmann::json> out;
+  collectLeaves(j, "", out);
+  return out;
 }
 
 // Crafted files of issue 19.1 (each crashed or hung the app at start).
@@ -329,6 +352,142 @@ class TestWorkspace : public QObject {
     QCOMPARE(c.threads, int64_t(1));
     QCOMPARE(c.checkpoint_every, int64_t(3));
     QVERIFY(c.adamw.kernels == plab::StepKernels::Reference);
+  }
+
+  // Issue 20.2: every field precision-lab-cli run takes has a widget. A
+  // config that differs from the default in every leaf of toJson() is put
+  // into the panels (not with applyConfig, which would also make it the base
+  // a missing widget falls back to) and comes back from currentConfig()
+  // field by field; a new RunConfig field without a widget fails here.
+  void everyCliFieldIsEditable() {
+    QTemporaryDir workspace;
+    MainWindow w(workspace.path());
+    const plab::RunConfig want = plab::RunConfig::fromJson(nlohmann::json::parse(R"({
+      "name": "every-field",
+      "model": {"source": "folder", "path": "/nonexistent/model", "revision": "v2", "tokenizer": "bytes"},
+      "data": {"path": "/nonexistent/corpus.jsonl", "text_field": "body", "val_fraction": 0.2, "seed": 5},
+      "plan": {"preset": "linear-bf16", "norms_bf16": true, "embeddings_bf16": true,
+               "overrides": {"lm_head": "fp32"}},
+      "mode": "bf16-sr",
+      "adamw": {"lr": 2e-4, "beta1": 0.85, "beta2": 0.98, "eps": 1e-7, "weight_decay": 0.05,
+                "moments": "fp32", "kernels": "reference"},
+      "steps": 30, "batch_size": 4, "grad_accum": 2, "seq_len": 32, "lr_schedule": "cosine",
+      "warmup_steps": 3, "min_lr_ratio": 0.2, "grad_clip": 0.5, "eval_every": 10, "eval_batches": 7,
+      "layer_stats_every": 2, "update_window": 8, "checkpoint_every": 15, "seed": 3, "device": "cpu",
+      "threads": 1, "reproducible": true
+    })"));
+    // What the app decides itself: each run's name (runN-mode), its folder
+    // in the workspace, and a fresh start (resuming a checkpoint is the CLI's).
+    const std::set<std::string> appOwned = {"name", "output_dir", "resume_from"};
+    const auto defaults = jsonLeaves(plab::defaultRunConfig().toJson());
+    const auto wanted = jsonLeaves(want.toJson());
+    for (const auto& [key, value] : defaults)  // "plan.overrides" {} becomes "plan.overrides.lm_head"
+      if (!appOwned.count(key))
+        QVERIFY2(!wanted.count(key) || wanted.at(key) != value,
+                 ("the test's config must change " + key + ": give it a widget too").c_str());
+
+    w.optimizerPanel()->setFrom(want);
+    w.datasetPanel()->setDataConfig(want.data);
+    w.layerPanel()->setPlan(want.plan);
+    w.modelPicker()->setModelSpec(want.model);
+    const auto got = jsonLeaves(w.currentConfig().toJson());
+    for (const auto& [key, value] : wanted) {
+      if (appOwned.count(key)) continue;
+      QVERIFY2(got.count(key) && got.at(key) == value,
+               (key + ": the app gives " + (got.count(key) ? got.at(key).dump() : "nothing") + ", the file " +
+                value.dump()).c_str());
+    }
+  }
+
+  // The Advanced section's widgets, one by one, reach the config (and the
+  // saved file the CLI runs).
+  void advancedWidgetsReachTheConfig() {
+    QTemporaryDir workspace;
+    MainWindow w(workspace.path());
+    auto* panel = w.optimizerPanel();
+    panel->findChild<QSpinBox*>("evalBatches")->setValue(9);
+    panel->findChild<QSpinBox*>("evalEvery")->setValue(25);
+    panel->findChild<QSpinBox*>("layerStatsEvery")->setValue(3);
+    panel->findChild<QSpinBox*>("updateWindow")->setValue(6);
+    panel->findChild<QSpinBox*>("checkpointEvery")->setValue(40);
+    panel->findChild<QSpinBox*>("threads")->setValue(1);
+    panel->findChild<QComboBox*>("device")->setCurrentText("cpu");
+    panel->findChild<QCheckBox*>("reproducible")->setChecked(true);
+    panel->findChild<QComboBox*>("stepKernels")->setCurrentText("reference");
+    panel->findChild<QComboBox*>("tokenizer")->setCurrentText("bytes");
+    panel->findChild<QSpinBox*>("dataSeed")->setValue(11);
+    panel->findChild<QSpinBox*>("seed")->setValue(4);
+    const plab::RunConfig c = w.currentConfig();
+    QCOMPARE(c.eval_batches, int64_t(9));
+    QCOMPARE(c.eval_every, int64_t(25));
+    QCOMPARE(c.layer_stats_every, int64_t(3));
+    QCOMPARE(c.update_window, int64_t(6));
+    QCOMPARE(c.checkpoint_every, int64_t(40));
+    QCOMPARE(c.threads, int64_t(1));
+    QCOMPARE(c.device, std::string("cpu"));
+    QVERIFY(c.reproducible);
+    QVERIFY(c.adamw.kernels == plab::StepKernels::Reference);
+    QCOMPARE(c.model.tokenizer, std::string("bytes"));
+    QCOMPARE(c.data.seed, uint64_t(11));  // its own, as in the CLI: not tied to the run's seed
+    QCOMPARE(c.seed, uint64_t(4));
+    for (auto* widget : panel->findChild<QWidget*>("advancedSection")->findChildren<QWidget*>())
+      if (qobject_cast<QSpinBox*>(widget) || qobject_cast<QComboBox*>(widget) || qobject_cast<QCheckBox*>(widget))
+        QVERIFY2(!widget->toolTip().isEmpty(), qPrintable(widget->objectName() + " has no tooltip"));
+    const QString file = workspace.filePath("saved.json");
+    QVERIFY(w.saveConfigTo(file));
+    const auto saved = nlohmann::json::parse(fileBytes(file).toStdString());
+    QCOMPARE(saved.at("eval_batches").get<int>(), 9);
+    QCOMPARE(saved.at("adamw").at("kernels").get<std::string>(), std::string("reference"));
+  }
+
+  // Issue 20.1: the user measures a run against another fp32 run; the choice
+  // is kept in display.json by folder name, survives a restart, and every
+  // view says it was chosen by hand and how the config differs.
+  void fp32ReferenceChosenByHandPersists() {
+    QTemporaryDir workspace;
+    const fs::path ws = path(workspace.path());
+    plab::RunConfig twin = namedConfig("twin-fp32", plab::OptimizerMode::Fp32AdamW);
+    twin.steps = 4;
+    plab::RunConfig other = twin;
+    other.name = "lr-fp32";
+    other.adamw.lr = 1e-3;
+    plab::RunConfig bf16 = namedConfig("run-bf16", plab::OptimizerMode::Bf16Plain);
+    bf16.steps = 4;
+    plab::test::writeStoredRun(ws / "run1-fp32", twin, 4);
+    plab::test::writeStoredRun(ws / "run2-fp32", other, 4, "completed", 0.01);
+    plab::test::writeStoredRun(ws / "run3-bf16", bf16, 4, "completed", 0.02);
+    {
+      MainWindow w(workspace.path());
+      QCOMPARE(w.store()->size(), 3);
+      const int run = 2;
+      QCOMPARE(w.comparisonTable()->item(run, ComparisonTable::Fp32TwinColumn)->text(), QString("twin-fp32"));
+      const auto choices = w.comparisonTable()->fp32ReferenceChoices(run);
+      QCOMPARE(choices.size(), size_t(2));
+      QCOMPARE(choices[1].first, QString("run2-fp32"));
+      QCOMPARE(choices[1].second, QString("lr-fp32 (differs in adamw.lr)"));
+      QVERIFY(w.comparisonTable()->fp32ReferenceChoices(0).empty());  // an fp32 run is its own
+      w.setFp32Reference(run, "run2-fp32");
+    }
+    const auto display = plab::readRunDisplay(ws / "run3-bf16");
+    QCOMPARE(display.fp32Reference, std::string("run2-fp32"));
+    MainWindow again(workspace.path());
+    const int run = 2;
+    auto* cell = again.comparisonTable()->item(run, ComparisonTable::Fp32TwinColumn);
+    QCOMPARE(cell->text(), QString("lr-fp32 (chosen)"));
+    QVERIFY2(cell->toolTip().contains("chosen by hand; its config differs in: adamw.lr"), qPrintable(cell->toolTip()));
+    const QString verdict = again.comparisonTable()->item(run, ComparisonTable::VerdictColumn)->text();
+    QVERIFY2(verdict.contains("vs fp32 run lr-fp32 (chosen by hand; differs in: adamw.lr)"), qPrintable(verdict));
+    again.chartPanel()->differenceCheckBox()->setChecked(true);
+    again.chartPanel()->refreshNow();
+    QVERIFY2(again.chartPanel()->lossChart()->trainGraph(run)->name().contains("lr-fp32 (chosen)"),
+             qPrintable(again.chartPanel()->lossChart()->trainGraph(run)->name()));
+    const std::string html = plab::renderReportHtml(again.store()->visibleRecords(), "t");
+    QVERIFY(html.find("lr-fp32 (chosen)") != std::string::npos);
+    QVERIFY(html.find("chosen by hand; differs in: adamw.lr") != std::string::npos);
+    // Back to automatic: the rule's twin again, and display.json forgets the choice.
+    again.setFp32Reference(run, QString());
+    QCOMPARE(again.comparisonTable()->item(run, ComparisonTable::Fp32TwinColumn)->text(), QString("twin-fp32"));
+    QVERIFY(plab::readRunDisplay(ws / "run3-bf16").fp32Reference.empty());
   }
 
   void colourFollowsTheModeInChartTableAndHtml() {

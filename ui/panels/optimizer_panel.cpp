@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "panels/advanced_panel.h"
 #include "precision/decay_effect.h"
 #include "train/lr_schedule.h"
 
@@ -51,6 +52,7 @@ QString sci(double v) { return QString::number(v, 'g', 12); }
 OptimizerPanel::OptimizerPanel(QWidget* parent) : QWidget(parent) {
   auto* form = new QFormLayout(this);
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  advanced_ = new AdvancedPanel;  // before any signal can reach applyTo
 
   mode_ = new QComboBox;
   mode_->setObjectName("optimizerMode");
@@ -111,24 +113,10 @@ OptimizerPanel::OptimizerPanel(QWidget* parent) : QWidget(parent) {
   gradClip_ = doubleSpin(0.0, 1e6, 3, 0.1, "gradClip");
   gradClip_->setSpecialValueText("off");
   form->addRow("Grad clip (norm)", gradClip_);
-  evalEvery_ = intSpin(0, 10000000, "evalEvery");
-  evalEvery_->setSpecialValueText("end only");
-  form->addRow("Eval every", evalEvery_);
-  layerStatsEvery_ = intSpin(1, 10000000, "layerStatsEvery");
-  form->addRow("Layer stats every", layerStatsEvery_);
-  updateWindow_ = intSpin(0, 1000000, "updateWindow");
-  updateWindow_->setSpecialValueText("off");
-  updateWindow_->setSuffix(" steps");
-  updateWindow_->setToolTip("Update lost is measured over windows of this many steps: the share of the summed\n"
-                            "intended AdamW updates that did not reach the weights the model computes with.");
-  form->addRow("Update-lost window", updateWindow_);
   seed_ = intSpin(0, INT_MAX, "seed");
+  seed_->setToolTip("Seed of the initialisation, batch order and stochastic rounding (seed); the split has its own "
+                    "under Advanced");
   form->addRow("Seed", seed_);
-  device_ = new QComboBox;
-  device_->setObjectName("device");
-  device_->setEditable(true);  // "cuda:1" etc.
-  device_->addItems({"auto", "cpu", "cuda"});
-  form->addRow("Device", device_);
 
   connect(mode_, &QComboBox::currentIndexChanged, this, &OptimizerPanel::settingsChanged);
   connect(moments_, &QComboBox::currentIndexChanged, this, &OptimizerPanel::settingsChanged);
@@ -149,6 +137,12 @@ OptimizerPanel::OptimizerPanel(QWidget* parent) : QWidget(parent) {
     connect(edit, &QLineEdit::textChanged, this, &OptimizerPanel::inputChanged);
   for (auto* combo : findChildren<QComboBox*>())
     connect(combo, &QComboBox::currentIndexChanged, this, &OptimizerPanel::inputChanged);
+
+  // The rest of the CLI's fields, collapsed below (added after the loops
+  // above: it reports its own edits).
+  form->addRow(advanced_);
+  connect(advanced_, &AdvancedPanel::inputChanged, this, &OptimizerPanel::inputChanged);
+  connect(advanced_, &AdvancedPanel::kernelsChanged, this, &OptimizerPanel::settingsChanged);
 
   setFrom(plab::RunConfig{});
   refreshExplanations();
@@ -193,6 +187,9 @@ plab::AdamWOptions OptimizerPanel::adamw() const {
   o.eps = QLocale::c().toDouble(eps_->text());
   o.weight_decay = weightDecay_->value();
   o.moments = plab::momentPrecisionFromId(moments_->currentData().toString().toStdString());
+  plab::RunConfig c;
+  advanced_->applyTo(c);
+  o.kernels = c.adamw.kernels;
   return o;
 }
 
@@ -207,11 +204,8 @@ void OptimizerPanel::applyTo(plab::RunConfig& config) const {
   config.warmup_steps = warmup_->value();
   config.min_lr_ratio = minLrRatio_->value();
   config.grad_clip = gradClip_->value();
-  config.eval_every = evalEvery_->value();
-  config.layer_stats_every = layerStatsEvery_->value();
-  config.update_window = updateWindow_->value();
   config.seed = static_cast<uint64_t>(seed_->value());
-  config.device = device_->currentText().trimmed().toStdString();
+  advanced_->applyTo(config);
 }
 
 void OptimizerPanel::setFrom(const plab::RunConfig& config) {
@@ -230,13 +224,8 @@ void OptimizerPanel::setFrom(const plab::RunConfig& config) {
   warmup_->setValue(static_cast<int>(config.warmup_steps));
   minLrRatio_->setValue(config.min_lr_ratio);
   gradClip_->setValue(config.grad_clip > 0 ? config.grad_clip : 0.0);
-  evalEvery_->setValue(static_cast<int>(config.eval_every));
-  layerStatsEvery_->setValue(static_cast<int>(std::max<int64_t>(1, config.layer_stats_every)));
-  updateWindow_->setValue(static_cast<int>(config.update_window));
   seed_->setValue(static_cast<int>(config.seed));
-  const QString device = QString::fromStdString(config.device);
-  if (device_->findText(device) < 0) device_->addItem(device);
-  device_->setCurrentText(device);
+  advanced_->setFrom(config);
 }
 
 }  // namespace plab::ui

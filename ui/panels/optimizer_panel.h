@@ -13,14 +13,16 @@ class QSpinBox;
 
 namespace plab::ui {
 
+class AdvancedPanel;
+
 class OptimizerPanel : public QWidget {
   Q_OBJECT
  public:
   explicit OptimizerPanel(QWidget* parent = nullptr);
 
   // Writes mode, adamw, steps, batch, accumulation, seq len, schedule,
-  // warmup, clip, eval and statistics cadence, seed and device; leaves the
-  // rest untouched.
+  // warmup, clip, seed and the Advanced section's fields (AdvancedPanel);
+  // leaves the rest untouched.
   void applyTo(plab::RunConfig& config) const;
   void setFrom(const plab::RunConfig& config);
 
@@ -30,6 +32,7 @@ class OptimizerPanel : public QWidget {
 
   QComboBox* modeCombo() const { return mode_; }
   QSpinBox* stepsSpin() const { return steps_; }
+  AdvancedPanel* advancedPanel() const { return advanced_; }
 
  private:
   void refreshExplanations();  // mode summary, moment choice, weight-decay warning over the lr schedule
@@ -56,11 +59,8 @@ class OptimizerPanel : public QWidget {
   QSpinBox* warmup_;
   QDoubleSpinBox* minLrRatio_;
   QDoubleSpinBox* gradClip_;
-  QSpinBox* evalEvery_;
-  QSpinBox* layerStatsEvery_;
-  QSpinBox* updateWindow_;
   QSpinBox* seed_;
-  QComboBox* device_;
+  AdvancedPanel* advanced_;
 };
 
 }  // namespace plab::ui

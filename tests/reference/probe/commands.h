@@ -20,5 +20,6 @@ int saveCommand(const Args& args);     // save MODEL_DIR OUT_DIR [PLAN]
 int encodeCommand(const Args& args);   // encode TOKENIZER_DIR CASES.json OUT.json
 int adamwCommand(const Args& args);    // adamw MODE STEPS PARAMS_GRADS.safetensors HYPER.json OUT.safetensors
 int srRoundCommand(const Args& args);  // sr-round IN.safetensors OUT.safetensors
+int quantizeCommand(const Args& args);  // quantize FORMAT ROLE IN.safetensors OUT.safetensors
 
 }  // namespace plab::probe

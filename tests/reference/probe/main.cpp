@@ -20,7 +20,9 @@ const char* kUsage =
     "  adamw MODE STEPS PARAMS_GRADS.safetensors HYPER.json OUT.safetensors\n"
     "      PrecisionAdamW in MODE (or 'libtorch': torch::optim::AdamW) over STEPS steps\n"
     "  sr-round IN.safetensors OUT.safetensors\n"
-    "      stochastic rounding of x (fp32) with the given 16-bit random numbers r\n";
+    "      stochastic rounding of x (fp32) with the given 16-bit random numbers r\n"
+    "  quantize FORMAT ROLE IN.safetensors OUT.safetensors\n"
+    "      fake quantization of x in a GEMM format (ROLE: input, weight, grad-output)\n";
 
 }  // namespace
 
@@ -32,7 +34,7 @@ int main(int argc, char** argv) {
   }
   const std::map<std::string, int (*)(const Args&)> commands = {
       {"logits", logitsCommand}, {"save", saveCommand},      {"encode", encodeCommand},
-      {"adamw", adamwCommand},   {"sr-round", srRoundCommand}};
+      {"adamw", adamwCommand},   {"sr-round", srRoundCommand}, {"quantize", quantizeCommand}};
   const auto command = commands.find(argv[1]);
   if (command == commands.end()) {
     std::fprintf(stderr, "unknown command '%s'\n%s", argv[1], kUsage);
