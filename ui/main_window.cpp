@@ -227,6 +227,8 @@ void MainWindow::connectSignals() {
 
   connect(modelPicker_, &ModelPicker::modelInspected, this, [this](const plab::ModelOverview& o) {
     layerPanel_->setModules(o.modules);
+    if (const int run = newestMeasuredRun(store_, modelPicker_->spec()); run >= 0)  // after a restart too
+      layerPanel_->setMeasurements(QString::fromStdString(store_.record(run).config.name), layerMeasurements(store_.record(run)));
     statusText_->setText(QString("Model ready: %1 parameters").arg(humanCount(o.parameterCount)));
     appendLog("model: " + QString::fromStdString(o.sourceDescription) + ", " + humanCount(o.parameterCount) +
               " parameters");

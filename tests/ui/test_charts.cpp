@@ -271,7 +271,8 @@ class TestCharts : public QObject {
     QVERIFY(!heatmap.cellHasEvidence(0, head));
     QVERIFY(heatmap.cellToolTip(0, head).contains("not enough evidence"));
     QVERIFY(heatmap.cellToolTip(0, head).contains("± 30.0 %"));
-    QVERIFY(heatmap.colorMap()->gradient().nanHandling() == QCPColorGradient::nhNanColor);
+    QVERIFY(!std::isnan(heatmap.noEvidenceMap()->data()->cell(0, head)));  // grey, drawn over the map
+    QVERIFY(std::isnan(heatmap.noEvidenceMap()->data()->cell(0, fc)));
     QVERIFY(heatmap.cellHasEvidence(0, fc));
     QVERIFY(qAbs(heatmap.colorMap()->data()->cell(0, fc) - 30.0) < 1e-9);
     QVERIFY(heatmap.cellToolTip(0, fc).contains("± 1.0 %"));

@@ -10,6 +10,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <limits>
 
 #include "charts/layer_heatmap.h"
 #include "charts/loss_chart.h"
@@ -185,6 +186,10 @@ void ChartPanel::refreshNow() {
   const int selected = heatmapRun_->currentData().toInt();
   const auto at = std::find(visible.begin(), visible.end(), selected);
   heatmap_->setSelectedRun(at == visible.end() ? -1 : static_cast<int>(at - visible.begin()));
+  std::vector<qint64> starts;  // "latest run" is the one started last
+  for (int i : visible)
+    starts.push_back(store_->started(i).isValid() ? store_->started(i).toMSecsSinceEpoch() : std::numeric_limits<qint64>::max());
+  heatmap_->setRunStarts(std::move(starts));
   // Copy only when some run is hidden: the common case draws from the store.
   if (static_cast<int>(visible.size()) == store_->size()) {
     for (RunChart* c : charts()) c->showRuns(store_->records());

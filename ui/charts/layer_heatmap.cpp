@@ -19,10 +19,24 @@ QString shortLayerName(const std::string& path) {
 }
 
 QString metricExplanation(HeatmapMetric m) {
+  const QString scale = "pale yellow: 0 %; hatched: not measured (no window or statistics step there)";
   return m == HeatmapMetric::UpdateLost
              ? "grey: no evidence (the figure's ± is above 5 points, e.g. a small norm layer\n"
-               "under stochastic rounding); hover a cell for its figure, ± and reason"
-             : "share of non-zero updates a single step left unchanged; hover a cell for its figure";
+               "under stochastic rounding); " + scale + "; hover a cell for its figure, ± and reason"
+             : "share of non-zero updates a single step left unchanged; " + scale + "; hover a cell for its figure";
+}
+
+// 0 % is the scale's first colour, never white: white read as "no data",
+// so an fp32 run (0 % everywhere) looked empty.
+QCPColorGradient lossGradient() {
+  QCPColorGradient g;
+  g.setColorStopAt(0.0, QColor(255, 247, 188));
+  g.setColorStopAt(0.25, QColor(254, 196, 79));
+  g.setColorStopAt(0.5, QColor(245, 90, 20));
+  g.setColorStopAt(0.75, QColor(180, 10, 0));
+  g.setColorStopAt(1.0, QColor(50, 0, 0));
+  g.setNanHandling(QCPColorGradient::nhTransparent);  // not measured: the hatched background shows
+  return g;
 }
 
 const char* metricTitle(HeatmapMetric m) {
@@ -88,11 +102,18 @@ LayerHeatmap::LayerHeatmap(QWidget* parent) : RunChart(metricTitle(HeatmapMetric
   scale_->axis()->setLabel("update lost (%)");
   plotLayout()->addElement(plotLayout()->rowCount() - 1, 1, scale_);
   map_->setColorScale(scale_);
-  QCPColorGradient gradient = QCPColorGradient(QCPColorGradient::gpHot).inverted();
-  gradient.setNanHandling(QCPColorGradient::nhNanColor);  // cells without evidence are NaN: grey
-  gradient.setNanColor(QColor(170, 170, 170));
-  map_->setGradient(gradient);
+  map_->setGradient(lossGradient());
   map_->setDataRange(QCPRange(0, 100));
+  // Cells without evidence: a grey layer over the map (its other cells NaN, transparent).
+  noEvidence_ = new QCPColorMap(xAxis, yAxis);
+  noEvidence_->setInterpolate(false);
+  QCPColorGradient grey;
+  grey.setColorStopAt(0, QColor(170, 170, 170));
+  grey.setColorStopAt(1, QColor(170, 170, 170));
+  grey.setNanHandling(QCPColorGradient::nhTransparent);
+  noEvidence_->setGradient(grey);
+  noEvidence_->setDataRange(QCPRange(0, 1));
+  axisRect()->setBackground(QBrush(QColor(200, 200, 200), Qt::BDiagPattern));
   auto* group = new QCPMarginGroup(this);
   axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
   scale_->setMarginGroup(QCP::msBottom | QCP::msTop, group);
@@ -104,7 +125,11 @@ LayerHeatmap::LayerHeatmap(QWidget* parent) : RunChart(metricTitle(HeatmapMetric
     if (!cells_.empty() && axisRect()->rect().contains(e->pos())) {
       int column = -1, row = -1;
       map_->data()->coordToCell(xAxis->pixelToCoord(e->pos().x()), yAxis->pixelToCoord(e->pos().y()), &column, &row);
+      // A single column or row is drawn twice (showRuns).
+      if (cells_.size() == 1) column = std::min(column, 0);
+      if (!cells_.empty() && cells_.front().size() == 1) row = std::min(row, 0);
       text = cellToolTip(column, row);
+      if (text.isEmpty() && column >= 0 && row >= 0) text = "not measured here";
     }
     setToolTip(text.isEmpty() ? explanation() : text);
   });
@@ -133,13 +158,16 @@ void LayerHeatmap::setMetric(HeatmapMetric metric) {
 void LayerHeatmap::showRuns(const std::vector<plab::RunRecord>& runs) {
   int run = selected_;
   if (run < 0 || run >= static_cast<int>(runs.size())) {
+    // The latest run: started last (the list holds runs in the order they
+    // were added, which after a restart is not the order they ran).
     run = -1;
-    for (int i = static_cast<int>(runs.size()) - 1; i >= 0 && run < 0; --i)
-      for (const auto& m : runs[static_cast<size_t>(i)].steps)
-        if (!layerValues(m, metric_).empty()) {
-          run = i;
-          break;
-        }
+    const bool timed = starts_.size() == runs.size();
+    for (int i = 0; i < static_cast<int>(runs.size()); ++i) {
+      const auto& steps = runs[static_cast<size_t>(i)].steps;
+      const bool has = std::any_of(steps.begin(), steps.end(),
+                                   [this](const plab::StepMetrics& m) { return !layerValues(m, metric_).empty(); });
+      if (has && (run < 0 || !timed || starts_[static_cast<size_t>(i)] >= starts_[static_cast<size_t>(run)])) run = i;
+    }
   }
   shown_ = run;
   layers_.clear();
@@ -147,6 +175,7 @@ void LayerHeatmap::showRuns(const std::vector<plab::RunRecord>& runs) {
   layerTicker_->clear();
   if (run < 0) {
     map_->data()->clear();
+    noEvidence_->data()->clear();
     titleElement_->setText(metricTitle(metric_));
     scheduleReplot();
     return;
@@ -175,20 +204,33 @@ void LayerHeatmap::showRuns(const std::vector<plab::RunRecord>& runs) {
   }
   if (columns.empty() || rowNames.empty()) {
     map_->data()->clear();
+    noEvidence_->data()->clear();
     scheduleReplot();
     return;
   }
   const int nx = static_cast<int>(columns.size());
   const int ny = static_cast<int>(rowNames.size());
-  map_->data()->setSize(nx, ny);
-  map_->data()->setRange(QCPRange(double(columns.front()->step), double(columns.back()->step)),
-                         QCPRange(0, std::max(ny - 1, 0)));
-  map_->data()->fill(0);
+  // One column (or row) has no width of its own in QCPColorMap (its range
+  // is a point): draw it twice over one step's (one row's) width.
+  const int mapX = std::max(nx, 2), mapY = std::max(ny, 2);
+  const double first = double(columns.front()->step), last = double(columns.back()->step);
+  const QCPRange keys = nx > 1 ? QCPRange(first, last) : QCPRange(first - 0.25, first + 0.25);
+  const QCPRange rows = ny > 1 ? QCPRange(0, ny - 1) : QCPRange(-0.25, 0.25);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (QCPColorMap* m : {map_, noEvidence_}) {
+    m->data()->setSize(mapX, mapY);
+    m->data()->setRange(keys, rows);
+    m->data()->fill(nan);  // not measured
+  }
   cells_.assign(static_cast<size_t>(nx), std::vector<Cell>(static_cast<size_t>(ny)));
   for (int x = 0; x < nx; ++x)
     for (const LayerValue& lv : values[static_cast<size_t>(x)]) {
       const int y = rowOf.value(QString::fromStdString(lv.layer));
-      map_->data()->setCell(x, y, lv.evidence ? 100.0 * lv.value : std::numeric_limits<double>::quiet_NaN());
+      for (int mx = x; mx < (nx == 1 ? 2 : x + 1); ++mx)
+        for (int my = y; my < (ny == 1 ? 2 : y + 1); ++my) {
+          if (lv.evidence) map_->data()->setCell(mx, my, 100.0 * lv.value);
+          else noEvidence_->data()->setCell(mx, my, 0.5);
+        }
       cells_[static_cast<size_t>(x)][static_cast<size_t>(y)] = {true, lv.evidence, lv.toolTip};
     }
   // Readable ticks: at most ~24 labels.
@@ -208,7 +250,7 @@ void LayerHeatmap::setScaleMax(double percent) {
 }
 
 void LayerHeatmap::fitView() {
-  map_->rescaleAxes();
+  map_->rescaleAxes();  // noEvidence_ has the same extent
   if (xAxis->range().size() <= 0) xAxis->setRange(xAxis->range().lower - 1, xAxis->range().upper + 1);
   if (yAxis->range().size() <= 0) yAxis->setRange(yAxis->range().lower - 1, yAxis->range().upper + 1);
 }

@@ -6,8 +6,10 @@
 // compare by colour.
 //
 // Update-lost cells whose figure is noise at the layer's size (no evidence:
-// precision/update_stats.h, lostEvidence) are grey instead of coloured; the
-// tooltip of every cell gives its figure, ± and, where grey, why.
+// precision/update_stats.h, lostEvidence) are grey instead of coloured; cells
+// not measured show a hatched background, and 0 % the scale's first colour
+// (pale yellow), so that an fp32 run does not look empty. The tooltip of
+// every cell gives its figure, ± and, where grey, why.
 #include <QStringList>
 #include <vector>
 
@@ -23,14 +25,18 @@ class LayerHeatmap : public RunChart {
   explicit LayerHeatmap(QWidget* parent = nullptr);
   void showRuns(const std::vector<plab::RunRecord>& runs) override;
 
-  void setSelectedRun(int run);  // -1: the last run that has layer stats
+  void setSelectedRun(int run);  // -1: the latest run (runStarts) that has layer stats
+  // When each run of the next showRuns started (ms since the epoch, one per
+  // run; a run not started yet: the largest). Without them, list order.
+  void setRunStarts(std::vector<qint64> starts) { starts_ = std::move(starts); }
   void setMetric(HeatmapMetric metric);
   void setScaleMax(double percent);  // values above it show in the darkest colour
   double scaleMax() const { return scaleMax_; }
   HeatmapMetric metric() const { return metric_; }
   int selectedRun() const { return selected_; }
   int shownRun() const { return shown_; }
-  QCPColorMap* colorMap() const { return map_; }
+  QCPColorMap* colorMap() const { return map_; }      // NaN: not measured, or no evidence
+  QCPColorMap* noEvidenceMap() const { return noEvidence_; }  // set (not NaN) where a cell is grey
   const QStringList& layerNames() const { return layers_; }
   // The cell of the x-th shown step column and the y-th layer row: whether
   // it shows a coloured figure, and its tooltip (empty where nothing was measured).
@@ -43,6 +49,7 @@ class LayerHeatmap : public RunChart {
 
  private:
   QCPColorMap* map_;
+  QCPColorMap* noEvidence_;  // grey where a figure is noise (drawn over map_)
   QCPColorScale* scale_;
   QSharedPointer<QCPAxisTickerText> layerTicker_;
   QStringList layers_;
@@ -52,6 +59,7 @@ class LayerHeatmap : public RunChart {
   };
   std::vector<std::vector<Cell>> cells_;  // [column][row]
   int selected_ = -1;
+  std::vector<qint64> starts_;
   HeatmapMetric metric_ = HeatmapMetric::UpdateLost;
   int shown_ = -1;
   double scaleMax_ = 100;

@@ -1,8 +1,11 @@
 #include "panels/layer_measurements.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "precision/update_stats.h"
+#include "run/run_store.h"
 
 namespace plab::ui {
 
@@ -53,6 +56,25 @@ std::map<std::string, LayerMeasurement> layerMeasurements(const plab::RunRecord&
     out[layer] = m;
   }
   return out;
+}
+
+int newestMeasuredRun(const RunStore& store, const plab::ModelSpec& model) {
+  int best = -1;
+  qint64 bestStart = 0;
+  for (int i = 0; i < store.size(); ++i) {
+    if (store.state(i) == RunState::Unreadable) continue;
+    const plab::RunRecord& r = store.record(i);
+    const plab::ModelSpec& m = r.config.model;
+    if (m.source != model.source || m.path != model.path || m.revision != model.revision) continue;
+    const bool measured = std::any_of(r.steps.begin(), r.steps.end(), [](const plab::StepMetrics& s) {
+      return !s.layers.empty() || !s.windowLayers.empty();
+    });
+    if (!measured) continue;
+    const QDateTime started = store.started(i);
+    const qint64 start = started.isValid() ? started.toMSecsSinceEpoch() : std::numeric_limits<qint64>::max();
+    if (best < 0 || start >= bestStart) best = i, bestStart = start;  // a tie: the later in the list
+  }
+  return best;
 }
 
 }  // namespace plab::ui

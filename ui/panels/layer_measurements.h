@@ -27,4 +27,11 @@ struct LayerMeasurement {
 
 std::map<std::string, LayerMeasurement> layerMeasurements(const plab::RunRecord& run);
 
+class RunStore;
+// The run whose per-layer figures the layer tree shows once `model` loads
+// (at start, the runs read back from the workspace): the newest by start
+// time (one not yet on disk counts as newest) of the readable runs of that
+// model (source, path, revision) that measured any layer. -1: none.
+int newestMeasuredRun(const RunStore& store, const plab::ModelSpec& model);
+
 }  // namespace plab::ui
