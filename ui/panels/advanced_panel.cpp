@@ -13,12 +13,15 @@
 namespace plab::ui {
 namespace {
 
+// Rich text, so that Qt wraps a long tooltip instead of one screen-wide line.
+QString wrapped(const QString& text) { return "<p>" + text.toHtmlEscaped() + "</p>"; }
+
 QSpinBox* intSpin(int min, int max, const char* name, const QString& tip) {
   auto* s = new QSpinBox;
   s->setRange(min, max);
   s->setObjectName(name);
   s->setAccelerated(true);
-  s->setToolTip(tip);
+  s->setToolTip(wrapped(tip));
   return s;
 }
 
@@ -26,7 +29,7 @@ QComboBox* choice(const QStringList& ids, const char* name, const QString& tip) 
   auto* c = new QComboBox;
   c->addItems(ids);
   c->setObjectName(name);
-  c->setToolTip(tip);
+  c->setToolTip(wrapped(tip));
   return c;
 }
 
@@ -44,8 +47,8 @@ AdvancedPanel::AdvancedPanel(QWidget* parent) : QWidget(parent) {
   toggle_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
   toggle_->setArrowType(Qt::RightArrow);
   toggle_->setAutoRaise(true);
-  toggle_->setToolTip("Evaluation, measurement cadence, checkpoints, threads, device and kernels: every other field "
-                      "precision-lab-cli run takes");
+  toggle_->setToolTip(wrapped("Evaluation, measurement cadence, checkpoints, threads, device and kernels: every "
+                              "other field precision-lab-cli run takes"));
   outer->addWidget(toggle_);
   body_ = new QWidget;
   body_->setObjectName("advancedSection");
@@ -84,10 +87,10 @@ AdvancedPanel::AdvancedPanel(QWidget* parent) : QWidget(parent) {
                    "Where the run trains (device): auto, cpu, cuda or cuda:N; checked before Start");
   device_->setEditable(true);  // "cuda:1" etc.
   form->addRow("Device", device_);
-  reproducible_ = new QCheckBox("Same weights on every x86-64 CPU, bit for bit");
+  reproducible_ = new QCheckBox("bit for bit on any x86-64 CPU");
   reproducible_->setObjectName("reproducible");
-  reproducible_->setToolTip("One thread and portable kernels, so that the fp32 weights are bit-identical on every "
-                            "x86-64 machine (reproducible; needs device cpu and threads auto or 1)");
+  reproducible_->setToolTip(wrapped("One thread and portable kernels, so that the fp32 weights are bit-identical on "
+                                    "every x86-64 machine (reproducible; needs device cpu and threads auto or 1)"));
   form->addRow("Reproducible", reproducible_);
   kernels_ = choice({"fused", "reference"}, "stepKernels",
                     "How the bf16 write rules and mixed are computed (adamw.kernels): fused runs one pass per element; "
