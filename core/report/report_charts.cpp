@@ -5,8 +5,10 @@
 #include <map>
 #include <sstream>
 
+#include "precision/update_stats.h"
 #include "report/fp32_comparison.h"
 #include "report/mode_colors.h"
+#include "report/number_text.h"
 #include "report/report_header.h"
 #include "report/svg_util.h"
 
@@ -88,71 +90,138 @@ std::string renderMemoryChart(const std::vector<RunRecord>& runs) {
   return svg.str();
 }
 
-std::string renderLayerHeatmap(const RunRecord& run, int maxBuckets) {
+const std::vector<HeatmapStop>& heatmapScale() {
+  static const std::vector<HeatmapStop> stops = {{0.0, {255, 247, 188}},
+                                                 {0.25, {254, 196, 79}},
+                                                 {0.5, {245, 90, 20}},
+                                                 {0.75, {180, 10, 0}},
+                                                 {1.0, {50, 0, 0}}};
+  return stops;
+}
+
+Rgb heatmapColor(double fraction) {
+  const auto& stops = heatmapScale();
+  const double f = std::isfinite(fraction) ? std::clamp(fraction, 0.0, 1.0) : 0.0;
+  for (size_t i = 1; i < stops.size(); ++i) {
+    if (f > stops[i].at) continue;
+    const double t = (f - stops[i - 1].at) / (stops[i].at - stops[i - 1].at);
+    const auto mix = [t](int a, int b) { return static_cast<int>(std::lround(a + t * (b - a))); };
+    const Rgb& a = stops[i - 1].color;
+    const Rgb& b = stops[i].color;
+    return {mix(a.r, b.r), mix(a.g, b.g), mix(a.b, b.b)};
+  }
+  return stops.back().color;
+}
+
+std::string renderLayerHeatmap(const RunRecord& run, LayerMetric metric, int maxBuckets) {
+  const bool lostMetric = metric == LayerMetric::UpdateLost;
+  // One layer's figure at one step: its value and whether it is evidence.
+  struct Value {
+    const std::string* layer;
+    double value;
+    bool evidence;
+  };
+  const auto valuesOf = [lostMetric](const StepMetrics& m) {
+    std::vector<Value> out;
+    if (lostMetric)
+      for (const LayerWindowMetrics& w : m.windowLayers) {
+        const std::optional<double> se = w.updateLostStdError && std::isfinite(*w.updateLostStdError)
+                                             ? w.updateLostStdError
+                                             : (w.updateLostStdError ? std::optional<double>(INFINITY) : std::nullopt);
+        out.push_back({&w.layer, w.updateLost, lostEvidence(se, w.elements.value_or(0)).enough});
+      }
+    else
+      for (const LayerStepMetrics& l : m.layers) out.push_back({&l.layer, l.roundedAwayFraction, true});
+    return out;
+  };
   // Layer order: the run's layer list, then any layer only seen in stats.
   std::vector<std::string> layers = run.info.layers;
   std::map<std::string, size_t> row;
   for (size_t i = 0; i < layers.size(); ++i) row[layers[i]] = i;
   int64_t lastStep = 0;
   for (const StepMetrics& m : run.steps) {
-    if (m.layers.empty()) continue;
+    const std::vector<Value> values = valuesOf(m);
+    if (values.empty()) continue;
     lastStep = std::max(lastStep, m.step);
-    for (const LayerStepMetrics& l : m.layers)
-      if (!row.count(l.layer)) {
-        row[l.layer] = layers.size();
-        layers.push_back(l.layer);
+    for (const Value& v : values)
+      if (!row.count(*v.layer)) {
+        row[*v.layer] = layers.size();
+        layers.push_back(*v.layer);
       }
   }
   const int buckets = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(maxBuckets, lastStep)));
   std::vector<std::vector<double>> sum(layers.size(), std::vector<double>(buckets, 0.0));
-  std::vector<std::vector<int>> count(layers.size(), std::vector<int>(buckets, 0));
+  std::vector<std::vector<int>> count(layers.size(), std::vector<int>(buckets, 0)), noise = count;
   for (const StepMetrics& m : run.steps)
-    for (const LayerStepMetrics& l : m.layers) {
+    for (const Value& v : valuesOf(m)) {
       // Steps count from 1; a record outside 1..lastStep (a hostile file)
       // has no bucket, and the product is taken in double so that a step
       // near 2^63 cannot overflow into a negative index.
-      if (!std::isfinite(l.roundedAwayFraction) || m.step < 1 || m.step > lastStep) continue;
+      if (!std::isfinite(v.value) || m.step < 1 || m.step > lastStep) continue;
       const double at = double(m.step - 1) / double(lastStep) * buckets;
       const int b = std::clamp(static_cast<int>(at), 0, buckets - 1);
-      sum[row[l.layer]][b] += l.roundedAwayFraction;
-      count[row[l.layer]][b] += 1;
+      const size_t r = row[*v.layer];
+      if (!v.evidence) {
+        noise[r][b] += 1;
+        continue;
+      }
+      sum[r][b] += v.value;
+      count[r][b] += 1;
     }
 
   const double cellW = std::max(4.0, 440.0 / buckets), cellH = 12;
   const double left = 250, top = 40;
   const double width = left + cellW * buckets + 90;
-  const double height = top + cellH * static_cast<double>(std::max<size_t>(1, layers.size())) + 50;
-  const std::string title = "Rounded-away fraction per layer: " + run.config.name;
+  const double height = top + cellH * static_cast<double>(std::max<size_t>(1, layers.size())) + 66;
+  const std::string what = lostMetric ? "Update lost per layer (windows)" : "Rounded away per layer (single steps)";
+  const std::string title = what + ": " + run.config.name;
   std::ostringstream svg;
   svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(width, 6) << "\" height=\"" << num(height, 6)
       << "\" viewBox=\"0 0 " << num(width, 6) << ' ' << num(height, 6)
       << "\" font-family=\"sans-serif\" font-size=\"10\">\n";
   svg << "<title>" << escapeXml(title) << "</title>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  // Not measured: hatched, never the colour of 0 %.
+  svg << "<defs><pattern id=\"notMeasured\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+         "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"white\"/>"
+         "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#c8c8c8\" stroke-width=\"2\"/></pattern></defs>\n";
   svg << "<text x=\"" << num(width / 2, 6) << "\" y=\"20\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">"
       << escapeXml(title) << "</text>\n";
   if (lastStep == 0)
     svg << "<text x=\"" << left << "\" y=\"" << top + 10 << "\" fill=\"#888\">no per-layer statistics</text>\n";
+  else
+    svg << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << num(cellW * buckets, 6) << "\" height=\""
+        << num(cellH * static_cast<double>(layers.size()), 6) << "\" fill=\"url(#notMeasured)\"/>\n";
   for (size_t r = 0; r < layers.size(); ++r) {
     const double y = top + cellH * static_cast<double>(r);
     svg << "<text x=\"" << left - 6 << "\" y=\"" << y + cellH - 2 << "\" text-anchor=\"end\">" << escapeXml(layers[r])
         << "</text>\n";
     for (int b = 0; b < buckets; ++b) {
-      if (count[r][b] == 0) continue;
-      const double v = std::clamp(sum[r][b] / count[r][b], 0.0, 1.0);
-      // White (nothing lost) to dark red (every update lost).
-      const int g = static_cast<int>(std::lround(255 * (1 - v)));
-      const int red = static_cast<int>(std::lround(255 - 100 * v));
-      svg << "<rect x=\"" << num(left + cellW * b, 6) << "\" y=\"" << y << "\" width=\"" << num(cellW, 6)
-          << "\" height=\"" << cellH << "\" fill=\"rgb(" << red << ',' << g << ',' << g << ")\"><title>"
-          << escapeXml(layers[r]) << ": " << num(100 * v, 3) << "%</title></rect>\n";
+      const double x = left + cellW * b;
+      const auto cell = [&](const std::string& fill, const std::string& tip) {
+        svg << "<rect x=\"" << num(x, 6) << "\" y=\"" << y << "\" width=\"" << num(cellW, 6) << "\" height=\"" << cellH
+            << "\" fill=\"" << fill << "\"><title>" << escapeXml(layers[r]) << ": " << escapeXml(tip)
+            << "</title></rect>\n";
+      };
+      if (count[r][b] > 0) {
+        const double v = sum[r][b] / count[r][b];
+        cell(hexColor(heatmapColor(v)), percentText(v, 1));
+      } else if (noise[r][b] > 0) {
+        cell("#aaaaaa", "no evidence (noise at this layer's size)");
+      }
     }
   }
   const double axisY = top + cellH * static_cast<double>(layers.size()) + 14;
   svg << "<text x=\"" << left << "\" y=\"" << axisY << "\">step 1</text>\n";
   svg << "<text x=\"" << num(left + cellW * buckets, 6) << "\" y=\"" << axisY << "\" text-anchor=\"end\">step "
       << lastStep << "</text>\n";
-  svg << "<text x=\"" << num(left + cellW * buckets / 2, 6) << "\" y=\"" << axisY + 16
-      << "\" text-anchor=\"middle\">white 0% .. dark red 100% of non-zero updates rounded away</text>\n";
+  // The scale, as the cells draw it.
+  const double scaleW = std::min(200.0, cellW * buckets);
+  for (int i = 0; i < 20; ++i)
+    svg << "<rect x=\"" << num(left + scaleW * i / 20, 6) << "\" y=\"" << axisY + 8 << "\" width=\"" << num(scaleW / 20 + 0.5, 6)
+        << "\" height=\"8\" fill=\"" << hexColor(heatmapColor((i + 0.5) / 20)) << "\"/>\n";
+  svg << "<text x=\"" << num(left + scaleW + 6, 6) << "\" y=\"" << axisY + 16 << "\">0 % .. 100 % "
+      << (lostMetric ? "of the summed intended update lost; grey: no evidence" : "of non-zero updates rounded away")
+      << "; hatched: not measured</text>\n";
   svg << "</svg>\n";
   return svg.str();
 }
@@ -216,7 +285,13 @@ std::vector<SvgChart> renderReportCharts(const std::vector<RunRecord>& runs) {
   for (const RunRecord& r : runs) {
     const std::string file =
         runs.size() == 1 ? "layers_heatmap.svg" : "layers_heatmap_" + safeFileName(r.config.name) + ".svg";
-    charts.push_back({file, "Rounded away per layer: " + r.config.name, renderLayerHeatmap(r)});
+    charts.push_back({file, "Rounded away per layer: " + r.config.name, renderLayerHeatmap(r, LayerMetric::RoundedAway)});
+  }
+  // Both metrics, each titled (the app shows one at a time).
+  for (const RunRecord& r : runs) {
+    const std::string file =
+        runs.size() == 1 ? "layers_update_lost.svg" : "layers_update_lost_" + safeFileName(r.config.name) + ".svg";
+    charts.push_back({file, "Update lost per layer: " + r.config.name, renderLayerHeatmap(r, LayerMetric::UpdateLost)});
   }
   return charts;
 }

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "report/mode_colors.h"
 #include "report/run_report.h"
 
 namespace plab::report {
@@ -20,8 +21,21 @@ std::vector<SvgChart> renderReportCharts(const std::vector<RunRecord>& runs);
 // Stacked bars of the measured memory per run next to the fp32 baseline.
 std::string renderMemoryChart(const std::vector<RunRecord>& runs);
 
-// Rounded-away fraction per layer (rows) over step buckets (columns).
-std::string renderLayerHeatmap(const RunRecord& run, int maxBuckets = 40);
+// The layer heatmaps' colour scale, shared by the app and the SVG: 0 % is
+// its first colour (pale yellow), never white, so that 0 % (an fp32 run)
+// does not read as "not measured", which is hatched.
+Rgb heatmapColor(double fraction);  // 0..1, clamped
+struct HeatmapStop {
+  double at;  // 0..1
+  Rgb color;
+};
+const std::vector<HeatmapStop>& heatmapScale();
+
+enum class LayerMetric { RoundedAway, UpdateLost };
+// One metric per layer (rows) over step buckets (columns): the share
+// rounded away in single steps, or the windowed update lost (cells whose
+// windows are all noise at the layer's size are grey, as in the app).
+std::string renderLayerHeatmap(const RunRecord& run, LayerMetric metric = LayerMetric::RoundedAway, int maxBuckets = 40);
 
 // File-system friendly version of a run name.
 std::string safeFileName(const std::string& name);

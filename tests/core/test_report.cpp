@@ -113,15 +113,16 @@ class TestReport : public QObject {
     QVERIFY(html.rfind("<!DOCTYPE html>", 0) == 0);
     QVERIFY(html.find("<style>") != std::string::npos);
     QVERIFY(html.find("<script") == std::string::npos && html.find("http://") == html.find("http://www.w3.org"));
-    // loss, val loss, update lost, rounded away, memory, one heatmap.
-    QCOMPARE(count(html, "<svg"), 6);
+    // loss, val loss, update lost, rounded away, memory, the two layer heatmaps.
+    QCOMPARE(count(html, "<svg"), 7);
     QVERIFY(html.find("Demo &amp; test") != std::string::npos);
     // The config in <pre> is the exact JSON once unescaped.
     const size_t a = html.find("<pre>") + 5, b = html.find("</pre>");
     QCOMPARE(nlohmann::json::parse(unescapeXml(html.substr(a, b - a))), run.config.toJson());
     // Heatmap: one rect per layer and step bucket (+ the background).
-    const size_t h = html.find("Rounded-away fraction per layer");
+    const size_t h = html.find("Rounded away per layer (single steps): demo");
     QVERIFY(h != std::string::npos);
+    QVERIFY(html.find("Update lost per layer (windows): demo") != std::string::npos);  // both metrics, titled
     QVERIFY(html.find("bf16 + Kahan") != std::string::npos);  // summary table mode label
     // The measured step peak sits beside the predicted bytes.
     RunRecord measured = run;
@@ -243,8 +244,8 @@ class TestReport : public QObject {
     QVERIFY(csv.find(",3000,0.25,") != std::string::npos);
     const std::string html = readFile(dir / "report.html");
     // Overlaid charts (loss, val loss, loss minus fp32, update lost, rounded
-    // away, memory) + one heatmap per run.
-    QCOMPARE(count(html, "<svg"), 6 + 2);
+    // away, memory) + two layer heatmaps per run (rounded away, update lost).
+    QCOMPARE(count(html, "<svg"), 6 + 4);
     QVERIFY(fs::exists(dir / "charts" / "loss_vs_fp32.svg"));
     // A verdict per run, against the fp32 run on the same model, data and seed.
     QVERIFY(html.find("the fp32 reference") != std::string::npos);

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "precision/update_stats.h"
+#include "report/report_charts.h"
 
 namespace plab::ui {
 namespace {
@@ -28,13 +29,11 @@ QString metricExplanation(HeatmapMetric m) {
 
 // 0 % is the scale's first colour, never white: white read as "no data",
 // so an fp32 run (0 % everywhere) looked empty.
+// The scale is the HTML report's (report_charts.h).
 QCPColorGradient lossGradient() {
   QCPColorGradient g;
-  g.setColorStopAt(0.0, QColor(255, 247, 188));
-  g.setColorStopAt(0.25, QColor(254, 196, 79));
-  g.setColorStopAt(0.5, QColor(245, 90, 20));
-  g.setColorStopAt(0.75, QColor(180, 10, 0));
-  g.setColorStopAt(1.0, QColor(50, 0, 0));
+  for (const plab::report::HeatmapStop& stop : plab::report::heatmapScale())
+    g.setColorStopAt(stop.at, QColor(stop.color.r, stop.color.g, stop.color.b));
   g.setNanHandling(QCPColorGradient::nhTransparent);  // not measured: the hatched background shows
   return g;
 }
