@@ -10,12 +10,14 @@
 #include <QHBoxLayout>
 #include <QGroupBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QVBoxLayout>
@@ -24,11 +26,13 @@
 
 #include "charts/chart_panel.h"
 #include "comparison/comparison_table.h"
+#include "comparison/run_filter.h"
 #include "panels/dataset_panel.h"
 #include "panels/layer_measurements.h"
 #include "panels/layer_tree_panel.h"
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
+#include "panels/welcome_panel.h"
 #include "report/fp32_twin.h"
 #include "report/report_export.h"
 #include "run/run_config_check.h"
@@ -170,14 +174,33 @@ QWidget* MainWindow::buildResultsPanel() {
   auto* splitter = new QSplitter(Qt::Vertical);
   splitter->setObjectName("resultsSplitter");
   charts_ = new ChartPanel(&store_);
+  // An empty workspace shows what to do first instead of empty charts.
+  welcome_ = new WelcomePanel;
+  chartsOrWelcome_ = new QStackedWidget;
+  chartsOrWelcome_->setObjectName("chartsOrWelcome");
+  chartsOrWelcome_->addWidget(scrollable(welcome_));
   // The charts keep a readable size and scroll in a small window.
-  splitter->addWidget(scrollable(charts_));
+  chartsOrWelcome_->addWidget(scrollable(charts_));
+  splitter->addWidget(chartsOrWelcome_);
 
   resultTabs_ = new QTabWidget;
   auto* comparisonPage = new QWidget;
   auto* comparisonLayout = new QVBoxLayout(comparisonPage);
   comparisonLayout->setContentsMargins(0, 0, 0, 0);
   table_ = new ComparisonTable(&store_);
+  // For workspaces of dozens of runs, as W&B's run search and grouping.
+  auto* filterRow = new QHBoxLayout;
+  runFilter_ = new QLineEdit;
+  runFilter_->setObjectName("runFilter");
+  runFilter_->setClearButtonEnabled(true);
+  runFilter_->setPlaceholderText("Filter runs: words in the name, mode, status or folder; -word excludes");
+  runFilter_->setToolTip("Runs that do not match are left out of the table, the charts and the export for this "
+                         "session (nothing is written)");
+  groupByMode_ = new QCheckBox("Group by mode");
+  groupByMode_->setObjectName("groupByMode");
+  filterRow->addWidget(runFilter_, 1);
+  filterRow->addWidget(groupByMode_);
+  comparisonLayout->addLayout(filterRow);
   comparisonLayout->addWidget(table_, 1);
   auto* tableButtons = new QHBoxLayout;
   renameRun_ = new QPushButton("Rename…");
@@ -215,6 +238,7 @@ void MainWindow::connectSignals() {
   connect(pause_, &QPushButton::clicked, this, &MainWindow::togglePause);
   connect(stop_, &QPushButton::clicked, this, &MainWindow::stopRuns);
   connect(compare_, &QPushButton::clicked, this, &MainWindow::compareAllModes);
+  connect(welcome_, &WelcomePanel::compareRequested, this, &MainWindow::compareDefaultExperiment);
   connect(queue_, &QPushButton::clicked, this, &MainWindow::addToQueue);
   connect(export_, &QPushButton::clicked, this, &MainWindow::exportReport);
   connect(removeRun_, &QPushButton::clicked, this, &MainWindow::removeSelectedRun);
@@ -224,6 +248,9 @@ void MainWindow::connectSignals() {
   connect(table_, &ComparisonTable::fp32TwinRequested, this, &MainWindow::runFp32Twin);
   connect(table_, &ComparisonTable::fp32ReferenceChosen, this, &MainWindow::setFp32Reference);
   connect(table_, &QTableWidget::itemSelectionChanged, this, &MainWindow::updateButtons);
+  connect(runFilter_, &QLineEdit::textChanged, &store_, &RunStore::setFilter);
+  connect(&store_, &RunStore::filterChanged, this, &MainWindow::refreshTable);
+  connect(groupByMode_, &QCheckBox::toggled, this, &MainWindow::refreshTable);
 
   connect(modelPicker_, &ModelPicker::modelInspected, this, [this](const plab::ModelOverview& o) {
     layerPanel_->setModules(o.modules);
@@ -251,19 +278,19 @@ void MainWindow::connectSignals() {
   // A run added, shown or hidden can change the other rows' colour shades.
   connect(&store_, &RunStore::runAdded, this, [this] {
     if (loadingRuns_) return;
-    table_->refreshAll();
+    refreshTable();
     updateButtons();
   });
   connect(&store_, &RunStore::runChanged, this, [this] {
-    table_->refreshAll();
+    refreshTable();
     updateButtons();
   });
   connect(&store_, &RunStore::cleared, this, [this] {
-    table_->refreshAll();
+    refreshTable();
     updateButtons();
   });
   connect(&store_, &RunStore::runRemoved, this, [this] {
-    table_->refreshAll();
+    refreshTable();
     updateButtons();
   });
   connect(&store_, &RunStore::stepAppended, this, [this](int run) {
@@ -375,6 +402,12 @@ void MainWindow::compareAllModes() {
   queueComparison(rerun);
 }
 
+void MainWindow::compareDefaultExperiment() {
+  // Exactly the CLI's `run --default`, shown in the panels as what ran.
+  applyConfig(plab::defaultRunConfig());
+  compareAllModes();
+}
+
 void MainWindow::queueComparison(bool rerunIdentical) {
   if (!checkStartable()) return;
   const plab::RunConfig base = currentConfig();
@@ -439,6 +472,8 @@ void MainWindow::updateButtons() {
   const QString problem = startProblem();
   start_->setEnabled(!busy && problem.isEmpty());
   compare_->setEnabled(!busy && problem.isEmpty());
+  welcome_->compareButton()->setEnabled(!busy && modelPicker_->errorText().isEmpty());
+  chartsOrWelcome_->setCurrentIndex(store_.size() == 0 ? 0 : 1);
   queue_->setEnabled(problem.isEmpty());
   startBlocked_->setText(problem.isEmpty() ? QString() : "Cannot start: " + problem);
   startBlocked_->setVisible(!problem.isEmpty());
@@ -450,6 +485,11 @@ void MainWindow::updateButtons() {
   removeRun_->setEnabled(!busy && selected >= 0 && store_.isFinished(selected));
   deleteRun_->setEnabled(!busy && selected >= 0 && store_.isFinished(selected));
   renameRun_->setEnabled(selected >= 0);
+}
+
+void MainWindow::refreshTable() {
+  table_->refreshAll();
+  arrangeRunRows(*table_, store_, groupByMode_->isChecked());
 }
 
 int MainWindow::selectedRun() const {

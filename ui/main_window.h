@@ -10,11 +10,14 @@
 #include "run/run_store.h"
 #include "run/workspace.h"
 
+class QCheckBox;
 class QLabel;
+class QLineEdit;
 class QProgressDialog;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
+class QStackedWidget;
 class QTabWidget;
 
 namespace plab::ui {
@@ -26,6 +29,7 @@ class LayerTreePanel;
 class ModelPicker;
 class OptimizerPanel;
 class ReportExport;
+class WelcomePanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -55,13 +59,13 @@ class MainWindow : public QMainWindow {
   bool loadConfigFrom(const QString& file);
   void renameRun(int run, const QString& name);   // stored in the run folder's display.json
   void setRunVisible(int run, bool visible);      // likewise
+  // The fp32 run `run` is measured against, by its folder name ("": the twin
+  // rule picks); likewise stored in display.json.
+  void setFp32Reference(int run, const QString& folderName);
   bool deleteRun(int run);  // moves a workspace run's folder to the trash; unlinks an opened one
   // Queues every mode; with !rerunIdentical, modes that already have a
   // completed run of exactly this configuration are shown instead.
   void queueComparison(bool rerunIdentical);
-  // The fp32 run `run` is measured against, by its folder name ("": the twin
-  // rule picks); likewise stored in display.json.
-  void setFp32Reference(int run, const QString& folderName);
   // A completed run with exactly this configuration (name and folder
   // aside), or -1.
   int findIdenticalRun(const plab::RunConfig& config) const;
@@ -80,7 +84,12 @@ class MainWindow : public QMainWindow {
   LayerTreePanel* layerPanel() const { return layerPanel_; }
   OptimizerPanel* optimizerPanel() const { return optimizerPanel_; }
   ChartPanel* chartPanel() const { return charts_; }
+  WelcomePanel* welcomePanel() const { return welcome_; }
+  // The welcome panel while the workspace has no run, else the charts.
+  QStackedWidget* chartsOrWelcome() const { return chartsOrWelcome_; }
   ComparisonTable* comparisonTable() const { return table_; }
+  QLineEdit* runFilterEdit() const { return runFilter_; }
+  QCheckBox* groupByModeCheckBox() const { return groupByMode_; }
   QPushButton* startButton() const { return start_; }
   QPushButton* pauseButton() const { return pause_; }
   QPushButton* stopButton() const { return stop_; }
@@ -105,6 +114,7 @@ class MainWindow : public QMainWindow {
   void togglePause();
   void stopRuns();
   void compareAllModes();
+  void compareDefaultExperiment();  // the welcome panel's button: the CLI's `run --default`
   void runFp32Twin(int run);  // queues the fp32 twin of a run that has none
   void addToQueue();
   void exportReport();
@@ -129,6 +139,7 @@ class MainWindow : public QMainWindow {
   void connectSignals();
   void connectExport();
   void updateButtons();
+  void refreshTable();  // every row, in the order and with the filter chosen
   void updateStatus(int run);
   int selectedRun() const;  // -1 when no table row is selected
   void appendLog(const QString& line);
@@ -144,7 +155,11 @@ class MainWindow : public QMainWindow {
   LayerTreePanel* layerPanel_ = nullptr;
   OptimizerPanel* optimizerPanel_ = nullptr;
   ChartPanel* charts_ = nullptr;
+  WelcomePanel* welcome_ = nullptr;
+  QStackedWidget* chartsOrWelcome_ = nullptr;
   ComparisonTable* table_ = nullptr;
+  QLineEdit* runFilter_ = nullptr;
+  QCheckBox* groupByMode_ = nullptr;
   QTabWidget* resultTabs_ = nullptr;
   QPlainTextEdit* log_ = nullptr;
   QPushButton* start_ = nullptr;

@@ -99,7 +99,7 @@ int MainWindow::addRunFolders(const QStringList& folders, bool linked) {
     ++added;
   }
   loadingRuns_ = false;
-  table_->refreshAll();
+  refreshTable();
   updateButtons();
   // Next session's run names continue the numbering: run7-bf16 after run6-fp32.
   static const QRegularExpression numbered("^run(\\d+)-");

@@ -18,7 +18,6 @@
 #include "charts/rounded_away_chart.h"
 #include "charts/run_legend.h"
 #include "charts/update_lost_chart.h"
-#include "report/fp32_twin.h"
 #include "run/run_store.h"
 
 namespace plab::ui {
@@ -143,6 +142,9 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
     loss_->setSmoothing(value / 100.0);
     refreshNow();
   });
+  // Smoothed by default, as TensorBoard does (0.6): step-to-step batch noise
+  // hides a 0.05-nat gap in the raw curves.
+  smoothing_->setValue(60);
   connect(xAxis_, &QComboBox::currentIndexChanged, this, [this] {
     for (RunChart* c : charts()) {
       c->setXAxisKind(XAxisKind(xAxis_->currentData().toInt()));
@@ -171,6 +173,7 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
   connect(store_, &RunStore::stepAppended, this, &ChartPanel::markDirty);
   connect(store_, &RunStore::cleared, this, [this] { updateRunChoices(); markDirty(); });
   connect(store_, &RunStore::runRemoved, this, [this] { updateRunChoices(); markDirty(); });
+  connect(store_, &RunStore::filterChanged, this, [this] { updateRunChoices(); markDirty(); });
 }
 
 void ChartPanel::markDirty() { dirty_ = true; }
@@ -210,7 +213,7 @@ void ChartPanel::updateRunChoices() {
   heatmapRun_->clear();
   heatmapRun_->addItem("latest run", -1);
   for (int i : store_->visibleRuns())
-    heatmapRun_->addItem(QString::fromStdString(plab::report::runLabel(store_->records(), static_cast<size_t>(i))), i);
+    heatmapRun_->addItem(QString::fromStdString(store_->record(i).config.name), i);
   const int index = heatmapRun_->findData(selected);
   heatmapRun_->setCurrentIndex(index >= 0 ? index : 0);
 }

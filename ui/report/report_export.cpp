@@ -54,7 +54,7 @@ bool ReportExport::start(std::vector<plab::RunRecord> runs, const QString& dir, 
 void ReportExport::renderNextImage() {
   if (cancelled_) return end(false, "Export cancelled; the files written so far are in " + dir_);
   if (images_->size() == jobs_.size()) return startWorker();
-  emit progress(done_, total_, "Drawing charts…");
+  emit progress(done_, total_, "Preparing charts…");
   try {
     images_->push_back(jobs_[images_->size()]());
   } catch (const std::exception& e) {
@@ -88,7 +88,11 @@ void ReportExport::startWorker() {
       std::error_code ec;
       std::filesystem::remove_all(tmp, ec);
       try {
-        step(first + 1, "Writing PNG charts…");
+        step(first + 1, "Drawing and writing PNG charts…");
+        for (ReportImage& image : *images) {  // off the GUI thread: the slow part of a chart
+          rasterize(image);
+          stopIfCancelled();
+        }
         writeChartPngs(*images, QString::fromStdString(tmp.string()));
         stopIfCancelled();
         step(first + 2, "Writing the PDF…");

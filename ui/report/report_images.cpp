@@ -7,9 +7,7 @@
 #include "charts/rounded_away_chart.h"
 #include "charts/update_lost_chart.h"
 #include "report/fp32_comparison.h"
-#include "report/fp32_twin.h"
 #include "report/report_charts.h"
-#include "report/run_order.h"
 
 namespace plab::ui {
 namespace {
@@ -52,13 +50,19 @@ void drawOverlapsVisibly(RunChart& chart, size_t runs) {
   }
 }
 
-// The chart is built, filled, drawn and destroyed inside the job: never shown.
-QImage render(RunChart& chart, const std::vector<plab::RunRecord>& runs, int width, int height) {
+// The chart is built, filled, recorded and destroyed inside the job: never
+// shown. Pens scale with the picture as toPixmap's do above scale 1.
+QPicture render(RunChart& chart, const std::vector<plab::RunRecord>& runs, int width, int height) {
   chart.resize(width, height);
   chart.showRuns(runs);
   drawOverlapsVisibly(chart, runs.size());
   chart.resetView();
-  return chart.toPixmap(width, height, kScale).toImage();
+  QPicture picture;
+  QCPPainter painter(&picture);
+  painter.setMode(QCPPainter::pmNonCosmetic);
+  chart.toPainter(&painter, width, height);
+  painter.end();
+  return picture;
 }
 
 template <typename Chart>
@@ -66,7 +70,7 @@ std::function<ReportImage()> chartJob(Runs runs, ReportImageKind kind, QString f
                                       int height = kSmallHeight) {
   return [runs, kind, file, title, width, height] {
     Chart chart;
-    return ReportImage{kind, file, title, render(chart, *runs, width, height)};
+    return ReportImage{kind, file, title, QImage(), render(chart, *runs, width, height), QSize(width, height)};
   };
 }
 
@@ -90,8 +94,8 @@ std::vector<std::function<ReportImage()>> reportImageJobs(Runs runs) {
     jobs.push_back([runs] {
       LossChart chart;
       chart.setDifferenceFromFp32(true);
-      return ReportImage{ReportImageKind::LossVsFp32, "loss_vs_fp32.png", "Loss minus fp32's",
-                         render(chart, *runs, kChartWidth, kChartHeight)};
+      return ReportImage{ReportImageKind::LossVsFp32, "loss_vs_fp32.png", "Loss minus fp32's", QImage(),
+                         render(chart, *runs, kChartWidth, kChartHeight), QSize(kChartWidth, kChartHeight)};
     });
   jobs.push_back(chartJob<UpdateLostChart>(runs, ReportImageKind::UpdateLost, "update_lost.png", "Update lost"));
   jobs.push_back(chartJob<RoundedAwayChart>(runs, ReportImageKind::RoundedAway, "rounded_away.png", "Rounded away"));
@@ -101,27 +105,38 @@ std::vector<std::function<ReportImage()>> reportImageJobs(Runs runs) {
   HeatmapMetric metric = HeatmapMetric::RoundedAway;
   for (const plab::RunRecord& r : *runs)
     if (hasLayerStats(r, HeatmapMetric::UpdateLost)) metric = HeatmapMetric::UpdateLost;
-  // One file per run: two runs named alike get "name (2)" and a file each.
-  const std::vector<std::string> stems = plab::report::uniqueFileStems(*runs);
   for (size_t i = 0; i < runs->size(); ++i) {
     if (!hasLayerStats((*runs)[i], metric) && runs->size() > 1) continue;
-    const QString name = QString::fromStdString(plab::report::runLabel(*runs, i));
-    const QString file = runs->size() == 1 ? QString("layers_heatmap.png")
-                                           : QString::fromStdString("layers_heatmap_" + stems[i] + ".png");
+    const QString name = QString::fromStdString((*runs)[i].config.name);
+    const QString file = runs->size() == 1
+                             ? QString("layers_heatmap.png")
+                             : QString::fromStdString("layers_heatmap_" + plab::report::safeFileName(name.toStdString()) + ".png");
     jobs.push_back([runs, i, file, name, metric] {
       LayerHeatmap chart;
       chart.setMetric(metric);
       chart.setSelectedRun(static_cast<int>(i));
-      return ReportImage{ReportImageKind::Heatmap, file, name, render(chart, *runs, kHeatmapWidth, kHeatmapHeight)};
+      return ReportImage{ReportImageKind::Heatmap, file, name, QImage(), render(chart, *runs, kHeatmapWidth, kHeatmapHeight),
+                         QSize(kHeatmapWidth, kHeatmapHeight)};
     });
   }
   return jobs;
 }
 
+void rasterize(ReportImage& image) {
+  if (!image.image.isNull()) return;
+  image.image = QImage(image.size * kScale, QImage::Format_ARGB32_Premultiplied);
+  image.image.fill(Qt::white);  // the charts' background
+  QPainter painter(&image.image);
+  painter.scale(kScale, kScale);
+  painter.drawPicture(0, 0, image.picture);
+}
+
 std::vector<ReportImage> renderReportImages(const std::vector<plab::RunRecord>& runs) {
   std::vector<ReportImage> images;
-  for (const auto& job : reportImageJobs(std::make_shared<const std::vector<plab::RunRecord>>(runs)))
+  for (const auto& job : reportImageJobs(std::make_shared<const std::vector<plab::RunRecord>>(runs))) {
     images.push_back(job());
+    rasterize(images.back());
+  }
   return images;
 }
 

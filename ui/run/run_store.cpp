@@ -2,6 +2,7 @@
 
 #include <QFileInfo>
 
+#include "comparison/run_filter.h"
 #include "report/run_figures.h"
 
 namespace plab::ui {
@@ -173,10 +174,24 @@ void RunStore::clear() {
   emit cleared();
 }
 
+void RunStore::setFilter(const QString& filter) {
+  if (filter == filter_) return;
+  filter_ = filter;
+  emit filterChanged();
+}
+
+bool RunStore::matchesFilter(int run) const {
+  if (filter_.trimmed().isEmpty()) return true;
+  const plab::RunRecord& r = record(run);
+  return runMatchesFilter(filter_, {QString::fromStdString(r.config.name),
+                                    QString::fromStdString(plab::optimizerModeId(r.config.mode)),
+                                    runStateText(state(run)), QFileInfo(folder(run)).fileName()});
+}
+
 std::vector<int> RunStore::visibleRuns() const {
   std::vector<int> out;
   for (int i = 0; i < size(); ++i)
-    if (isVisible(i) && state(i) != RunState::Unreadable) out.push_back(i);
+    if (isVisible(i) && state(i) != RunState::Unreadable && matchesFilter(i)) out.push_back(i);
   return out;
 }
 

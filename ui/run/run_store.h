@@ -65,7 +65,14 @@ class RunStore : public QObject {
   QString folder(int run) const;
   int findFolder(const QString& folder) const;  // -1 when no run has it
 
-  std::vector<int> visibleRuns() const;  // store indices, in order (never an Unreadable run)
+  // The comparison's filter (comparison/run_filter.h): runs it excludes are
+  // left out of visibleRuns (charts, export) for this session; display.json
+  // is not touched.
+  void setFilter(const QString& filter);
+  QString filter() const { return filter_; }
+  bool matchesFilter(int run) const;
+
+  std::vector<int> visibleRuns() const;  // ticked and matching the filter, in order (never an Unreadable run)
   std::vector<plab::RunRecord> visibleRecords() const;
   // Visible runs that measured anything or finished (what an export can show).
   std::vector<plab::RunRecord> exportableRecords() const;
@@ -76,6 +83,7 @@ class RunStore : public QObject {
   void stepAppended(int run);
   void runRemoved(int run);        // indices after run have shifted down by one
   void cleared();
+  void filterChanged();
 
  private:
   struct Meta {
@@ -89,6 +97,7 @@ class RunStore : public QObject {
   };
   std::vector<plab::RunRecord> records_;
   std::vector<Meta> meta_;
+  QString filter_;
 };
 
 }  // namespace plab::ui
