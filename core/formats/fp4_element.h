@@ -20,18 +20,17 @@ PLAB_HD uint8_t e2m1FromFloat(float x) {
   const uint32_t u = bitsOf(x);
   const uint32_t sign = (u >> 28) & 0x8u;
   const uint32_t magnitude = u & 0x7FFFFFFFu;
-  uint32_t code;
-  if (magnitude > 0x7F800000u) code = roundToMinifloat<1, 1>(magnitude) & 0xFu;  // torchao's uint8 of NaN's bits
-  else if (magnitude >= 0x40C00000u) code = 0x7;                                // 6 and beyond
-  else code = roundToMinifloat<1, 1>(magnitude);
+  // NaN: torchao's uint8 of the normal-range arithmetic on its bits (2 .. 4).
+  const uint32_t rounded = roundToMinifloat<1, 1>(magnitude) & 0xFu;
+  const uint32_t code = magnitude > 0x7F800000u ? rounded : (magnitude >= 0x40C00000u ? 0x7u : rounded);  // 6 on: 6
   return static_cast<uint8_t>(code | sign);
 }
 
 PLAB_HD float e2m1ToFloat(uint8_t code) {
   const uint32_t sign = static_cast<uint32_t>(code & 0x8u) << 28;
   const uint32_t exponent = (code >> 1) & 0x3u, mantissa = code & 0x1u;
-  if (exponent == 0) return floatOf(sign | (mantissa ? 0x3F000000u : 0u));  // 0 or 0.5
-  return floatOf(sign | ((exponent + 126u) << 23) | (mantissa << 22));
+  const uint32_t small = mantissa != 0 ? 0x3F000000u : 0u;  // 0 or 0.5
+  return floatOf(sign | (exponent == 0 ? small : ((exponent + 126u) << 23) | (mantissa << 22)));
 }
 
 }  // namespace plab::formats

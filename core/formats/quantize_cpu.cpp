@@ -1,26 +1,30 @@
-// The CPU twin of the GEMM formats' fake quantization: the per-block and
-// per-element functions of quantize_kernels.h over torch's thread pool.
-// Every block or element is computed the same way whichever thread runs it,
-// so the result does not depend on the thread count.
+// The CPU twin of the GEMM formats' fake quantization: splits elements or
+// blocks into fixed chunks on torch's thread pool and runs the variant of
+// quantize_cpu_loop.h this CPU supports (AVX2 where there is one). Every
+// block or element is computed the same way whichever thread or variant
+// runs it, so the result depends on neither.
 #include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <atomic>
 
+#include "formats/quantize_cpu_variants.h"
 #include "formats/quantize_kernels.h"
 
 namespace plab::formats {
 namespace {
 
-constexpr int64_t kChunk = 1 << 14;       // elements per task of the elementwise passes
-constexpr int64_t kBlocksPerTask = 512;   // blocks per task of the block schemes
+constexpr int64_t kChunk = 1 << 14;      // elements per task of the elementwise passes
+constexpr int64_t kBlocksPerTask = 512;  // blocks per task of the block schemes
 
-template <typename In>
-float amaxOf(const In* in, int64_t n) {
+using Largest = uint32_t (*)(const QuantizeArgs&, int64_t, int64_t);
+using Range = void (*)(const QuantizeArgs&, float, int64_t, int64_t);
+
+float amaxOf(const QuantizeArgs& a, Largest largestOf) {
+  const int64_t n = a.rows * a.cols;
   std::atomic<uint32_t> largest{0};
   at::parallel_for(0, (n + kChunk - 1) / kChunk, 1, [&](int64_t first, int64_t last) {
-    uint32_t mine = 0;
-    for (int64_t i = first * kChunk; i < std::min(n, last * kChunk); ++i) mine = std::max(mine, magnitudeBits(loadInput(in, i)));
+    const uint32_t mine = largestOf(a, first * kChunk, std::min(n, last * kChunk));
     uint32_t seen = largest.load();
     while (mine > seen && !largest.compare_exchange_weak(seen, mine)) {
     }
@@ -28,28 +32,43 @@ float amaxOf(const In* in, int64_t n) {
   return amaxOfBits(largest.load());
 }
 
-template <typename In>
-float run(const QuantizeArgs& a, const In* in) {
-  const int64_t n = a.rows * a.cols;
-  const float tensorScale = hasTensorScale(a.scheme) ? tensorScaleOf(a.scheme, amaxOf(in, n)) : 1.0f;
-  if (blockSizeOf(a.scheme) == 0) {
-    at::parallel_for(0, (n + kChunk - 1) / kChunk, 1, [&](int64_t first, int64_t last) {
-      quantizeElements(a, in, tensorScale, first * kChunk, std::min(n, last * kChunk));
-    });
-    return tensorScale;
-  }
-  const int64_t blocks = a.rows * blocksPerRow(a.scheme, a.cols);
-  at::parallel_for(0, blocks, kBlocksPerTask, [&](int64_t first, int64_t last) {
-    for (int64_t b = first; b < last; ++b) quantizeBlock(a, in, tensorScale, b);
-  });
-  return tensorScale;
-}
-
 }  // namespace
 
+std::vector<QuantizeCpuVariant> availableQuantizeCpuVariants() {
+  std::vector<QuantizeCpuVariant> out = {QuantizeCpuVariant::Baseline};
+#ifdef PLAB_QUANTIZE_X86
+  if (__builtin_cpu_supports("avx2")) out.push_back(QuantizeCpuVariant::Avx2);
+#endif
+  return out;
+}
+
 float quantizeCpu(const QuantizeArgs& a) {
-  if (a.rows * a.cols == 0) return hasTensorScale(a.scheme) ? tensorScaleOf(a.scheme, 0.0f) : 1.0f;
-  return a.inBf16 ? run(a, static_cast<const uint16_t*>(a.in)) : run(a, static_cast<const float*>(a.in));
+  static const QuantizeCpuVariant best = availableQuantizeCpuVariants().back();
+  return quantizeCpu(a, best);
+}
+
+float quantizeCpu(const QuantizeArgs& a, QuantizeCpuVariant variant) {
+  Largest largestOf = largestMagnitudeBaseline;
+  Range range = quantizeRangeBaseline;
+#ifdef PLAB_QUANTIZE_X86
+  if (variant == QuantizeCpuVariant::Avx2) {
+    largestOf = largestMagnitudeAvx2;
+    range = quantizeRangeAvx2;
+  }
+#endif
+  (void)variant;
+  const int64_t n = a.rows * a.cols;
+  if (n == 0) return hasTensorScale(a.scheme) ? tensorScaleOf(a.scheme, 0.0f) : 1.0f;
+  const float tensorScale = hasTensorScale(a.scheme) ? tensorScaleOf(a.scheme, amaxOf(a, largestOf)) : 1.0f;
+  if (blockSizeOf(a.scheme) == 0) {
+    at::parallel_for(0, (n + kChunk - 1) / kChunk, 1, [&](int64_t first, int64_t last) {
+      range(a, tensorScale, first * kChunk, std::min(n, last * kChunk));
+    });
+  } else {
+    at::parallel_for(0, a.rows * blocksPerRow(a.scheme, a.cols), kBlocksPerTask,
+                     [&](int64_t first, int64_t last) { range(a, tensorScale, first, last); });
+  }
+  return tensorScale;
 }
 
 }  // namespace plab::formats

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "report/run_order.h"
+
 namespace plab::report {
 
 nlohmann::json fp32TwinKey(const RunConfig& config) {
@@ -116,14 +118,14 @@ RunConfig fp32TwinConfig(const RunConfig& run) {
 std::string runLabel(const std::vector<RunRecord>& runs, size_t i) {
   if (i >= runs.size()) return {};
   const std::string& name = runs[i].config.name;
+  // The runs that share the name, in the order they started (the same
+  // after a restart, whatever the list order).
   int ordinal = 1;
-  bool repeated = false;
-  for (size_t j = 0; j < runs.size(); ++j) {
-    if (j == i || runs[j].config.name != name) continue;
-    repeated = true;
-    if (j < i) ++ordinal;
+  for (size_t j : startOrder(runs)) {
+    if (j == i) break;
+    if (runs[j].config.name == name) ++ordinal;
   }
-  return repeated && ordinal > 1 ? name + " (" + std::to_string(ordinal) + ")" : name;
+  return ordinal > 1 ? name + " (" + std::to_string(ordinal) + ")" : name;
 }
 
 Fp32ReferenceChoice fp32ReferenceChoice(const std::vector<RunRecord>& runs, size_t i) {

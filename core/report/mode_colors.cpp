@@ -1,11 +1,26 @@
 #include "report/mode_colors.h"
 
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <map>
 
+#include "report/run_order.h"
+
 namespace plab {
+namespace {
+
+// Seven patterns for repeats 1..7; later repeats add spaced dots to them.
+struct Pattern {
+  std::vector<double> dashes;
+  const char* name;
+};
+const Pattern kPatterns[] = {
+    {{5, 3}, "dashed"},          {{1, 2}, "dotted"},           {{5, 2, 1, 2}, "dash-dot"},
+    {{10, 3}, "long-dashed"},    {{5, 2, 1, 2, 1, 2}, "dash-dot-dot"},
+    {{10, 3, 1, 3}, "long-dash-dot"}, {{10, 3, 4, 3}, "long-short-dashed"},
+};
+constexpr int kPatternCount = static_cast<int>(sizeof kPatterns / sizeof kPatterns[0]);
+
+}  // namespace
 
 Rgb modeColor(OptimizerMode mode) {
   // Okabe-Ito (colour-blind safe); fp32, the reference, in black.
@@ -20,20 +35,37 @@ Rgb modeColor(OptimizerMode mode) {
   return {127, 127, 127};
 }
 
-Rgb modeShade(OptimizerMode mode, int shade) {
-  const Rgb base = modeColor(mode);
-  // Towards white, at most 70 % so the lightest shade stays visible on white.
-  const double t = std::min(0.7, 0.28 * std::max(0, shade));
-  auto mix = [t](int c) { return static_cast<int>(std::lround(c + (255 - c) * t)); };
-  return {mix(base.r), mix(base.g), mix(base.b)};
+std::vector<RunStyle> runStyles(const std::vector<RunRecord>& runs) {
+  std::vector<RunStyle> styles(runs.size());
+  std::map<OptimizerMode, int> seen;
+  for (size_t i : report::startOrder(runs)) {
+    const OptimizerMode mode = runs[i].config.mode;
+    styles[i] = {modeColor(mode), seen[mode]++};
+  }
+  return styles;
 }
 
 std::vector<Rgb> runColors(const std::vector<OptimizerMode>& modes) {
-  std::map<OptimizerMode, int> seen;
   std::vector<Rgb> out;
   out.reserve(modes.size());
-  for (OptimizerMode m : modes) out.push_back(modeShade(m, seen[m]++));
+  for (OptimizerMode m : modes) out.push_back(modeColor(m));
   return out;
+}
+
+std::vector<double> repeatDashPattern(int repeat) {
+  if (repeat <= 0) return {};
+  std::vector<double> dashes = kPatterns[(repeat - 1) % kPatternCount].dashes;
+  // A dot with a wide gap: no pattern above holds that pair, so none repeats.
+  for (int extra = (repeat - 1) / kPatternCount; extra > 0; --extra) dashes.insert(dashes.end(), {1, 4});
+  return dashes;
+}
+
+std::string repeatStyleName(int repeat) {
+  if (repeat <= 0) return "solid";
+  const int extra = (repeat - 1) / kPatternCount;
+  std::string name = kPatterns[(repeat - 1) % kPatternCount].name;
+  if (extra > 0) name += " +" + std::to_string(extra) + " dot" + (extra > 1 ? "s" : "");
+  return name;
 }
 
 std::string hexColor(const Rgb& c) {

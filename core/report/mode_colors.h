@@ -1,12 +1,17 @@
 #pragma once
-// One colour per optimizer mode, the same in the desktop charts and table,
-// the PNG/PDF report and the HTML/SVG report. A second or third run of the
-// same mode in one comparison gets a lighter shade of its mode's colour.
-// Torch-free and Qt-free.
+// How a run is drawn, the same in the desktop charts, legend and table, the
+// PNG/PDF report and the HTML/SVG report: one colour per optimizer mode, and
+// for a second, third... run of a mode that colour again with a line style
+// of its own (dashed, dotted, dash-dot...). A lighter shade was used before
+// and collided with the next mode's colour (bf16's second run next to
+// bf16-nearest's orange). Which run is the second follows the order runs
+// started (report/run_order.h), not the list order, so a run keeps its
+// style after a restart. Torch-free and Qt-free.
 #include <string>
 #include <vector>
 
 #include "precision/optimizer_mode.h"
+#include "report/run_report.h"
 
 namespace plab {
 
@@ -16,11 +21,25 @@ struct Rgb {
 };
 
 Rgb modeColor(OptimizerMode mode);
-// shade 0: the mode's colour; 1, 2, ...: lighter, for later runs of the mode.
-Rgb modeShade(OptimizerMode mode, int shade);
-// The colours of runs shown together, in order: each run's mode colour,
-// shaded by how many earlier runs share its mode.
+
+struct RunStyle {
+  Rgb color;       // the mode's colour
+  int repeat = 0;  // 0: the first run of its mode to start; 1, 2...: later ones
+  bool operator==(const RunStyle& o) const { return color == o.color && repeat == o.repeat; }
+};
+
+// The style of each of runs shown together, in their order.
+std::vector<RunStyle> runStyles(const std::vector<RunRecord>& runs);
+// Each run's mode colour, in order (repeats are told apart by line style).
 std::vector<Rgb> runColors(const std::vector<OptimizerMode>& modes);
+
+// The dash pattern of a repeat: dash and gap lengths in line widths (QPen's
+// setDashPattern; SVG's stroke-dasharray once multiplied by the width).
+// Empty (solid) for repeat 0, and a different pattern for every repeat.
+std::vector<double> repeatDashPattern(int repeat);
+// "solid", "dashed", "dotted", "dash-dot"... for tooltips and captions.
+std::string repeatStyleName(int repeat);
+
 std::string hexColor(const Rgb& c);  // "#0072b2"
 
 }  // namespace plab

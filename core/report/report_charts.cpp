@@ -7,21 +7,33 @@
 
 #include "precision/update_stats.h"
 #include "report/fp32_comparison.h"
+#include "report/fp32_twin.h"
 #include "report/mode_colors.h"
 #include "report/number_text.h"
 #include "report/report_header.h"
+#include "report/run_order.h"
 #include "report/svg_util.h"
 
 namespace plab::report {
 
 namespace {
 
-std::string runLabel(const RunRecord& r) { return r.config.name + " (" + optimizerModeId(r.config.mode) + ")"; }
+// The run's label (a repeated name gets " (2)"), then its mode.
+std::string seriesLabel(const std::vector<RunRecord>& runs, size_t i) {
+  return runLabel(runs, i) + " (" + optimizerModeId(runs[i].config.mode) + ")";
+}
 
-ChartSeries seriesOf(const RunRecord& r, const std::string& color, double (*pick)(const StepMetrics&)) {
+ChartSeries emptySeries(const std::string& label, const RunStyle& style) {
   ChartSeries s;
-  s.label = runLabel(r);
-  s.color = color;
+  s.label = label;
+  s.color = hexColor(style.color);
+  s.dashes = repeatDashPattern(style.repeat);
+  return s;
+}
+
+ChartSeries seriesOf(const RunRecord& r, const std::string& label, const RunStyle& style,
+                     double (*pick)(const StepMetrics&)) {
+  ChartSeries s = emptySeries(label, style);
   for (const StepMetrics& m : r.steps) {
     s.x.push_back(static_cast<double>(m.step));
     s.y.push_back(pick(m));
@@ -47,7 +59,7 @@ std::string renderMemoryChart(const std::vector<RunRecord>& runs) {
   };
   std::vector<Bar> bars;
   if (!runs.empty()) bars.push_back({"fp32 AdamW baseline", headerFp32Baseline(runs)});
-  for (const RunRecord& r : runs) bars.push_back({runLabel(r), r.result.memory});
+  for (size_t i = 0; i < runs.size(); ++i) bars.push_back({seriesLabel(runs, i), runs[i].result.memory});
   const char* parts[] = {"weights", "gradients", "moments", "master", "kahan"};
   const char* colors[] = {"#0072B2", "#56B4E9", "#E69F00", "#D55E00", "#009E73"};
 
@@ -228,18 +240,15 @@ std::string renderLayerHeatmap(const RunRecord& run, LayerMetric metric, int max
 
 std::vector<SvgChart> renderReportCharts(const std::vector<RunRecord>& runs) {
   std::vector<ChartSeries> loss, val, rounded, lost, difference;
-  // The desktop app's colours: one per optimizer mode.
-  std::vector<OptimizerMode> modes;
-  for (const RunRecord& r : runs) modes.push_back(r.config.mode);
-  const std::vector<Rgb> colors = runColors(modes);
+  // The desktop app's styles: one colour per optimizer mode, a line style
+  // per later run of a mode.
+  const std::vector<RunStyle> styles = runStyles(runs);
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
-    const std::string color = hexColor(colors[i]);
-    loss.push_back(seriesOf(r, color, [](const StepMetrics& m) { return m.loss; }));
+    const std::string label = seriesLabel(runs, i);
+    loss.push_back(seriesOf(r, label, styles[i], [](const StepMetrics& m) { return m.loss; }));
     // Only the steps that measured a statistic give a point: no flat repeats.
-    ChartSeries v, u, ra;
-    v.label = u.label = ra.label = runLabel(r);
-    v.color = u.color = ra.color = color;
+    ChartSeries v = emptySeries(label, styles[i]), u = v, ra = v;
     for (const StepMetrics& m : r.steps) {
       if (m.valLoss) {
         v.x.push_back(static_cast<double>(m.step));
@@ -260,9 +269,7 @@ std::vector<SvgChart> renderReportCharts(const std::vector<RunRecord>& runs) {
     const auto ref = fp32TwinIndex(runs, i);
     if (ref && *ref != i) {
       const LossDifference d = lossDifference(r, runs[*ref]);
-      ChartSeries s;
-      s.label = runLabel(r);
-      s.color = color;
+      ChartSeries s = emptySeries(label, styles[i]);
       s.x = d.steps;
       s.y = d.train;
       difference.push_back(s);
@@ -282,16 +289,16 @@ std::vector<SvgChart> renderReportCharts(const std::vector<RunRecord>& runs) {
                     renderSvgLineChart("Updates rounded away in a single step", "step", "% of non-zero updates",
                                        rounded)});
   charts.push_back({"memory.svg", "Training-state memory", renderMemoryChart(runs)});
-  for (const RunRecord& r : runs) {
-    const std::string file =
-        runs.size() == 1 ? "layers_heatmap.svg" : "layers_heatmap_" + safeFileName(r.config.name) + ".svg";
-    charts.push_back({file, "Rounded away per layer: " + r.config.name, renderLayerHeatmap(r, LayerMetric::RoundedAway)});
+  // One file per run, never two runs in one (two runs named alike).
+  const std::vector<std::string> stems = uniqueFileStems(runs);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const std::string file = runs.size() == 1 ? "layers_heatmap.svg" : "layers_heatmap_" + stems[i] + ".svg";
+    charts.push_back({file, "Rounded away per layer: " + runLabel(runs, i), renderLayerHeatmap(runs[i], LayerMetric::RoundedAway)});
   }
   // Both metrics, each titled (the app shows one at a time).
-  for (const RunRecord& r : runs) {
-    const std::string file =
-        runs.size() == 1 ? "layers_update_lost.svg" : "layers_update_lost_" + safeFileName(r.config.name) + ".svg";
-    charts.push_back({file, "Update lost per layer: " + r.config.name, renderLayerHeatmap(r, LayerMetric::UpdateLost)});
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const std::string file = runs.size() == 1 ? "layers_update_lost.svg" : "layers_update_lost_" + stems[i] + ".svg";
+    charts.push_back({file, "Update lost per layer: " + runLabel(runs, i), renderLayerHeatmap(runs[i], LayerMetric::UpdateLost)});
   }
   return charts;
 }

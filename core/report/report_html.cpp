@@ -90,9 +90,10 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
       << mibText(b.gradients) << "</td><td>" << mibText(b.moments) << "</td><td>" << mibText(b.master) << "</td><td>"
       << mibText(b.kahan) << "</td><td>" << mibText(b.total()) << "</td><td>-</td><td>-</td><td>-</td></tr>\n";
   }
-  for (const RunRecord& r : runs) {
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const RunRecord& r = runs[i];
     const MemoryBreakdown& m = r.result.memory;
-    h << "<tr><td class=\"text\">" << escapeXml(r.config.name) << "</td><td>" << mibText(m.weights) << "</td><td>"
+    h << "<tr><td class=\"text\">" << escapeXml(report::runLabel(runs, i)) << "</td><td>" << mibText(m.weights) << "</td><td>"
       << mibText(m.gradients) << "</td><td>" << mibText(m.moments) << "</td><td>" << mibText(m.master) << "</td><td>"
       << mibText(m.kahan) << "</td><td>" << mibText(m.total()) << "</td><td>"
       << mibText(r.info.predictedMemory.total()) << "</td><td>"
@@ -106,8 +107,9 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
     h << "<div class=\"chart\">\n" << c.svg << "</div>\n";
 
   h << "<h2>Configurations</h2>\n";
-  for (const RunRecord& r : runs)
-    h << "<h3>" << escapeXml(r.config.name) << "</h3>\n<pre>" << escapeXml(r.config.toJson().dump(2)) << "</pre>\n";
+  for (size_t i = 0; i < runs.size(); ++i)
+    h << "<h3>" << escapeXml(report::runLabel(runs, i)) << "</h3>\n<pre>" << escapeXml(runs[i].config.toJson().dump(2))
+      << "</pre>\n";
   h << "</body>\n</html>\n";
   return h.str();
 }

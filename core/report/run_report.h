@@ -43,6 +43,7 @@ struct ChartSeries {
   std::string label;
   std::vector<double> x, y;
   std::string color;  // "#rrggbb"; empty: the next of a fixed palette
+  std::vector<double> dashes;  // dash and gap lengths in line widths (repeatDashPattern); empty: solid
 };
 std::string renderSvgLineChart(const std::string& title, const std::string& xLabel,
                                const std::string& yLabel, const std::vector<ChartSeries>& series,

@@ -11,6 +11,18 @@ namespace plab {
 using report::escapeXml;
 using report::num;
 
+namespace {
+
+// A later run of a mode: its dash pattern (in line widths) as an attribute.
+std::string dashArray(const std::vector<double>& dashes, double width) {
+  if (dashes.empty()) return {};
+  std::string out = " stroke-dasharray=\"";
+  for (size_t i = 0; i < dashes.size(); ++i) out += (i ? "," : "") + num(dashes[i] * width, 4);
+  return out + "\"";
+}
+
+}  // namespace
+
 std::string renderSvgLineChart(const std::string& title, const std::string& xLabel, const std::string& yLabel,
                                const std::vector<ChartSeries>& series, bool logY) {
   const double width = 720, height = 340;
@@ -98,14 +110,15 @@ std::string renderSvgLineChart(const std::string& title, const std::string& xLab
         svg << "<circle cx=\"" << num(seg[0].first, 6) << "\" cy=\"" << num(seg[0].second, 6)
             << "\" r=\"3\" fill=\"" << color << "\"/>\n";
       } else if (seg.size() > 1) {
-        svg << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"" << num(width, 3) << "\" points=\"";
+        svg << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"" << num(width, 3) << '"'
+            << dashArray(s.dashes, width) << " points=\"";
         for (const auto& [x, y] : seg) svg << num(x, 6) << ',' << num(y, 6) << ' ';
         svg << "\"/>\n";
       }
     }
     const double ly = top + 8 + 18.0 * static_cast<double>(si);
     svg << "<line x1=\"" << left + plotW + 12 << "\" y1=\"" << ly << "\" x2=\"" << left + plotW + 32 << "\" y2=\""
-        << ly << "\" stroke=\"" << color << "\" stroke-width=\"2\"/>\n";
+        << ly << "\" stroke=\"" << color << "\" stroke-width=\"2\"" << dashArray(s.dashes, 2) << "/>\n";
     svg << "<text x=\"" << left + plotW + 38 << "\" y=\"" << ly + 4 << "\">" << escapeXml(s.label) << "</text>\n";
   }
   svg << "</svg>\n";

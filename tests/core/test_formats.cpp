@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "formats/gemm_format.h"
+#include "formats/quantize_cpu_variants.h"
 #include "formats/quantize_kernels.h"
 #include "util/errors.h"
 
@@ -214,6 +215,40 @@ class FormatsTest : public QObject {
              static_cast<float>(57344.0 / 3.0));
     QCOMPARE(quantizeDequantize(x, GemmFormat::Fp8E5m2, GemmRole::Weight).tensorScale.item<float>(),
              static_cast<float>(57344.0 / 3.0));
+  }
+
+  // Every CPU variant (baseline, AVX2) computes the baseline's bits, on the
+  // rounding patterns (Inf, NaN, subnormals included) in rows of 80 (short
+  // last blocks), fp32 and bf16 input.
+  void cpuVariantsAgree() {
+    const torch::Tensor patterns = roundingPatterns();
+    const torch::Tensor x = patterns.slice(0, 0, patterns.numel() / 80 * 80).view({-1, 80});
+    for (const torch::Tensor& in : {x, x.to(torch::kBFloat16)}) {
+      for (Scheme scheme : {Scheme::Bf16, Scheme::Fp8E4m3Tensor, Scheme::Fp8E5m2Tensor, Scheme::Mxfp8, Scheme::Mxfp4,
+                            Scheme::Nvfp4}) {
+        std::vector<torch::Tensor> outs, scales;
+        std::vector<float> tensorScales;
+        for (QuantizeCpuVariant v : availableQuantizeCpuVariants()) {
+          QuantizeArgs a;
+          a.scheme = scheme;
+          a.in = in.data_ptr();
+          a.inBf16 = in.scalar_type() == torch::kBFloat16;
+          a.rows = in.size(0);
+          a.cols = in.size(1);
+          outs.push_back(torch::empty({a.rows, a.cols}));
+          scales.push_back(torch::zeros({a.rows, std::max<int64_t>(1, blocksPerRow(scheme, a.cols))}, torch::kUInt8));
+          a.out = outs.back().data_ptr<float>();
+          a.blockScales = scales.back().data_ptr<uint8_t>();
+          tensorScales.push_back(quantizeCpu(a, v));
+        }
+        for (size_t v = 1; v < outs.size(); ++v) {
+          QVERIFY(sameBitsOrBothNaN(outs[v], outs[0]));
+          QVERIFY(torch::equal(scales[v], scales[0]));
+          QCOMPARE(u32(tensorScales[v]), u32(tensorScales[0]));
+        }
+      }
+    }
+    qInfo("variants: %d", static_cast<int>(availableQuantizeCpuVariants().size()));
   }
 
   void threadsDoNotChangeTheBits() {

@@ -80,7 +80,7 @@ class TestReport : public QObject {
   Q_OBJECT
  private slots:
   void lineChartBasics() {
-    ChartSeries a{"fp32 <ref> & co", {1, 2, 3, 4}, {4.0, 3.0, std::nan(""), 2.0}, ""};
+    ChartSeries a{"fp32 <ref> & co", {1, 2, 3, 4}, {4.0, 3.0, std::nan(""), 2.0}, "", {}};
     const std::string svg = renderSvgLineChart("Loss \"train\"", "step", "loss", {a});
     QVERIFY(svg.rfind("<svg", 0) == 0);
     QCOMPARE(count(svg, "</svg>"), 1);
@@ -92,16 +92,22 @@ class TestReport : public QObject {
     QCOMPARE(count(svg, "<polyline"), 1);
     QCOMPARE(count(svg, "<circle"), 1);
     QVERIFY(svg.find(">step<") != std::string::npos);
+    QVERIFY(svg.find("stroke-dasharray") == std::string::npos);  // solid
+    // A later run of a mode: dashed, in the curve and the legend, scaled by the width.
+    ChartSeries b{"bf16 (2)", {1, 2}, {3.0, 2.0}, "#d55e00", {5, 3}};
+    const std::string dashed = renderSvgLineChart("Loss", "step", "loss", {b});
+    QCOMPARE(count(dashed, "stroke-dasharray=\"7.5,4.5\""), 1);  // the polyline, 1.5 wide
+    QCOMPARE(count(dashed, "stroke-dasharray=\"10,6\""), 1);     // the legend's sample, 2 wide
   }
 
   void lineChartEdgeCases() {
     const std::string empty = renderSvgLineChart("Empty", "x", "y", {});
     QVERIFY(empty.find("no data") != std::string::npos);
-    const std::string single = renderSvgLineChart("One", "x", "y", {{"s", {1}, {2}, ""}});
+    const std::string single = renderSvgLineChart("One", "x", "y", {{"s", {1}, {2}, "", {}}});
     QCOMPARE(count(single, "<circle"), 1);
     QVERIFY(single.find("nan") == std::string::npos);
     // Log axis: non-positive values cannot be drawn and are skipped.
-    const std::string logY = renderSvgLineChart("Log", "x", "y", {{"s", {1, 2, 3}, {0.0, 10, 100}, ""}}, true);
+    const std::string logY = renderSvgLineChart("Log", "x", "y", {{"s", {1, 2, 3}, {0.0, 10, 100}, "", {}}}, true);
     QCOMPARE(count(logY, "<polyline"), 1);
     QVERIFY(logY.find("(log)") != std::string::npos);
     QVERIFY(logY.find("nan") == std::string::npos && logY.find("inf") == std::string::npos);

@@ -153,7 +153,7 @@ class TestCharts : public QObject {
     QCOMPARE(chart.trainGraph(0)->data()->at(2)->key, 3.0);
     QCOMPARE(chart.trainGraph(0)->data()->at(2)->value, 5.0 / 3.0);
     QCOMPARE(chart.trainGraph(1)->name(), QString("run1"));
-    QVERIFY(chart.trainGraph(0)->pen().color() != chart.trainGraph(1)->pen().color());
+    QVERIFY(chart.trainGraph(0)->pen() != chart.trainGraph(1)->pen());  // two runs of one mode: two dash patterns
 
     // Live updates only append the new steps.
     runs[1].steps.push_back(syntheticStep(8, 1));
@@ -307,8 +307,8 @@ class TestCharts : public QObject {
     QCOMPARE(chart.partBars(0)->dataCount(), 2);
   }
 
-  // Under each bar: the mode, then the state saving and the measured peak
-  // against the fp32 twin (or why there is none).
+  // Each bar's run named on the y axis; beside it the state saving and the
+  // measured peak against the fp32 twin (or why there is none).
   void memoryChartLabelsTheMeasuredPeak() {
     plab::RunRecord fp32 = syntheticRun(0, 3), bf16 = syntheticRun(1, 3), alone = syntheticRun(1, 3), old = syntheticRun(1, 3);
     fp32.config.mode = plab::OptimizerMode::Fp32AdamW;
@@ -320,14 +320,15 @@ class TestCharts : public QObject {
     alone.result.trainingPeakBytes = 30 << 20;
     MemoryChart chart;
     chart.showRuns({fp32, bf16, alone, old});
-    const auto ticker = qSharedPointerDynamicCast<QCPAxisTickerText>(chart.xAxis->ticker());
-    QVERIFY(ticker);
-    const QStringList labels = ticker->ticks().values();
-    QCOMPARE(labels.size(), 5);  // fp32 AdamW baseline + 4 runs
-    QCOMPARE(labels[1], QString("fp32\nstate −%1, peak 40.0 MiB").arg(percentText(0.875, 0)));
-    QCOMPARE(labels[2], QString("bf16\nstate −%1, peak −%2").arg(percentText(0.8125, 0), percentText(0.25)));
-    QVERIFY2(labels[3].endsWith(", peak: no fp32 twin"), qPrintable(labels[3]));
-    QVERIFY2(!labels[4].contains("peak"), qPrintable(labels[4]));  // a folder from before the peak was recorded
+    const QStringList labels = chart.barLabels();
+    QCOMPARE(labels.size(), 5);  // fp32 AdamW baseline + 4 runs, one name each on the y axis
+    QCOMPARE(labels[0], QString("fp32 AdamW (computed)"));
+    const QStringList savings = chart.savingTexts();  // beside the run bars
+    QCOMPARE(savings.size(), 4);
+    QCOMPARE(savings[0], QString("state −%1, peak 40.0 MiB").arg(percentText(0.875, 0)));
+    QCOMPARE(savings[1], QString("state −%1, peak −%2").arg(percentText(0.8125, 0), percentText(0.25)));
+    QVERIFY2(savings[2].endsWith(", peak: no fp32 twin"), qPrintable(savings[2]));
+    QVERIFY2(!savings[3].contains("peak"), qPrintable(savings[3]));  // a folder from before the peak was recorded
   }
 
   void heatmapIsLayersTimesSteps() {

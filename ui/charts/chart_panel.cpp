@@ -18,6 +18,7 @@
 #include "charts/rounded_away_chart.h"
 #include "charts/run_legend.h"
 #include "charts/update_lost_chart.h"
+#include "report/fp32_twin.h"
 #include "run/run_store.h"
 
 namespace plab::ui {
@@ -213,7 +214,7 @@ void ChartPanel::updateRunChoices() {
   heatmapRun_->clear();
   heatmapRun_->addItem("latest run", -1);
   for (int i : store_->visibleRuns())
-    heatmapRun_->addItem(QString::fromStdString(store_->record(i).config.name), i);
+    heatmapRun_->addItem(QString::fromStdString(plab::report::runLabel(store_->records(), static_cast<size_t>(i))), i);
   const int index = heatmapRun_->findData(selected);
   heatmapRun_->setCurrentIndex(index >= 0 ? index : 0);
 }

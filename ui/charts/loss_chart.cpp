@@ -6,11 +6,16 @@
 #include "report/fp32_comparison.h"
 
 namespace plab::ui {
+namespace {
+
+const char* const kLossLabel = "loss (line: train, marks: val)";
+
+}  // namespace
 
 LossChart::LossChart(QWidget* parent) : RunChart("Loss", parent) {
   setObjectName("lossChart");
   xAxis->setLabel("step");
-  yAxis->setLabel("loss (solid: train, dashed: val)");
+  yAxis->setLabel(kLossLabel);
   placeLegendBelow();
 }
 
@@ -29,7 +34,7 @@ void LossChart::setDifferenceFromFp32(bool on) {
   difference_ = on;
   if (on) setLogScale(false);  // differences go negative
   titleElement_->setText(on ? "Loss minus its fp32 twin's at the same step" : title());
-  yAxis->setLabel(on ? "Δ loss vs the fp32 twin (nats; solid: train, dashed: val)" : "loss (solid: train, dashed: val)");
+  yAxis->setLabel(on ? "Δ loss vs the fp32 twin (nats; line: train, marks: val)" : kLossLabel);
   clearData();
 }
 
@@ -40,15 +45,14 @@ void LossChart::setSmoothing(double weight) {
   clearData();
 }
 
-void LossChart::styleRun(RunGraphs& g, const QString& label, const QColor& color) {
+void LossChart::styleRun(RunGraphs& g, const QString& label, const plab::RunStyle& style) {
   if (!g.train) {
     // The faint raw curve first, so the smoothed one is drawn over it.
     g.raw = addGraph();
     g.train = addGraph();
     g.val = addGraph();
-    g.val->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
     // One legend entry per run keeps the legend short; the axis label
-    // explains the dashed validation curves.
+    // explains the marked validation curves.
     g.raw->removeFromLegend();
     g.val->removeFromLegend();
     g.ema = Ema(smoothing_);
@@ -56,16 +60,17 @@ void LossChart::styleRun(RunGraphs& g, const QString& label, const QColor& color
   g.train->setName(label);
   g.raw->setName(label + " (raw)");
   g.val->setName(label + " (val)");
-  g.train->setPen(QPen(color, 1.6));
+  // A later run of a mode: its mode's colour in a dash pattern of its own,
+  // on the train and the validation curve alike; validation is told from
+  // train by its marks (the run's marker), not by a dash.
+  const QColor color = toQColor(style.color);
+  g.train->setPen(runPen(style, 1.6));
   QColor faint = color;
   faint.setAlpha(60);
-  g.raw->setPen(QPen(faint, 1.0));
+  g.raw->setPen(QPen(faint, 1.0));  // solid: a dashed jagged curve reads as noise
   g.raw->setVisible(smoothing_ > 0);
-  g.val->setPen(QPen(color, 1.4, Qt::DashLine));
-  QCPScatterStyle dots = g.val->scatterStyle();
-  dots.setPen(QPen(color));
-  dots.setBrush(color);
-  g.val->setScatterStyle(dots);
+  g.val->setPen(runPen(style, 1.0));
+  g.val->setScatterStyle(QCPScatterStyle(runMarker(style.repeat), color, color, 6));
 }
 
 void LossChart::showDifferences(const std::vector<plab::RunRecord>& runs) {
@@ -106,13 +111,13 @@ void LossChart::showRuns(const std::vector<plab::RunRecord>& runs) {
     clearGraphs();
     graphs_.clear();
   }
-  const std::vector<QColor> colors = runColors(runs);
+  const std::vector<plab::RunStyle> styles = plab::runStyles(runs);
   const std::vector<QString> labels = difference_ ? differenceLabels(runs) : legendLabels(runs);
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& run = runs[i];
     if (i >= graphs_.size()) graphs_.push_back({});
     RunGraphs& g = graphs_[i];
-    styleRun(g, labels[i], colors[i]);
+    styleRun(g, labels[i], styles[i]);
     if (difference_) continue;
     if (run.steps.size() < g.stepsShown) {
       g.train->data()->clear();

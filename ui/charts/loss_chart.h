@@ -1,5 +1,5 @@
 #pragma once
-// Train loss (solid) and validation loss (dashed, dots) per run vs step,
+// Train loss (a line) and validation loss (a thin line with marks) per run vs step,
 // with an optional logarithmic y axis, or each run's loss minus the loss of
 // the fp32 run on the same model, data and seed at the same step. With
 // smoothing on, the train curve is an EMA drawn over the faint raw curve.
@@ -7,6 +7,7 @@
 
 #include "charts/ema.h"
 #include "charts/run_chart.h"
+#include "report/mode_colors.h"
 
 namespace plab::ui {
 
@@ -40,7 +41,7 @@ class LossChart : public RunChart {
     Ema ema;
   };
   void clearData();
-  void styleRun(RunGraphs& g, const QString& label, const QColor& color);
+  void styleRun(RunGraphs& g, const QString& label, const plab::RunStyle& style);
   void showDifferences(const std::vector<plab::RunRecord>& runs);
   std::vector<RunGraphs> graphs_;
   bool difference_ = false;

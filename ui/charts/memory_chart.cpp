@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "charts/run_colors.h"
 #include "report/fp32_comparison.h"
 #include "run/run_summary.h"
 #include "util/format.h"
@@ -25,77 +26,262 @@ QString peakLine(const plab::RunRecord& run, const plab::RunRecord* fp32Referenc
   return "peak " + QString(*saved >= 0 ? "−" : "+") + percentText(std::abs(*saved));
 }
 
+// The baseline is computed, not measured: neutral grey. The legend shows
+// the parts in dark grey.
+const QColor kBaselineColor(150, 150, 150);
+const QColor kLegendColor(90, 90, 90);
+constexpr int kCompactBelow = 330;  // chart height in pixels
+const QFont& savingFont() {
+  static const QFont font(QFont().family(), 7);
+  return font;
+}
+
+// A part of a bar in the bar's colour: weights solid, gradients lighter,
+// moments hatched, master copies cross-hatched, Kahan buffers dotted.
+QBrush partBrush(int part, const QColor& c) {
+  switch (part) {
+    case 0: return QBrush(c);
+    case 1: {
+      const double t = 0.55;  // towards white
+      return QBrush(QColor(int(c.red() + (255 - c.red()) * t), int(c.green() + (255 - c.green()) * t),
+                           int(c.blue() + (255 - c.blue()) * t)));
+    }
+    case 2: return QBrush(c, Qt::BDiagPattern);
+    case 3: return QBrush(c, Qt::CrossPattern);
+    default: return QBrush(c, Qt::Dense5Pattern);
+  }
+}
+
+// QCPBars draws every bar with one pen and brush; these take one per bar
+// (the run's), and keep their own for the legend.
+class PerBarStyledBars : public QCPBars {
+ public:
+  PerBarStyledBars(QCPAxis* key, QCPAxis* value, int part) : QCPBars(key, value), part_(part) {}
+  void setBarStyles(std::vector<QPen> pens, std::vector<QColor> colors) {
+    pens_ = std::move(pens);
+    colors_ = std::move(colors);
+  }
+  QColor barColor(size_t bar) const { return bar < colors_.size() ? colors_[bar] : brush().color(); }
+
+ protected:
+  void draw(QCPPainter* painter) override {
+    if (mDataContainer->isEmpty()) return;
+    QCPBarsDataContainer::const_iterator begin, end;
+    getVisibleDataBounds(begin, end);
+    applyDefaultAntialiasingHint(painter);
+    for (auto it = begin; it != end; ++it) {
+      const size_t bar = static_cast<size_t>(it - mDataContainer->constBegin());
+      painter->setPen(bar < pens_.size() ? pens_[bar] : pen());
+      painter->setBrush(bar < colors_.size() ? partBrush(part_, colors_[bar]) : brush());
+      painter->drawPolygon(getBarRect(it->key, it->value));
+    }
+  }
+
+ private:
+  int part_;
+  std::vector<QPen> pens_;
+  std::vector<QColor> colors_;
+};
+
 }  // namespace
 
 MemoryChart::MemoryChart(QWidget* parent) : RunChart("Training-state memory", parent) {
   setObjectName("memoryChart");
-  setExplanation("weights + gradients + AdamW moments + master\ncopies + Kahan buffers; \"state −N %\": saved vs fp32 AdamW;\n"
-                 "\"peak −N %\": the measured training peak vs the fp32 run's\n(the table and reports give both in MiB)");
-  yAxis->setLabel("MiB");
+  // Short lines: the chart is a third of the results side at 1280 pixels.
+  setExplanation("state −N %: saved vs fp32 AdamW (grey, computed)\n"
+                 "peak −N %: the measured peak vs the fp32 run's");
+  xAxis->setLabel("MiB");
   ticker_.reset(new QCPAxisTickerText);
-  xAxis->setTicker(ticker_);
-  xAxis->setSubTicks(false);
-  xAxis->setTickLabelRotation(35);
-  xAxis->setTickLabelFont(QFont(font().family(), 7));
-  xAxis->grid()->setVisible(false);
+  yAxis->setTicker(ticker_);
+  yAxis->setSubTicks(false);
+  yAxis->setRangeReversed(true);  // the baseline on top, then the runs in order
+  yAxis->setTickLabelFont(QFont(font().family(), 7));
+  yAxis->grid()->setVisible(false);
   const char* names[kParts] = {"weights", "gradients", "moments", "master", "kahan"};
-  const QColor colors[kParts] = {QColor(0, 114, 178), QColor(86, 180, 233), QColor(230, 159, 0), QColor(213, 94, 0),
-                                 QColor(0, 158, 115)};
   for (int i = 0; i < kParts; ++i) {
-    auto* bars = new QCPBars(xAxis, yAxis);
+    auto* bars = new PerBarStyledBars(yAxis, xAxis, i);  // horizontal: keys on the y axis
     bars->setName(names[i]);
-    bars->setPen(QPen(colors[i].darker(120)));
-    bars->setBrush(colors[i]);
-    bars->setWidth(0.6);
+    bars->setPen(QPen(kLegendColor));
+    bars->setBrush(partBrush(i, kLegendColor));
+    bars->setWidth(0.7);
     if (i > 0) bars->moveAbove(parts_[static_cast<size_t>(i - 1)]);
     parts_[static_cast<size_t>(i)] = bars;
   }
   // One row of legend entries under the bars, off the data.
   placeLegendBelow();
   showLegendIfAny();
+  // The rows' height is known once laid out: thin the names again if it
+  // changed the step.
+  connect(this, &QCustomPlot::afterReplot, this, [this] {
+    const int step = labelStep_;
+    const bool wasCompact = compact_, fitted = textsFit_;
+    setCompact(height() < kCompactBelow);  // a hidden widget gets no resize events
+    if (following()) fitView();
+    else thinLabels();
+    if (labelStep_ != step || compact_ != wasCompact || textsFit_ != fitted) replot(QCustomPlot::rpQueuedReplot);
+  });
 }
 
 void MemoryChart::showRuns(const std::vector<plab::RunRecord>& runs) {
   std::array<QVector<double>, kParts> values;
   QVector<double> keys;
+  std::vector<QPen> pens;
+  std::vector<QColor> colors;
   ticker_->clear();
+  savingItems_.clear();
   saved_.clear();
-  double maxTotal = 0;
-  auto addBar = [&](const plab::MemoryBreakdown& m, const QString& label) {
+  totals_.clear();
+  barLabels_.clear();
+  savings_.clear();
+  clearItems();
+  const std::vector<plab::RunStyle> styles = plab::runStyles(runs);
+  const std::vector<QString> names = legendLabels(runs);  // short and unique, as in the legend
+  auto addBar = [&](const plab::MemoryBreakdown& m, const QString& label, const QPen& pen, const QColor& color,
+                    const QString& saving) {
     const double key = static_cast<double>(keys.size() + 1);
     keys << key;
     const auto parts = partsOf(m);
     for (int i = 0; i < kParts; ++i) values[static_cast<size_t>(i)] << parts[static_cast<size_t>(i)];
-    ticker_->addTick(key, label);
-    maxTotal = std::max(maxTotal, mib(m.total()));
+    barLabels_ << label;
+    pens.push_back(pen);
+    colors.push_back(color);
+    totals_.push_back(mib(m.total()));
+    if (saving.isEmpty()) {
+      savingItems_.push_back(nullptr);
+      return;
+    }
+    savings_ << saving;
+    auto* text = new QCPItemText(this);
+    text->position->setAxes(xAxis, yAxis);
+    text->position->setCoords(mib(m.total()), key);
+    text->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+    text->setPadding(QMargins(4, 0, 0, 0));
+    text->setFont(savingFont());
+    text->setColor(QColor(60, 60, 60));
+    text->setText(saving);
+    text->setClipToAxisRect(false);
+    savingItems_.push_back(text);
   };
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunSummary s = summarizeRun(runs[i], runs[i].result.stepsDone > 0);
     if (s.memoryBytes <= 0 || s.fp32BaselineBytes <= 0) continue;  // nothing measured yet
-    if (keys.empty()) addBar(plab::fp32AdamWBaseline(runs[i].info.parameterCount), "fp32 AdamW");
+    if (keys.empty())
+      addBar(plab::fp32AdamWBaseline(runs[i].info.parameterCount), "fp32 AdamW (computed)", QPen(kBaselineColor.darker(130)),
+             kBaselineColor, QString());
     const plab::MemoryBreakdown& m =
         !runs[i].steps.empty() ? runs[i].steps.back().memory : runs[i].info.measuredMemory;
-    // Two short lines under each bar (three overlapped once seven bars
-    // shared the chart): the mode, then the state saving and, where
-    // measured, the peak saving against the fp32 run.
-    QString label = QString::fromStdString(plab::optimizerModeId(runs[i].config.mode)) + "\nstate −" +
-                    percentText(s.savedFraction, 0);
+    // Beside the bar: the state saving and, where measured, the peak
+    // saving against the fp32 run.
+    QString saving = "state −" + percentText(s.savedFraction, 0);
     const auto ref = plab::report::fp32TwinIndex(runs, i);
-    if (runs[i].result.trainingPeakBytes) label += ", " + peakLine(runs[i], ref ? &runs[*ref] : nullptr);
-    addBar(m, label);
+    if (runs[i].result.trainingPeakBytes) saving += ", " + peakLine(runs[i], ref ? &runs[*ref] : nullptr);
+    addBar(m, names[i], runPen(styles[i], 1.0), toQColor(styles[i].color), saving);
     saved_.push_back(s.savedFraction);
   }
-  for (int i = 0; i < kParts; ++i) parts_[static_cast<size_t>(i)]->setData(keys, values[static_cast<size_t>(i)], true);
-  keyRange_ = QCPRange(0.4, static_cast<double>(std::max<qsizetype>(keys.size(), 1)) + 0.6);
-  mibRange_ = QCPRange(0, std::max(maxTotal * 1.08, 1e-3));
+  for (int i = 0; i < kParts; ++i) {
+    auto* bars = static_cast<PerBarStyledBars*>(parts_[static_cast<size_t>(i)]);
+    bars->setData(keys, values[static_cast<size_t>(i)], true);
+    bars->setBarStyles(pens, colors);
+  }
+  keyMax_ = static_cast<double>(std::max<qsizetype>(keys.size(), 1));
   legend->setVisible(!keys.empty());
+  labelStep_ = 0;  // the ticks are laid out again
   fitView();
   scheduleReplot();
 }
 
+QStringList MemoryChart::shownBarLabels() const { return ticker_->ticks().values(); }
+
+void MemoryChart::thinLabels() {
+  // Rows shorter than a line of the tick font: every k-th name (and the
+  // text beside its bar), so that names never overlap.
+  const double plotHeight = axisRect()->height() > 20 ? axisRect()->height() : std::max(height() - 120, 40);
+  const double row = plotHeight / (keyMax_ + 0.2);
+  const int line = QFontMetrics(yAxis->tickLabelFont()).height();
+  const int step = std::max(1, static_cast<int>(std::ceil(line / std::max(row, 1.0))));
+  if (step == labelStep_) return;
+  labelStep_ = step;
+  ticker_->clear();
+  for (qsizetype bar = 0; bar < barLabels_.size(); bar += step) ticker_->addTick(static_cast<double>(bar + 1), barLabels_[bar]);
+  showSavingTexts();
+}
+
+void MemoryChart::setCompact(bool on) {
+  // Short (a 1280x720 window): the two lines of explanation leave the plot
+  // (they stay the chart's tooltip) and the parts' legend shrinks.
+  if (on == compact_ || !explanationElement_) return;
+  compact_ = on;
+  // Out of the layout it would still be drawn where it was: hidden too.
+  explanationElement_->setVisible(!on);
+  if (on) {
+    plotLayout()->take(explanationElement_);
+    plotLayout()->simplify();
+  } else {
+    plotLayout()->insertRow(1);
+    plotLayout()->addElement(1, 0, explanationElement_);
+  }
+  QFont f = legend->font();
+  f.setPointSize(on ? 7 : 8);
+  legend->setFont(f);
+  legend->setIconSize(on ? QSize(14, 8) : QSize(32, 18));
+}
+
+QString MemoryChart::hoverText(const QPoint& pos) const {
+  const long bar = std::lround(yAxis->pixelToCoord(pos.y())) - 1;
+  if (bar < 0 || bar >= barLabels_.size()) return {};
+  QStringList lines = {barLabels_[bar]};
+  const qsizetype run = bar - 1;  // bar 0 is the baseline
+  if (run >= 0 && run < savings_.size()) lines << savings_[run];
+  double total = 0;
+  for (int part = 0; part < kParts; ++part) {
+    const double v = parts_[static_cast<size_t>(part)]->data()->at(static_cast<int>(bar))->value;
+    total += v;
+    if (v > 0) lines << QString("%1: %2 MiB").arg(parts_[static_cast<size_t>(part)]->name()).arg(v, 0, 'f', 2);
+  }
+  lines << QString("total: %1 MiB").arg(total, 0, 'f', 2);
+  return lines.join("\n");
+}
+
+std::vector<QColor> MemoryChart::barColors() const {
+  std::vector<QColor> out;
+  const auto* bars = static_cast<const PerBarStyledBars*>(parts_[0]);
+  for (int i = 0; i < bars->dataCount(); ++i) out.push_back(bars->barColor(static_cast<size_t>(i)));
+  return out;
+}
+
 void MemoryChart::fitView() {
-  xAxis->setRange(keyRange_);
-  yAxis->setRange(mibRange_);
+  yAxis->setRange(0.4, keyMax_ + 0.6);
+  thinLabels();
+  // Room right of the longest bars for the text beside them.
+  const double plotWidth = axisRect()->width() > 50 ? axisRect()->width() : std::max(width() - 140, 120);
+  const QFontMetrics metrics(savingFont());
+  double upper = 1e-3, withText = 1e-3;
+  bool fits = true;
+  for (size_t bar = 0; bar < totals_.size(); ++bar) {
+    upper = std::max(upper, totals_[bar] * 1.05);
+    withText = std::max(withText, totals_[bar] * 1.05);
+    const qsizetype run = static_cast<qsizetype>(bar) - 1;  // bar 0 is the baseline, without text
+    if (run < 0 || run >= savings_.size()) continue;
+    const double room = plotWidth - metrics.horizontalAdvance(savings_[run]) - 10;
+    fits = fits && room >= plotWidth * 0.3;
+    withText = std::max(withText, totals_[bar] * plotWidth / std::max(room, 1.0));
+  }
+  // Too narrow for the texts beside the bars: the bars alone (hovering a
+  // bar, the table and the reports give the savings).
+  textsFit_ = fits;
+  xAxis->setRange(0, fits ? withText : upper);
+  showSavingTexts();
+}
+
+void MemoryChart::showSavingTexts() {
+  for (size_t bar = 0; bar < savingItems_.size(); ++bar)
+    if (savingItems_[bar]) savingItems_[bar]->setVisible(textsFit_ && static_cast<int>(bar) % std::max(labelStep_, 1) == 0);
+}
+
+void MemoryChart::resizeEvent(QResizeEvent* event) {
+  setCompact(height() < kCompactBelow);
+  RunChart::resizeEvent(event);
+  if (following()) fitView();
 }
 
 }  // namespace plab::ui

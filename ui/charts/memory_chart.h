@@ -1,7 +1,11 @@
 #pragma once
-// Training-state memory per run as stacked bars of what it is made of
-// (weights, gradients, AdamW moments, fp32 master weights, Kahan buffers),
-// beside the all-fp32 AdamW baseline; each run's tick says what it saves.
+// Training-state memory per run as horizontal stacked bars of what it is
+// made of (weights, gradients, AdamW moments, fp32 master weights, Kahan
+// buffers), under the computed all-fp32 AdamW baseline. Each bar is in its
+// run's colour (the run's name on the y axis, as many as there are runs);
+// the parts are told apart by lightness and hatching, which the chart's
+// legend names; beside each bar what it saves.
+#include <QStringList>
 #include <array>
 #include <vector>
 
@@ -19,16 +23,35 @@ class MemoryChart : public RunChart {
   // Bar 0 is the fp32 baseline, then one per run that measured memory (MiB).
   QCPBars* partBars(int part) const { return parts_[static_cast<size_t>(part)]; }
   const std::vector<double>& savedFractions() const { return saved_; }  // per run bar
+  QStringList barLabels() const { return barLabels_; }    // on the y axis, from the top
+  QStringList savingTexts() const { return savings_; }    // beside each run's bar
+  std::vector<QColor> barColors() const;                  // the colour each bar is drawn in
+  // The y-axis names shown: all when their rows are a line of text tall,
+  // else every k-th (hovering a bar names any of them).
+  QStringList shownBarLabels() const;
+  bool compact() const { return compact_; }  // short: the explanation moves to the tooltip
+  bool savingTextsShown() const { return textsFit_; }  // false when too narrow for them
 
  protected:
   void fitView() override;
+  void resizeEvent(QResizeEvent* event) override;
   bool plotsSteps() const override { return false; }  // one bar per run
+  QString hoverText(const QPoint& pos) const override;  // the bar's run, savings and parts in MiB
 
  private:
   std::array<QCPBars*, kParts> parts_{};
   std::vector<double> saved_;
-  QCPRange mibRange_{0, 1}, keyRange_{0.4, 1.6};
+  std::vector<double> totals_;  // MiB per bar
+  QStringList barLabels_, savings_;
+  std::vector<QCPItemText*> savingItems_;  // per bar; nullptr for the baseline
+  double keyMax_ = 1;
+  int labelStep_ = 1;
+  bool textsFit_ = true;  // the savings beside the bars fit the plot's width
+  bool compact_ = false;
   QSharedPointer<QCPAxisTickerText> ticker_;
+  void setCompact(bool on);
+  void thinLabels();
+  void showSavingTexts();
 };
 
 }  // namespace plab::ui

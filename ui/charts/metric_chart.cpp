@@ -16,7 +16,7 @@ void MetricChart::showRuns(const std::vector<plab::RunRecord>& runs) {
     graphs_.clear();
     stepsShown_.clear();
   }
-  const std::vector<QColor> colors = runColors(runs);
+  const std::vector<plab::RunStyle> styles = plab::runStyles(runs);
   const std::vector<QString> labels = legendLabels(runs);
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& run = runs[i];
@@ -25,8 +25,10 @@ void MetricChart::showRuns(const std::vector<plab::RunRecord>& runs) {
       stepsShown_.push_back(0);
     }
     QCPGraph* g = graphs_[i];
-    g->setPen(QPen(colors[i], 1.6));
-    if (markers_) g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, colors[i], colors[i], 5));
+    // The mode's colour; a later run of the mode its own dash and marker.
+    g->setPen(runPen(styles[i], 1.6));
+    const QColor color = toQColor(styles[i].color);
+    if (markers_) g->setScatterStyle(QCPScatterStyle(runMarker(styles[i].repeat), color, color, 6));
     g->setName(labels[i]);
     if (run.steps.size() < stepsShown_[i]) {
       g->data()->clear();

@@ -9,6 +9,8 @@
 #include <limits>
 #include <algorithm>
 
+#include "report/fp32_twin.h"
+
 namespace plab::ui {
 
 RunChart::RunChart(const QString& title, QWidget* parent) : QCustomPlot(parent), titleText_(title) {
@@ -47,7 +49,7 @@ RunChart::RunChart(const QString& title, QWidget* parent) : QCustomPlot(parent),
       return;
     }
     // Hover readout: every run's value at the cursor.
-    const QString text = axisRect()->rect().contains(e->pos()) ? readoutAt(xAxis->pixelToCoord(e->pos().x())) : QString();
+    const QString text = axisRect()->rect().contains(e->pos()) ? hoverText(e->pos()) : QString();
     if (text.isEmpty()) QToolTip::hideText();
     else QToolTip::showText(e->globalPosition().toPoint(), text, this);
   });
@@ -115,6 +117,8 @@ QString RunChart::readoutAt(double key) const {
   if (lines.isEmpty()) return QString();
   return x + "\n" + lines.join("\n");
 }
+
+QString RunChart::hoverText(const QPoint& pos) const { return readoutAt(xAxis->pixelToCoord(pos.x())); }
 
 void RunChart::setFollow(bool on) {
   if (on) resetView();
@@ -233,8 +237,13 @@ QString RunChart::runLabel(const plab::RunRecord& run, int index) {
 }
 
 std::vector<QString> RunChart::legendLabels(const std::vector<plab::RunRecord>& runs) {
+  // Runs named alike get " (2)", " (3)"... (report::runLabel), so that no
+  // two entries and no two lines of the hover readout read the same.
   std::vector<QString> labels;
-  for (size_t i = 0; i < runs.size(); ++i) labels.push_back(runLabel(runs[i], static_cast<int>(i)));
+  for (size_t i = 0; i < runs.size(); ++i)
+    labels.push_back(runs[i].config.name.empty() ? runLabel(runs[i], static_cast<int>(i))
+                                                 : QString::fromStdString(plab::report::runLabel(runs, i)));
+  const std::vector<QString> whole = labels;
   if (labels.size() > 1) {
     // The shared prefix, cut back to just after a '-', '_' or ' '.
     QString prefix = labels.front();
@@ -249,6 +258,10 @@ std::vector<QString> RunChart::legendLabels(const std::vector<plab::RunRecord>& 
   constexpr int kMaxChars = 24;
   for (QString& l : labels)
     if (l.size() > kMaxChars) l = l.left(kMaxChars / 2 - 1) + "…" + l.right(kMaxChars / 2);
+  // Two long names can elide to one text: those stay whole.
+  for (size_t i = 0; i < labels.size(); ++i)
+    for (size_t j = 0; j < labels.size(); ++j)
+      if (i != j && labels[i] == labels[j] && labels[i] != whole[i]) labels[i] = whole[i];
   return labels;
 }
 

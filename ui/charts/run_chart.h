@@ -78,6 +78,8 @@ class RunChart : public QCustomPlot {
   void contextMenuEvent(QContextMenuEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
   virtual void fitView() { rescaleAxes(); }  // axis ranges that show all data
+  // The hover tooltip at a point of the plot: by default readoutAt the x there.
+  virtual QString hoverText(const QPoint& pos) const;
   static QString runLabel(const plab::RunRecord& run, int index);
   double keyOf(const plab::RunRecord& run, const plab::StepMetrics& m) const;
   double keyOfStep(const plab::RunRecord& run, int64_t step) const;  // for steps known by number only

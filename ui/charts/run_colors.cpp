@@ -1,16 +1,42 @@
 #include "charts/run_colors.h"
 
+#include <QPainter>
+
 namespace plab::ui {
 
 QColor toQColor(const plab::Rgb& c) { return QColor(c.r, c.g, c.b); }
 
 std::vector<QColor> runColors(const std::vector<plab::RunRecord>& runs) {
-  std::vector<plab::OptimizerMode> modes;
-  modes.reserve(runs.size());
-  for (const auto& r : runs) modes.push_back(r.config.mode);
   std::vector<QColor> out;
-  for (const plab::Rgb& c : plab::runColors(modes)) out.push_back(toQColor(c));
+  out.reserve(runs.size());
+  for (const auto& r : runs) out.push_back(toQColor(plab::modeColor(r.config.mode)));
   return out;
+}
+
+QPen runPen(const plab::RunStyle& style, double width) {
+  QPen pen(toQColor(style.color), width);
+  const std::vector<double> dashes = plab::repeatDashPattern(style.repeat);
+  if (!dashes.empty()) pen.setDashPattern(QList<qreal>(dashes.begin(), dashes.end()));
+  return pen;
+}
+
+QCPScatterStyle::ScatterShape runMarker(int repeat) {
+  static const QCPScatterStyle::ScatterShape shapes[] = {
+      QCPScatterStyle::ssDisc,     QCPScatterStyle::ssSquare,      QCPScatterStyle::ssTriangle,
+      QCPScatterStyle::ssDiamond,  QCPScatterStyle::ssCross,       QCPScatterStyle::ssTriangleInverted,
+      QCPScatterStyle::ssPlus,     QCPScatterStyle::ssStar};
+  constexpr int count = static_cast<int>(sizeof shapes / sizeof shapes[0]);
+  return shapes[std::max(repeat, 0) % count];
+}
+
+QPixmap runStyleSample(const plab::RunStyle& style, int width, int height) {
+  QPixmap pixmap(width, height);
+  pixmap.fill(Qt::transparent);
+  QPainter p(&pixmap);
+  p.setRenderHint(QPainter::Antialiasing);
+  p.setPen(runPen(style, 2.0));
+  p.drawLine(QPointF(1, height / 2.0), QPointF(width - 1, height / 2.0));
+  return pixmap;
 }
 
 }  // namespace plab::ui

@@ -1,38 +1,113 @@
 #include "charts/run_legend.h"
 
+#include <QBuffer>
+#include <QResizeEvent>
+#include <algorithm>
+
 #include "charts/loss_chart.h"
 #include "charts/run_chart.h"
 #include "charts/run_colors.h"
+#include "report/fp32_twin.h"
 
 namespace plab::ui {
+namespace {
+
+constexpr int kSampleWidth = 26;
+constexpr int kSampleHeight = 10;
+const char* const kGap = "&nbsp;&nbsp;&nbsp;";
+const char* const kHint = "Line: train loss, marks: validation loss; a later run of a mode is dashed, dotted... "
+                          "in its mode's colour. Untick a run in the table to hide it.";
+
+// The sample inline, as a data URL (QLabel's rich text reads those).
+QString sampleHtml(const plab::RunStyle& style) {
+  QByteArray png;
+  QBuffer buffer(&png);
+  buffer.open(QIODevice::WriteOnly);
+  runStyleSample(style, kSampleWidth, kSampleHeight).save(&buffer, "PNG");
+  return QString("<img src=\"data:image/png;base64,%1\" width=\"%2\" height=\"%3\" alt=\"%4\">")
+      .arg(QString::fromLatin1(png.toBase64()))
+      .arg(kSampleWidth)
+      .arg(kSampleHeight)
+      .arg(QString::fromStdString(plab::hexColor(style.color) + " " + plab::repeatStyleName(style.repeat)));
+}
+
+}  // namespace
 
 RunLegend::RunLegend(QWidget* parent) : QLabel(parent) {
   setObjectName("runLegend");
-  setWordWrap(true);
+  setWordWrap(false);  // the lines are laid out here: at most kMaxLines
   setTextFormat(Qt::RichText);
   setContentsMargins(6, 0, 6, 0);
-  setToolTip("Solid: train loss, dashed: validation loss. Untick a run in the table to hide it.");
+  setToolTip(kHint);
 }
 
 void RunLegend::showRuns(const std::vector<plab::RunRecord>& runs) {
-  const std::vector<QColor> colors = runColors(runs);
+  const std::vector<plab::RunStyle> styles = plab::runStyles(runs);
   // Short, as in the charts.
   const std::vector<QString> labels =
       difference_ ? LossChart::differenceLabels(runs) : RunChart::legendLabels(runs);
-  QStringList entries, names;
+  const QFontMetrics metrics(font());
+  QStringList names;
+  entries_.clear();
   for (size_t i = 0; i < runs.size(); ++i) {
     if (runs[i].steps.empty()) continue;
-    // Non-breaking hyphens: a long name moves to the next line whole
-    // instead of splitting at a '-'.
-    names << QString::fromStdString(runs[i].config.name);
+    names << QString::fromStdString(plab::report::runLabel(runs, i) + " (" + plab::repeatStyleName(styles[i].repeat) + ")");
+    // Non-breaking hyphens, as the lines are laid out by width here.
     QString name = labels[i].toHtmlEscaped();
     name.replace('-', QChar(0x2011));
-    entries << QString("<span style=\"color:%1; font-size:large\">&#9644;</span>&nbsp;%2").arg(colors[i].name(), name);
+    entries_.push_back({sampleHtml(styles[i]) + "&nbsp;" + name,
+                        kSampleWidth + metrics.horizontalAdvance(" " + labels[i])});
   }
-  entries_ = static_cast<int>(entries.size());
-  setText(entries.join(" &nbsp;&nbsp; "));
-  setToolTip("Solid: train loss, dashed: validation loss. Untick a run in the table to hide it.\n" + names.join("\n"));
-  setVisible(entries_ > 0);
+  setToolTip(names.isEmpty() ? QString(kHint) : QString(kHint) + "\n" + names.join("\n"));
+  layOut();
+  setVisible(!entries_.empty());
 }
+
+void RunLegend::layOut() {
+  const QFontMetrics metrics(font());
+  const int gap = metrics.horizontalAdvance("   ");
+  const int available = std::max(width() - contentsMargins().left() - contentsMargins().right() - 4, 80);
+  // Fill the lines in order; the last line keeps room for "+N more".
+  QStringList lines;
+  QString line;
+  int used = 0;
+  size_t i = 0;
+  for (; i < entries_.size(); ++i) {
+    const int w = entries_[i].width + (used > 0 ? gap : 0);
+    const bool lastLine = lines.size() == kMaxLines - 1;
+    const int more = i + 1 < entries_.size() && lastLine
+                         ? gap + metrics.horizontalAdvance(QString("+%1 more").arg(entries_.size() - i - 1))
+                         : 0;
+    if (used > 0 && used + w + more > available) {
+      if (lastLine) break;
+      lines << line;
+      line.clear();
+      used = 0;
+      --i;  // this entry starts the next line
+      continue;
+    }
+    line += (used > 0 ? kGap : "") + entries_[i].html;
+    used += w;
+  }
+  shown_ = static_cast<int>(i);
+  if (i < entries_.size())
+    line += QString("%1<span style=\"color:#555\">+%2 more</span>").arg(used > 0 ? kGap : "").arg(entries_.size() - i);
+  if (!line.isEmpty()) lines << line;
+  lines_ = static_cast<int>(lines.size());
+  setText(lines.join("<br>"));
+}
+
+void RunLegend::resizeEvent(QResizeEvent* event) {
+  QLabel::resizeEvent(event);
+  if (event->size().width() != event->oldSize().width()) layOut();
+}
+
+QSize RunLegend::minimumSizeHint() const {
+  // Never as wide as its text (the row would push the window wider); always
+  // room for its lines.
+  return {80, QLabel::minimumSizeHint().height()};
+}
+
+QSize RunLegend::sizeHint() const { return {200, QLabel::sizeHint().height()}; }
 
 }  // namespace plab::ui

@@ -1,8 +1,11 @@
 #pragma once
-// One legend for all the live charts, above them: a coloured mark and the
-// name of every shown run that has measured something (queued runs and
-// runs that failed before their first step are left out). The charts then
-// need no legends of their own over or under their plots.
+// One legend for all the live charts, above them: a sample of each shown
+// run's line (its mode's colour; a later run of a mode dashed, dotted...)
+// and its name, for every shown run that has measured something (queued
+// runs and runs that failed before their first step are left out). The
+// charts then need no legends of their own over or under their plots. At
+// most two lines: what does not fit ends in "+N more", and the tooltip
+// lists every run.
 #include <QLabel>
 #include <vector>
 
@@ -13,16 +16,32 @@ namespace plab::ui {
 class RunLegend : public QLabel {
   Q_OBJECT
  public:
+  static constexpr int kMaxLines = 2;
   explicit RunLegend(QWidget* parent = nullptr);
-  // runs: the runs the charts show, in their order (colours follow it).
+  // runs: the runs the charts show, in their order (styles follow it).
   void showRuns(const std::vector<plab::RunRecord>& runs);
   // While the loss chart shows loss minus fp32: each entry names the fp32
   // twin the run is drawn against ("bf16 − fp32"), or that none is shown.
   void setDifferenceFromFp32(bool on) { difference_ = on; }
-  int entryCount() const { return entries_; }
+  int entryCount() const { return static_cast<int>(entries_.size()); }  // runs listed (shown or under "+N more")
+  int shownEntryCount() const { return shown_; }                        // on the (at most two) lines
+  int lineCount() const { return lines_; }
+
+  QSize minimumSizeHint() const override;
+  QSize sizeHint() const override;
+
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
-  int entries_ = 0;
+  struct Entry {
+    QString html;  // the sample image and the name
+    int width = 0; // in pixels
+  };
+  void layOut();
+  std::vector<Entry> entries_;
+  int shown_ = 0;
+  int lines_ = 0;
   bool difference_ = false;
 };
 

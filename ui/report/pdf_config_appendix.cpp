@@ -3,6 +3,8 @@
 #include <QFontDatabase>
 #include <QFontMetrics>
 
+#include "report/fp32_twin.h"
+
 namespace plab::ui {
 namespace {
 
@@ -25,12 +27,12 @@ std::vector<Line> appendixLines(const std::vector<plab::RunRecord>& runs) {
   std::vector<Line> lines;
   if (runs.empty()) return lines;
   const nlohmann::json first = runs.front().config.toJson();
-  lines.push_back({QString("config.json of %1").arg(QString::fromStdString(runs.front().config.name)), true});
+  lines.push_back({QString("config.json of %1").arg(QString::fromStdString(plab::report::runLabel(runs, 0))), true});
   for (const QString& l : QString::fromStdString(first.dump(1)).split('\n')) lines.push_back({l});
   const auto base = flattenJson(first);
   for (size_t i = 1; i < runs.size(); ++i) {
     lines.push_back({});
-    lines.push_back({QString("%1: as above, except").arg(QString::fromStdString(runs[i].config.name)), true});
+    lines.push_back({QString("%1: as above, except").arg(QString::fromStdString(plab::report::runLabel(runs, i))), true});
     const auto mine = flattenJson(runs[i].config.toJson());
     for (const auto& [key, value] : mine) {
       const auto it = base.find(key);

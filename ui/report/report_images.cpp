@@ -7,7 +7,9 @@
 #include "charts/rounded_away_chart.h"
 #include "charts/update_lost_chart.h"
 #include "report/fp32_comparison.h"
+#include "report/fp32_twin.h"
 #include "report/report_charts.h"
+#include "report/run_order.h"
 
 namespace plab::ui {
 namespace {
@@ -105,12 +107,13 @@ std::vector<std::function<ReportImage()>> reportImageJobs(Runs runs) {
   HeatmapMetric metric = HeatmapMetric::RoundedAway;
   for (const plab::RunRecord& r : *runs)
     if (hasLayerStats(r, HeatmapMetric::UpdateLost)) metric = HeatmapMetric::UpdateLost;
+  // One file per run: two runs named alike get "name (2)" and a file each.
+  const std::vector<std::string> stems = plab::report::uniqueFileStems(*runs);
   for (size_t i = 0; i < runs->size(); ++i) {
     if (!hasLayerStats((*runs)[i], metric) && runs->size() > 1) continue;
-    const QString name = QString::fromStdString((*runs)[i].config.name);
-    const QString file = runs->size() == 1
-                             ? QString("layers_heatmap.png")
-                             : QString::fromStdString("layers_heatmap_" + plab::report::safeFileName(name.toStdString()) + ".png");
+    const QString name = QString::fromStdString(plab::report::runLabel(*runs, i));
+    const QString file = runs->size() == 1 ? QString("layers_heatmap.png")
+                                           : QString::fromStdString("layers_heatmap_" + stems[i] + ".png");
     jobs.push_back([runs, i, file, name, metric] {
       LayerHeatmap chart;
       chart.setMetric(metric);
