@@ -20,11 +20,11 @@ QString shortLayerName(const std::string& path) {
 }
 
 QString metricExplanation(HeatmapMetric m) {
-  const QString scale = "pale yellow: 0 %; hatched: not measured (no window or statistics step there)";
+  const QString scale = "\npale yellow: 0 %; hatched: not measured (no window or statistics step there)";
   return m == HeatmapMetric::UpdateLost
              ? "grey: no evidence (the figure's ± is above 5 points, e.g. a small norm layer\n"
-               "under stochastic rounding); " + scale + "; hover a cell for its figure, ± and reason"
-             : "share of non-zero updates a single step left unchanged; " + scale + "; hover a cell for its figure";
+               "under stochastic rounding); hover a cell for its figure, ± and reason" + scale
+             : "share of non-zero updates a single step left unchanged; hover a cell for its figure" + scale;
 }
 
 // 0 % is the scale's first colour, never white: white read as "no data",
