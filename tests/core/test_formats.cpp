@@ -149,6 +149,10 @@ class FormatsTest : public QObject {
     QVERIFY(std::isnan(mxMultiplier(255)));
     // FLOOR lets a block's largest element exceed the element range: 1.99 * 2^8 = 509 saturates to 448.
     QCOMPARE(mxfp8Element(1.99f, mxDivisor(119), mxMultiplier(119)), 448.0f / 256.0f);
+    // A block below 2^-118: code 0, divided by 2^-126 but multiplied by 2^-127
+    // (torchao's two readings of code 0): 1e-37 / 2^-126 = 8.5 -> 9, back as 9 * 2^-127.
+    QCOMPARE(int(mxScaleFloor(1e-37f, kE4m3MaxPow2)), 0);
+    QCOMPARE(mxfp8Element(1e-37f, mxDivisor(0), mxMultiplier(0)), 9.0f * 0x1p-127f);
     // MXFP4 of 5: scale 2^(2-2) = 1, 5 is the tie between 4 and 6, goes to 4.
     QCOMPARE(mxfp4Element(5.0f, mxDivisor(127), mxMultiplier(127)), 4.0f);
   }
