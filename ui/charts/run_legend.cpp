@@ -1,6 +1,7 @@
 #include "charts/run_legend.h"
 
 #include <QBuffer>
+#include <QHash>
 #include <QResizeEvent>
 #include <algorithm>
 
@@ -18,17 +19,23 @@ const char* const kGap = "&nbsp;&nbsp;&nbsp;";
 const char* const kHint = "Line: train loss, marks: validation loss; a later run of a mode is dashed, dotted... "
                           "in its mode's colour. Untick a run in the table to hide it.";
 
-// The sample inline, as a data URL (QLabel's rich text reads those).
+// The sample inline, as a data URL (QLabel's rich text reads those);
+// encoded once per style, as the legend is refreshed with every step.
 QString sampleHtml(const plab::RunStyle& style) {
+  static QHash<QString, QString> cache;
+  const QString key = QString::fromStdString(plab::hexColor(style.color)) + QString::number(style.repeat);
+  if (const auto it = cache.constFind(key); it != cache.constEnd()) return *it;
   QByteArray png;
   QBuffer buffer(&png);
   buffer.open(QIODevice::WriteOnly);
   runStyleSample(style, kSampleWidth, kSampleHeight).save(&buffer, "PNG");
-  return QString("<img src=\"data:image/png;base64,%1\" width=\"%2\" height=\"%3\" alt=\"%4\">")
-      .arg(QString::fromLatin1(png.toBase64()))
-      .arg(kSampleWidth)
-      .arg(kSampleHeight)
-      .arg(QString::fromStdString(plab::hexColor(style.color) + " " + plab::repeatStyleName(style.repeat)));
+  const QString html = QString("<img src=\"data:image/png;base64,%1\" width=\"%2\" height=\"%3\" alt=\"%4\">")
+                           .arg(QString::fromLatin1(png.toBase64()))
+                           .arg(kSampleWidth)
+                           .arg(kSampleHeight)
+                           .arg(QString::fromStdString(plab::hexColor(style.color) + " " + plab::repeatStyleName(style.repeat)));
+  cache.insert(key, html);
+  return html;
 }
 
 }  // namespace
