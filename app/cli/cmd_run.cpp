@@ -19,6 +19,7 @@
 #include "qt_report_writer.h"
 #include "report/fp32_comparison.h"
 #include "report/report_charts.h"
+#include "report/run_figures.h"
 #include "report/run_report.h"
 #include "train/torch_runtime.h"
 #include "train/trainer.h"
@@ -128,33 +129,31 @@ std::vector<RunConfig> overSeeds(const std::vector<RunConfig>& runs, const std::
   return out;
 }
 
-// A percentage as printed with one decimal, without "-0.0" for a tiny negative.
-double oneDecimal(double v) { return std::abs(v) < 0.05 ? 0.0 : v; }
+// Right-aligned in `width` characters: "–" is one character of three bytes.
+std::string alignRight(const std::string& text, size_t width) {
+  size_t chars = 0;
+  for (unsigned char c : text) chars += (c & 0xC0) != 0x80;
+  return std::string(width > chars ? width - chars : 0, ' ') + text;
+}
 
+// The same texts as the app's table and the HTML and PDF reports
+// (report/run_figures.h).
 void printSummary(const std::vector<RunRecord>& runs) {
   size_t nameWidth = 4;
   for (const RunRecord& r : runs) nameWidth = std::max(nameWidth, r.config.name.size() + 2);
   const int nw = static_cast<int>(nameWidth);
   std::cout << std::left << std::setw(nw) << "run" << std::setw(14) << "mode" << std::setw(11) << "status"
-            << std::right << std::setw(7) << "steps" << std::setw(11) << "loss" << std::setw(11) << "val loss"
-            << std::setw(12) << "memory MiB" << std::setw(13) << "state saved" << std::setw(23) << "measured peak saved"
-            << std::setw(9) << "lost" << std::setw(10)
-            << "rounded" << std::setw(10) << "tok/s" << '\n';
+            << std::right << std::setw(13) << "steps" << std::setw(11) << "loss" << std::setw(11) << "val loss"
+            << std::setw(12) << "memory" << std::setw(13) << "state saved" << std::setw(23) << "measured peak saved"
+            << std::setw(10) << "lost" << std::setw(10) << "rounded" << std::setw(10) << "tok/s" << '\n';
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
-    const RunResult& res = r.result;
-    const auto ref = report::fp32TwinIndex(runs, i);
+    const report::RunFigureTexts f = report::runFigureTexts(runs, i);
     std::cout << std::left << std::setw(nw) << r.config.name << std::setw(14) << optimizerModeId(r.config.mode)
-              << std::setw(11) << runStatusId(res.status) << std::right << std::setw(7) << res.stepsDone << std::fixed
-              << std::setprecision(4) << std::setw(11) << res.finalLoss << std::setw(11)
-              << (res.finalValLoss ? *res.finalValLoss : std::nan("")) << std::setprecision(2) << std::setw(12)
-              << res.memory.total() / (1024.0 * 1024.0) << std::setprecision(1) << std::setw(12)
-              << 100 * res.memorySavedFraction << '%' << std::setw(23)
-              << report::peakSavingText(r, ref ? &runs[*ref] : nullptr) << std::setw(8)
-              << (res.meanUpdateLost ? oneDecimal(100 * *res.meanUpdateLost) : std::nan("")) << '%' << std::setw(9)
-              << 100 * res.meanRoundedAwayFraction << '%' << std::setprecision(0) << std::setw(10)
-              << res.meanTokensPerSecond << '\n';
-    std::cout.unsetf(std::ios::fixed);
+              << std::setw(11) << f.status << alignRight(f.steps, 13) << alignRight(f.finalLoss, 11)
+              << alignRight(f.finalValLoss, 11) << alignRight(f.memory, 12) << alignRight(f.stateSaved, 13)
+              << alignRight(f.peakSaved, 23) << alignRight(f.updateLost, 10) << alignRight(f.roundedAway, 10)
+              << alignRight(f.tokensPerSecond, 10) << '\n';
   }
   if (runs.size() < 2) return;
   std::cout << '\n';
