@@ -13,6 +13,9 @@ using report::num;
 
 namespace {
 
+// An upper bound of an 11 px sans-serif character's width (average ~6.2).
+constexpr double kLegendCharWidth = 7.0;
+
 // A later run of a mode: its dash pattern (in line widths) as an attribute.
 std::string dashArray(const std::vector<double>& dashes, double width) {
   if (dashes.empty()) return {};
@@ -21,13 +24,25 @@ std::string dashArray(const std::vector<double>& dashes, double width) {
   return out + "\"";
 }
 
+// UTF-8 characters, not bytes.
+size_t textLength(const std::string& text) {
+  size_t n = 0;
+  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
 }  // namespace
 
 std::string renderSvgLineChart(const std::string& title, const std::string& xLabel, const std::string& yLabel,
                                const std::vector<ChartSeries>& series, bool logY) {
-  const double width = 720, height = 340;
-  const double left = 70, right = 170, top = 36, bottom = 52;
-  const double plotW = width - left - right, plotH = height - top - bottom;
+  // The legend takes the room its labels need (long run names were cut at
+  // the right edge, many runs at the bottom); the plot keeps its size.
+  size_t longest = 0;
+  for (const ChartSeries& s : series) longest = std::max(longest, textLength(s.label));
+  const double left = 70, top = 36, bottom = 52, plotW = 480, plotH = 252;
+  const double right = std::max(170.0, 46 + kLegendCharWidth * static_cast<double>(longest));
+  const double width = left + plotW + right;
+  const double height = std::max(top + plotH + bottom, top + 18.0 * static_cast<double>(series.size()) + 16);
 
   // Values that cannot be drawn (NaN/Inf, <= 0 on a log axis) are skipped
   // and break the line.
