@@ -9,6 +9,7 @@
 #include <limits>
 #include <algorithm>
 
+#include "charts/text_wrap.h"
 #include "report/fp32_twin.h"
 
 namespace plab::ui {
@@ -144,11 +145,24 @@ void RunChart::setExplanation(const QString& text) {
     explanationElement_->setTextColor(QColor(85, 85, 85));
     plotLayout()->addElement(1, 0, explanationElement_);
   }
-  explanationElement_->setText(text);
+  explanationText_ = text;
+  wrapExplanation();
   setToolTip(text);
 }
 
-QString RunChart::explanation() const { return explanationElement_ ? explanationElement_->text() : QString(); }
+QString RunChart::explanation() const { return explanationText_; }
+
+void RunChart::wrapExplanation() {
+  if (!explanationElement_) return;
+  const int available = std::max(80, width() - 12);
+  const QFontMetrics metrics(explanationElement_->font());
+  // The explanations' own line breaks suit a wide chart; in a narrow one
+  // the text flows as one paragraph instead of breaking twice.
+  bool fits = true;
+  for (const QString& line : explanationText_.split('\n')) fits = fits && metrics.horizontalAdvance(line) <= available;
+  explanationElement_->setText(fits ? explanationText_
+                                    : wrapToWidth(QString(explanationText_).replace('\n', ' '), metrics, available));
+}
 
 void RunChart::scheduleReplot() {
   dirty_ = true;
@@ -228,6 +242,7 @@ void RunChart::fitLegendColumns() {
 
 void RunChart::resizeEvent(QResizeEvent* event) {
   fitLegendColumns();
+  wrapExplanation();
   QCustomPlot::resizeEvent(event);
 }
 

@@ -67,9 +67,10 @@ class RunChart : public QCustomPlot {
   bool exportPng(const QString& path, int width = 0, int height = 0);
   bool exportPdf(const QString& path, int width = 0, int height = 0);
   QString title() const { return titleText_; }
-  // A one-line explanation under the title (what the chart measures).
+  // A short explanation under the title (what the chart measures),
+  // word-wrapped to the chart's width; '\n' breaks a line.
   void setExplanation(const QString& text);
-  QString explanation() const;
+  QString explanation() const;  // as set, unwrapped
 
  signals:
   void followStopped();
@@ -96,7 +97,10 @@ class RunChart : public QCustomPlot {
   QCPTextElement* explanationElement_ = nullptr;
 
  private:
+  void wrapExplanation();
+
   QString titleText_;
+  QString explanationText_;
   QTimer* replotTimer_;
   bool dirty_ = false;
   bool userZoomed_ = false;

@@ -24,9 +24,10 @@ QTableWidgetItem* cell(const QString& text, bool number = true) {
 ComparisonTable::ComparisonTable(const RunStore* store, QWidget* parent)
     : QTableWidget(0, ColumnCount, parent), store_(store) {
   setObjectName("comparisonTable");
-  setHorizontalHeaderLabels({"Run", "Mode", "fp32 twin", "Status", "Started", "Steps", "Final loss", "Final val loss", "Memory",
-                             "State saved vs fp32", "Peak saved vs fp32 (measured)", "Update lost",
-                             "Rounded away (step)", "Tokens/s", "Verdict"});
+  // Two-line headers keep the numeric columns narrow.
+  setHorizontalHeaderLabels({"Run", "Mode", "fp32 twin", "Status", "Started", "Steps", "Final\nloss", "Final\nval loss",
+                             "Memory", "State saved\nvs fp32", "Peak saved vs\nfp32 (measured)", "Update\nlost",
+                             "Rounded away\n(step)", "Tokens/s", "Verdict"});
   horizontalHeaderItem(SavedColumn)
       ->setToolTip("Training state (weights, gradients, moments, master copies, Kahan buffers) against all-fp32 "
                    "AdamW on the same parameters: predicted by the plan, not the process's memory");
@@ -42,7 +43,15 @@ ComparisonTable::ComparisonTable(const RunStore* store, QWidget* parent)
   horizontalHeaderItem(RoundedColumn)
       ->setToolTip("Mean share of non-zero intended updates that left the weight unchanged in a single step");
   horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  horizontalHeader()->setStretchLastSection(true);
+  // The verdict is what the table is for: right after the run and its mode,
+  // cut to a fixed width (the whole sentence is its tooltip), so that it is
+  // on screen without scrolling in a 1600-pixel window.
+  horizontalHeader()->moveSection(VerdictColumn, ModeColumn + 1);
+  horizontalHeader()->setSectionResizeMode(VerdictColumn, QHeaderView::Interactive);
+  setColumnWidth(VerdictColumn, 360);
+  setTextElideMode(Qt::ElideRight);
+  setWordWrap(false);
+  horizontalHeader()->setStretchLastSection(false);
   verticalHeader()->setVisible(false);
   setSelectionBehavior(QAbstractItemView::SelectRows);
   setSelectionMode(QAbstractItemView::SingleSelection);

@@ -1,0 +1,113 @@
+// Issue 20.4 / 20.5: at 1600x1000 and at 1280x720, with the six runs of a
+// comparison, every chart's title and explanation fit the chart (they were
+// cut at both ends), the memory chart keeps a readable plot, and at 1600
+// pixels the verdict column is on screen without scrolling.
+#include <QHeaderView>
+#include <QTemporaryDir>
+#include <QtTest/QtTest>
+
+#include <filesystem>
+
+#include "charts/chart_panel.h"
+#include "charts/layer_heatmap.h"
+#include "charts/loss_chart.h"
+#include "charts/memory_chart.h"
+#include "charts/rounded_away_chart.h"
+#include "charts/text_wrap.h"
+#include "charts/update_lost_chart.h"
+#include "comparison/comparison_table.h"
+#include "main_window.h"
+#include "support/run_folders.h"
+
+using namespace plab::ui;
+namespace fs = std::filesystem;
+
+namespace {
+
+void writeComparison(const QString& workspace) {
+  int n = 0;
+  for (auto mode : plab::allOptimizerModes()) {
+    plab::RunConfig c = plab::defaultRunConfig();
+    c.mode = mode;
+    c.name = "tiny-gpt2-finetune-" + plab::optimizerModeId(mode);
+    plab::test::writeStoredRun(fs::path(workspace.toStdString()) / (c.name + "-20250101-00000" + std::to_string(++n)), c,
+                               20);
+  }
+}
+
+// The widest line of every text element in the chart's layout, minus the
+// chart's width: > 0 means cut.
+int overflow(QCustomPlot* chart) {
+  int worst = -chart->width();
+  for (int i = 0; i < chart->plotLayout()->elementCount(); ++i) {
+    auto* text = qobject_cast<QCPTextElement*>(chart->plotLayout()->elementAt(i));
+    if (!text || !text->visible()) continue;
+    const QFontMetrics metrics(text->font());
+    for (const QString& line : text->text().split('\n'))
+      worst = std::max(worst, metrics.horizontalAdvance(line) - chart->width());
+  }
+  return worst;
+}
+
+}  // namespace
+
+class TestWindowLayout : public QObject {
+  Q_OBJECT
+ private slots:
+  void chartTextsFit_data() {
+    QTest::addColumn<QSize>("size");
+    QTest::newRow("1600x1000") << QSize(1600, 1000);
+    QTest::newRow("1280x720") << QSize(1280, 720);
+  }
+
+  void chartTextsFit() {
+    QFETCH(QSize, size);
+    QTemporaryDir workspace;
+    writeComparison(workspace.path());
+    MainWindow w(workspace.path());
+    w.resize(size);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.chartPanel()->refreshNow();
+    QCoreApplication::processEvents();
+    ChartPanel* p = w.chartPanel();
+    for (QCustomPlot* chart : std::initializer_list<QCustomPlot*>{p->lossChart(), p->updateLostChart(),
+                                                                 p->roundedAwayChart(), p->memoryChart(),
+                                                                 p->layerHeatmap()})
+      QVERIFY2(overflow(chart) <= 0, qPrintable(QString("%1: a text is %2 px wider than the chart (%3 px)")
+                                                    .arg(chart->metaObject()->className())
+                                                    .arg(overflow(chart))
+                                                    .arg(chart->width())));
+    // The memory chart was about 40 px tall at 1280x720.
+    QVERIFY2(p->memoryChart()->axisRect()->height() >= 100,
+             qPrintable(QString("memory plot %1 px tall").arg(p->memoryChart()->axisRect()->height())));
+  }
+
+  void theVerdictIsInViewAt1600() {
+    QTemporaryDir workspace;
+    writeComparison(workspace.path());
+    MainWindow w(workspace.path());
+    w.resize(1600, 1000);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    ComparisonTable* table = w.comparisonTable();
+    const int left = table->columnViewportPosition(ComparisonTable::VerdictColumn);
+    QVERIFY2(left >= 0 && left + 200 <= table->viewport()->width(),
+             qPrintable(QString("verdict at x %1 of %2").arg(left).arg(table->viewport()->width())));
+    QVERIFY(table->item(1, ComparisonTable::VerdictColumn)->text().contains("vs fp32 twin"));
+  }
+
+  void wrapping() {
+    const QFontMetrics metrics(QFont("DejaVu Sans", 8));
+    const QString text = "share of the intended update that never reached the weights";
+    const QString wrapped = wrapToWidth(text, metrics, 120);
+    QVERIFY(wrapped.count('\n') >= 2);
+    for (const QString& line : wrapped.split('\n')) QVERIFY(metrics.horizontalAdvance(line) <= 120);
+    QCOMPARE(QString(wrapped).replace('\n', ' '), text);
+    QCOMPARE(wrapToWidth("a\nb", metrics, 500), QString("a\nb"));  // its own breaks stay
+    QCOMPARE(wrapToWidth("unbreakable", metrics, 5), QString("unbreakable"));
+  }
+};
+
+QTEST_MAIN(TestWindowLayout)
+#include "test_window_layout.moc"
