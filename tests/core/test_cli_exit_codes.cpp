@@ -41,7 +41,7 @@ class TestCliExitCodes : public QObject {
     const fs::path out = fs::path(tmp.path().toStdString()) / "run";
     const CliOutcome o = runCli({"run", "--default", "--mode", "bf16-kahan", "--steps", "2", "--out", str(out)});
     QVERIFY2(o.exitCode == 0, o.describe());
-    QVERIFY2(o.out.contains("memory MiB") && o.out.contains("report:"), o.describe());
+    QVERIFY2(o.out.contains("state saved") && o.out.contains("report:"), o.describe());  // the summary table
     QVERIFY(fs::is_regular_file(out / "report.html"));
     if (fs::exists(out / "report.pdf")) QVERIFY(fs::file_size(out / "report.pdf") > 0);  // GUI builds
     // Nothing half-written is left behind.
