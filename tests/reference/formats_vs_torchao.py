@@ -11,7 +11,11 @@ values, and every element, block scale and tensor scale must agree bit for bit
       default scale mode (FLOOR, asserted below), then dequantize(float32).
   nvfp4: NVFP4Tensor.to_nvfp4(x, per_tensor_scale=per_tensor_amax_to_scale(max|x|)),
       then dequantize(float32).
-Cases: random tensors over seeds and magnitudes, log-uniform magnitudes across
+Cases: values on (or an ulp beside) rounding ties after scaling, where the order
+of torchao's scale arithmetic decides the result (e4m3/e5m2 midpoints over the
+tensor scale; e2m1 ties times chosen NVFP4 block scales; three seeds: replacing
+NVFP4's (1/s)/b by 1/(s*b), or fp8's x*s by x/(1/s), fails them, while all the
+random cases still pass), random tensors over seeds and magnitudes, log-uniform magnitudes across
 the whole fp32 range (subnormals to near the max), hand-made edge rows (zeros,
 -0, subnormals, at and beyond every format's saturation, ties, all-equal
 blocks), +-Inf, NaN, bf16 inputs, and rows of 45 elements (torchao needs whole
@@ -74,8 +78,54 @@ def edge_rows():
     return torch.tensor(rows, dtype=torch.float32)
 
 
+def grid(dtype):
+    """Every finite non-negative value of an fp8 type, ascending."""
+    v = torch.arange(256, dtype=torch.int32).to(torch.uint8).view(dtype).float()
+    return torch.unique(v[torch.isfinite(v) & (v >= 0)])
+
+
+def tie_cases(seed):
+    """Values that land on (or one ulp beside) a rounding tie after scaling:
+    here the order of torchao's scale arithmetic decides the result, which
+    random values almost never test."""
+    g = torch.Generator().manual_seed(100 + seed)
+    out = []
+    for name, dtype, fmt_max in (("e4m3", torch.float8_e4m3fn, 448.0), ("e5m2", torch.float8_e5m2, 57344.0)):
+        v = grid(dtype)
+        mids = (v[:-1] + v[1:]) / 2  # exact in fp32
+        amax = float(torch.rand(1, generator=g) * 10 + 0.1)
+        scale = torch.tensor(fmt_max / amax, dtype=torch.float64).float()  # as torchao's amax_to_scale
+        x = (mids / scale).repeat(2)[: 20 * ROW]
+        x = torch.cat([x, torch.zeros(20 * ROW - x.numel())])
+        x[0] = amax
+        out.append((f"{name} ties at the tensor scale, seed {seed}", x.view(20, ROW)))
+    # NVFP4: blocks whose scale is a chosen e4m3 value, elements at e2m1 ties times the block's scale.
+    amax = float(torch.rand(1, generator=g) * 100 + 1)
+    pts = torch.tensor(amax, dtype=torch.float32) / 2688.0
+    codes = grid(torch.float8_e4m3fn)
+    codes = codes[(codes >= 2.0 ** -6) & (codes <= 448)]
+    ties = torch.tensor([0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, 6.0])
+    rows = []
+    for r in range(24):
+        row = []
+        for b in range(ROW // 16):
+            bs = codes[torch.randint(len(codes), (1,), generator=g)].item()
+            step = pts * bs
+            block = ties[torch.randint(len(ties), (16,), generator=g)] * step
+            block[0] = 6.0 * step
+            row.append(block * torch.where(torch.rand(16, generator=g) < 0.5, -1.0, 1.0))
+        rows.append(torch.cat(row))
+    x = torch.stack(rows)
+    x = x * torch.clamp(amax / x.abs().max(), max=1.0)
+    x[0, 0] = amax
+    out.append((f"e2m1 ties at NVFP4 block scales, seed {seed}", x))
+    return out
+
+
 def cases():
     out = []
+    for seed in (1, 2, 3):
+        out.extend(tie_cases(seed))
     for seed in (1, 2, 3):
         g = torch.Generator().manual_seed(seed)
         for scale in (1e-3, 1.0, 300.0):
