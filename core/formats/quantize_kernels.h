@@ -1,6 +1,7 @@
 #pragma once
 // The fake-quantization kernels of the GEMM formats: the contract their CPU
-// loop (quantize_cpu.cpp) and CUDA kernels (quantize_cuda.cu) share, and the
+// loop (quantize_cpu.cpp, quantize_cpu_loop.h) and CUDA kernels
+// (quantize_cuda.cu) share, and the
 // per-block work both run. One pass reads the input (fp32 or bf16) and writes
 // the quantized-then-dequantized values as fp32 plus the block scales; the
 // per-tensor formats read the input once more first, for its amax. No
@@ -10,7 +11,8 @@
 // length is not a multiple of the block size ends in a shorter block, scaled
 // by its own amax: the same as padding the row with zeros to a whole block
 // (zeros change neither amax nor any other element) and dropping the padding.
-// torchao requires whole blocks; its tests pad that way.
+// torchao requires whole blocks; tests/reference/formats_vs_torchao.py gives
+// it the rows padded that way.
 #include <cstdint>
 
 #include "formats/fp8_element.h"
