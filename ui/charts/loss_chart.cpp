@@ -33,8 +33,10 @@ void LossChart::setDifferenceFromFp32(bool on) {
   if (on == difference_) return;
   difference_ = on;
   if (on) setLogScale(false);  // differences go negative
-  titleElement_->setText(on ? "Loss minus its fp32 twin's at the same step" : title());
-  yAxis->setLabel(on ? "Δ loss vs the fp32 twin (nats; line: train, marks: val)" : kLossLabel);
+  // The reference is the run's fp32 twin unless one was chosen by hand; the
+  // legend names it per run ("(chosen)").
+  titleElement_->setText(on ? "Loss minus its fp32 reference's at the same step" : title());
+  yAxis->setLabel(on ? "Δ loss vs fp32 reference (nats; line: train, marks: val)" : kLossLabel);
   clearData();
 }
 
