@@ -1,11 +1,10 @@
 #pragma once
 // The fake-quantization kernels of the GEMM formats: the contract their CPU
 // loop (quantize_cpu.cpp, quantize_cpu_loop.h) and CUDA kernels
-// (quantize_cuda.cu) share, and the
-// per-block work both run. One pass reads the input (fp32 or bf16) and writes
-// the quantized-then-dequantized values as fp32 plus the block scales; the
-// per-tensor formats read the input once more first, for its amax. No
-// temporaries. Torch-free.
+// (quantize_cuda.cu) share, and the per-block work both run. One pass reads
+// the input (fp32 or bf16) and writes the quantized-then-dequantized values
+// as fp32 plus the block scales; the per-tensor formats read the input once
+// more first, for its amax. No temporaries. Torch-free.
 //
 // Blocks run along the rows (the last, contiguous dimension). A row whose
 // length is not a multiple of the block size ends in a shorter block, scaled
