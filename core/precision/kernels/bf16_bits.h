@@ -31,7 +31,9 @@ PLAB_HD float floatOf(uint32_t u) {
 PLAB_HD float bf16ToFloat(uint16_t b) { return floatOf(static_cast<uint32_t>(b) << 16); }
 
 // Round to nearest, ties to even: what c10::BFloat16 and torch's
-// .to(kBFloat16) do, including NaN -> 0x7FC0.
+// .to(kBFloat16) do. NaN -> 0x7FC0 as the scalar c10::BFloat16 cast writes
+// it (torch 2.13's vectorised CPU cast writes 0xFFFF: the NaN is the same,
+// its bits are not).
 // (Selects rather than branches: the CPU loop vectorises.)
 PLAB_HD uint16_t bf16Nearest(float x) {
   const uint32_t u = bitsOf(x);
