@@ -74,9 +74,9 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
   }
   h << "</table>\n";
   // Why runs ended early, under the table rather than in a cell.
-  for (const RunRecord& r : runs)
-    if (!r.result.message.empty())
-      h << "<p class=\"" << report::runStatusText(r) << "\"><b>" << escapeXml(r.config.name) << "</b> ("
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (const RunRecord& r = runs[i]; !r.result.message.empty())
+      h << "<p class=\"" << report::runStatusText(r) << "\"><b>" << escapeXml(report::runLabel(runs, i)) << "</b> ("
         << report::runStatusText(r) << "): " << escapeXml(r.result.message) << "</p>\n";
 
   h << "<h2>Memory breakdown (MiB)</h2>\n<table>\n<tr><th>run</th><th>weights</th><th>gradients</th>"

@@ -24,14 +24,39 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Six runs of a comparison, each measuring 32 layers (a 4-block GPT-2's
+// count), as the trainer writes them.
 void writeComparison(const QString& workspace) {
   int n = 0;
+  std::vector<std::string> layers;
+  for (int block = 0; block < 4; ++block)
+    for (const char* part : {"ln_1", "attn.c_attn", "attn.c_proj", "ln_2", "mlp.c_fc", "mlp.c_proj", "x", "y"})
+      layers.push_back("transformer.h." + std::to_string(block) + "." + part);
   for (auto mode : plab::allOptimizerModes()) {
     plab::RunConfig c = plab::defaultRunConfig();
     c.mode = mode;
     c.name = "tiny-gpt2-finetune-" + plab::optimizerModeId(mode);
-    plab::test::writeStoredRun(fs::path(workspace.toStdString()) / (c.name + "-20250101-00000" + std::to_string(++n)), c,
-                               20);
+    const fs::path dir = plab::test::writeStoredRun(
+        fs::path(workspace.toStdString()) / (c.name + "-20250101-00000" + std::to_string(++n)), c, 20);
+    fs::remove(dir / "metrics.jsonl");
+    fs::remove(dir / "metrics.csv");
+    fs::remove(dir / "layers.csv");
+    plab::RunInfo info;  // as writeStoredRun's, with the 32 layers
+    info.runName = c.name;
+    info.device = "cpu";
+    info.modelType = "gpt2";
+    info.parameterCount = 1 << 20;
+    info.fp32Baseline = plab::fp32AdamWBaseline(info.parameterCount);
+    info.optimizerMode = plab::optimizerModeId(mode);
+    info.layers = layers;
+    plab::writeJsonFileAtomically(dir / "run_info.json", plab::toJson(info));
+    plab::MetricsWriter writer(dir);
+    for (int step = 1; step <= 20; ++step) {
+      plab::StepMetrics m = plab::test::storedStep(step, 0);
+      m.layers.clear();
+      for (const std::string& layer : layers) m.layers.push_back({layer, 0.3, 0.8});
+      writer.write(m);
+    }
   }
 }
 
@@ -71,6 +96,9 @@ class TestWindowLayout : public QObject {
     w.chartPanel()->refreshNow();
     QCoreApplication::processEvents();
     ChartPanel* p = w.chartPanel();
+    p->heatmapMetricCombo()->setCurrentIndex(1);  // rounded away: what these runs measured per layer
+    p->refreshNow();
+    QCoreApplication::processEvents();
     for (QCustomPlot* chart : std::initializer_list<QCustomPlot*>{p->lossChart(), p->updateLostChart(),
                                                                  p->roundedAwayChart(), p->memoryChart(),
                                                                  p->layerHeatmap()})
@@ -78,6 +106,18 @@ class TestWindowLayout : public QObject {
                                                     .arg(chart->metaObject()->className())
                                                     .arg(overflow(chart))
                                                     .arg(chart->width())));
+    // The layer names stand apart (at 1280x720 every one was drawn over its
+    // neighbours): no more of them than lines fit the plot's height.
+    LayerHeatmap* heatmap = p->layerHeatmap();
+    const auto ticker = heatmap->yAxis->ticker().dynamicCast<QCPAxisTickerText>();
+    QVERIFY(ticker);
+    const int line = QFontMetrics(heatmap->yAxis->tickLabelFont()).height();
+    QVERIFY(!ticker->ticks().isEmpty());
+    QVERIFY2(ticker->ticks().size() * line <= heatmap->axisRect()->height(),
+             qPrintable(QString("%1 layer names of %2 px in %3 px")
+                            .arg(ticker->ticks().size())
+                            .arg(line)
+                            .arg(heatmap->axisRect()->height())));
     // The memory chart was about 40 px tall at 1280x720.
     QVERIFY2(p->memoryChart()->axisRect()->height() >= 100,
              qPrintable(QString("memory plot %1 px tall").arg(p->memoryChart()->axisRect()->height())));

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "precision/update_stats.h"
+#include "report/fp32_twin.h"
 #include "report/report_charts.h"
 
 namespace plab::ui {
@@ -180,7 +181,10 @@ void LayerHeatmap::showRuns(const std::vector<plab::RunRecord>& runs) {
     return;
   }
   const auto& record = runs[static_cast<size_t>(run)];
-  titleElement_->setText(QString(metricTitle(metric_)) + " — " + runLabel(record, run));
+  // Runs named alike read "name (2)", as in the legend and the run chooser.
+  const QString name = record.config.name.empty() ? runLabel(record, run)
+                                                  : QString::fromStdString(plab::report::runLabel(runs, static_cast<size_t>(run)));
+  titleElement_->setText(QString(metricTitle(metric_)) + " — " + name);
 
   // Rows: the model-order layer list from RunInfo, plus any layer only seen in steps.
   QHash<QString, int> rowOf;
@@ -232,14 +236,28 @@ void LayerHeatmap::showRuns(const std::vector<plab::RunRecord>& runs) {
         }
       cells_[static_cast<size_t>(x)][static_cast<size_t>(y)] = {true, lv.evidence, lv.toolTip};
     }
-  // Readable ticks: at most ~24 labels.
-  const int every = std::max(1, (ny + 23) / 24);
-  for (int y = 0; y < ny; ++y) {
-    layers_ << QString::fromStdString(rowNames[static_cast<size_t>(y)]);
-    if (y % every == 0) layerTicker_->addTick(y, shortLayerName(rowNames[static_cast<size_t>(y)]));
-  }
+  for (int y = 0; y < ny; ++y) layers_ << QString::fromStdString(rowNames[static_cast<size_t>(y)]);
+  labelLayers();
   map_->setDataRange(QCPRange(0, scaleMax_));
   scheduleReplot();
+}
+
+void LayerHeatmap::labelLayers() {
+  layerTicker_->clear();
+  const int rows = static_cast<int>(layers_.size());
+  if (rows == 0) return;
+  // At most ~24 labels, and no more than the plot's height holds apart (at
+  // 1280x720 every name was drawn over its neighbours).
+  const int line = QFontMetrics(yAxis->tickLabelFont()).height();
+  const int plot = axisRect()->height() > 0 ? axisRect()->height() : std::max(1, height() - 120);
+  const int fit = std::max(1, plot / std::max(1, line));
+  const int every = std::max({1, (rows + 23) / 24, (rows + fit - 1) / fit});
+  for (int y = 0; y < rows; y += every) layerTicker_->addTick(y, shortLayerName(layers_[y].toStdString()));
+}
+
+void LayerHeatmap::resizeEvent(QResizeEvent* event) {
+  RunChart::resizeEvent(event);
+  labelLayers();
 }
 
 void LayerHeatmap::setScaleMax(double percent) {

@@ -45,9 +45,11 @@ class LayerHeatmap : public RunChart {
 
  protected:
   void fitView() override;
+  void resizeEvent(QResizeEvent* event) override;
   bool plotsSteps() const override { return false; }  // always per step
 
  private:
+  void labelLayers();  // as many layer names as the plot's height lets stand apart
   QCPColorMap* map_;
   QCPColorMap* noEvidence_;  // grey where a figure is noise (drawn over map_)
   QCPColorScale* scale_;

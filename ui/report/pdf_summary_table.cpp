@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "charts/run_colors.h"
+#include "report/fp32_twin.h"
 #include "report/run_figures.h"
 
 namespace plab::ui {
@@ -23,7 +24,8 @@ QStringList rowOf(const std::vector<plab::RunRecord>& runs, size_t i) {
   const plab::RunRecord& r = runs[i];
   const plab::report::RunFigureTexts f = plab::report::runFigureTexts(runs, i);
   const auto text = [](const std::string& t) { return QString::fromStdString(t); };
-  return {QString::fromStdString(r.config.name), QString::fromStdString(plab::optimizerModeLabel(r.config.mode)),
+  return {QString::fromStdString(plab::report::runLabel(runs, i)),
+          QString::fromStdString(plab::optimizerModeLabel(r.config.mode)),
           text(f.status), text(f.steps), text(f.finalLoss), text(f.finalValLoss), text(f.memory),
           text(f.stateSaved), text(f.peakSaved), text(f.updateLost), text(f.roundedAway), text(f.tokensPerSecond)};
 }

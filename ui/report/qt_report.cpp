@@ -69,10 +69,12 @@ void drawVerdicts(QPainter& p, PdfPageCursor& cur, const std::vector<plab::RunRe
                                                  plab::report::comparisonVerdict(runs, i)));
   }
   cur.y += lineH / 2;
-  for (const auto& r : runs) {
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const plab::RunRecord& r = runs[i];
     if (r.result.message.empty()) continue;
     drawParagraph(p, cur,
-                  QString::fromStdString(r.config.name + " (" + plab::report::runStatusText(r) + "): " + r.result.message),
+                  QString::fromStdString(plab::report::runLabel(runs, i) + " (" + plab::report::runStatusText(r) +
+                                         "): " + r.result.message),
                   r.result.status == plab::RunStatus::Failed ? QColor(176, 0, 32) : QColor(Qt::black));
   }
   cur.y += lineH;
