@@ -124,6 +124,20 @@ class TestFirstStart : public QObject {
     for (int position = 0; position < 5; ++position) QCOMPARE(rows->logicalIndex(position), position);
   }
 
+  // Issue 20.3: runs named alike are told apart in the table as in the legend.
+  void theTableNumbersRunsNamedAlike() {
+    QTemporaryDir workspace;
+    for (int n = 1; n <= 2; ++n) {
+      plab::RunConfig c = plab::defaultRunConfig();
+      c.name = "same";
+      plab::test::writeStoredRun(fs::path(workspace.path().toStdString()) / ("same-20250101-00000" + std::to_string(n)),
+                                 c, 3);
+    }
+    MainWindow w(workspace.path());
+    QCOMPARE(w.comparisonTable()->item(0, ComparisonTable::NameColumn)->text(), QString("same"));
+    QCOMPARE(w.comparisonTable()->item(1, ComparisonTable::NameColumn)->text(), QString("same (2)"));
+  }
+
   void filterTerms() {
     const RunFilterFields run{"run3-bf16-kahan", "bf16-kahan", "completed", "run3-bf16-kahan-20250101"};
     QVERIFY(runMatchesFilter("", run));

@@ -6,6 +6,7 @@
 
 #include "charts/run_colors.h"
 #include "report/fp32_comparison.h"
+#include "report/fp32_twin.h"
 #include "report/run_figures.h"
 #include "run/run_store.h"
 
@@ -87,7 +88,8 @@ void ComparisonTable::refreshRun(int run) {
   const auto& record = store_->record(run);
   const RunState state = store_->state(run);
 
-  auto* name = cell(QString::fromStdString(record.config.name), false);
+  // Runs named alike read "name (2)", as the twin column and the legend name them.
+  auto* name = cell(QString::fromStdString(plab::report::runLabel(store_->records(), static_cast<size_t>(run))), false);
   name->setFlags(name->flags() | Qt::ItemIsUserCheckable);
   name->setCheckState(store_->isVisible(run) ? Qt::Checked : Qt::Unchecked);
   name->setForeground(nameColor(run));
