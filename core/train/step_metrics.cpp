@@ -175,6 +175,7 @@ nlohmann::json toJson(const RunResult& r) {
   j["step_peak_bytes"] = r.stepPeakBytes ? json(*r.stepPeakBytes) : json(nullptr);
   j["training_peak_bytes"] = r.trainingPeakBytes ? json(*r.trainingPeakBytes) : json(nullptr);
   j["peak_probe_steps"] = r.peakProbeSteps;
+  j["world_size"] = r.worldSize;
   return j;
 }
 

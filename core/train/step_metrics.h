@@ -97,6 +97,7 @@ enum class RunStatus { Completed, Stopped, Failed };
 
 struct RunResult {
   RunStatus status = RunStatus::Completed;
+  int worldSize = 1;                // processes of a data-parallel run (each holds the whole optimizer state)
   std::string message;              // the error for Failed (e.g. "loss became NaN at step 12")
   int64_t stepsDone = 0;
   double finalLoss = 0;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "data/text_dataset.h"
+#include "distributed/data_parallel.h"
 #include "model/model_factory.h"
 #include "model/module_tree.h"
 #include "precision/decay_effect.h"
@@ -66,6 +67,7 @@ struct RunControl {
 
 struct Trainer::Impl {
   RunConfig config;
+  WorldInfo world;
   RunControl control;
 };
 
@@ -164,8 +166,8 @@ void scaleGrads(const std::vector<TrainableParam>& params, double factor) {
 // so a failure mid-run still reports it.
 class Session {
  public:
-  Session(RunControl& control, const RunConfig& cfg, const Trainer::Callbacks& cb)
-      : control_(control), cfg_(cfg), cb_(cb) {}
+  Session(RunControl& control, const RunConfig& cfg, const WorldInfo& world, const Trainer::Callbacks& cb)
+      : control_(control), cfg_(cfg), world_(world), cb_(cb) {}
 
   void log(const std::string& line) {
     if (cb_.onLog) cb_.onLog(line);
@@ -173,6 +175,10 @@ class Session {
 
   // Frees the space set aside for summary.json and the report, just before writing them.
   void releaseSummaryReserve() { summaryReserve_.release(); }
+  // The other ranks' errors then name this one.
+  void announceFailure(const std::string& message) noexcept {
+    if (dp_) dp_->announceFailure(message);
+  }
 
   void execute() {
     if (!cfg_.output_dir.empty()) {
@@ -192,6 +198,9 @@ class Session {
   void setup() {
     const torch::Device device = resolveDevice(cfg_.device);
     device_ = device;
+    // Before joining: every rank refuses the same config alike, none waits for the others.
+    checkGlobalBatch(world_, cfg_.batch_size);
+    dp_ = std::make_unique<DataParallel>(world_, device);
     // Before the run's first tensor operation: ATen and MKL choose their code then.
     if (cfg_.reproducible) log(pinReproducibleCpuMath());
     applyIntraOpThreads(cfg_.reproducible ? 1 : cfg_.threads);
@@ -225,7 +234,7 @@ class Session {
     model_->train();
 
     for (auto& [inputs, targets] : dataset_->valBatches(cfg_.batch_size, cfg_.eval_batches))
-      valBatches_.emplace_back(inputs.to(device), targets.to(device));
+      valBatches_.emplace_back(dp_->localRows(inputs).to(device), dp_->localRows(targets).to(device));
 
     RunInfo& info = info_;
     info.runName = cfg_.name;
@@ -293,6 +302,7 @@ class Session {
     model_->eval();
     double sum = 0;
     for (const auto& [inputs, targets] : valBatches_) sum += model_->loss(inputs, targets).item<double>();
+    sum = dp_->mean(sum, "the validation loss");
     model_->train();
     return valBatches_.empty() ? std::nan("") : sum / static_cast<double>(valBatches_.size());
   }
@@ -309,7 +319,9 @@ class Session {
     peak_.emplace(firstStep_, cfg_.steps, cfg_.layer_stats_every, cfg_.update_window);
     for (int64_t step = firstStep_; step <= cfg_.steps; ++step) {
       pausedSeconds += control_.waitWhilePaused();
-      if (control_.stopping()) {
+      if (world_.distributed() && testCrashRequested(world_, step)) std::_Exit(3);
+      // All ranks stop at the same step, or the others would wait for it.
+      if (dp_->any(control_.stopping(), "the stop request of step " + std::to_string(step))) {
         status_ = RunStatus::Stopped;
         message_ = "stopped by the user after step " + std::to_string(step - 1);
         log("run " + cfg_.name + ": " + message_);
@@ -331,12 +343,14 @@ class Session {
       // Summed on the device and read once per step, not per micro-batch.
       torch::Tensor lossSum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device_));
       for (int64_t micro = 0; micro < cfg_.grad_accum; ++micro) {
-        auto [inputs, targets] = dataset_->trainBatch(cfg_.batch_size, rng_);
-        torch::Tensor loss = model_->loss(inputs.to(device_), targets.to(device_));
+        auto [inputs, targets] = dataset_->trainBatch(cfg_.batch_size, rng_);  // the same global batch on every rank
+        torch::Tensor loss = model_->loss(dp_->localRows(inputs).to(device_), dp_->localRows(targets).to(device_));
         (loss / static_cast<double>(cfg_.grad_accum)).backward();
         lossSum += loss.detach().to(torch::kDouble);
       }
-      m.loss = lossSum.item<double>() / static_cast<double>(cfg_.grad_accum);
+      m.loss = dp_->mean(lossSum.item<double>() / static_cast<double>(cfg_.grad_accum),
+                         "the loss of step " + std::to_string(step));
+      dp_->averageGradients(params_, "the gradients of step " + std::to_string(step));
       m.gradNorm = gradNorm(params_);
       if (!std::isfinite(m.loss)) {
         m.elapsedSeconds = std::chrono::duration<double>(Clock::now() - start).count() - pausedSeconds;
@@ -418,6 +432,7 @@ class Session {
     RunResult r;
     r.status = status_;
     r.message = message_;
+    r.worldSize = world_.worldSize;
     r.stepsDone = steps_.empty() ? 0 : steps_.back().step;
     if (status_ == RunStatus::Failed && !steps_.empty() && !std::isfinite(steps_.back().loss))
       r.stepsDone = steps_.back().step - 1;  // the diverged step did not update the weights
@@ -457,7 +472,9 @@ class Session {
  private:
   RunControl& control_;
   const RunConfig& cfg_;
+  const WorldInfo& world_;
   const Trainer::Callbacks& cb_;
+  std::unique_ptr<DataParallel> dp_;  // set up first; a no-op in a world of one
   torch::Device device_{torch::kCPU};
   std::optional<RunPeak> peak_;  // set when training starts
   std::mt19937_64 rng_;
@@ -492,15 +509,20 @@ std::string firstLine(const std::string& s) {
 
 }  // namespace
 
-Trainer::Trainer(RunConfig config) : impl_(std::make_unique<Impl>()) { impl_->config = std::move(config); }
+Trainer::Trainer(RunConfig config, WorldInfo world) : impl_(std::make_unique<Impl>()) {
+  impl_->config = std::move(config);
+  impl_->world = std::move(world);
+  if (!impl_->world.writesOutputs()) impl_->config.output_dir.clear();  // rank 0 writes the run folder
+}
 Trainer::~Trainer() = default;
 
 RunResult Trainer::run(const Callbacks& callbacks) {
-  Session session(impl_->control, impl_->config, callbacks);
+  Session session(impl_->control, impl_->config, impl_->world, callbacks);
   try {
     session.execute();
   } catch (const std::exception& e) {
     session.fail(firstLine(e.what()));
+    session.announceFailure(firstLine(e.what()));
   } catch (...) {
     session.fail("unknown error");
   }

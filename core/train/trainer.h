@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "distributed/world_info.h"
 #include "train/run_config.h"
 #include "train/step_metrics.h"
 
@@ -19,7 +20,9 @@ class Trainer {
     std::function<void(const std::string&)> onLog;       // human-readable progress lines
   };
 
-  explicit Trainer(RunConfig config);
+  // world: this process's place in a data-parallel job (distributed/world_info.h);
+  // only rank 0 writes config.output_dir.
+  explicit Trainer(RunConfig config, WorldInfo world = {});
   ~Trainer();
 
   // Blocking; call it on a worker thread. Never throws: bad input, NaN loss

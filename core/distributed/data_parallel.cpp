@@ -1,0 +1,64 @@
+#include "distributed/data_parallel.h"
+
+#include <map>
+
+#include "distributed/process_group.h"
+
+namespace plab {
+
+DataParallel::DataParallel(const WorldInfo& world, const torch::Device& device) : world_(world), device_(device) {
+  if (world_.distributed()) group_ = std::make_unique<ProcessGroup>(world_, device);
+}
+
+DataParallel::~DataParallel() = default;
+
+torch::Tensor DataParallel::localRows(const torch::Tensor& globalBatch) const {
+  if (!active()) return globalBatch;
+  const int64_t rows = globalBatch.size(0) / world_.worldSize;
+  return globalBatch.narrow(0, world_.rank * rows, rows);
+}
+
+void DataParallel::averageGradients(const std::vector<TrainableParam>& params, const std::string& what) {
+  if (!active()) return;
+  torch::NoGradGuard noGrad;
+  // One bucket per gradient dtype, reduced in fp32: a bf16 sum would round
+  // at every addition.
+  std::map<torch::ScalarType, std::vector<torch::Tensor>> byType;
+  for (const TrainableParam& p : params) {
+    const torch::Tensor& g = p.param.grad();
+    if (g.defined()) byType[g.scalar_type()].push_back(g);
+  }
+  for (auto& [type, grads] : byType) {
+    std::vector<torch::Tensor> flat;
+    flat.reserve(grads.size());
+    for (const torch::Tensor& g : grads) flat.push_back(g.reshape({-1}).to(torch::kFloat));
+    torch::Tensor bucket = torch::cat(flat);
+    group_->allReduceSum(bucket, what);
+    bucket.div_(static_cast<double>(world_.worldSize));
+    int64_t offset = 0;
+    for (torch::Tensor& g : grads) {
+      g.copy_(bucket.narrow(0, offset, g.numel()).view(g.sizes()));
+      offset += g.numel();
+    }
+  }
+}
+
+double DataParallel::mean(double local, const std::string& what) {
+  if (!active()) return local;
+  torch::Tensor t = torch::tensor({local}, torch::kDouble).to(device_);
+  group_->allReduceSum(t, what);
+  return t.item<double>() / static_cast<double>(world_.worldSize);
+}
+
+bool DataParallel::any(bool local, const std::string& what) {
+  if (!active()) return local;
+  torch::Tensor t = torch::tensor({local ? 1.0 : 0.0}, torch::kDouble).to(device_);
+  group_->allReduceSum(t, what);
+  return t.item<double>() > 0;
+}
+
+void DataParallel::announceFailure(const std::string& message) noexcept {
+  if (group_) group_->announceFailure(message);
+}
+
+}  // namespace plab

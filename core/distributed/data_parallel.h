@@ -1,0 +1,51 @@
+#pragma once
+// Data parallelism over torch.distributed (c10d): every rank draws the same
+// global batch and trains on its rows, gradients are averaged before the
+// precision step, and the loss figures are averaged for the metrics.
+// The optimizer state is replicated: every rank steps every parameter from
+// the same averaged gradient (ZeRO-1 sharding is not done yet).
+// In a world of one every call is a no-op that returns its input unchanged,
+// so a single process trains bit for bit as without this class.
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "distributed/world_info.h"
+#include "precision/precision_adamw.h"
+
+namespace plab {
+
+class ProcessGroup;  // distributed/process_group.h
+
+class DataParallel {
+ public:
+  // Joins the process group (rank 0 serves the TCPStore) when the world has
+  // more than one rank; throws DistributedError when the others do not come.
+  DataParallel(const WorldInfo& world, const torch::Device& device);
+  ~DataParallel();
+
+  const WorldInfo& world() const { return world_; }
+  bool active() const { return world_.distributed(); }
+
+  // This rank's rows of a global batch: [r*B/N, (r+1)*B/N).
+  torch::Tensor localRows(const torch::Tensor& globalBatch) const;
+  // Gradients summed over the ranks and divided by N, one flat fp32 bucket
+  // per gradient dtype.
+  void averageGradients(const std::vector<TrainableParam>& params, const std::string& what);
+  // The ranks' mean of a value each measured on its rows.
+  double mean(double local, const std::string& what);
+  // True on every rank when any rank says true (a stop request).
+  bool any(bool local, const std::string& what);
+  // Best effort: tells the other ranks why this one stops, so that their
+  // errors name it. Never throws.
+  void announceFailure(const std::string& message) noexcept;
+
+ private:
+  WorldInfo world_;
+  torch::Device device_;  // NCCL reduces on the device
+  std::unique_ptr<ProcessGroup> group_;
+};
+
+}  // namespace plab

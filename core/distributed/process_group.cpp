@@ -1,0 +1,163 @@
+#include "distributed/process_group.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#ifdef PLAB_HAVE_GLOO
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#endif
+#ifdef PLAB_HAVE_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+namespace plab {
+namespace {
+
+// LibTorch errors carry a backtrace after the first line.
+std::string firstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+const char* const kFailedKey = "plab/failed";
+
+// Gloo's errors open with its source file and end with advice; the middle says what happened.
+std::string glooReason(const std::string& what) {
+  std::string s = firstLine(what);
+  if (!s.empty() && s.front() == '[')
+    if (const auto close = s.find("] "); close != std::string::npos) s = s.substr(close + 2);
+  if (const auto advice = s.find(" This is typically"); advice != std::string::npos) s = s.substr(0, advice);
+  return s;
+}
+
+}  // namespace
+
+#ifdef PLAB_HAVE_GLOO
+
+struct ProcessGroup::Impl {
+  WorldInfo world;
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::Backend> backend;
+
+  std::string who() const { return "rank " + std::to_string(world.rank) + " of " + std::to_string(world.worldSize); }
+
+  // What a peer wrote before it stopped; waits briefly, since its message
+  // may arrive just after the collective broke.
+  std::string peerFailure() {
+    for (int i = 0; i < 20; ++i) {
+      try {
+        if (store->check({kFailedKey})) {
+          const std::vector<uint8_t> v = store->get(kFailedKey);
+          return std::string(v.begin(), v.end());
+        }
+      } catch (...) {
+        return "";  // the store went with rank 0
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return "";
+  }
+};
+
+ProcessGroup::ProcessGroup(const WorldInfo& world, const torch::Device& device) : impl_(std::make_unique<Impl>()) {
+  impl_->world = world;
+  const std::chrono::milliseconds timeout = world.timeout;
+  const std::string where = world.masterAddr + ":" + std::to_string(world.masterPort);
+  try {
+    c10d::TCPStoreOptions options;
+    options.port = static_cast<std::uint16_t>(world.masterPort);
+    // Under torchrun its agent already serves the store at MASTER_PORT.
+    const char* agentStore = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+    options.isServer = world.rank == 0 && !(agentStore && std::string(agentStore) == "True");
+    options.numWorkers = static_cast<std::size_t>(world.worldSize);
+    options.waitWorkers = true;
+    options.timeout = timeout;
+    impl_->store = c10::make_intrusive<c10d::TCPStore>(world.masterAddr, options);
+  } catch (const std::exception& e) {
+    throw DistributedError("distributed: " + impl_->who() + " could not meet the others at " + where + " within " +
+                           std::to_string(world.timeout.count()) + " s: " + firstLine(e.what()));
+  }
+  try {
+    if (device.is_cuda()) {
+#ifdef PLAB_HAVE_NCCL
+      auto options = c10d::ProcessGroupNCCL::Options::create();
+      options->timeout = timeout;
+      impl_->backend = c10::make_intrusive<c10d::ProcessGroupNCCL>(impl_->store, world.rank, world.worldSize, options);
+#else
+      throw DistributedError("this LibTorch has no NCCL process group: run distributed on device cpu");
+#endif
+    } else {
+      auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+      const char* iface = std::getenv("GLOO_SOCKET_IFNAME");
+      const bool loopback = world.masterAddr == "localhost" || world.masterAddr.rfind("127.", 0) == 0;
+      options->devices.push_back(iface && *iface ? c10d::ProcessGroupGloo::createDeviceForInterface(iface)
+                                 : loopback      ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+                                                 : c10d::ProcessGroupGloo::createDefaultDevice());
+      impl_->backend = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, world.rank, world.worldSize, options);
+    }
+  } catch (const DistributedError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw DistributedError("distributed: " + impl_->who() + " could not join the process group at " + where + ": " +
+                           firstLine(e.what()));
+  }
+}
+
+ProcessGroup::~ProcessGroup() = default;
+
+void ProcessGroup::allReduceSum(torch::Tensor& tensor, const std::string& what) {
+  std::vector<at::Tensor> tensors{tensor};
+  try {
+    c10d::AllreduceOptions options;
+    options.reduceOp = c10d::ReduceOp::SUM;
+    options.timeout = impl_->world.timeout;
+    impl_->backend->allreduce(tensors, options)->wait(impl_->world.timeout);
+  } catch (const std::exception& e) {
+    const std::string peer = impl_->peerFailure();
+    throw DistributedError("distributed: " + impl_->who() + ": all-reduce of " + what + " failed" +
+                           (peer.empty() ? " (a peer rank stopped or did not answer within " +
+                                               std::to_string(impl_->world.timeout.count()) + " s)"
+                                         : " because " + peer) +
+                           " (" + glooReason(e.what()) + ")");
+  }
+}
+
+void ProcessGroup::announceFailure(const std::string& message) noexcept {
+  try {
+    const std::string text = "rank " + std::to_string(impl_->world.rank) + " failed: " + message;
+    impl_->store->set(kFailedKey, std::vector<uint8_t>(text.begin(), text.end()));
+  } catch (...) {
+  }
+}
+
+bool processGroupsAvailable() { return true; }
+
+void tellRanksOfFailure(const WorldInfo& world, const std::string& message) noexcept {
+  try {
+    c10d::TCPStoreOptions options;
+    options.port = static_cast<std::uint16_t>(world.masterPort);
+    options.waitWorkers = false;
+    options.timeout = std::chrono::seconds(2);
+    c10d::TCPStore store(world.masterAddr, options);
+    store.set(kFailedKey, std::vector<uint8_t>(message.begin(), message.end()));
+  } catch (...) {
+  }
+}
+
+#else  // no Gloo headers at build time
+
+struct ProcessGroup::Impl {};
+
+ProcessGroup::ProcessGroup(const WorldInfo&, const torch::Device&) {
+  throw DistributedError(
+      "distributed: this build has no c10d process group (Gloo headers were not found at build time: install "
+      "libgloo-dev and rebuild)");
+}
+ProcessGroup::~ProcessGroup() = default;
+void ProcessGroup::allReduceSum(torch::Tensor&, const std::string&) {}
+void ProcessGroup::announceFailure(const std::string&) noexcept {}
+bool processGroupsAvailable() { return false; }
+void tellRanksOfFailure(const WorldInfo&, const std::string&) noexcept {}
+
+#endif
+
+}  // namespace plab

@@ -1,0 +1,32 @@
+#pragma once
+// A c10d process group: TCPStore rendezvous at MASTER_ADDR:MASTER_PORT (rank
+// 0 serves it) and ProcessGroupGloo on CPU (ProcessGroupNCCL on CUDA where
+// LibTorch has it). Every failed collective is a DistributedError that names
+// this rank, the operation and, where it said so, the rank that failed.
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+
+#include "distributed/world_info.h"
+
+namespace plab {
+
+class ProcessGroup {
+ public:
+  ProcessGroup(const WorldInfo& world, const torch::Device& device);
+  ~ProcessGroup();
+
+  // In place: the sum over the ranks.
+  void allReduceSum(torch::Tensor& tensor, const std::string& what);
+  void announceFailure(const std::string& message) noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Whether this build can join a process group (LibTorch's Gloo headers were found).
+bool processGroupsAvailable();
+
+}  // namespace plab
