@@ -15,8 +15,10 @@
 #include <thread>
 
 #include "cli_support.h"
+#include "local_launcher.h"
 #include "progress.h"
 #include "qt_report_writer.h"
+#include "distributed/world_info.h"
 #include "report/fp32_comparison.h"
 #include "report/report_charts.h"
 #include "report/run_figures.h"
@@ -51,17 +53,19 @@ nlohmann::json readJsonFile(const fs::path& path) {
   return j;
 }
 
-RunRecord trainOne(RunConfig config, bool terminal, bool& interrupted) {
+RunRecord trainOne(RunConfig config, const WorldInfo& world, bool terminal, bool& interrupted) {
   RunRecord record;
-  Trainer trainer(config);
+  Trainer trainer(config, world);
   ProgressPrinter progress(config.name, config.steps, terminal);
   Trainer::Callbacks cb;
   cb.onStart = [&](const RunInfo& info) { record.info = info; };
   cb.onStep = [&](const StepMetrics& m) {
     record.steps.push_back(m);
-    progress.step(m);
+    if (world.writesOutputs()) progress.step(m);  // rank 0 speaks for the run
   };
-  cb.onLog = [&](const std::string& line) { progress.log(line); };
+  cb.onLog = [&](const std::string& line) {
+    if (world.writesOutputs()) progress.log(line);
+  };
 
   // The signal handler only sets a flag; this watcher turns it into stop().
   std::atomic<bool> done{false};
@@ -77,10 +81,24 @@ RunRecord trainOne(RunConfig config, bool terminal, bool& interrupted) {
   record.result = trainer.run(cb);
   done = true;
   watcher.join();
-  progress.finish();
+  if (world.writesOutputs()) progress.finish();
   record.config = trainer.config();
   interrupted = gInterrupted != 0;
   return record;
+}
+
+// A rank other than 0 trains its rows and writes nothing: rank 0 reports.
+int trainAsOtherRank(const RunConfig& config, const WorldInfo& world) {
+  std::signal(SIGINT, onSigint);
+  std::signal(SIGTERM, onSigint);  // torchrun stops the others with SIGTERM when one rank fails
+  bool interrupted = false;
+  const RunRecord r = trainOne(config, world, /*terminal=*/false, interrupted);
+  std::signal(SIGINT, SIG_DFL);
+  if (r.result.status == RunStatus::Failed) {
+    std::cerr << "error: rank " << world.rank << ": run " << config.name << " failed: " << r.result.message << '\n';
+    return kRunFailed;
+  }
+  return interrupted ? kInterrupted : kOk;
 }
 
 // What a mode's checkpoint keeps beside the weights.
@@ -167,6 +185,7 @@ void printSummary(const std::vector<RunRecord>& runs) {
 const char* const kRunHelp =
     "usage: precision-lab-cli run [CONFIG.json] [--default] [--out DIR] [--steps N] [--mode ID]\n"
     "                             [--device D] [--seeds LIST] [--no-pdf] [--overwrite] [--resume DIR]\n"
+    "                             [--nproc N]\n"
     "\n"
     "Trains one run, or every run of a sweep file, and writes a report.\n"
     "\n"
@@ -191,6 +210,12 @@ const char* const kRunHelp =
     "                 the verdicts then test each gap to fp32 paired over the seeds, each\n"
     "                 seed's run against its own fp32 twin\n"
     "  --no-pdf       skip the Qt-rendered PNG charts and report.pdf\n"
+    "  --nproc N      data parallel on N local processes (c10d Gloo on 127.0.0.1): each\n"
+    "                 trains batch_size / N rows of every global batch, gradients are\n"
+    "                 averaged; every process holds the whole optimizer state (not yet\n"
+    "                 sharded). `torchrun --nproc-per-node N precision-lab-cli run ...`\n"
+    "                 does the same; PLAB_DIST_TIMEOUT_S (default 300) bounds the wait\n"
+    "                 for a rank that died. Rank 0 writes the run folder\n"
     "\n"
     "Writes config.json (re-runnable), run_info.json, summary.json, metrics.jsonl,\n"
     "metrics.csv, layers.csv, charts/*.svg, report.html (and charts/*.png,\n"
@@ -213,6 +238,7 @@ int runCommand(Args& args) {
   const auto device = args.value("--device");
   const auto resume = args.value("--resume");
   const auto seedList = args.value("--seeds");
+  const auto nproc = args.intValue("--nproc", 1);
   const std::vector<std::string> pos = args.positionals(1);
   if (resume && (useDefault || !pos.empty()))
     throw UsageError("--resume continues the run its checkpoint came from: give no CONFIG.json or --default");
@@ -220,6 +246,19 @@ int runCommand(Args& args) {
   if (!resume && useDefault == !pos.empty())
     throw UsageError(useDefault ? "give either CONFIG.json or --default, not both"
                                 : "missing CONFIG.json (or --default, or --resume CHECKPOINT)");
+
+  WorldInfo world;
+  try {
+    world = worldFromEnvironment();
+  } catch (const ConfigError& e) {
+    std::cerr << "error: " << e.what() << '\n';
+    return kUsage;
+  }
+  if (nproc && *nproc > 1024) throw UsageError("--nproc: at most 1024 processes");
+  if (nproc && *nproc > 1) {
+    if (world.distributed()) throw UsageError("--nproc starts its own processes: not under torchrun (RANK is set)");
+    return launchLocalRanks(static_cast<int>(*nproc), world.timeout);
+  }
 
   std::vector<RunConfig> runs;
   try {
@@ -256,10 +295,15 @@ int runCommand(Args& args) {
       if (const std::string problem = deviceProblem(c.device); !problem.empty())
         throw ConfigError("run '" + c.name + "': " + problem);
     }
+    if (world.distributed()) checkGlobalBatch(world, runs.front().batch_size);
+    if (world.distributed() && runs.size() > 1)
+      throw ConfigError("a distributed run trains one run at a time, and this is " + std::to_string(runs.size()) +
+                        " (give --default a --mode, or a config of one run)");
   } catch (const ConfigError& e) {
     std::cerr << "error: " << e.what() << '\n';
     return kUsage;
   }
+  if (!world.writesOutputs()) return trainAsOtherRank(runs.front(), world);
 
   // The folder is locked until the report is written; the default name is
   // new per run, so two runs never share it.
@@ -289,11 +333,14 @@ int runCommand(Args& args) {
   }
 
   std::signal(SIGINT, onSigint);
+  // torchrun ends the other ranks with SIGTERM when one fails: rank 0 then
+  // stops at its next collective and still writes summary.json (failed).
+  if (world.distributed()) std::signal(SIGTERM, onSigint);
   const bool terminal = stderrIsTerminal();
   std::vector<RunRecord> records;
   bool interrupted = false, failed = false;
   for (const RunConfig& c : runs) {
-    RunRecord r = trainOne(c, terminal, interrupted);
+    RunRecord r = trainOne(c, world, terminal, interrupted);
     if (r.result.status == RunStatus::Failed) {
       std::cerr << "error: run " << c.name << " failed: " << r.result.message << '\n';
       failed = true;

@@ -1,0 +1,15 @@
+#pragma once
+// `precision-lab-cli run --nproc N`: starts N copies of this very command
+// line (without --nproc) as the ranks of one data-parallel run on this
+// machine, with torchrun's environment (RANK, WORLD_SIZE, LOCAL_RANK,
+// MASTER_ADDR=127.0.0.1, MASTER_PORT=<a free port>), and waits for them.
+#include <chrono>
+
+namespace plab::cli {
+
+// The exit code of the job: 0 when every rank succeeded; otherwise the first
+// failed rank's code (1 for a signal), after a message naming it on stderr.
+// The others are given `timeout` to stop on their own, then killed.
+int launchLocalRanks(int nproc, std::chrono::seconds timeout);
+
+}  // namespace plab::cli
