@@ -145,8 +145,8 @@ int launchLocalRanks(int nproc, std::chrono::seconds timeout) {
       const int code = WIFEXITED(status) ? WEXITSTATUS(status) : kRunFailed;
       exitCode = code == kUsage || code == kInterrupted ? code : kRunFailed;
       killAt = std::chrono::steady_clock::now() + timeout;
-      if (running > 0) {
-        std::cerr << "error: " << firstFailure << "; waiting for the other ranks to stop\n";
+      if (running > 0) std::cerr << "error: " << firstFailure << "; waiting for the other ranks to stop\n";
+      if (running > 0 && rank != 0) {  // rank 0 serves the store: gone with it
         WorldInfo world;
         world.worldSize = nproc;
         world.masterAddr = "127.0.0.1";

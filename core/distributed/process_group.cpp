@@ -13,6 +13,8 @@
 #endif
 
 namespace plab {
+
+#ifdef PLAB_HAVE_GLOO
 namespace {
 
 // LibTorch errors carry a backtrace after the first line.
@@ -30,8 +32,6 @@ std::string glooReason(const std::string& what) {
 }
 
 }  // namespace
-
-#ifdef PLAB_HAVE_GLOO
 
 struct ProcessGroup::Impl {
   WorldInfo world;
