@@ -35,8 +35,8 @@ void LossChart::setDifferenceFromFp32(bool on) {
   if (on) setLogScale(false);  // differences go negative
   // The reference is the run's fp32 twin unless one was chosen by hand; the
   // legend names it per run ("(chosen)").
-  titleElement_->setText(on ? "Loss minus its fp32 reference's at the same step" : title());
-  yAxis->setLabel(on ? "Δ loss vs fp32 reference (nats; line: train, marks: val)" : kLossLabel);
+  titleElement_->setText(on ? "Loss minus its fp32 reference" : title());
+  yAxis->setLabel(on ? "Δ loss, same step (line: train, marks: val)" : kLossLabel);
   clearData();
 }
 

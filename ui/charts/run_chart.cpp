@@ -27,6 +27,10 @@ RunChart::RunChart(const QString& title, QWidget* parent) : QCustomPlot(parent),
   legend->setBrush(QColor(255, 255, 255, 210));
   axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
 
+  // A y label longer than a short plot is tall is elided, not cut at both
+  // ends (the loss chart's at 1280x720).
+  connect(this, &QCustomPlot::beforeReplot, this, &RunChart::fitYLabel);
+
   replotTimer_ = new QTimer(this);
   replotTimer_->setInterval(100);
   replotTimer_->setSingleShot(true);
@@ -151,6 +155,15 @@ void RunChart::setExplanation(const QString& text) {
 }
 
 QString RunChart::explanation() const { return explanationText_; }
+
+void RunChart::fitYLabel() {
+  // A label a subclass set since the last fit is the new whole label.
+  if (yAxis->label() != shownYLabel_) fullYLabel_ = yAxis->label();
+  const int room = axisRect()->height();
+  shownYLabel_ = room > 0 ? QFontMetrics(yAxis->labelFont()).elidedText(fullYLabel_, Qt::ElideRight, room)
+                          : fullYLabel_;
+  if (yAxis->label() != shownYLabel_) yAxis->setLabel(shownYLabel_);
+}
 
 void RunChart::wrapExplanation() {
   if (!explanationElement_) return;

@@ -98,9 +98,11 @@ class RunChart : public QCustomPlot {
 
  private:
   void wrapExplanation();
+  void fitYLabel();
 
   QString titleText_;
   QString explanationText_;
+  QString fullYLabel_, shownYLabel_;  // the y label as set, and as it fits the plot's height
   QTimer* replotTimer_;
   bool dirty_ = false;
   bool userZoomed_ = false;
