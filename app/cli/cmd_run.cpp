@@ -270,7 +270,8 @@ int runCommand(Args& args) {
       c.resume_from = checkpoint.string();
       // The run that wrote it may have been killed mid-checkpoint: its
       // half-written temporaries go (only in a folder of the tool's).
-      removeLeftoversOfKilledRuns(checkpoint.parent_path());
+      // Rank 0 alone: the others only read the checkpoint.
+      if (world.writesOutputs()) removeLeftoversOfKilledRuns(checkpoint.parent_path());
       // The checkpoint holds this mode's optimizer state (Kahan buffers,
       // master weights, moments in its precision): another mode would drop
       // or invent part of it, so a resume keeps the mode it was trained in.
