@@ -132,6 +132,25 @@ class TestWindowLayout : public QObject {
              qPrintable(QString("memory plot %1 px tall").arg(p->memoryChart()->axisRect()->height())));
   }
 
+  // Shrinking the window without new data (no replot of its own) still
+  // fits the labels to the smaller plots.
+  void labelsFollowAResize() {
+    QTemporaryDir workspace;
+    writeComparison(workspace.path());
+    MainWindow w(workspace.path());
+    w.resize(1600, 1000);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.chartPanel()->refreshNow();
+    QCoreApplication::processEvents();
+    w.resize(1280, 720);
+    QTest::qWait(200);
+    QCoreApplication::processEvents();
+    LossChart* loss = w.chartPanel()->lossChart();
+    QVERIFY2(QFontMetrics(loss->yAxis->labelFont()).horizontalAdvance(loss->yAxis->label()) <= loss->axisRect()->height(),
+             qPrintable(loss->yAxis->label()));
+  }
+
   void theVerdictIsInViewAt1600() {
     QTemporaryDir workspace;
     writeComparison(workspace.path());

@@ -28,8 +28,10 @@ RunChart::RunChart(const QString& title, QWidget* parent) : QCustomPlot(parent),
   axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
 
   // A y label longer than a short plot is tall is elided, not cut at both
-  // ends (the loss chart's at 1280x720).
-  connect(this, &QCustomPlot::beforeReplot, this, &RunChart::fitYLabel);
+  // ends (the loss chart's at 1280x720). After the layout, whatever draws
+  // (a replot, a resize, an export), so the plot's height is the current one;
+  // the label's length does not change the layout.
+  connect(this, &QCustomPlot::afterLayout, this, &RunChart::fitYLabel);
 
   replotTimer_ = new QTimer(this);
   replotTimer_->setInterval(100);
