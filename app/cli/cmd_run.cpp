@@ -213,7 +213,7 @@ const char* const kRunHelp =
     "  --nproc N      data parallel on N local processes (c10d Gloo on 127.0.0.1): each\n"
     "                 trains batch_size / N rows of every global batch, gradients are\n"
     "                 averaged; every process holds the whole optimizer state (not yet\n"
-    "                 sharded). `torchrun --nproc-per-node N precision-lab-cli run ...`\n"
+    "                 sharded). `torchrun --nproc-per-node N --no-python precision-lab-cli run`\n"
     "                 does the same; PLAB_DIST_TIMEOUT_S (default 300) bounds the wait\n"
     "                 for a rank that died. Rank 0 writes the run folder\n"
     "\n"
