@@ -83,6 +83,16 @@ QString cut(QCustomPlot* chart) {
   return {};
 }
 
+// The window at that size on screen, with the charts drawn.
+bool showAt(MainWindow& w, QSize size) {
+  w.resize(size);
+  w.show();
+  if (!QTest::qWaitForWindowExposed(&w)) return false;
+  w.chartPanel()->refreshNow();
+  QCoreApplication::processEvents();
+  return true;
+}
+
 }  // namespace
 
 class TestWindowLayout : public QObject {
@@ -99,11 +109,7 @@ class TestWindowLayout : public QObject {
     QTemporaryDir workspace;
     writeComparison(workspace.path());
     MainWindow w(workspace.path());
-    w.resize(size);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    w.chartPanel()->refreshNow();
-    QCoreApplication::processEvents();
+    QVERIFY(showAt(w, size));
     ChartPanel* p = w.chartPanel();
     p->heatmapMetricCombo()->setCurrentIndex(1);  // rounded away: what these runs measured per layer
     p->refreshNow();
@@ -138,11 +144,7 @@ class TestWindowLayout : public QObject {
     QTemporaryDir workspace;
     writeComparison(workspace.path());
     MainWindow w(workspace.path());
-    w.resize(1600, 1000);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    w.chartPanel()->refreshNow();
-    QCoreApplication::processEvents();
+    QVERIFY(showAt(w, {1600, 1000}));
     w.resize(1280, 720);
     QTest::qWait(200);
     QCoreApplication::processEvents();
@@ -155,9 +157,7 @@ class TestWindowLayout : public QObject {
     QTemporaryDir workspace;
     writeComparison(workspace.path());
     MainWindow w(workspace.path());
-    w.resize(1600, 1000);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(showAt(w, {1600, 1000}));
     ComparisonTable* table = w.comparisonTable();
     const int left = table->columnViewportPosition(ComparisonTable::VerdictColumn);
     QVERIFY2(left >= 0 && left + 200 <= table->viewport()->width(),
