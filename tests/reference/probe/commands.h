@@ -21,5 +21,6 @@ int encodeCommand(const Args& args);   // encode TOKENIZER_DIR CASES.json OUT.js
 int adamwCommand(const Args& args);    // adamw MODE STEPS PARAMS_GRADS.safetensors HYPER.json OUT.safetensors
 int srRoundCommand(const Args& args);  // sr-round IN.safetensors OUT.safetensors
 int quantizeCommand(const Args& args);  // quantize FORMAT ROLE IN.safetensors OUT.safetensors
+int gradScalerCommand(const Args& args);  // grad-scaler CASE.json GRADS.safetensors OUT.safetensors
 
 }  // namespace plab::probe

@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
   }
   const std::map<std::string, int (*)(const Args&)> commands = {
       {"logits", logitsCommand}, {"save", saveCommand},      {"encode", encodeCommand},
-      {"adamw", adamwCommand},   {"sr-round", srRoundCommand}, {"quantize", quantizeCommand}};
+      {"adamw", adamwCommand},   {"sr-round", srRoundCommand}, {"quantize", quantizeCommand},
+      {"grad-scaler", gradScalerCommand}};
   const auto command = commands.find(argv[1]);
   if (command == commands.end()) {
     std::fprintf(stderr, "unknown command '%s'\n%s", argv[1], kUsage);
