@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -57,6 +58,32 @@ std::vector<float> allFp16Values() {  // every non-NaN pattern, as fp32 (exact)
   return out;
 }
 
+// Every fp16 value, every midpoint between neighbours (the ties), and the
+// fp32 values one ulp either side of each, with both signs; named edges; NaNs.
+std::vector<float> boundaryValues() {
+  const std::vector<float> grid = allFp16Values();
+  std::vector<float> positive;
+  for (float v : grid)
+    if (!std::signbit(v) && std::isfinite(v)) positive.push_back(v);
+  std::sort(positive.begin(), positive.end());
+  std::vector<float> xs;
+  auto withNeighbours = [&xs](float x) {
+    for (float y : {std::nextafter(x, 0.0f), x, std::nextafter(x, std::numeric_limits<float>::infinity())})
+      for (float s : {1.0f, -1.0f}) xs.push_back(s * y);
+  };
+  for (size_t i = 0; i + 1 < positive.size(); ++i) {
+    withNeighbours(positive[i]);
+    withNeighbours(static_cast<float>((static_cast<double>(positive[i]) + positive[i + 1]) / 2));  // exact in fp32
+  }
+  for (float x : {65504.0f, 65519.0f, 65520.0f, 65536.0f, 7e4f, 1e5f, 1e6f, std::numeric_limits<float>::max(),
+                  std::numeric_limits<float>::infinity(), 0x1p-24f, 0x1p-25f, 0x3p-26f, 0x1p-26f, 0x1p-30f,
+                  std::numeric_limits<float>::min(), std::numeric_limits<float>::denorm_min(), 0.0f,
+                  0x1.ffcp-15f, 0x1p-14f})
+    withNeighbours(x);
+  for (uint32_t nan : {0x7FC00000u, 0x7F800001u, 0x7FFFFFFFu, 0x7FA00000u, 0xFFC00000u}) xs.push_back(value(nan));
+  return xs;
+}
+
 Fp16Write classifyOne(float x) { return kernels::classifyFp16Write(x, kernels::fp16FromFloat(x)); }
 
 }  // namespace
@@ -91,29 +118,8 @@ class Fp16Test : public QObject {
     }
   }
 
-  // Every value, every midpoint between neighbours (the ties), and the fp32
-  // values one ulp either side of each, with both signs.
   void roundingBoundariesMatchTorch() {
-    const std::vector<float> grid = allFp16Values();
-    std::vector<float> positive;
-    for (float v : grid)
-      if (!std::signbit(v) && std::isfinite(v)) positive.push_back(v);
-    std::sort(positive.begin(), positive.end());
-    std::vector<float> xs;
-    auto withNeighbours = [&xs](float x) {
-      for (float y : {std::nextafter(x, 0.0f), x, std::nextafter(x, std::numeric_limits<float>::infinity())})
-        for (float s : {1.0f, -1.0f}) xs.push_back(s * y);
-    };
-    for (size_t i = 0; i + 1 < positive.size(); ++i) {
-      withNeighbours(positive[i]);
-      withNeighbours(static_cast<float>((static_cast<double>(positive[i]) + positive[i + 1]) / 2));  // exact in fp32
-    }
-    for (float x : {65504.0f, 65519.0f, 65520.0f, 65536.0f, 7e4f, 1e5f, 1e6f, std::numeric_limits<float>::max(),
-                    std::numeric_limits<float>::infinity(), 0x1p-24f, 0x1p-25f, 0x3p-26f, 0x1p-26f, 0x1p-30f,
-                    std::numeric_limits<float>::min(), std::numeric_limits<float>::denorm_min(), 0.0f,
-                    0x1.ffcp-15f, 0x1p-14f})
-      withNeighbours(x);
-    for (uint32_t nan : {0x7FC00000u, 0x7F800001u, 0x7FFFFFFFu, 0x7FA00000u, 0xFFC00000u}) xs.push_back(value(nan));
+    const std::vector<float> xs = boundaryValues();
     QString first;
     QCOMPARE(differingFromTorch(xs, &first), int64_t{0});
     QVERIFY2(first.isEmpty(), qPrintable(first));
@@ -169,6 +175,25 @@ class Fp16Test : public QObject {
     QCOMPARE(classifyOne(-0.0f), Fp16Write::Exact);
     QCOMPARE(classifyOne(std::numeric_limits<float>::infinity()), Fp16Write::Exact);
     QCOMPARE(classifyOne(std::nanf("")), Fp16Write::Exact);
+  }
+
+  // The counting loop's magnitude tests give classifyFp16Write's answers.
+  void magnitudeTestsAgreeWithClassification() {
+    std::vector<float> xs = boundaryValues();
+    torch::manual_seed(4);
+    const torch::Tensor patterns = torch::randint(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(),
+                                                  {1 << 20}, torch::kInt64).to(torch::kInt32).view(torch::kFloat32);
+    xs.insert(xs.end(), patterns.data_ptr<float>(), patterns.data_ptr<float>() + patterns.numel());
+    int64_t flushes = 0, overflows = 0;
+    for (float x : xs) {
+      const uint32_t magnitude = bits(x) & 0x7FFFFFFFu;
+      const Fp16Write w = classifyOne(x);
+      QCOMPARE(kernels::fp16FlushesToZero(magnitude), w == Fp16Write::FlushedToZero);
+      QCOMPARE(kernels::fp16Overflows(magnitude), w == Fp16Write::Overflowed);
+      flushes += w == Fp16Write::FlushedToZero;
+      overflows += w == Fp16Write::Overflowed;
+    }
+    QVERIFY(flushes > 1000 && overflows > 1000);
   }
 
   void writeCountsByHand() {

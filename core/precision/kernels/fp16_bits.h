@@ -55,6 +55,15 @@ enum class Fp16Write : uint8_t {
   Overflowed,     // a finite value became +-Inf (|x| >= 65520)
 };
 
+// The two losses by magnitude alone, without rounding (what the counting
+// loop uses: compares only, so it vectorises); the same answers as
+// classifyFp16Write (test_fp16 checks both against torch's cast).
+constexpr uint32_t kFp16FlushBits = 0x33000000u;  // 2^-25: the tie with 0, the largest value that flushes
+PLAB_HD bool fp16FlushesToZero(uint32_t magnitude) { return magnitude - 1u < kFp16FlushBits; }
+PLAB_HD bool fp16Overflows(uint32_t magnitude) {
+  return magnitude >= kFp16OverflowBits && magnitude < 0x7F800000u;
+}
+
 PLAB_HD Fp16Write classifyFp16Write(float x, uint16_t h) {
   const uint32_t magnitude = bitsOf(x) & 0x7FFFFFFFu;
   const uint32_t written = h & 0x7FFFu;
