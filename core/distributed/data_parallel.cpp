@@ -57,6 +57,14 @@ bool DataParallel::any(bool local, const std::string& what) {
   return t.item<double>() > 0;
 }
 
+void DataParallel::sum(torch::Tensor& tensor, const std::string& what) {
+  if (active()) group_->allReduceSum(tensor, what);
+}
+
+void DataParallel::broadcast(torch::Tensor& tensor, int root, const std::string& what) {
+  if (active()) group_->broadcast(tensor, root, what);
+}
+
 void DataParallel::announceFailure(const std::string& message) noexcept {
   if (group_) group_->announceFailure(message);
 }

@@ -2,8 +2,8 @@
 // Data parallelism over torch.distributed (c10d): every rank draws the same
 // global batch and trains on its rows, gradients are averaged before the
 // precision step, and the loss figures are averaged for the metrics.
-// The optimizer state is replicated: every rank steps every parameter from
-// the same averaged gradient (ZeRO-1 sharding is not done yet).
+// The optimizer state is sharded over the ranks by distributed/sharded_adamw.h
+// (ZeRO-1), which steps through the collectives below.
 // In a world of one every call is a no-op that returns its input unchanged,
 // so a single process trains bit for bit as without this class.
 #include <torch/torch.h>
@@ -38,6 +38,11 @@ class DataParallel {
   double mean(double local, const std::string& what);
   // True on every rank when any rank says true (a stop request).
   bool any(bool local, const std::string& what);
+  // In place on the device of the reductions: the sum over the ranks, and
+  // root's tensor on every rank. No-ops in a world of one.
+  void sum(torch::Tensor& tensor, const std::string& what);
+  void broadcast(torch::Tensor& tensor, int root, const std::string& what);
+  const torch::Device& device() const { return device_; }
   // Best effort: tells the other ranks why this one stops, so that their
   // errors name it. Never throws.
   void announceFailure(const std::string& message) noexcept;

@@ -56,6 +56,22 @@ struct ProcessGroup::Impl {
     }
     return "";
   }
+
+  // Runs one collective and waits for it; a failure names this rank, the
+  // operation and, where it said so, the rank that failed.
+  template <typename Start>
+  void run(const std::string& operation, Start start) {
+    try {
+      start()->wait(world.timeout);
+    } catch (const std::exception& e) {
+      const std::string peer = peerFailure();
+      throw DistributedError("distributed: " + who() + ": " + operation + " failed" +
+                             (peer.empty() ? " (a peer rank stopped or did not answer within " +
+                                                 std::to_string(world.timeout.count()) + " s)"
+                                           : " because " + peer) +
+                             " (" + glooReason(e.what()) + ")");
+    }
+  }
 };
 
 ProcessGroup::ProcessGroup(const WorldInfo& world, const torch::Device& device) : impl_(std::make_unique<Impl>()) {
@@ -106,19 +122,22 @@ ProcessGroup::~ProcessGroup() = default;
 
 void ProcessGroup::allReduceSum(torch::Tensor& tensor, const std::string& what) {
   std::vector<at::Tensor> tensors{tensor};
-  try {
+  impl_->run("all-reduce of " + what, [&] {
     c10d::AllreduceOptions options;
     options.reduceOp = c10d::ReduceOp::SUM;
     options.timeout = impl_->world.timeout;
-    impl_->backend->allreduce(tensors, options)->wait(impl_->world.timeout);
-  } catch (const std::exception& e) {
-    const std::string peer = impl_->peerFailure();
-    throw DistributedError("distributed: " + impl_->who() + ": all-reduce of " + what + " failed" +
-                           (peer.empty() ? " (a peer rank stopped or did not answer within " +
-                                               std::to_string(impl_->world.timeout.count()) + " s)"
-                                         : " because " + peer) +
-                           " (" + glooReason(e.what()) + ")");
-  }
+    return impl_->backend->allreduce(tensors, options);
+  });
+}
+
+void ProcessGroup::broadcast(torch::Tensor& tensor, int root, const std::string& what) {
+  std::vector<at::Tensor> tensors{tensor};
+  impl_->run("broadcast of " + what + " from rank " + std::to_string(root), [&] {
+    c10d::BroadcastOptions options;
+    options.rootRank = root;
+    options.timeout = impl_->world.timeout;
+    return impl_->backend->broadcast(tensors, options);
+  });
 }
 
 void ProcessGroup::announceFailure(const std::string& message) noexcept {
@@ -154,6 +173,7 @@ ProcessGroup::ProcessGroup(const WorldInfo&, const torch::Device&) {
 }
 ProcessGroup::~ProcessGroup() = default;
 void ProcessGroup::allReduceSum(torch::Tensor&, const std::string&) {}
+void ProcessGroup::broadcast(torch::Tensor&, int, const std::string&) {}
 void ProcessGroup::announceFailure(const std::string&) noexcept {}
 bool processGroupsAvailable() { return false; }
 void tellRanksOfFailure(const WorldInfo&, const std::string&) noexcept {}

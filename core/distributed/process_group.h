@@ -19,6 +19,8 @@ class ProcessGroup {
 
   // In place: the sum over the ranks.
   void allReduceSum(torch::Tensor& tensor, const std::string& what);
+  // In place: root's tensor on every rank (same shape and dtype everywhere).
+  void broadcast(torch::Tensor& tensor, int root, const std::string& what);
   void announceFailure(const std::string& message) noexcept;
 
  private:

@@ -226,7 +226,8 @@ PrecisionAdamW::PrecisionAdamW(std::vector<TrainableParam> params, OptimizerMode
       }
     }
     if (state_layout::hasKahan(mode, bf16)) s.state.comp = torch::zeros_like(tp.param);
-    s.randomStream = static_cast<uint32_t>(4 * impl_->slots.size());
+    const int64_t position = tp.streamIndex >= 0 ? tp.streamIndex : static_cast<int64_t>(impl_->slots.size());
+    s.randomStream = static_cast<uint32_t>(4 * position);
     tp.fp32Source = torch::Tensor();  // adopted as master or not needed
 
     auto [li, newLayer] = layerIndex.emplace(tp.layer, impl_->layers.size());

@@ -26,6 +26,11 @@ struct TrainableParam {
   // Mixed mode only: the fp32 values a bf16 param was rounded from. When set,
   // PrecisionAdamW adopts it as the master copy (no rounding loss at start).
   torch::Tensor fp32Source;
+  // The param's position in the model's whole list when this optimizer
+  // steps only some of them (a ZeRO shard): its Philox streams are keyed by
+  // that position, so stochastic rounding draws the same bits on any number
+  // of ranks. -1: its position in this list.
+  int64_t streamIndex = -1;
 };
 
 class PrecisionAdamW {

@@ -191,10 +191,16 @@ json checkpointRunSettings(const RunConfig& config) {
           {"seq_len", all.at("seq_len")}};
 }
 
-void writeCheckpoint(const fs::path& dir, CausalLM& model, const PrecisionAdamW& optimizer, const RunConfig& config,
-                     int64_t step, const std::mt19937_64& sampler) {
+namespace {
+
+// Optimizer: PrecisionAdamW or ShardedAdamW (the same checkpoint interface).
+template <typename Optimizer>
+void writeCheckpointOf(const fs::path& dir, CausalLM& model, const Optimizer& optimizer, const RunConfig& config,
+                       int64_t step, const std::mt19937_64& sampler) {
+  // First: a sharded state is gathered from every rank, which must not wait on this rank's disk.
+  const auto state = optimizer.stateTensors();
   saveCheckpoint(model, dir);
-  writeSafetensors(dir / "optimizer.safetensors", optimizer.stateTensors());
+  writeSafetensors(dir / "optimizer.safetensors", state);
   std::ostringstream samplerText;
   samplerText << sampler;
   // Last: a folder without it (a kill mid-checkpoint) is refused as incomplete.
@@ -204,8 +210,9 @@ void writeCheckpoint(const fs::path& dir, CausalLM& model, const PrecisionAdamW&
                                                        {"run", checkpointRunSettings(config)}});
 }
 
-int64_t resumeFromCheckpoint(const fs::path& dir, const RunConfig& config, CausalLM& model, PrecisionAdamW& optimizer,
-                             std::mt19937_64& sampler) {
+template <typename Optimizer>
+int64_t resumeFromCheckpointOf(const fs::path& dir, const RunConfig& config, CausalLM& model, Optimizer& optimizer,
+                               std::mt19937_64& sampler) {
   for (const char* name : {"trainer_state.json", "optimizer.safetensors", "model.safetensors"})
     if (!fs::is_regular_file(dir / name))
       throw ConfigError("cannot resume: " + dir.string() + " has no " + name +
@@ -282,6 +289,28 @@ int64_t resumeFromCheckpoint(const fs::path& dir, const RunConfig& config, Causa
   }
   if (!readSampler(state.dataSampler, sampler)) refuse(stateFile, "'data_sampler' does not read back");
   return state.step;
+}
+
+}  // namespace
+
+void writeCheckpoint(const fs::path& dir, CausalLM& model, const PrecisionAdamW& optimizer, const RunConfig& config,
+                     int64_t step, const std::mt19937_64& sampler) {
+  writeCheckpointOf(dir, model, optimizer, config, step, sampler);
+}
+
+void writeCheckpoint(const fs::path& dir, CausalLM& model, const ShardedAdamW& optimizer, const RunConfig& config,
+                     int64_t step, const std::mt19937_64& sampler) {
+  writeCheckpointOf(dir, model, optimizer, config, step, sampler);
+}
+
+int64_t resumeFromCheckpoint(const fs::path& dir, const RunConfig& config, CausalLM& model, PrecisionAdamW& optimizer,
+                             std::mt19937_64& sampler) {
+  return resumeFromCheckpointOf(dir, config, model, optimizer, sampler);
+}
+
+int64_t resumeFromCheckpoint(const fs::path& dir, const RunConfig& config, CausalLM& model, ShardedAdamW& optimizer,
+                             std::mt19937_64& sampler) {
+  return resumeFromCheckpointOf(dir, config, model, optimizer, sampler);
 }
 
 }  // namespace plab

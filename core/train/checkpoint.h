@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "distributed/sharded_adamw.h"
 #include "model/causal_lm.h"
 #include "precision/precision_adamw.h"
 #include "train/run_config.h"
@@ -48,6 +49,10 @@ nlohmann::json checkpointRunSettings(const RunConfig& config);
 // trainer_state.json for `step`.
 void writeCheckpoint(const std::filesystem::path& dir, CausalLM& model, const PrecisionAdamW& optimizer,
                      const RunConfig& config, int64_t step, const std::mt19937_64& sampler);
+// The same for a data-parallel run's optimizer: its state gathered from
+// every rank when sharded, so every rank calls it (see trainer.cpp).
+void writeCheckpoint(const std::filesystem::path& dir, CausalLM& model, const ShardedAdamW& optimizer,
+                     const RunConfig& config, int64_t step, const std::mt19937_64& sampler);
 
 // Validates dir against the run (config, model after its precision plan,
 // optimizer built for it): files present and regular; 1 <= step < steps;
@@ -59,5 +64,8 @@ void writeCheckpoint(const std::filesystem::path& dir, CausalLM& model, const Pr
 // state and sampler; returns the checkpoint's step. Throws ConfigError.
 int64_t resumeFromCheckpoint(const std::filesystem::path& dir, const RunConfig& config, CausalLM& model,
                              PrecisionAdamW& optimizer, std::mt19937_64& sampler);
+// Each rank restores its share of a consolidated state saved on any number of ranks.
+int64_t resumeFromCheckpoint(const std::filesystem::path& dir, const RunConfig& config, CausalLM& model,
+                             ShardedAdamW& optimizer, std::mt19937_64& sampler);
 
 }  // namespace plab

@@ -129,6 +129,14 @@ StepMetrics stepMetricsFromJson(const nlohmann::json& j) {
   return m;
 }
 
+namespace {
+nlohmann::json rankMemoryJson(const std::vector<MemoryBreakdown>& ranks) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const MemoryBreakdown& m : ranks) out.push_back(toJson(m));
+  return out;
+}
+}  // namespace
+
 nlohmann::json toJson(const RunInfo& i) {
   return {{"run_name", i.runName},
           {"device", i.device},
@@ -140,6 +148,8 @@ nlohmann::json toJson(const RunInfo& i) {
           {"layers", i.layers},
           {"predicted_memory", toJson(i.predictedMemory)},
           {"measured_memory", toJson(i.measuredMemory)},
+          {"rank_memory", rankMemoryJson(i.rankMemory)},
+          {"optimizer_state_sharded", i.optimizerStateSharded},
           {"fp32_baseline", toJson(i.fp32Baseline)},
           {"optimizer_mode", i.optimizerMode},
           {"moment_precision", i.momentPrecision},
@@ -176,6 +186,7 @@ nlohmann::json toJson(const RunResult& r) {
   j["training_peak_bytes"] = r.trainingPeakBytes ? json(*r.trainingPeakBytes) : json(nullptr);
   j["peak_probe_steps"] = r.peakProbeSteps;
   j["world_size"] = r.worldSize;
+  j["rank_memory"] = rankMemoryJson(r.rankMemory);
   return j;
 }
 

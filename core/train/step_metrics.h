@@ -70,7 +70,9 @@ struct RunInfo {                    // sent once, before step 1
   int64_t bf16ParameterCount = 0;
   std::vector<std::string> layers;  // modules with parameters, in model order
   MemoryBreakdown predictedMemory;
-  MemoryBreakdown measuredMemory;
+  MemoryBreakdown measuredMemory;   // the job's state as one copy (sharded parts summed over the ranks)
+  std::vector<MemoryBreakdown> rankMemory;  // what each rank holds, measured on it
+  bool optimizerStateSharded = false;       // ZeRO-1: each rank keeps its parameters' optimizer state
   MemoryBreakdown fp32Baseline;
   std::string optimizerMode;        // "bf16-kahan", ...
   std::string momentPrecision;      // what the bf16 layers' moments really are: "fp32", "bf16", "bf16-sr"
@@ -97,7 +99,8 @@ enum class RunStatus { Completed, Stopped, Failed };
 
 struct RunResult {
   RunStatus status = RunStatus::Completed;
-  int worldSize = 1;                // processes of a data-parallel run (each holds the whole optimizer state)
+  int worldSize = 1;                // processes of a data-parallel run
+  std::vector<MemoryBreakdown> rankMemory;  // what each rank held (RunInfo::rankMemory)
   std::string message;              // the error for Failed (e.g. "loss became NaN at step 12")
   int64_t stepsDone = 0;
   double finalLoss = 0;

@@ -12,6 +12,7 @@
 
 #include "data/text_dataset.h"
 #include "distributed/data_parallel.h"
+#include "distributed/sharded_adamw.h"
 #include "model/model_factory.h"
 #include "model/module_tree.h"
 #include "precision/decay_effect.h"
@@ -226,7 +227,9 @@ class Session {
     params_ = applyPrecisionPlan(*model_, cfg_.plan, cfg_.mode);
     UpdateStatsOptions statsOptions;
     statsOptions.window = cfg_.update_window;
-    optimizer_ = std::make_unique<PrecisionAdamW>(params_, cfg_.mode, cfg_.adamw, cfg_.seed, statsOptions);
+    optimizer_ = std::make_unique<ShardedAdamW>(params_, cfg_.mode, cfg_.adamw, cfg_.seed, statsOptions, *dp_,
+                                                optimizerStateSharding(world_.worldSize));
+    for (TrainableParam& p : params_) p.fp32Source = torch::Tensor();  // adopted by the optimizer (its owner's)
     if (!cfg_.resume_from.empty()) {
       firstStep_ = resumeFromCheckpoint(cfg_.resume_from, cfg_, *model_, *optimizer_, rng_) + 1;
       log("resuming from " + cfg_.resume_from + " at step " + std::to_string(firstStep_));
@@ -253,6 +256,8 @@ class Session {
     }
     info.predictedMemory = predictMemory(params_, cfg_.mode, cfg_.adamw);
     info.measuredMemory = optimizer_->measuredMemory();
+    info.rankMemory = optimizer_->rankMemory();
+    info.optimizerStateSharded = optimizer_->sharded();
     info.fp32Baseline = fp32AdamWBaseline(info.parameterCount);
     info.optimizerMode = optimizerModeId(cfg_.mode);
     info.momentPrecision = momentPrecisionId(state_layout::moments(cfg_.mode, cfg_.adamw, info.bf16ParameterCount > 0));
@@ -413,19 +418,27 @@ class Session {
       m.elapsedSeconds = std::chrono::duration<double>(Clock::now() - start).count() - pausedSeconds;
       record(m);
 
-      if (cfg_.checkpoint_every > 0 && step % cfg_.checkpoint_every == 0) {
-        if (cfg_.output_dir.empty()) {
-          if (step == cfg_.checkpoint_every) log("checkpoint_every is set but output_dir is not: no checkpoints");
-        } else {
-          const fs::path dir = fs::path(cfg_.output_dir) / ("checkpoint-" + std::to_string(step));
-          // Weights, optimizer state, step counts and data sampler: resuming
-          // from it continues bit for bit on CPU (train/checkpoint.h).
-          writeCheckpoint(dir, *model_, *optimizer_, cfg_, step, rng_);
-          log("saved checkpoint " + dir.string());
-        }
-      }
+      if (cfg_.checkpoint_every > 0 && step % cfg_.checkpoint_every == 0) saveCheckpoint(step);
     }
     status_ = RunStatus::Completed;
+  }
+
+  // Rank 0 writes checkpoint-N: weights, optimizer state, step counts and
+  // data sampler; resuming from it continues bit for bit on CPU
+  // (train/checkpoint.h). A sharded state is gathered from every rank, so
+  // the ranks first agree whether rank 0 writes.
+  void saveCheckpoint(int64_t step) {
+    bool writes = !cfg_.output_dir.empty();
+    if (optimizer_->sharded()) writes = dp_->any(writes, "whether step " + std::to_string(step) + " saves a checkpoint");
+    if (!writes) {
+      if (step == cfg_.checkpoint_every) log("checkpoint_every is set but output_dir is not: no checkpoints");
+    } else if (cfg_.output_dir.empty()) {
+      optimizer_->stateTensors();  // this rank's shards, for rank 0 to write
+    } else {
+      const fs::path dir = fs::path(cfg_.output_dir) / ("checkpoint-" + std::to_string(step));
+      writeCheckpoint(dir, *model_, *optimizer_, cfg_, step, rng_);
+      log("saved checkpoint " + dir.string());
+    }
   }
 
   RunResult result() const {
@@ -433,6 +446,7 @@ class Session {
     r.status = status_;
     r.message = message_;
     r.worldSize = world_.worldSize;
+    r.rankMemory = info_.rankMemory;
     r.stepsDone = steps_.empty() ? 0 : steps_.back().step;
     if (status_ == RunStatus::Failed && !steps_.empty() && !std::isfinite(steps_.back().loss))
       r.stepsDone = steps_.back().step - 1;  // the diverged step did not update the weights
@@ -482,7 +496,7 @@ class Session {
   std::shared_ptr<CausalLM> model_;
   std::unique_ptr<TextDataset> dataset_;
   std::vector<TrainableParam> params_;
-  std::unique_ptr<PrecisionAdamW> optimizer_;
+  std::unique_ptr<ShardedAdamW> optimizer_;  // ZeRO-1 over the ranks, or one PrecisionAdamW
   std::vector<std::pair<torch::Tensor, torch::Tensor>> valBatches_;
   std::unique_ptr<MetricsWriter> writer_;
   SpaceReserve summaryReserve_;
