@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "report/run_report.h"
 #include "train/metrics_writer.h"
@@ -32,9 +33,11 @@ inline StepMetrics storedStep(int64_t step, double offset) {
 }
 
 // status: "completed", "stopped", "failed", or "" for a run killed before
-// it wrote summary.json. Returns the folder.
+// it wrote summary.json. layers: the run's layers, each measured on every
+// step (empty: storedStep's two). Returns the folder.
 inline std::filesystem::path writeStoredRun(const std::filesystem::path& dir, RunConfig config, int steps,
-                                            const std::string& status = "completed", double lossOffset = 0) {
+                                            const std::string& status = "completed", double lossOffset = 0,
+                                            const std::vector<std::string>& layers = {}) {
   std::filesystem::create_directories(dir);
   config.output_dir = dir.string();
   writeJsonFileAtomically(dir / "config.json", config.toJson());
@@ -43,13 +46,20 @@ inline std::filesystem::path writeStoredRun(const std::filesystem::path& dir, Ru
   info.device = "cpu";
   info.modelType = "gpt2";
   info.parameterCount = 1 << 20;
-  info.layers = {"transformer.h.0.mlp.c_fc", "lm_head"};
+  info.layers = layers.empty() ? std::vector<std::string>{"transformer.h.0.mlp.c_fc", "lm_head"} : layers;
   info.fp32Baseline = fp32AdamWBaseline(info.parameterCount);
   info.optimizerMode = optimizerModeId(config.mode);
   writeJsonFileAtomically(dir / "run_info.json", toJson(info));
   {
     MetricsWriter writer(dir);
-    for (int s = 1; s <= steps; ++s) writer.write(storedStep(s, lossOffset));
+    for (int s = 1; s <= steps; ++s) {
+      StepMetrics m = storedStep(s, lossOffset);
+      if (!layers.empty()) {
+        m.layers.clear();
+        for (const std::string& layer : layers) m.layers.push_back({layer, 0.3, 0.8});
+      }
+      writer.write(m);
+    }
   }
   if (status.empty()) return dir;
   RunResult r;

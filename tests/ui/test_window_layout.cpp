@@ -36,27 +36,8 @@ void writeComparison(const QString& workspace) {
     plab::RunConfig c = plab::defaultRunConfig();
     c.mode = mode;
     c.name = "tiny-gpt2-finetune-" + plab::optimizerModeId(mode);
-    const fs::path dir = plab::test::writeStoredRun(
-        fs::path(workspace.toStdString()) / (c.name + "-20250101-00000" + std::to_string(++n)), c, 20);
-    fs::remove(dir / "metrics.jsonl");
-    fs::remove(dir / "metrics.csv");
-    fs::remove(dir / "layers.csv");
-    plab::RunInfo info;  // as writeStoredRun's, with the 32 layers
-    info.runName = c.name;
-    info.device = "cpu";
-    info.modelType = "gpt2";
-    info.parameterCount = 1 << 20;
-    info.fp32Baseline = plab::fp32AdamWBaseline(info.parameterCount);
-    info.optimizerMode = plab::optimizerModeId(mode);
-    info.layers = layers;
-    plab::writeJsonFileAtomically(dir / "run_info.json", plab::toJson(info));
-    plab::MetricsWriter writer(dir);
-    for (int step = 1; step <= 20; ++step) {
-      plab::StepMetrics m = plab::test::storedStep(step, 0);
-      m.layers.clear();
-      for (const std::string& layer : layers) m.layers.push_back({layer, 0.3, 0.8});
-      writer.write(m);
-    }
+    plab::test::writeStoredRun(fs::path(workspace.toStdString()) / (c.name + "-20250101-00000" + std::to_string(++n)), c,
+                               20, "completed", 0, layers);
   }
 }
 
