@@ -1,6 +1,7 @@
 #include "run/run_controller.h"
 
 #include <QDateTime>
+#include <algorithm>
 
 #include "report/report_charts.h"
 #include "util/run_folder.h"
@@ -8,21 +9,28 @@
 namespace plab::ui {
 
 RunController::RunController(RunStore* store, QObject* parent)
-    : QObject(parent), store_(store), worker_(new TrainingWorker) {
+    : QObject(parent), store_(store), worker_(new TrainingWorker), processRun_(new ProcessRun(this)) {
   registerMetaTypes();
   thread_.setObjectName("plab-training");
   worker_->moveToThread(&thread_);
-  connect(worker_, &TrainingWorker::runStarted, this, &RunController::onRunStarted, Qt::QueuedConnection);
-  connect(worker_, &TrainingWorker::stepMeasured, this, &RunController::onStep, Qt::QueuedConnection);
-  connect(worker_, &TrainingWorker::logLine, this, &RunController::logLine, Qt::QueuedConnection);
-  connect(worker_, &TrainingWorker::runFinished, this, &RunController::onFinished, Qt::QueuedConnection);
+  connectExecutor(worker_, Qt::QueuedConnection);
+  // Same thread: queued too, so that a signal never re-enters the controller.
+  connectExecutor(processRun_, Qt::QueuedConnection);
   thread_.start();
+}
+
+void RunController::connectExecutor(RunExecutor* executor, Qt::ConnectionType type) {
+  connect(executor, &RunExecutor::runStarted, this, &RunController::onRunStarted, type);
+  connect(executor, &RunExecutor::stepMeasured, this, &RunController::onStep, type);
+  connect(executor, &RunExecutor::logLine, this, &RunController::logLine, type);
+  connect(executor, &RunExecutor::runFinished, this, &RunController::onFinished, type);
 }
 
 RunController::~RunController() { shutdown(); }
 
-int RunController::enqueue(const plab::RunConfig& config) {
+int RunController::enqueue(const plab::RunConfig& config, int processes) {
   const int run = store_->addRun(config);
+  processes_[run] = std::max(1, processes);
   queue_.push_back(run);
   if (activeRun_ < 0) dispatchNext();
   return run;
@@ -52,39 +60,58 @@ void RunController::dispatchNext() {
       return;
     }
   }
-  QMetaObject::invokeMethod(worker_, [w = worker_, run, config] { w->runTraining(run, config); },
-                            Qt::QueuedConnection);
+  const int processes = processesOf(run);
+  if (processes > 1) {
+    processRun_->setProcesses(processes);
+    current_ = processRun_;
+  } else {
+    current_ = worker_;
+  }
+  current_->start(run, config);
+}
+
+int RunController::processesOf(int run) const {
+  const auto it = processes_.find(run);
+  return it == processes_.end() ? 1 : it->second;
 }
 
 void RunController::pause() {
-  if (!worker_ || activeRun_ < 0 || paused_) return;
-  worker_->pause();
+  if (!current_ || activeRun_ < 0 || paused_) return;
+  current_->pause();
   paused_ = true;
   store_->setState(activeRun_, RunState::Paused);
 }
 
 void RunController::resume() {
-  if (!worker_ || activeRun_ < 0 || !paused_) return;
-  worker_->resume();
+  if (!current_ || activeRun_ < 0 || !paused_) return;
+  current_->resume();
   paused_ = false;
   store_->setState(activeRun_, RunState::Running);
 }
 
 void RunController::stopAll() {
-  for (int run : queue_) store_->setState(run, RunState::Stopped);
+  for (int run : queue_) {
+    store_->setState(run, RunState::Stopped);
+    processes_.erase(run);
+  }
   queue_.clear();
-  if (activeRun_ >= 0 && worker_) worker_->stop();
+  if (activeRun_ >= 0 && current_) current_->stop();
   paused_ = false;
 }
 
 void RunController::shutdown() {
   if (shutDown_) return;
   shutDown_ = true;
+  // Like the worker's queued signals once its thread has ended, the child's
+  // last signals no longer reach the store.
+  processRun_->disconnect(this);
   stopAll();
+  processRun_->shutdown();  // waits for the child processes to end
   thread_.quit();  // takes effect once the running Trainer::run returns
   thread_.wait();
   delete worker_;  // its thread has ended: no event loop left to deleteLater it
   worker_ = nullptr;
+  current_ = nullptr;
 }
 
 void RunController::onRunStarted(int run, const plab::RunInfo& info) {
@@ -96,9 +123,11 @@ void RunController::onStep(int run, const plab::StepMetrics& step) { store_->app
 
 void RunController::onFinished(int run, const plab::RunResult& result) {
   store_->setResult(run, result);
+  processes_.erase(run);
   if (run == activeRun_) {
     activeRun_ = -1;
     paused_ = false;
+    current_ = nullptr;
   }
   emit runFinished(run);
   dispatchNext();

@@ -4,8 +4,12 @@
 
 namespace plab::ui {
 
-TrainingWorker::TrainingWorker(QObject* parent) : QObject(parent) { registerMetaTypes(); }
+TrainingWorker::TrainingWorker(QObject* parent) : RunExecutor(parent) { registerMetaTypes(); }
 TrainingWorker::~TrainingWorker() = default;
+
+void TrainingWorker::start(int runId, const plab::RunConfig& config) {
+  QMetaObject::invokeMethod(this, [this, runId, config] { runTraining(runId, config); }, Qt::QueuedConnection);
+}
 
 void TrainingWorker::pause() {
   std::lock_guard<std::mutex> lock(mutex_);

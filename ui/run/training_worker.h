@@ -8,30 +8,26 @@
 #include <memory>
 #include <mutex>
 
-#include "run/metatypes.h"
+#include "run/run_executor.h"
 #include "train/trainer.h"
 
 namespace plab::ui {
 
-class TrainingWorker : public QObject {
+class TrainingWorker : public RunExecutor {
   Q_OBJECT
  public:
   explicit TrainingWorker(QObject* parent = nullptr);
   ~TrainingWorker() override;
 
-  void pause();
-  void resume();
-  void stop();     // stops the current run, or the next one if it has not started yet
-  bool isPaused() const;
+  // Queues runTraining on the worker's thread.
+  void start(int runId, const plab::RunConfig& config) override;
+  void pause() override;
+  void resume() override;
+  void stop() override;
+  bool isPaused() const override;
 
  public slots:
   void runTraining(int runId, plab::RunConfig config);  // blocking, on the worker thread
-
- signals:
-  void runStarted(int runId, plab::RunInfo info);
-  void stepMeasured(int runId, plab::StepMetrics step);
-  void logLine(int runId, QString line);
-  void runFinished(int runId, plab::RunResult result);
 
  private:
   mutable std::mutex mutex_;
