@@ -299,8 +299,10 @@ void MainWindow::connectSignals() {
   });
   connect(controller_, &RunController::runStarted, this, [this](int run) {
     const auto& r = store_.record(run);
+    const QString where = QString::fromStdString(r.info.device) +
+                          (r.info.rankMemory.size() > 1 ? QString(" × %1 processes").arg(r.info.rankMemory.size()) : QString());
     appendLog(QString("[%1] started on %2: %3 parameters, %4 in bf16, predicted state %5 (fp32 AdamW %6)")
-                  .arg(QString::fromStdString(r.config.name), QString::fromStdString(r.info.device),
+                  .arg(QString::fromStdString(r.config.name), where,
                        humanCount(r.info.parameterCount), humanCount(r.info.bf16ParameterCount),
                        humanBytes(r.info.predictedMemory.total()), humanBytes(r.info.fp32Baseline.total())));
     updateStatus(run);
@@ -350,7 +352,14 @@ QString MainWindow::startProblem() const {
   const QString modelError = modelPicker_->errorText();
   if (!modelError.isEmpty()) return modelError;
   if (!datasetPanel_->problem().isEmpty()) return "Training data: " + datasetPanel_->problem();
-  return runConfigProblem(currentConfig());
+  const plab::RunConfig config = currentConfig();
+  // The CLI's --nproc refuses it too (checkGlobalBatch), but only once started.
+  if (const int processes = optimizerPanel_->processes(); processes > 1 && config.batch_size % processes != 0)
+    return QString("Batch size %1 is the global batch and must be divisible by the %2 processes (each trains "
+                   "batch size / processes rows)")
+        .arg(config.batch_size)
+        .arg(processes);
+  return runConfigProblem(config);
 }
 
 bool MainWindow::checkStartable() {
@@ -369,7 +378,7 @@ void MainWindow::addToQueue() {
   if (!checkStartable()) return;
   plab::RunConfig c = currentConfig();
   c.name = nextRunName(c.mode).toStdString();
-  controller_->enqueue(c);
+  controller_->enqueue(c, optimizerPanel_->processes());
   appendLog(QString("[%1] queued").arg(QString::fromStdString(c.name)));
   updateButtons();
 }
@@ -421,7 +430,7 @@ void MainWindow::queueComparison(bool rerunIdentical) {
       continue;
     }
     c.name = nextRunName(mode).toStdString();
-    controller_->enqueue(c);
+    controller_->enqueue(c, optimizerPanel_->processes());
     ++queued;
   }
   appendLog(QString("queued a comparison of %1 modes (seed %2)").arg(queued).arg(base.seed) +
@@ -435,7 +444,7 @@ void MainWindow::queueComparison(bool rerunIdentical) {
 void MainWindow::runFp32Twin(int run) {
   if (run < 0 || run >= store_.size()) return;
   const plab::RunConfig twin = plab::report::fp32TwinConfig(store_.record(run).config);
-  controller_->enqueue(twin);
+  controller_->enqueue(twin, optimizerPanel_->processes());
   appendLog(QString("[%1] queued: the fp32 twin of %2")
                 .arg(QString::fromStdString(twin.name), QString::fromStdString(store_.record(run).config.name)));
   updateButtons();

@@ -24,6 +24,7 @@
 #include "panels/optimizer_panel.h"
 #include "report/fp32_twin.h"
 #include "report/run_folder_reader.h"
+#include "run/stored_run_reader.h"
 #include "util/atomic_file.h"
 #include "util/errors.h"
 
@@ -80,7 +81,7 @@ int MainWindow::addRunFolders(const QStringList& folders, bool linked) {
     if (store_.findFolder(folder) >= 0) continue;
     const bool outside = linked || !workspace_.owns(folder);
     try {
-      const plab::StoredRun run = plab::readRunFolder(folder.toStdString());
+      const plab::StoredRun run = readStoredRun(folder.toStdString());  // with a data-parallel run's per-rank memory
       store_.addStoredRun(run, outside);
       if (!run.displayProblem.empty())
         appendLog("ignored the run's name and visibility: " + QString::fromStdString(run.displayProblem));

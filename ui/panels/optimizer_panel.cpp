@@ -7,12 +7,14 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QSpinBox>
+#include <QThread>
 #include <algorithm>
 #include <climits>
 
 #include "panels/advanced_panel.h"
 #include "precision/decay_effect.h"
 #include "train/lr_schedule.h"
+#include "train/torch_runtime.h"
 
 namespace plab::ui {
 namespace {
@@ -98,6 +100,13 @@ OptimizerPanel::OptimizerPanel(QWidget* parent) : QWidget(parent) {
   seqLen_ = intSpin(2, 1 << 20, "seqLen");
   form->addRow("Steps", steps_);
   form->addRow("Batch size", batch_);
+  processes_ = intSpin(1, maxLocalProcesses(), "processes");
+  processes_->setValue(1);
+  processes_->setToolTip(
+      "<p>Data parallel on N local processes, optimizer state sharded; the charts show rank 0 and the statistics "
+      "summed over ranks. Above 1 the run goes through precision-lab-cli run --nproc N; the batch size is the "
+      "global batch, split evenly over the processes.</p>");
+  form->addRow("Processes", processes_);
   form->addRow("Grad accumulation", gradAccum_);
   form->addRow("Sequence length", seqLen_);
 
@@ -226,6 +235,19 @@ void OptimizerPanel::setFrom(const plab::RunConfig& config) {
   gradClip_->setValue(config.grad_clip > 0 ? config.grad_clip : 0.0);
   seed_->setValue(static_cast<int>(config.seed));
   advanced_->setFrom(config);
+}
+
+int OptimizerPanel::processes() const { return processes_->value(); }
+
+void OptimizerPanel::setProcesses(int processes) { processes_->setValue(processes); }
+
+int OptimizerPanel::maxLocalProcesses() {
+  static const int most = [] {
+    int gpus = 0;  // torch-free: the devices a run could be given
+    while (gpus < 64 && plab::deviceProblem("cuda:" + std::to_string(gpus)).empty()) ++gpus;
+    return std::clamp(std::max(QThread::idealThreadCount(), gpus), 1, 64);
+  }();
+  return most;
 }
 
 }  // namespace plab::ui

@@ -32,6 +32,13 @@ class OptimizerPanel : public QWidget {
 
   QComboBox* modeCombo() const { return mode_; }
   QSpinBox* stepsSpin() const { return steps_; }
+  // Not a RunConfig field: precision-lab-cli run --nproc. 1 trains in the
+  // app; N > 1 runs the CLI on N local processes (ProcessRun).
+  QSpinBox* processesSpin() const { return processes_; }
+  int processes() const;
+  void setProcesses(int processes);
+  // The field's maximum: CPU cores or GPUs, whichever is more, in 1..64.
+  static int maxLocalProcesses();
   AdvancedPanel* advancedPanel() const { return advanced_; }
 
  private:
@@ -53,6 +60,7 @@ class OptimizerPanel : public QWidget {
   QLabel* decayWarning_;
   QSpinBox* steps_;
   QSpinBox* batch_;
+  QSpinBox* processes_;
   QSpinBox* gradAccum_;
   QSpinBox* seqLen_;
   QComboBox* schedule_;
