@@ -13,6 +13,10 @@ namespace {
 
 double mib(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
+// What ZeRO-1 shards: moments, master weights and Kahan buffers (weights
+// and gradients are replicated on every rank).
+int64_t optimizerStateBytes(const plab::MemoryBreakdown& m) { return m.moments + m.master + m.kahan; }
+
 std::array<double, MemoryChart::kParts> partsOf(const plab::MemoryBreakdown& m) {
   return {mib(m.weights), mib(m.gradients), mib(m.moments), mib(m.master), mib(m.kahan)};
 }
@@ -177,6 +181,22 @@ void MemoryChart::showRuns(const std::vector<plab::RunRecord>& runs) {
     if (runs[i].result.trainingPeakBytes) saving += ", " + peakLine(runs[i], ref ? &runs[*ref] : nullptr);
     addBar(m, names[i], runPen(styles[i], 1.0), toQColor(styles[i].color), saving);
     saved_.push_back(s.savedFraction);
+    // A run on N processes: what each rank holds, under the run's bar.
+    const auto& ranks = !runs[i].result.rankMemory.empty() ? runs[i].result.rankMemory : runs[i].info.rankMemory;
+    if (ranks.size() < 2) continue;
+    int64_t jobOptimizerState = 0;
+    for (const plab::MemoryBreakdown& r : ranks) jobOptimizerState += optimizerStateBytes(r);
+    const bool sharded = runs[i].info.optimizerStateSharded;
+    QPen rankPen = runPen(styles[i], 1.0);
+    rankPen.setStyle(Qt::DashLine);
+    for (size_t rank = 0; rank < ranks.size(); ++rank) {
+      // Sharded: the rank's part of the job's state; replicated: all of it.
+      const double share = !sharded || jobOptimizerState <= 0
+                               ? 1.0
+                               : static_cast<double>(optimizerStateBytes(ranks[rank])) / jobOptimizerState;
+      addBar(ranks[rank], QString("%1 rank %2").arg(names[i]).arg(rank), rankPen, toQColor(styles[i].color),
+             QString("per rank (%1 processes), optimizer state %2").arg(ranks.size()).arg(percentText(share)));
+    }
   }
   for (int i = 0; i < kParts; ++i) {
     auto* bars = static_cast<PerBarStyledBars*>(parts_[static_cast<size_t>(i)]);

@@ -4,7 +4,10 @@
 // buffers), under the computed all-fp32 AdamW baseline. Each bar is in its
 // run's colour (the run's name on the y axis, as many as there are runs);
 // the parts are told apart by lightness and hatching, which the chart's
-// legend names; beside each bar what it saves.
+// legend names; beside each bar what it saves. A run on N > 1 processes
+// gets one more bar per rank under its own (dashed outline): what that rank
+// holds (weights and gradients replicated, the optimizer state sharded),
+// "per rank (N processes)" beside it.
 #include <QStringList>
 #include <array>
 #include <vector>
@@ -20,11 +23,12 @@ class MemoryChart : public RunChart {
   explicit MemoryChart(QWidget* parent = nullptr);
   void showRuns(const std::vector<plab::RunRecord>& runs) override;
 
-  // Bar 0 is the fp32 baseline, then one per run that measured memory (MiB).
+  // Bar 0 is the fp32 baseline, then one per run that measured memory (MiB)
+  // and, after a multi-process run's, one per rank.
   QCPBars* partBars(int part) const { return parts_[static_cast<size_t>(part)]; }
   const std::vector<double>& savedFractions() const { return saved_; }  // per run bar
   QStringList barLabels() const { return barLabels_; }    // on the y axis, from the top
-  QStringList savingTexts() const { return savings_; }    // beside each run's bar
+  QStringList savingTexts() const { return savings_; }    // beside each run's (and rank's) bar
   std::vector<QColor> barColors() const;                  // the colour each bar is drawn in
   // The y-axis names shown: all when their rows are a line of text tall,
   // else every k-th (hovering a bar names any of them).
