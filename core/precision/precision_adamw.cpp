@@ -23,6 +23,7 @@ struct Slot {
   int64_t steps = 0;        // per param, like torch: params without grads do not advance
   size_t layer = 0;         // index into Impl::layers
   uint32_t randomStream = 0;  // Philox streams randomStream .. +2 (weight, m, v)
+  uint64_t firstGroup = 0;    // a shard's first Philox group in its parameter
   UpdateWindow window;
 };
 
@@ -105,6 +106,7 @@ struct PrecisionAdamW::Impl {
     r.seed = seed;
     r.step = static_cast<uint32_t>(s.steps);
     r.stream = s.randomStream;
+    r.firstGroup = s.firstGroup;
     return r;
   }
 
@@ -228,6 +230,10 @@ PrecisionAdamW::PrecisionAdamW(std::vector<TrainableParam> params, OptimizerMode
     if (state_layout::hasKahan(mode, bf16)) s.state.comp = torch::zeros_like(tp.param);
     const int64_t position = tp.streamIndex >= 0 ? tp.streamIndex : static_cast<int64_t>(impl_->slots.size());
     s.randomStream = static_cast<uint32_t>(4 * position);
+    if (tp.firstElement < 0 || tp.firstElement % 8 != 0)
+      throw ConfigError("optimizer: slice of '" + tp.name + "' starts at element " + std::to_string(tp.firstElement) +
+                        ", not a multiple of 8");
+    s.firstGroup = static_cast<uint64_t>(tp.firstElement / 8);
     tp.fp32Source = torch::Tensor();  // adopted as master or not needed
 
     auto [li, newLayer] = layerIndex.emplace(tp.layer, impl_->layers.size());

@@ -31,6 +31,11 @@ struct TrainableParam {
   // that position, so stochastic rounding draws the same bits on any number
   // of ranks. -1: its position in this list.
   int64_t streamIndex = -1;
+  // When `param` is a flat slice of the parameter (a ZeRO shard): the
+  // slice's first element in the whole parameter, a multiple of 8 (one
+  // Philox group), so its random bits are those of the same elements of
+  // the whole parameter.
+  int64_t firstElement = 0;
 };
 
 class PrecisionAdamW {

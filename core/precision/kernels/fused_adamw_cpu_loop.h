@@ -52,7 +52,7 @@ constexpr int kGroups = kChunk / 8;  // Philox groups per chunk
 void fillCounters(const FusedAdamWArgs& a, int64_t first, uint32_t tag, uint32_t* c0, uint32_t* c1, uint32_t* c2,
                   uint32_t* c3) {
   for (int g = 0; g < kGroups; ++g) {
-    const auto group = static_cast<uint64_t>(first / 8 + g);
+    const uint64_t group = a.random.firstGroup + static_cast<uint64_t>(first / 8 + g);
     c0[g] = static_cast<uint32_t>(group);
     c1[g] = static_cast<uint32_t>(group >> 32);
     c2[g] = a.random.step;

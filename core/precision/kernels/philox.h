@@ -44,16 +44,21 @@ PLAB_HD Philox4 philox4x32_10(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3
 }
 
 // One random stream: the run's seed, the parameter's step and a stream id
-// (parameter and which tensor is written).
+// (parameter and which tensor is written). firstGroup: the group of the
+// tensor's first element within its parameter, non-zero when the tensor is
+// a slice of it (a ZeRO shard starting at element 8 * firstGroup), so a
+// slice draws exactly the bits of those elements of the whole parameter.
 struct RandomStream {
   uint64_t seed = 0;
   uint32_t step = 0;
   uint32_t stream = 0;
+  uint64_t firstGroup = 0;
 };
 
 // One Philox call serves the 8 elements of a group (index / 8): 128 bits,
 // 16 per element.
-PLAB_HD Philox4 randomGroup(const RandomStream& r, uint64_t group) {
+PLAB_HD Philox4 randomGroup(const RandomStream& r, uint64_t localGroup) {
+  const uint64_t group = r.firstGroup + localGroup;
   return philox4x32_10(static_cast<uint32_t>(group), static_cast<uint32_t>(group >> 32), r.step, r.stream,
                        static_cast<uint32_t>(r.seed), static_cast<uint32_t>(r.seed >> 32));
 }
