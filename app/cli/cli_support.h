@@ -38,12 +38,14 @@ int inspectCommand(Args& args);
 int cacheCommand(Args& args);
 int downloadCommand(Args& args);
 int benchCommand(Args& args);
+int memoryCommand(Args& args);
 
 extern const char* const kRunHelp;
 extern const char* const kInspectHelp;
 extern const char* const kCacheHelp;
 extern const char* const kDownloadHelp;
 extern const char* const kBenchHelp;
+extern const char* const kMemoryHelp;
 extern const char* const kDefaultConfigHelp;
 
 }  // namespace plab::cli

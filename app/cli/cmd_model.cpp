@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli_support.h"
+#include "model_argument.h"
 #include "hub/hf_cache.h"
 #include "hub/hub_download.h"
 #include "train/model_inspect.h"
@@ -56,50 +57,6 @@ int defaultConfigCommand(Args& args) {
 
 namespace {
 
-ModelSpec specFromArgument(const std::string& arg) {
-  if (arg == "embedded") return ModelSpec{};
-  if (arg == "embedded-init") {
-    ModelSpec spec;
-    spec.source = "embedded-init";
-    return spec;
-  }
-  if (!arg.empty() && arg.front() == '{') {
-    if (const std::string nesting = jsonNestingProblem(arg); !nesting.empty())
-      throw ConfigError("the model spec: " + nesting);
-    const auto j = nlohmann::json::parse(arg, nullptr, false);
-    if (j.is_discarded()) throw ConfigError("the model spec is not valid JSON: " + textExcerpt(arg));
-    return modelSpecFromJson(j);
-  }
-  const fs::path path(arg);
-  ModelSpec spec;
-  if (fs::is_directory(path)) {
-    const bool hasWeights =
-        fs::exists(path / "model.safetensors") || fs::exists(path / "model.safetensors.index.json");
-    spec.source = hasWeights ? "folder" : "config";
-    spec.path = path.string();
-    return spec;
-  }
-  if (fs::is_regular_file(path)) {
-    std::ifstream in(path, std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (const std::string nesting = jsonNestingProblem(text); !nesting.empty())
-      throw ConfigError(path.string() + ": " + nesting);
-    const auto j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) throw ConfigError(path.string() + " is not a JSON object");
-    if (j.contains("source")) return modelSpecFromJson(j);
-    if (j.contains("model") && j.at("model").is_object()) return modelSpecFromJson(j.at("model"));
-    spec.source = "config";
-    spec.path = path.string();
-    return spec;
-  }
-  if (arg.find('/') != std::string::npos && !fs::exists(path) && arg.front() != '/' && arg.front() != '.') {
-    spec.source = "hub";
-    spec.path = arg;
-    return spec;
-  }
-  throw ConfigError("model not found: " + textExcerpt(arg, 200) + " (expected a folder, a config.json, a JSON spec or org/name)");
-}
-
 void printTree(const ModuleNode& n, int depth) {
   const std::string label = std::string(2 * depth, ' ') + (n.name.empty() ? n.type : n.name);
   std::cout << std::left << std::setw(48) << label << std::setw(20) << n.type << std::right << std::setw(14)
@@ -122,7 +79,7 @@ int inspectCommand(Args& args) {
   }
   const auto pos = args.positionals(1);
   if (pos.empty()) throw UsageError("missing MODEL");
-  const ModelOverview o = inspectModel(specFromArgument(pos[0]));
+  const ModelOverview o = inspectModel(modelSpecFromArgument(pos[0]));
   std::cout << "model:      " << o.sourceDescription << '\n'
             << "type:       " << o.config.model_type << '\n'
             << "parameters: " << o.parameterCount << '\n'

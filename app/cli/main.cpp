@@ -27,6 +27,8 @@ const char* const kTopHelp =
     "                   download a model from the Hugging Face Hub into the cache\n"
     "  bench [--steps N] [--device D]\n"
     "                   tokens/s, ms/step and memory of every optimizer mode\n"
+    "  memory MODEL [--nproc N,...] [--plan PRESET] [--mode ID]\n"
+    "                   training state per process on N processes, projected from the config\n"
     "\n"
     "optimizer modes: fp32, bf16, bf16-nearest, bf16-kahan, bf16-sr, mixed (README: the mode table)\n"
     "`precision-lab-cli <command> --help` describes a command in detail.\n"
@@ -62,10 +64,11 @@ int main(int argc, char** argv) {
     if (command == "cache") return cacheCommand(args);
     if (command == "download") return downloadCommand(args);
     if (command == "bench") return benchCommand(args);
+    if (command == "memory") return memoryCommand(args);
     throw UsageError("unknown command '" + command + "'");
   } catch (const UsageError& e) {
     const bool known = command == "run" || command == "default-config" || command == "inspect" ||
-                       command == "cache" || command == "download" || command == "bench";
+                       command == "cache" || command == "download" || command == "bench" || command == "memory";
     std::cerr << "error: " << e.what() << "\n(see precision-lab-cli " << (known ? command + " " : "") << "--help)\n";
     return kUsage;
   } catch (const plab::ConfigError& e) {

@@ -1,6 +1,8 @@
 // The precision-lab-cli executable, run as a user would (path in $PLAB_CLI).
 #include <QtTest/QtTest>
 
+#include <nlohmann/json.hpp>
+
 #include <fstream>
 
 #include "train/metrics_writer.h"
@@ -50,12 +52,39 @@ class TestCli : public QObject {
   void helpListsEverything() {
     const Outcome o = runCli({"--help"});
     QCOMPARE(o.exitCode, 0);
-    for (const char* cmd : {"run", "default-config", "inspect", "cache", "download", "bench", "--no-pdf", "--out"})
+    for (const char* cmd : {"run", "default-config", "inspect", "cache", "download", "bench", "memory", "--no-pdf", "--out"})
       QVERIFY2(o.out.contains(cmd), cmd);
-    for (const char* cmd : {"run", "default-config", "inspect", "cache", "download", "bench"}) {
+    for (const char* cmd : {"run", "default-config", "inspect", "cache", "download", "bench", "memory"}) {
       const Outcome h = runCli({cmd, "--help"});
       QVERIFY2(h.exitCode == 0 && h.out.contains("usage: precision-lab-cli"), describe(h));
     }
+  }
+
+  // `memory` projects from the config: every rank holds the weights and
+  // gradients, the optimizer state adds up over the ranks to one process's
+  // (the projection against measured ranks is in test_distributed).
+  void memoryProjectsPerRank() {
+    const Outcome o = runCli({"memory", "embedded", "--nproc", "1,3", "--mode", "mixed", "--json"});
+    QVERIFY2(o.exitCode == 0, describe(o));
+    const nlohmann::json j = nlohmann::json::parse(o.out.toStdString());
+    QCOMPARE(j["projections"].size(), size_t(2));
+    const nlohmann::json& one = j["projections"][0]["rank_memory"][0];
+    const auto state = [](const nlohmann::json& m) {
+      return m["moments"].get<int64_t>() + m["master"].get<int64_t>() + m["kahan"].get<int64_t>();
+    };
+    QVERIFY(one["master"].get<int64_t>() > 0);
+    int64_t sum = 0;
+    for (const nlohmann::json& rank : j["projections"][1]["rank_memory"]) {
+      QCOMPARE(rank["weights"], one["weights"]);
+      QCOMPARE(rank["gradients"], one["gradients"]);
+      QVERIFY(state(rank) < state(one) / 2);
+      sum += state(rank);
+    }
+    QCOMPARE(sum, state(one));
+    const Outcome table = runCli({"memory", "embedded", "--nproc", "8"});
+    QVERIFY2(table.exitCode == 0 && table.out.contains("bf16-kahan") && table.out.contains("total/rank"), describe(table));
+    const Outcome bad = runCli({"memory", "embedded", "--nproc", "0"});
+    QVERIFY2(bad.exitCode == 2 && bad.err.contains("--nproc"), describe(bad));
   }
 
   void usageErrors() {

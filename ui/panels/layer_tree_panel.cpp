@@ -11,7 +11,7 @@
 #include <cmath>
 #include <functional>
 
-#include "panels/memory_estimate.h"
+#include "precision/memory_estimate.h"
 #include "util/format.h"
 
 namespace plab::ui {
@@ -292,7 +292,7 @@ int64_t LayerTreePanel::bf16Parameters() const {
 }
 
 plab::MemoryBreakdown LayerTreePanel::predictedMemory() const {
-  return estimateMemory(modules_, resolved(), mode_, adamw_);
+  return plab::estimateMemory(modules_, resolved(), mode_, adamw_);
 }
 
 plab::MemoryBreakdown LayerTreePanel::fp32Memory() const {
@@ -389,7 +389,7 @@ void LayerTreePanel::refresh() {
 
   const int64_t total = modules_.totalParameters;
   const int64_t bf16 = plab::bf16ParameterCount(modules_, res);
-  const plab::MemoryBreakdown predicted = estimateMemory(modules_, res, mode_, adamw_);
+  const plab::MemoryBreakdown predicted = plab::estimateMemory(modules_, res, mode_, adamw_);
   const plab::MemoryBreakdown baseline = plab::fp32AdamWBaseline(total);
   const int64_t saved = baseline.total() - predicted.total();
   const double savedFraction = baseline.total() > 0 ? double(saved) / double(baseline.total()) : 0.0;

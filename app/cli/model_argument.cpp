@@ -1,0 +1,59 @@
+#include "model_argument.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <nlohmann/json.hpp>
+
+#include "util/errors.h"
+#include "util/json_limits.h"
+
+namespace plab::cli {
+namespace fs = std::filesystem;
+
+ModelSpec modelSpecFromArgument(const std::string& arg) {
+  if (arg == "embedded") return ModelSpec{};
+  if (arg == "embedded-init") {
+    ModelSpec spec;
+    spec.source = "embedded-init";
+    return spec;
+  }
+  if (!arg.empty() && arg.front() == '{') {
+    if (const std::string nesting = jsonNestingProblem(arg); !nesting.empty())
+      throw ConfigError("the model spec: " + nesting);
+    const auto j = nlohmann::json::parse(arg, nullptr, false);
+    if (j.is_discarded()) throw ConfigError("the model spec is not valid JSON: " + textExcerpt(arg));
+    return modelSpecFromJson(j);
+  }
+  const fs::path path(arg);
+  ModelSpec spec;
+  if (fs::is_directory(path)) {
+    const bool hasWeights =
+        fs::exists(path / "model.safetensors") || fs::exists(path / "model.safetensors.index.json");
+    spec.source = hasWeights ? "folder" : "config";
+    spec.path = path.string();
+    return spec;
+  }
+  if (fs::is_regular_file(path)) {
+    std::ifstream in(path, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (const std::string nesting = jsonNestingProblem(text); !nesting.empty())
+      throw ConfigError(path.string() + ": " + nesting);
+    const auto j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw ConfigError(path.string() + " is not a JSON object");
+    if (j.contains("source")) return modelSpecFromJson(j);
+    if (j.contains("model") && j.at("model").is_object()) return modelSpecFromJson(j.at("model"));
+    spec.source = "config";
+    spec.path = path.string();
+    return spec;
+  }
+  if (arg.find('/') != std::string::npos && !fs::exists(path) && arg.front() != '/' && arg.front() != '.') {
+    spec.source = "hub";
+    spec.path = arg;
+    return spec;
+  }
+  throw ConfigError("model not found: " + textExcerpt(arg, 200) + " (expected a folder, a config.json, a JSON spec or org/name)");
+}
+
+}  // namespace plab::cli

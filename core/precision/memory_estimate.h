@@ -1,0 +1,38 @@
+#pragma once
+// Predicted training-state bytes from the module tree alone, so that a plan's
+// saving shows before any model is built and a 70 B model can be projected
+// without allocating it. Same per-element rules as plab::predictMemory (which
+// needs torch tensors), shared through precision/state_layout.h:
+//   fp32 element: weight 4, grad 4, moments 8
+//   bf16 element: weight 2, grad 2, moments 4 (pure-bf16 modes with
+//                 bf16 moments) or 8, + kahan 2 (Bf16Kahan),
+//                 + master 4 (Fp32MasterWeights)
+// Fp32AdamW ignores the plan (everything fp32). Torch-free.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "precision/memory_breakdown.h"
+#include "precision/optimizer_mode.h"
+#include "precision/precision_plan.h"
+
+namespace plab {
+
+// The parameters a module owns directly, as the optimizer will hold them.
+struct ParameterGroup {
+  std::string path;
+  int64_t elements = 0;
+  bool bf16 = false;  // after the mode (fp32 AdamW keeps everything fp32)
+};
+
+// Every module that owns parameters, in the model's parameter order.
+std::vector<ParameterGroup> parameterGroups(const ModuleNode& tree,
+                                            const std::map<std::string, LayerPrecision>& resolved, OptimizerMode mode);
+
+// The bytes `elements` parameters of one group add (weights, gradients and state).
+MemoryBreakdown elementBytes(int64_t elements, bool bf16, OptimizerMode mode, const AdamWOptions& options);
+
+MemoryBreakdown estimateMemory(const ModuleNode& tree, const std::map<std::string, LayerPrecision>& resolved,
+                               OptimizerMode mode, const AdamWOptions& options);
+
+}  // namespace plab
