@@ -21,25 +21,40 @@ torch::Tensor DataParallel::localRows(const torch::Tensor& globalBatch) const {
 void DataParallel::averageGradients(const std::vector<TrainableParam>& params, const std::string& what) {
   if (!active()) return;
   torch::NoGradGuard noGrad;
-  // One bucket per gradient dtype, reduced in fp32: a bf16 sum would round
-  // at every addition.
-  std::map<torch::ScalarType, std::vector<torch::Tensor>> byType;
+  // Buckets of one gradient dtype, reduced in fp32 (a bf16 sum would round
+  // at every addition), each at most kBucketElements unless one gradient
+  // alone is larger: the fp32 copies take one bucket's room at a time.
+  constexpr int64_t kBucketElements = (int64_t(25) << 20) / 4;
+  std::map<torch::ScalarType, std::vector<std::vector<torch::Tensor>>> byType;
+  std::map<torch::ScalarType, int64_t> filled;
   for (const TrainableParam& p : params) {
     const torch::Tensor& g = p.param.grad();
-    if (g.defined()) byType[g.scalar_type()].push_back(g);
-  }
-  for (auto& [type, grads] : byType) {
-    std::vector<torch::Tensor> flat;
-    flat.reserve(grads.size());
-    for (const torch::Tensor& g : grads) flat.push_back(g.reshape({-1}).to(torch::kFloat));
-    torch::Tensor bucket = torch::cat(flat);
-    group_->allReduceSum(bucket, what);
-    bucket.div_(static_cast<double>(world_.worldSize));
-    int64_t offset = 0;
-    for (torch::Tensor& g : grads) {
-      g.copy_(bucket.narrow(0, offset, g.numel()).view(g.sizes()));
-      offset += g.numel();
+    if (!g.defined()) continue;
+    auto& buckets = byType[g.scalar_type()];
+    int64_t& size = filled[g.scalar_type()];
+    if (buckets.empty() || (size > 0 && size + g.numel() > kBucketElements)) {
+      buckets.emplace_back();
+      size = 0;
     }
+    buckets.back().push_back(g);
+    size += g.numel();
+  }
+  for (auto& entry : byType)
+    for (std::vector<torch::Tensor>& grads : entry.second) averageBucket(grads, what);
+}
+
+void DataParallel::averageBucket(std::vector<torch::Tensor>& grads, const std::string& what) {
+  std::vector<torch::Tensor> flat;
+  flat.reserve(grads.size());
+  for (const torch::Tensor& g : grads) flat.push_back(g.reshape({-1}).to(torch::kFloat));
+  torch::Tensor bucket = torch::cat(flat);
+  flat.clear();
+  group_->allReduceSum(bucket, what);
+  bucket.div_(static_cast<double>(world_.worldSize));
+  int64_t offset = 0;
+  for (torch::Tensor& g : grads) {
+    g.copy_(bucket.narrow(0, offset, g.numel()).view(g.sizes()));
+    offset += g.numel();
   }
 }
 
@@ -63,6 +78,14 @@ void DataParallel::sum(torch::Tensor& tensor, const std::string& what) {
 
 void DataParallel::broadcast(torch::Tensor& tensor, int root, const std::string& what) {
   if (active()) group_->broadcast(tensor, root, what);
+}
+
+void DataParallel::send(torch::Tensor& tensor, int dst, const std::string& what) {
+  if (active()) group_->send(tensor, dst, what);
+}
+
+void DataParallel::recv(torch::Tensor& tensor, int src, const std::string& what) {
+  if (active()) group_->recv(tensor, src, what);
 }
 
 void DataParallel::announceFailure(const std::string& message) noexcept {

@@ -31,8 +31,8 @@ class DataParallel {
 
   // This rank's rows of a global batch: [r*B/N, (r+1)*B/N).
   torch::Tensor localRows(const torch::Tensor& globalBatch) const;
-  // Gradients summed over the ranks and divided by N, one flat fp32 bucket
-  // per gradient dtype.
+  // Gradients summed over the ranks and divided by N, in flat fp32 buckets
+  // of at most 25 MiB per gradient dtype (DDP's bucket_cap_mb), in model order.
   void averageGradients(const std::vector<TrainableParam>& params, const std::string& what);
   // The ranks' mean of a value each measured on its rows.
   double mean(double local, const std::string& what);
@@ -42,12 +42,17 @@ class DataParallel {
   // root's tensor on every rank. No-ops in a world of one.
   void sum(torch::Tensor& tensor, const std::string& what);
   void broadcast(torch::Tensor& tensor, int root, const std::string& what);
+  // Point to point: only the two ranks named call them.
+  void send(torch::Tensor& tensor, int dst, const std::string& what);
+  void recv(torch::Tensor& tensor, int src, const std::string& what);
   const torch::Device& device() const { return device_; }
   // Best effort: tells the other ranks why this one stops, so that their
   // errors name it. Never throws.
   void announceFailure(const std::string& message) noexcept;
 
  private:
+  void averageBucket(std::vector<torch::Tensor>& grads, const std::string& what);
+
   WorldInfo world_;
   torch::Device device_;  // NCCL reduces on the device
   std::unique_ptr<ProcessGroup> group_;

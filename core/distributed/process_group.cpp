@@ -7,6 +7,8 @@
 #ifdef PLAB_HAVE_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "distributed/rank_watch.h"
 #endif
 #ifdef PLAB_HAVE_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
@@ -37,6 +39,7 @@ struct ProcessGroup::Impl {
   WorldInfo world;
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::Backend> backend;
+  std::unique_ptr<RankWatch> watch;  // names a rank that stops without saying so
 
   std::string who() const { return "rank " + std::to_string(world.rank) + " of " + std::to_string(world.worldSize); }
 
@@ -58,13 +61,18 @@ struct ProcessGroup::Impl {
   }
 
   // Runs one collective and waits for it; a failure names this rank, the
-  // operation and, where it said so, the rank that failed.
+  // operation and the rank that failed: as it said so, or as the heartbeats
+  // show (a rank killed outright, or stuck).
+  // `collective`: every rank runs it (counted for the heartbeats), not a
+  // send or receive between two ranks.
   template <typename Start>
-  void run(const std::string& operation, Start start) {
+  void run(const std::string& operation, Start start, bool collective = true) {
+    if (collective) watch->enterCollective();
     try {
       start()->wait(world.timeout);
     } catch (const std::exception& e) {
-      const std::string peer = peerFailure();
+      std::string peer = peerFailure();
+      if (peer.empty()) peer = watch->whoStopped();
       throw DistributedError("distributed: " + who() + ": " + operation + " failed" +
                              (peer.empty() ? " (a peer rank stopped or did not answer within " +
                                                  std::to_string(world.timeout.count()) + " s)"
@@ -110,6 +118,7 @@ ProcessGroup::ProcessGroup(const WorldInfo& world, const torch::Device& device) 
                                                  : c10d::ProcessGroupGloo::createDefaultDevice());
       impl_->backend = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, world.rank, world.worldSize, options);
     }
+    impl_->watch = std::make_unique<RankWatch>(impl_->store, world.rank, world.worldSize);
   } catch (const DistributedError&) {
     throw;
   } catch (const std::exception& e) {
@@ -138,6 +147,18 @@ void ProcessGroup::broadcast(torch::Tensor& tensor, int root, const std::string&
     options.timeout = impl_->world.timeout;
     return impl_->backend->broadcast(tensors, options);
   });
+}
+
+void ProcessGroup::send(torch::Tensor& tensor, int dst, const std::string& what) {
+  std::vector<at::Tensor> tensors{tensor};
+  impl_->run("send of " + what + " to rank " + std::to_string(dst),
+             [&] { return impl_->backend->send(tensors, dst, /*tag=*/0); }, /*collective=*/false);
+}
+
+void ProcessGroup::recv(torch::Tensor& tensor, int src, const std::string& what) {
+  std::vector<at::Tensor> tensors{tensor};
+  impl_->run("receive of " + what + " from rank " + std::to_string(src),
+             [&] { return impl_->backend->recv(tensors, src, /*tag=*/0); }, /*collective=*/false);
 }
 
 void ProcessGroup::announceFailure(const std::string& message) noexcept {
@@ -174,6 +195,8 @@ ProcessGroup::ProcessGroup(const WorldInfo&, const torch::Device&) {
 ProcessGroup::~ProcessGroup() = default;
 void ProcessGroup::allReduceSum(torch::Tensor&, const std::string&) {}
 void ProcessGroup::broadcast(torch::Tensor&, int, const std::string&) {}
+void ProcessGroup::send(torch::Tensor&, int, const std::string&) {}
+void ProcessGroup::recv(torch::Tensor&, int, const std::string&) {}
 void ProcessGroup::announceFailure(const std::string&) noexcept {}
 bool processGroupsAvailable() { return false; }
 void tellRanksOfFailure(const WorldInfo&, const std::string&) noexcept {}

@@ -21,6 +21,10 @@ class ProcessGroup {
   void allReduceSum(torch::Tensor& tensor, const std::string& what);
   // In place: root's tensor on every rank (same shape and dtype everywhere).
   void broadcast(torch::Tensor& tensor, int root, const std::string& what);
+  // Point to point (only the two ranks call them): tensor to rank dst, and
+  // into tensor from rank src (same shape and dtype on both).
+  void send(torch::Tensor& tensor, int dst, const std::string& what);
+  void recv(torch::Tensor& tensor, int src, const std::string& what);
   void announceFailure(const std::string& message) noexcept;
 
  private:

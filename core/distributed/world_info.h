@@ -27,7 +27,8 @@ struct WorldInfo {
 WorldInfo worldFromEnvironment();
 
 // The test-only crash of training/distributed tests: PLAB_TEST_DIST_EXIT=RANK:STEP
-// makes that rank end at once (no cleanup, exit code 3) when it begins STEP.
+// makes that rank end at once (no cleanup, exit code 3) when it begins STEP;
+// RANK:STEP:hang makes it stop there instead, alive (this call never returns).
 bool testCrashRequested(const WorldInfo& world, long long step);
 
 }  // namespace plab
