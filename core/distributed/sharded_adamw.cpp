@@ -2,27 +2,12 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <numeric>
 #include <unordered_map>
 
 #include "distributed/data_parallel.h"
 #include "util/errors.h"
 
 namespace plab {
-
-std::vector<int> assignParamsToRanks(const std::vector<int64_t>& sizes, int ranks) {
-  std::vector<size_t> order(sizes.size());
-  std::iota(order.begin(), order.end(), size_t(0));
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
-  std::vector<int64_t> load(static_cast<size_t>(std::max(ranks, 1)), 0);
-  std::vector<int> owner(sizes.size(), 0);
-  for (size_t i : order) {
-    const auto least = std::min_element(load.begin(), load.end()) - load.begin();
-    owner[i] = static_cast<int>(least);
-    load[static_cast<size_t>(least)] += sizes[i];
-  }
-  return owner;
-}
 
 bool optimizerStateSharding(int worldSize) {
   const char* env = std::getenv("PLAB_SHARD_OPTIMIZER_STATE");
@@ -63,6 +48,44 @@ void broadcastFromOwners(DataParallel& dp, const std::vector<torch::Tensor>& ten
       offset += part.numel();
     }
   }
+}
+
+// Every tensor from the rank that owns it to rank 0 only, one byte bucket
+// per owner (torch ZeRO's consolidate_state_dict(to=0)): the other ranks
+// never hold more than their own shard.
+void gatherToRoot(DataParallel& dp, const std::vector<torch::Tensor>& tensors, const std::vector<int>& owners,
+                  const std::string& what) {
+  const int rank = dp.world().rank;
+  for (int owner = 1; owner < dp.world().worldSize; ++owner) {
+    if (rank != 0 && rank != owner) continue;
+    std::vector<torch::Tensor> parts;
+    int64_t bytes = 0;
+    for (size_t i = 0; i < tensors.size(); ++i)
+      if (owners[i] == owner) {
+        parts.push_back(byteView(tensors[i]));
+        bytes += parts.back().numel();
+      }
+    if (bytes == 0) continue;
+    if (rank == owner) {
+      torch::Tensor bucket = torch::cat(parts);
+      dp.send(bucket, 0, what);
+      continue;
+    }
+    torch::Tensor bucket = torch::empty({bytes}, torch::TensorOptions().dtype(torch::kUInt8).device(dp.device()));
+    dp.recv(bucket, owner, what);
+    int64_t offset = 0;
+    for (torch::Tensor& part : parts) {
+      part.copy_(bucket.narrow(0, offset, part.numel()));
+      offset += part.numel();
+    }
+  }
+}
+
+// A parameter's elements [begin, begin + length) as a flat view (writing it
+// writes the parameter).
+torch::Tensor flatSlice(const torch::Tensor& t, int64_t begin, int64_t length) {
+  if (!t.is_contiguous()) throw TrainingError("sharded optimizer: a non-contiguous tensor cannot be cut into shards");
+  return t.view({-1}).narrow(0, begin, length);
 }
 
 // A state tensor's parameter: its checkpoint name less the state's suffix.
@@ -124,13 +147,23 @@ struct ShardedAdamW::Impl {
   bool sharded = false;
   int64_t window = 0;
   // Sharded only: every parameter in model order (without fp32 sources),
-  // its owner, its step count, the layers in model order.
+  // the pieces of the flat view, its step count, the layers in model order.
   std::vector<TrainableParam> all;
-  std::vector<int> owner;
+  std::vector<ShardPiece> pieces;
   std::vector<int64_t> paramSteps;
   int64_t steps = 0;
   std::vector<std::string> layers;
-  std::unordered_map<std::string, int> ownerByName;
+  std::unordered_map<std::string, size_t> paramByName;
+  // This rank's pieces that are slices of a parameter: the slice handed to
+  // `local`, whose gradient is set to the same slice of the parameter's
+  // gradient before each step.
+  struct OwnedSlice {
+    size_t param;
+    torch::Tensor slice;
+    ShardPiece piece;
+  };
+  std::vector<OwnedSlice> slices;
+  std::unordered_map<size_t, ShardPiece> mineByParam;  // at most one piece per parameter
   std::unique_ptr<PrecisionAdamW> local;   // this rank's parameters (all of them unsharded)
   std::unique_ptr<PrecisionAdamW> layout;  // sharded: every parameter's state on the meta device
   std::vector<MemoryBreakdown> rankState;  // sharded: each rank's moments, master and kahan bytes
@@ -173,20 +206,32 @@ ShardedAdamW::ShardedAdamW(std::vector<TrainableParam> params, OptimizerMode mod
   }
   std::vector<int64_t> sizes;
   for (const TrainableParam& tp : params) sizes.push_back(tp.param.numel());
-  im.owner = assignParamsToRanks(sizes, dp.world().worldSize);
+  im.pieces = flatShards(sizes, dp.world().worldSize);
+  for (const ShardPiece& p : im.pieces)
+    if (p.owner == dp.world().rank) im.mineByParam.emplace(p.param, p);
   std::vector<TrainableParam> mine, shapes;
   for (size_t i = 0; i < params.size(); ++i) {
     TrainableParam& tp = params[i];
-    im.ownerByName.emplace(tp.name, im.owner[i]);
+    im.paramByName.emplace(tp.name, i);
     if (std::find(im.layers.begin(), im.layers.end(), tp.layer) == im.layers.end()) im.layers.push_back(tp.layer);
     TrainableParam shape;
     shape.name = tp.name;
     shape.layer = tp.layer;
     shape.param = torch::empty(tp.param.sizes(), tp.param.options().device(torch::kMeta));
     shapes.push_back(std::move(shape));
-    if (im.owner[i] == dp.world().rank) {
-      mine.push_back(tp);
-      mine.back().streamIndex = static_cast<int64_t>(i);
+    const auto owned = im.mineByParam.find(i);
+    if (owned != im.mineByParam.end()) {
+      const ShardPiece& piece = owned->second;
+      TrainableParam part = tp;
+      part.streamIndex = static_cast<int64_t>(i);
+      if (piece.length != tp.param.numel()) {
+        part.param = flatSlice(tp.param.detach(), piece.begin, piece.length);
+        part.firstElement = piece.begin;
+        // Its own copy: a view would keep the whole fp32 source alive.
+        if (tp.fp32Source.defined()) part.fp32Source = flatSlice(tp.fp32Source.contiguous(), piece.begin, piece.length).clone();
+        im.slices.push_back({i, part.param, piece});
+      }
+      mine.push_back(std::move(part));
     }
     tp.fp32Source = torch::Tensor();  // the owner's optimizer adopts it; the others drop it
   }
@@ -225,11 +270,19 @@ OptimizerStepStats ShardedAdamW::step(double lr, bool collectStats) {
   im.steps += 1;
   for (size_t i = 0; i < im.all.size(); ++i)
     if (im.all[i].param.grad().defined()) im.paramSteps[i] += 1;
+  for (Impl::OwnedSlice& s : im.slices) {
+    const torch::Tensor& grad = im.all[s.param].param.grad();
+    s.slice.mutable_grad() = grad.defined() ? flatSlice(grad, s.piece.begin, s.piece.length) : torch::Tensor();
+  }
   const OptimizerStepStats mine = im.local->step(lr, collectStats);
   const std::string which = " of step " + std::to_string(im.steps);
   std::vector<torch::Tensor> weights;
-  for (const TrainableParam& tp : im.all) weights.push_back(tp.param.detach());
-  broadcastFromOwners(im.dp, weights, im.owner, "the weights" + which);
+  std::vector<int> owners;
+  for (const ShardPiece& p : im.pieces) {
+    weights.push_back(flatSlice(im.all[p.param].param.detach(), p.begin, p.length));
+    owners.push_back(p.owner);
+  }
+  broadcastFromOwners(im.dp, weights, owners, "the weights" + which);
   OptimizerStepStats out;
   if (collectStats) out.layers = im.sumOverRanks<LayerUpdateStats, kUpdateColumns>(mine.layers, "the statistics" + which);
   // The windows close on the same steps on every rank (PrecisionAdamW's rule).
@@ -283,19 +336,31 @@ std::vector<std::pair<std::string, torch::Tensor>> ShardedAdamW::stateTensors() 
   torch::NoGradGuard noGrad;
   std::unordered_map<std::string, torch::Tensor> mine;
   for (auto& [name, t] : im.local->stateTensors()) mine.emplace(name, t);
-  std::vector<std::string> names;
-  std::vector<torch::Tensor> tensors;
+  // Rank 0 assembles every state tensor whole from the owners' pieces; the
+  // others only send theirs (they are given nothing back).
+  const int rank = im.dp.world().rank;
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  std::vector<torch::Tensor> parts;
   std::vector<int> owners;
   for (const PrecisionAdamW::StateTensorLayout& e : im.layout->stateLayout()) {
-    names.push_back(e.name);
-    owners.push_back(im.ownerByName.at(paramOfState(e.name)));
-    tensors.push_back(owners.back() == im.dp.world().rank
-                          ? mine.at(e.name).to(im.dp.device())
-                          : torch::empty(e.shape, torch::TensorOptions().dtype(e.dtype).device(im.dp.device())));
+    const size_t param = im.paramByName.at(paramOfState(e.name));
+    torch::Tensor whole;
+    if (rank == 0) whole = torch::empty(e.shape, torch::TensorOptions().dtype(e.dtype).device(im.dp.device()));
+    for (const ShardPiece& p : im.pieces) {
+      if (p.param != param || (rank != 0 && p.owner != rank)) continue;
+      const torch::Tensor own = p.owner == rank ? mine.at(e.name).reshape({-1}).to(im.dp.device()) : torch::Tensor();
+      if (rank == 0) {
+        parts.push_back(flatSlice(whole, p.begin, p.length));
+        if (own.defined()) parts.back().copy_(own);
+      } else {
+        parts.push_back(own.contiguous());
+      }
+      owners.push_back(p.owner);
+    }
+    if (rank == 0) out.emplace_back(e.name, whole);
   }
-  broadcastFromOwners(im.dp, tensors, owners, "the optimizer state");
-  std::vector<std::pair<std::string, torch::Tensor>> out;
-  for (size_t i = 0; i < names.size(); ++i) out.emplace_back(names[i], tensors[i].cpu());
+  gatherToRoot(im.dp, parts, owners, "the optimizer state");
+  for (auto& [name, t] : out) t = t.cpu();
   return out;
 }
 
@@ -314,8 +379,24 @@ std::vector<PrecisionAdamW::StateTensorLayout> ShardedAdamW::stateLayout() const
 void ShardedAdamW::loadState(const std::function<torch::Tensor(const std::string&)>& tensor,
                              const nlohmann::json& counts) {
   Impl& im = *impl_;
-  im.local->loadState(tensor, counts);  // this rank's share; throws ConfigError on a mismatch
-  if (!im.sharded) return;
+  if (!im.sharded) {
+    im.local->loadState(tensor, counts);
+    return;
+  }
+  // This rank's share: the slice of a parameter it steps. A saved tensor of
+  // another size goes through whole, for the optimizer to refuse.
+  im.local->loadState(
+      [&](const std::string& name) {
+        torch::Tensor t = tensor(name);
+        const auto param = im.paramByName.find(paramOfState(name));
+        if (!t.defined() || param == im.paramByName.end()) return t;
+        const auto piece = im.mineByParam.find(param->second);
+        if (piece == im.mineByParam.end() || t.numel() != im.all[param->second].param.numel() ||
+            piece->second.length == t.numel())
+          return t;
+        return flatSlice(t.contiguous(), piece->second.begin, piece->second.length);
+      },
+      counts);  // throws ConfigError on a mismatch
   try {
     for (size_t i = 0; i < im.all.size(); ++i) im.paramSteps[i] = counts.at("params").at(im.all[i].name).get<int64_t>();
     im.steps = counts.at("step").get<int64_t>();

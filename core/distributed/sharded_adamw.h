@@ -1,12 +1,14 @@
 #pragma once
-// ZeRO-1 over whole parameters: each rank keeps the optimizer state (AdamW
-// moments, mixed's fp32 masters, Kahan buffers) of the parameters assigned
-// to it and steps only those, with the same PrecisionAdamW and kernels as
-// one process; the stepped weights then go from their owner to every rank
-// as the owner holds them (bf16 bits stay bf16 bits). Philox streams are
-// keyed by a parameter's position in the whole model (TrainableParam::
-// streamIndex), so every mode steps bit for bit as the replicated state
-// does from the same averaged gradients. The statistics are summed over the
+// ZeRO-1 on a flat view: every parameter, in model order, laid end to end
+// and cut into one contiguous range per rank. Each rank keeps the optimizer
+// state (AdamW moments, mixed's fp32 masters, Kahan buffers) of its range
+// only and steps it with the same PrecisionAdamW and kernels as one process
+// (a parameter cut by a range boundary is stepped as flat slices); the
+// stepped weights then go from their owner to every rank as the owner holds
+// them (bf16 bits stay bf16 bits). Philox streams are keyed by a
+// parameter's position in the whole model (TrainableParam::streamIndex) and
+// the element's index in the parameter (firstElement), so every mode steps
+// bit for bit as the replicated state does from the same averaged gradients. The statistics are summed over the
 // ranks; checkpoints are one consolidated state (stateTensors gathers it).
 // Unsharded (one rank, or sharding turned off) every call forwards to one
 // PrecisionAdamW over all parameters, unchanged.
@@ -20,15 +22,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "distributed/flat_shards.h"
 #include "precision/precision_adamw.h"
 
 namespace plab {
 
 class DataParallel;  // distributed/data_parallel.h
-
-// Whole parameters to ranks: largest first, each to the rank holding the
-// fewest elements so far (ties: the lower rank). The same on every rank.
-std::vector<int> assignParamsToRanks(const std::vector<int64_t>& sizes, int ranks);
 
 // On by default when there is more than one rank (torch's ZeRO-1);
 // PLAB_SHARD_OPTIMIZER_STATE=0 keeps every rank's state whole.
@@ -59,7 +58,8 @@ class ShardedAdamW {
   int64_t statisticsBytes() const;  // this rank's update-lost windows
 
   // The checkpoint interface of PrecisionAdamW over every parameter.
-  // stateTensors is collective when sharded: every rank must call it.
+  // stateTensors is collective when sharded: every rank must call it, and
+  // only rank 0 gets the consolidated state (the others get nothing).
   std::vector<std::pair<std::string, torch::Tensor>> stateTensors() const;
   nlohmann::json stepCounts() const;
   std::vector<PrecisionAdamW::StateTensorLayout> stateLayout() const;

@@ -446,7 +446,8 @@ class Session {
     r.status = status_;
     r.message = message_;
     r.worldSize = world_.worldSize;
-    r.rankMemory = info_.rankMemory;
+    // After a step each rank also holds its gradients (none exist at the start).
+    r.rankMemory = steps_.empty() ? info_.rankMemory : optimizer_->rankMemory();
     r.stepsDone = steps_.empty() ? 0 : steps_.back().step;
     if (status_ == RunStatus::Failed && !steps_.empty() && !std::isfinite(steps_.back().loss))
       r.stepsDone = steps_.back().step - 1;  // the diverged step did not update the weights
