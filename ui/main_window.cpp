@@ -486,7 +486,11 @@ void MainWindow::updateButtons() {
   queue_->setEnabled(problem.isEmpty());
   startBlocked_->setText(problem.isEmpty() ? QString() : "Cannot start: " + problem);
   startBlocked_->setVisible(!problem.isEmpty());
-  pause_->setEnabled(busy);
+  pause_->setEnabled(busy && controller_->canPause());
+  pause_->setToolTip(busy && !controller_->canPause()
+                         ? "A run on several processes cannot pause: its ranks would time out waiting for each other "
+                           "(PLAB_DIST_TIMEOUT_S). Stop ends it; its steps so far stay in its run folder."
+                         : QString());
   stop_->setEnabled(busy);
   pause_->setText(controller_->isPaused() ? "Resume" : "Pause");
   export_->setEnabled(store_.size() > 0 && !reportExport_->busy());

@@ -2,7 +2,8 @@
 // precision-lab-cli run --nproc N as a child process (ProcessRun), followed
 // through its run folder into the same charts as an in-process run; the
 // memory chart shows what each rank holds; Stop ends every process of the
-// child's group; a missing or failing CLI is a clear error.
+// child's group (there is no Pause); a missing or failing CLI is a clear
+// error.
 #include <signal.h>
 
 #include <QDir>
@@ -213,7 +214,8 @@ class TestProcessRun : public QObject {
     const QString script = dir.filePath("precision-lab-cli");
     QFile f(script);
     QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("#!/bin/sh\necho 'error: rank 1 exited with code 3' >&2\necho 'last words' >&2\nexit 1\n");
+    f.write("#!/bin/sh\necho 'error: rank 1 exited with code 3' >&2\necho 'last words' >&2\n"
+            "echo 'frame #3: <unknown function> (c10d stack trace)' >&2\nexit 1\n");
     f.close();
     QVERIFY(f.setPermissions(f.permissions() | QFileDevice::ExeOwner));
     ProcessRun run;
@@ -234,6 +236,7 @@ class TestProcessRun : public QObject {
     bool logged = false;
     for (const auto& args : log) logged = logged || args.at(1).toString() == "last words";
     QVERIFY(logged);  // the child's lines reach the log as they come
+    QVERIFY(!message.contains("frame #"));  // stack frames left out
   }
 
   void twoProcessRunFeedsTheCharts() {
@@ -298,6 +301,12 @@ class TestProcessRun : public QObject {
     QTest::mouseClick(w.startButton(), Qt::LeftButton);
     QTRY_VERIFY_WITH_TIMEOUT(!w.store()->record(0).steps.empty() || finished(*w.store(), 0), kRunTimeoutMs);
     QCOMPARE(runStateText(w.store()->state(0)), QString("running"));
+    // Suspended ranks would time out on each other: no Pause, and it says why.
+    QVERIFY(w.stopButton()->isEnabled());
+    QVERIFY(!w.pauseButton()->isEnabled());
+    QVERIFY(w.pauseButton()->toolTip().contains("cannot pause"));
+    w.controller()->pause();
+    QVERIFY(!w.controller()->isPaused());
     const std::vector<qint64> pids = w.controller()->processRun()->processIds();
     QVERIFY2(pids.size() >= 3, qPrintable(QString::number(pids.size())));  // the launcher and its 2 ranks
     const qint64 group = w.controller()->processRun()->processGroup();

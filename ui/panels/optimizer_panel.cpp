@@ -105,7 +105,7 @@ OptimizerPanel::OptimizerPanel(QWidget* parent) : QWidget(parent) {
   processes_->setToolTip(
       "<p>Data parallel on N local processes, optimizer state sharded; the charts show rank 0 and the statistics "
       "summed over ranks. Above 1 the run goes through precision-lab-cli run --nproc N; the batch size is the "
-      "global batch, split evenly over the processes.</p>");
+      "global batch, split evenly over the processes. Such a run cannot pause.</p>");
   form->addRow("Processes", processes_);
   form->addRow("Grad accumulation", gradAccum_);
   form->addRow("Sequence length", seqLen_);

@@ -51,7 +51,7 @@ bool ProcessRun::isRunning() const { return process_ && process_->state() != QPr
 
 void ProcessRun::start(int runId, const plab::RunConfig& config) {
   runId_ = runId;
-  infoSent_ = stopRequested_ = paused_ = false;
+  infoSent_ = stopRequested_ = false;
   finished_ = false;
   metricsOffset_ = 0;
   partial_[0].clear();
@@ -116,22 +116,10 @@ void ProcessRun::signalGroup(int signal) const {
   if (group_ > 1) ::kill(-static_cast<pid_t>(group_), signal);
 }
 
-void ProcessRun::pause() {
-  if (!isRunning() || paused_) return;
-  signalGroup(SIGSTOP);
-  paused_ = true;
-}
-
-void ProcessRun::resume() {
-  if (!paused_) return;
-  signalGroup(SIGCONT);
-  paused_ = false;
-}
-
 void ProcessRun::stop() {
-  if (finished_) return;
+  // Once: the CLI takes a second SIGINT as "end now" (a third kills).
+  if (finished_ || stopRequested_) return;
   stopRequested_ = true;
-  resume();  // a suspended rank must run to notice the stop
   // The launcher ignores SIGINT; every rank stops at the same step and rank
   // 0 writes summary.json. Not started yet: onStarted sends it.
   signalGroup(SIGINT);
@@ -158,7 +146,9 @@ void ProcessRun::readOutput(QProcess::ProcessChannel channel) {
     // line may still carry one.
     QString line = QString::fromUtf8(buffer.left(end)).section('\r', -1).trimmed();
     buffer.remove(0, end + 1);
-    if (line.isEmpty()) continue;
+    // c10d's C++ stack traces would fill the tail and the log: their
+    // message lines stay.
+    if (line.isEmpty() || line.startsWith("frame #") || line.startsWith("Exception raised from")) continue;
     if (channel == QProcess::StandardError) {
       stderrLines_ << line;
       while (stderrLines_.size() > kTailLines) stderrLines_.removeFirst();
@@ -255,7 +245,6 @@ void ProcessRun::onFinished(int exitCode, QProcess::ExitStatus status) {
 void ProcessRun::finish(plab::RunResult result) {
   if (finished_) return;
   finished_ = true;
-  paused_ = false;
   poll_.stop();
   killTimer_.stop();
   if (process_) {

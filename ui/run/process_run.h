@@ -8,7 +8,9 @@
 // and the table cannot tell the two apart. Stop sends SIGINT to the whole
 // group (the CLI's ranks stop together at the next step and rank 0 writes
 // summary.json), then SIGKILL if it has not ended within the grace period.
-// Pause suspends the group (SIGSTOP / SIGCONT).
+// It cannot pause: the CLI has no pause, and suspended ranks (SIGSTOP) fail
+// their next collective once PLAB_DIST_TIMEOUT_S has passed (measured: a
+// 12 s suspension with a 5 s timeout failed the run at the next step).
 #include <QByteArray>
 #include <QProcess>
 #include <QString>
@@ -42,10 +44,11 @@ class ProcessRun : public RunExecutor {
   // config.output_dir is the run folder (the CLI's --out); empty: a
   // temporary folder, removed with this object or the next run.
   void start(int runId, const plab::RunConfig& config) override;
-  void pause() override;
-  void resume() override;
+  void pause() override {}
+  void resume() override {}
   void stop() override;
-  bool isPaused() const override { return paused_; }
+  bool isPaused() const override { return false; }
+  bool canPause() const override { return false; }
   bool isRunning() const;
   // Stops the child and waits for it (SIGKILL after a shorter grace): for
   // closing the app. The run's signals still fire.
@@ -83,7 +86,6 @@ class ProcessRun : public RunExecutor {
   qint64 group_ = 0;  // the child's process group (its pid); 0: none
   bool infoSent_ = false;
   bool stopRequested_ = false;
-  bool paused_ = false;
   bool finished_ = true;
 };
 

@@ -44,6 +44,10 @@ void RunController::dispatchNext() {
   activeRun_ = queue_.front();
   queue_.pop_front();
   paused_ = false;
+  // Chosen before the state changes: the window asks canPause() on it.
+  const int processes = processesOf(activeRun_);
+  if (processes > 1) processRun_->setProcesses(processes);
+  current_ = processes > 1 ? static_cast<RunExecutor*>(processRun_) : worker_;
   store_->setState(activeRun_, RunState::Running);
   plab::RunConfig config = store_->record(activeRun_).config;
   const int run = activeRun_;
@@ -60,13 +64,6 @@ void RunController::dispatchNext() {
       return;
     }
   }
-  const int processes = processesOf(run);
-  if (processes > 1) {
-    processRun_->setProcesses(processes);
-    current_ = processRun_;
-  } else {
-    current_ = worker_;
-  }
   current_->start(run, config);
 }
 
@@ -76,7 +73,7 @@ int RunController::processesOf(int run) const {
 }
 
 void RunController::pause() {
-  if (!current_ || activeRun_ < 0 || paused_) return;
+  if (!current_ || activeRun_ < 0 || paused_ || !current_->canPause()) return;
   current_->pause();
   paused_ = true;
   store_->setState(activeRun_, RunState::Paused);

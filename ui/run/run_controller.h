@@ -37,6 +37,8 @@ class RunController : public QObject {
 
   bool isBusy() const { return activeRun_ >= 0; }
   bool isPaused() const { return paused_; }
+  // False while a run on several processes trains (ProcessRun cannot pause).
+  bool canPause() const { return current_ && current_->canPause(); }
   int activeRun() const { return activeRun_; }
   int queuedCount() const { return static_cast<int>(queue_.size()); }
   // The processes the run was queued with (1 for runs not queued here).

@@ -23,6 +23,7 @@ class RunExecutor : public QObject {
   virtual void resume() = 0;
   virtual void stop() = 0;  // stops the current run, or the next one if it has not started yet
   virtual bool isPaused() const = 0;
+  virtual bool canPause() const { return true; }
 
  signals:
   void runStarted(int runId, plab::RunInfo info);
