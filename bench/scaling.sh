@@ -49,17 +49,17 @@ trap 'rm -rf "$work"' EXIT
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 # tokens/s of one run folder (rank 0's step times), after checking that it
-# ran on the expected number of processes with one intra-op thread.
+# ran on the expected number of processes and intra-op threads.
 throughput() {
-  "$python" - "$1" "$2" "$warmup" << 'PY'
+  "$python" - "$1" "$2" "$warmup" "$3" << 'PY'
 import json, sys
-folder, nproc, warmup = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+folder, nproc, warmup, expected_threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 info = json.load(open(folder + "/run_info.json"))
 summary = json.load(open(folder + "/summary.json"))
 threads = info.get("intra_op_threads")
 world = summary.get("world_size", 1)
-if threads != 1 or world != nproc:
-    sys.exit(f"{folder}: ran with {threads} intra-op threads on {world} processes, not 1 on {nproc}")
+if threads != expected_threads or world != nproc:
+    sys.exit(f"{folder}: ran with {threads} intra-op threads on {world} processes, not {expected_threads} on {nproc}")
 rows = [json.loads(line) for line in open(folder + "/metrics.jsonl")]
 seconds_per_token = [1 / r["tokens_per_second"] for r in rows if r["step"] > warmup]
 if not seconds_per_token:
@@ -68,21 +68,25 @@ print(f"{len(seconds_per_token) / sum(seconds_per_token):.1f}")
 PY
 }
 
-# Trains one run; prints its tokens/s.
+# Trains one run; prints its tokens/s. "2t": one process with 2 intra-op
+# threads, the control (what the same 2 cores give one process).
 run_once() {
-  local mode="$1" nproc="$2" round="$3" folder log
+  local mode="$1" nproc="$2" round="$3" folder log config="$work/$mode.json" threads=1
   folder="$work/$mode-n$nproc-r$round"
   log="$folder.log"
-  if ! "$cli" run "$work/$mode.json" --nproc "$nproc" --out "$folder" --no-pdf > "$log" 2>&1; then
+  if [ "$nproc" = 2t ]; then
+    config="$work/$mode-2t.json" nproc=1 threads=2
+  fi
+  if ! OMP_NUM_THREADS=$threads MKL_NUM_THREADS=$threads "$cli" run "$config" --nproc "$nproc" --out "$folder" --no-pdf > "$log" 2>&1; then
     echo "error: $mode on $nproc process(es), round $round, failed:" >&2
     tail -5 "$log" >&2
     return 1
   fi
-  throughput "$folder" "$nproc"
+  throughput "$folder" "$nproc" "$threads"
 }
 
 echo "config $config (plan $plan): global batch $batch x $seq, $steps steps (steps $((warmup + 1))..$steps timed), $rounds rounds"
-echo "$cores cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), one intra-op thread per process"
+echo "$cores cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), one intra-op thread per process (the control: 2)"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 declare -A figures  # "mode nproc" -> tokens/s of each round, space-separated
@@ -92,10 +96,11 @@ for mode in $modes; do
  "plan": {"preset": "$plan"}, "mode": "$mode", "steps": $steps, "batch_size": $batch, "seq_len": $seq,
  "eval_every": 0, "eval_batches": 1, "device": "cpu", "threads": 1}
 JSON
+  sed 's/"threads": 1}/"threads": 2}/' "$work/$mode.json" > "$work/$mode-2t.json"
 done
 for ((round = 1; round <= rounds; ++round)); do
-  order="1 2"
-  [ $((round % 2)) -eq 0 ] && order="2 1"
+  order="1 2 2t"
+  [ $((round % 2)) -eq 0 ] && order="2t 2 1"
   for mode in $modes; do
     for nproc in $order; do
       tps="$(run_once "$mode" "$nproc" "$round")"
@@ -107,18 +112,22 @@ done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo
-printf '%-12s %-24s %-24s %-22s %-18s %s\n' mode "1 process tokens/s" "2 processes tokens/s" "speed-up" "efficiency" "reference"
+printf '%-12s %-20s %-20s %-20s %-20s %-16s %-20s %s\n' mode "1 process tokens/s" "2 processes" "1 process 2 threads" "speed-up" "efficiency" "2 processes vs 2 threads" "reference"
 for mode in $modes; do
-  "$python" - "$mode" "${figures["$mode 1"]}" "${figures["$mode 2"]}" << 'PY'
+  "$python" - "$mode" "${figures["$mode 1"]}" "${figures["$mode 2"]}" "${figures["$mode 2t"]}" << 'PY'
 import statistics, sys
-mode, one, two = sys.argv[1], [float(x) for x in sys.argv[2].split()], [float(x) for x in sys.argv[3].split()]
-ratios = [b / a for a, b in zip(one, two)]  # per round: the pair measured back to back
+mode = sys.argv[1]
+one, two, threads = ([float(x) for x in arg.split()] for arg in sys.argv[2:5])
+ratios = [b / a for a, b in zip(one, two)]  # per round: the runs measured back to back
+versus_threads = [b / t for b, t in zip(two, threads)]
 def spread(xs, fmt):
     return f"{fmt(statistics.median(xs))} ({fmt(min(xs))}-{fmt(max(xs))})"
 tok = lambda x: f"{x:.0f}"
-print(f"{mode:<12} {spread(one, tok):<24} {spread(two, tok):<24} "
-      f"{spread(ratios, lambda x: f'{x:.2f}x'):<22} "
-      f"{spread([r / 2 for r in ratios], lambda x: f'{100 * x:.0f}%'):<18} ideal 2.00x / 100%")
+times = lambda x: f"{x:.2f}x"
+print(f"{mode:<12} {spread(one, tok):<20} {spread(two, tok):<20} {spread(threads, tok):<20} "
+      f"{spread(ratios, times):<20} {spread([r / 2 for r in ratios], lambda x: f'{100 * x:.0f}%'):<16} "
+      f"{spread(versus_threads, times):<20} ideal 2.00x / 100%")
 PY
 done
-echo "(median over $rounds rounds, range in parentheses; speed-up and efficiency per round, 2 processes over 1)"
+echo "(median over $rounds rounds, range in parentheses; speed-up and efficiency per round, 2 processes over 1;"
+echo " the control: 2 processes over 1 process with 2 intra-op threads on the same cores)"
