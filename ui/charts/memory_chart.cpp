@@ -194,8 +194,12 @@ void MemoryChart::showRuns(const std::vector<plab::RunRecord>& runs) {
       const double share = !sharded || jobOptimizerState <= 0
                                ? 1.0
                                : static_cast<double>(optimizerStateBytes(ranks[rank])) / jobOptimizerState;
-      addBar(ranks[rank], QString("%1 rank %2").arg(names[i]).arg(rank), rankPen, toQColor(styles[i].color),
-             QString("per rank (%1 processes), optimizer state %2").arg(ranks.size()).arg(percentText(share)));
+      // The first rank's name heads the group: it stays on the axis when the
+      // texts beside the bars do not fit.
+      const QString label = rank == 0 ? QString("per rank (%1 processes): rank 0").arg(ranks.size())
+                                      : QString("rank %1").arg(rank);
+      addBar(ranks[rank], label, rankPen, toQColor(styles[i].color),
+             QString("%1 of the optimizer state").arg(percentText(share)));
     }
   }
   for (int i = 0; i < kParts; ++i) {

@@ -7,7 +7,8 @@
 // legend names; beside each bar what it saves. A run on N > 1 processes
 // gets one more bar per rank under its own (dashed outline): what that rank
 // holds (weights and gradients replicated, the optimizer state sharded),
-// "per rank (N processes)" beside it.
+// named "per rank (N processes): rank 0", "rank 1", ... and its share of the
+// optimizer state beside it.
 #include <QStringList>
 #include <array>
 #include <vector>
