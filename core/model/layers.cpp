@@ -105,11 +105,13 @@ torch::Tensor causalAttention(const torch::Tensor& q, const torch::Tensor& k, co
   if (explicitAttentionRequested())
     return explicitCausalAttention(q, k, v, scale ? *scale : 1.0 / std::sqrt(static_cast<double>(headDim)),
                                    slidingWindow);
-  // One dtype for the whole product: bf16 when the block's projections all
-  // produced bf16 (as under model.to(torch.bfloat16)), fp32 otherwise.
-  const bool allBf16 = q.scalar_type() == torch::kBFloat16 && k.scalar_type() == torch::kBFloat16 &&
-                       v.scalar_type() == torch::kBFloat16;
-  const auto dtype = allBf16 ? torch::kBFloat16 : torch::kFloat32;
+  // One dtype for the whole product: bf16 (or fp16) when the block's
+  // projections all produced it (as under model.to(torch.bfloat16) or
+  // model.half()), fp32 otherwise.
+  const auto low = q.scalar_type();
+  const bool allLow = (low == torch::kBFloat16 || low == torch::kFloat16) && k.scalar_type() == low &&
+                      v.scalar_type() == low;
+  const auto dtype = allLow ? low : torch::kFloat32;
   const torch::Tensor qc = q.to(dtype), kc = k.to(dtype), vc = v.to(dtype);
   const bool groupedQuery = kc.size(1) != heads;  // GQA: each kv head serves heads / kv_heads query heads
   std::optional<torch::Tensor> mask;

@@ -56,8 +56,9 @@ torch::Tensor applyActivation(const std::string& name, const torch::Tensor& x);
 // Causal self-attention on [B, heads, T, head_dim] queries and
 // [B, kv_heads, T, head_dim] keys and values (kv_heads divides heads:
 // grouped-query attention), through at::scaled_dot_product_attention.
-// It computes in bf16 when q, k and v are all bf16 (the block's projections
-// run in bf16, as under model.to(torch.bfloat16)), else in fp32, and returns
+// It computes in bf16 (fp16) when q, k and v are all bf16 (fp16: the block's
+// projections run in it, as under model.to(torch.bfloat16) or model.half()),
+// else in fp32, and returns
 // [B, T, heads * head_dim] in that dtype. scale multiplies q.k (default
 // 1/sqrt(head_dim)); slidingWindow > 0 also masks keys slidingWindow or more
 // positions back (Mistral).

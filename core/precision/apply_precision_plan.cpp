@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "precision/precision_adamw.h"
+#include "precision/state_layout.h"
 #include "util/errors.h"
 
 namespace plab {
@@ -59,12 +60,14 @@ struct Converter {
       // A tied weight (lm_head sharing the embedding) follows its first owner.
       if (!seen.insert(param.unsafeGetTensorImpl()).second) continue;
       if (!param.is_floating_point()) continue;
-      const auto target = precision == LayerPrecision::Bf16 ? torch::kBFloat16 : torch::kFloat32;
+      // A plan's low-precision layer holds fp16 under the fp16 modes.
+      const auto lowPrecision = modeUsesFp16(mode) ? torch::kFloat16 : torch::kBFloat16;
+      const auto target = precision == LayerPrecision::Bf16 ? lowPrecision : torch::kFloat32;
       TrainableParam tp{joinPath(path, item.key()), path, param, torch::Tensor()};
       if (param.scalar_type() != target) {
         // Mixed mode keeps the unrounded fp32 values as the master copy; the
         // old storage is free to adopt since set_data swaps in a new one.
-        if (mode == OptimizerMode::Fp32MasterWeights && param.scalar_type() == torch::kFloat32)
+        if (state_layout::hasMaster(mode, true) && param.scalar_type() == torch::kFloat32)
           tp.fp32Source = param.detach();
         param.set_data(param.detach().to(target));
         if (param.grad().defined()) param.mutable_grad() = torch::Tensor();  // old dtype

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "precision/kernels/bf16_bits.h"
+#include "precision/kernels/fp16_bits.h"
 
 namespace plab {
 namespace {
@@ -82,6 +83,22 @@ DecayStepEffect nearestEffect(float f) {
     const float after = bf16(mul32(m.value, f));
     e.effective += m.share * (static_cast<double>(m.value) - after) / m.value;
     e.vanishedFraction += after == m.value ? m.share : 0;
+  }
+  return e;
+}
+
+// "fp16": nearest(fp32(w·f)) on fp16's grid (10 mantissa bits), the 1024
+// values of [1, 2) weighted as bf16Mantissas weighs its 128.
+DecayStepEffect fp16NearestEffect(float f) {
+  DecayStepEffect e;
+  for (int k = 0; k < 1024; ++k) {
+    const double m = 1.0 + k / 1024.0;
+    const double lo = k == 0 ? 1.0 - std::ldexp(1.0, -12) : m - std::ldexp(1.0, -11);
+    const double share = std::log2((m + std::ldexp(1.0, -11)) / lo);
+    const float value = static_cast<float>(m);
+    const float after = kernels::fp16ToFloat(kernels::fp16FromFloat(mul32(value, f)));
+    e.effective += share * (static_cast<double>(value) - after) / value;
+    e.vanishedFraction += after == value ? share : 0;
   }
   return e;
 }
@@ -166,7 +183,9 @@ DecayStepEffect effectOfFactor(OptimizerMode mode, float f) {
     // Unbiased: the expected bf16 value is fp32(w·f) itself.
     case OptimizerMode::Bf16StochasticRounding:
     case OptimizerMode::Fp32AdamW:
-    case OptimizerMode::Fp32MasterWeights: return fp32Effect(f);
+    case OptimizerMode::Fp32MasterWeights:
+    case OptimizerMode::Fp16Mixed: return fp32Effect(f);  // the fp32 master decays
+    case OptimizerMode::Fp16Plain: return fp16NearestEffect(f);
   }
   return fp32Effect(f);
 }
@@ -271,15 +290,17 @@ DecayAssessment assessWeightDecay(OptimizerMode mode, double weightDecay, int64_
 
 std::string describeDecayAssessment(OptimizerMode mode, const DecayAssessment& a) {
   if (a.verdict == DecayVerdict::Fine) return "";
-  const bool nearest = mode == OptimizerMode::Bf16Plain || mode == OptimizerMode::Bf16Nearest;
+  const bool nearest = mode == OptimizerMode::Bf16Plain || mode == OptimizerMode::Bf16Nearest ||
+                       mode == OptimizerMode::Fp16Plain;
   std::string s = "weight decay " + std::string(a.verdict == DecayVerdict::Vanished ? "is rounded away" : "is distorted") +
                   " in mode " + optimizerModeId(mode) + ": at step " + std::to_string(a.atStep) + " lr × wd = " +
                   num(a.at.intended) + ", " + percent(a.at.vanishedFraction) + " of the weights never decay";
-  if (nearest && a.at.vanishedFraction < 1) s += ", the others lose a whole bf16 ulp";
+  if (nearest && a.at.vanishedFraction < 1)
+    s += std::string(", the others lose a whole ") + (mode == OptimizerMode::Fp16Plain ? "fp16" : "bf16") + " ulp";
   s += " (effective " + num(a.at.effective) + " per step, asked " + num(a.at.intended) + "); steps off by more than " +
        percent(kDecayTolerance) + " carry " + percent(a.shareOff) + " of the run's decay, from step " +
        std::to_string(a.firstOffStep);
-  if (mode == OptimizerMode::Bf16Plain)
+  if (mode == OptimizerMode::Bf16Plain || mode == OptimizerMode::Fp16Plain)
     s += " (torch rounds the decay step on its own, so gradients do not bring it back)";
   else if (nearest || mode == OptimizerMode::Bf16Kahan)
     s += " (pure-decay steps: weights with zero gradient or Adam updates below an ulp; where the updates span "

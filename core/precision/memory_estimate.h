@@ -7,6 +7,9 @@
 //   bf16 element: weight 2, grad 2, moments 4 (pure-bf16 modes with
 //                 bf16 moments) or 8, + kahan 2 (Bf16Kahan),
 //                 + master 4 (Fp32MasterWeights)
+//   fp16 modes: a bf16 layer holds fp16 (2 bytes like bf16); "fp16" keeps
+//                 fp16 moments (4), "fp16-mixed" fp32 moments (8), master 4
+//                 and its gradients unscaled in fp32 (4)
 // Fp32AdamW ignores the plan (everything fp32). Torch-free.
 #include <map>
 #include <string>

@@ -16,6 +16,24 @@ const std::vector<OptimizerMode>& allOptimizerModes() {
   return modes;
 }
 
+const std::vector<OptimizerMode>& fp16OptimizerModes() {
+  static const std::vector<OptimizerMode> modes = {OptimizerMode::Fp16Plain, OptimizerMode::Fp16Mixed};
+  return modes;
+}
+
+const std::vector<OptimizerMode>& everyOptimizerMode() {
+  static const std::vector<OptimizerMode> modes = [] {
+    std::vector<OptimizerMode> v = allOptimizerModes();
+    v.insert(v.end(), fp16OptimizerModes().begin(), fp16OptimizerModes().end());
+    return v;
+  }();
+  return modes;
+}
+
+bool modeUsesFp16(OptimizerMode m) { return m == OptimizerMode::Fp16Plain || m == OptimizerMode::Fp16Mixed; }
+
+bool modeScalesLoss(OptimizerMode m) { return m == OptimizerMode::Fp16Mixed; }
+
 std::string optimizerModeId(OptimizerMode m) {
   switch (m) {
     case OptimizerMode::Fp32AdamW: return "fp32";
@@ -24,6 +42,8 @@ std::string optimizerModeId(OptimizerMode m) {
     case OptimizerMode::Bf16Kahan: return "bf16-kahan";
     case OptimizerMode::Bf16StochasticRounding: return "bf16-sr";
     case OptimizerMode::Fp32MasterWeights: return "mixed";
+    case OptimizerMode::Fp16Plain: return "fp16";
+    case OptimizerMode::Fp16Mixed: return "fp16-mixed";
   }
   return "unknown";
 }
@@ -36,6 +56,8 @@ std::string optimizerModeLabel(OptimizerMode m) {
     case OptimizerMode::Bf16Kahan: return "bf16 + Kahan summation";
     case OptimizerMode::Bf16StochasticRounding: return "bf16 + stochastic rounding";
     case OptimizerMode::Fp32MasterWeights: return "fp32 master weights (mixed)";
+    case OptimizerMode::Fp16Plain: return "fp16 AdamW (plain, as torch)";
+    case OptimizerMode::Fp16Mixed: return "fp16 + fp32 master + loss scaling";
   }
   return "unknown";
 }
@@ -61,13 +83,19 @@ std::string optimizerModeSummary(OptimizerMode m) {
     case OptimizerMode::Fp32MasterWeights:
       return "fp32 master weights and moments in the optimizer; the model computes with a bf16 copy rounded "
              "to nearest from the master after each step.";
+    case OptimizerMode::Fp16Plain:
+      return "What model.half() + torch.optim.AdamW does: fp16 weights and moments, every operation rounded "
+             "to fp16, no loss scaling; bit-identical to torch.optim.AdamW on fp16 parameters.";
+    case OptimizerMode::Fp16Mixed:
+      return "fp16 compute weights, fp32 master weights and moments in the optimizer, and dynamic loss scaling "
+             "as torch.amp.GradScaler (2^16, x2 every 2000 clean steps, x0.5 and the step skipped on Inf/NaN).";
   }
   return "";
 }
 
 OptimizerMode optimizerModeFromId(const std::string& id) {
   std::string valid;
-  for (OptimizerMode m : allOptimizerModes()) {
+  for (OptimizerMode m : everyOptimizerMode()) {
     if (optimizerModeId(m) == id) return m;
     valid += (valid.empty() ? "" : ", ") + optimizerModeId(m);
   }
@@ -86,6 +114,7 @@ std::string momentPrecisionId(MomentPrecision p) {
     case MomentPrecision::Fp32: return "fp32";
     case MomentPrecision::Bf16Nearest: return "bf16";
     case MomentPrecision::Bf16Stochastic: return "bf16-sr";
+    case MomentPrecision::Fp16: return "fp16";
   }
   return "unknown";
 }
@@ -114,8 +143,11 @@ MomentPrecision momentPrecisionDefault(OptimizerMode m) {
     // at half their bytes (test_moment_precision measures the three choices).
     case OptimizerMode::Bf16Kahan:
     case OptimizerMode::Bf16StochasticRounding: return MomentPrecision::Bf16Stochastic;
+    // torch's state follows the parameter's dtype.
+    case OptimizerMode::Fp16Plain: return MomentPrecision::Fp16;
     case OptimizerMode::Fp32AdamW:
-    case OptimizerMode::Fp32MasterWeights: return MomentPrecision::Fp32;
+    case OptimizerMode::Fp32MasterWeights:
+    case OptimizerMode::Fp16Mixed: return MomentPrecision::Fp32;
   }
   return MomentPrecision::Fp32;
 }

@@ -16,6 +16,9 @@ enum class OptimizerMode {
   Bf16Kahan,               // "bf16-kahan": fp32 update math, Kahan-compensated write (bf16 buffer)
   Bf16StochasticRounding,  // "bf16-sr": fp32 update math, stochastically rounded write
   Fp32MasterWeights,       // "mixed": fp32 master copy in the optimizer, bf16 compute params
+  // The fp16 recipes: the plan's low-precision layers hold fp16 instead of bf16.
+  Fp16Plain,               // "fp16": torch's AdamW on fp16 params and fp16 state (model.half()), no loss scaling
+  Fp16Mixed,               // "fp16-mixed": fp32 master copy and moments, fp16 compute params, dynamic loss scaling
 };
 
 // How AdamW's m and v of bf16 parameters are stored. fp32 parameters always
@@ -26,16 +29,26 @@ enum class MomentPrecision {
   Fp32,            // "fp32": 8 bytes per parameter
   Bf16Nearest,     // "bf16": 4 bytes; 0.999 * v rounds back to v, so v stops decaying
   Bf16Stochastic,  // "bf16-sr": 4 bytes, stochastically rounded writes (decay survives on average)
+  Fp16,            // "fp16": 4 bytes, the "fp16" recipe's own (torch's state follows the fp16 param); not selectable
 };
 
+// The bf16 story's modes: the default experiment, bench, the app's mode list.
 const std::vector<OptimizerMode>& allOptimizerModes();
+// The fp16 recipes ("fp16", "fp16-mixed"): chosen by id (CLI --mode, a run config).
+const std::vector<OptimizerMode>& fp16OptimizerModes();
+// Both lists, in that order: every mode a run config or --mode accepts.
+const std::vector<OptimizerMode>& everyOptimizerMode();
+// Whether the plan's low-precision layers hold fp16 (else bf16) under this mode.
+bool modeUsesFp16(OptimizerMode m);
+// Whether the mode scales the loss (torch.amp.GradScaler's semantics, precision/loss_scale/).
+bool modeScalesLoss(OptimizerMode m);
 std::string optimizerModeId(OptimizerMode m);       // "fp32", "bf16", "bf16-nearest", ...
 std::string optimizerModeLabel(OptimizerMode m);    // "fp32 AdamW", "bf16 AdamW (torch, naive)", ...
 std::string optimizerModeSummary(OptimizerMode m);  // one sentence: what the recipe computes
 OptimizerMode optimizerModeFromId(const std::string& id);  // throws ConfigError listing valid ids
 
 const std::vector<MomentPrecision>& allMomentPrecisions();
-std::string momentPrecisionId(MomentPrecision p);  // "default", "fp32", "bf16", "bf16-sr"
+std::string momentPrecisionId(MomentPrecision p);  // "default", "fp32", "bf16", "bf16-sr", "fp16"
 MomentPrecision momentPrecisionFromId(const std::string& id);  // throws ConfigError
 // Whether the moment setting changes anything for this mode.
 bool modeHasMomentChoice(OptimizerMode m);

@@ -184,22 +184,25 @@ PrecisionAdamW::PrecisionAdamW(std::vector<TrainableParam> params, OptimizerMode
   for (TrainableParam& tp : params) {
     if (!tp.param.defined()) throw ConfigError("optimizer: parameter '" + tp.name + "' is undefined");
     const auto dtype = tp.param.scalar_type();
-    if (dtype != torch::kFloat32 && dtype != torch::kBFloat16)
-      throw ConfigError("optimizer: parameter '" + tp.name + "' has dtype " + c10::toString(dtype) +
-                        "; only float32 and bfloat16 are supported");
+    // bf16 under the bf16 recipes, fp16 under the fp16 ones (applyPrecisionPlan's choice).
+    const auto lowDtype = modeUsesFp16(mode) ? torch::kFloat16 : torch::kBFloat16;
+    if (dtype != torch::kFloat32 && dtype != lowDtype)
+      throw ConfigError("optimizer: parameter '" + tp.name + "' has dtype " + c10::toString(dtype) + "; mode " +
+                        optimizerModeId(mode) + " takes float32 and " + c10::toString(lowDtype));
     // Tied weights must be listed once or they would be updated twice.
     auto [it, inserted] = seen.emplace(tp.param.unsafeGetTensorImpl(), tp.name);
     if (!inserted)
       throw ConfigError("optimizer: parameter '" + tp.name + "' is the same tensor as '" + it->second + "'");
 
     Slot s;
-    const bool bf16 = dtype == torch::kBFloat16;
+    const bool bf16 = dtype == lowDtype;  // low precision: bf16, or fp16 in the fp16 modes
     s.moments = state_layout::moments(mode, options, bf16);
     if (!bf16) {
       s.rule = StepRule::Fp32;
     } else {
       switch (mode) {
-        case OptimizerMode::Fp32MasterWeights: s.rule = StepRule::Master; break;
+        case OptimizerMode::Fp32MasterWeights:
+        case OptimizerMode::Fp16Mixed: s.rule = StepRule::Master; break;
         case OptimizerMode::Bf16Nearest: s.rule = StepRule::Bf16Write; break;
         case OptimizerMode::Bf16Kahan:
           s.rule = StepRule::Bf16Write;
@@ -210,12 +213,16 @@ PrecisionAdamW::PrecisionAdamW(std::vector<TrainableParam> params, OptimizerMode
           s.write = steps::WeightWrite::Stochastic;
           break;
         // A bf16 param handed to the fp32 recipe steps as torch would step it.
+        // "fp16": the same torch ops, each rounding to fp16.
         case OptimizerMode::Fp32AdamW:
-        case OptimizerMode::Bf16Plain: s.rule = StepRule::Bf16Plain; break;
+        case OptimizerMode::Bf16Plain:
+        case OptimizerMode::Fp16Plain: s.rule = StepRule::Bf16Plain; break;
       }
     }
     s.state.param = tp.param.detach();
-    const auto momentType = s.moments == MomentPrecision::Fp32 ? torch::kFloat32 : torch::kBFloat16;
+    const auto momentType = s.moments == MomentPrecision::Fp32 ? torch::kFloat32
+                            : s.moments == MomentPrecision::Fp16 ? torch::kFloat16
+                                                                 : torch::kBFloat16;
     s.state.m = torch::zeros_like(tp.param, torch::TensorOptions().dtype(momentType));
     s.state.v = torch::zeros_like(tp.param, torch::TensorOptions().dtype(momentType));
     if (s.rule == StepRule::Master) {
@@ -444,10 +451,10 @@ MemoryBreakdown predictMemory(const std::vector<TrainableParam>& params, Optimiz
   MemoryBreakdown mem;
   for (const TrainableParam& tp : params) {
     const int64_t n = tp.param.numel();
-    const bool bf16 = tp.param.scalar_type() == torch::kBFloat16;
+    const bool bf16 = tp.param.scalar_type() == torch::kBFloat16 || tp.param.scalar_type() == torch::kFloat16;
     const int64_t paramBytes = bf16 ? 2 : 4;
     mem.weights += n * paramBytes;
-    mem.gradients += n * paramBytes;
+    mem.gradients += n * (state_layout::fp32Gradients(mode, bf16) ? 4 : paramBytes);
     mem.moments += 2 * n * (state_layout::bf16Moments(mode, options, bf16) ? 2 : 4);
     if (state_layout::hasMaster(mode, bf16)) mem.master += 4 * n;
     if (state_layout::hasKahan(mode, bf16)) mem.kahan += 2 * n;

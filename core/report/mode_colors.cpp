@@ -31,6 +31,8 @@ Rgb modeColor(OptimizerMode mode) {
     case OptimizerMode::Bf16Kahan: return {0, 114, 178};               // blue
     case OptimizerMode::Bf16StochasticRounding: return {0, 158, 115};  // bluish green
     case OptimizerMode::Fp32MasterWeights: return {204, 121, 167};     // reddish purple
+    case OptimizerMode::Fp16Plain: return {240, 228, 66};              // yellow
+    case OptimizerMode::Fp16Mixed: return {86, 180, 233};              // sky blue
   }
   return {127, 127, 127};
 }

@@ -37,6 +37,10 @@ constexpr int64_t kAll = kBf16Elements + kFp32Elements;
 void trainOneStep(TinyNet& net, PrecisionAdamW& opt) {
   const torch::Tensor tokens = torch::randint(0, 50, {6, 5});
   net->forward(tokens).square().mean().backward();
+  // As the trainer does in fp16-mixed: the optimizer gets the gradients in fp32.
+  if (modeScalesLoss(opt.mode()))
+    for (auto& p : net->parameters())
+      if (p.grad().defined()) p.mutable_grad() = p.grad().to(torch::kFloat32);
   opt.step(1e-3, true);
 }
 
@@ -44,8 +48,10 @@ void trainOneStep(TinyNet& net, PrecisionAdamW& opt) {
 bool bf16MomentsExpected(OptimizerMode mode, MomentPrecision asked) {
   switch (mode) {
     case OptimizerMode::Fp32AdamW:
-    case OptimizerMode::Fp32MasterWeights: return false;
-    case OptimizerMode::Bf16Plain: return true;  // torch: state follows the param
+    case OptimizerMode::Fp32MasterWeights:
+    case OptimizerMode::Fp16Mixed: return false;
+    case OptimizerMode::Bf16Plain:
+    case OptimizerMode::Fp16Plain: return true;  // torch: state follows the param (2 bytes)
     case OptimizerMode::Bf16Nearest:
       return asked != MomentPrecision::Fp32;  // default: bf16
     case OptimizerMode::Bf16Kahan:
@@ -59,9 +65,11 @@ MemoryBreakdown handComputed(OptimizerMode mode, MomentPrecision moments) {
   if (mode == OptimizerMode::Fp32AdamW) return fp32AdamWBaseline(kAll);
   m.weights = 2 * kBf16Elements + 4 * kFp32Elements;
   m.gradients = m.weights;
+  // fp16-mixed's optimizer steps with the unscaled fp32 gradients.
+  if (mode == OptimizerMode::Fp16Mixed) m.gradients = 4 * kAll;
   const bool momentsBf16 = bf16MomentsExpected(mode, moments);
   m.moments = 2 * ((momentsBf16 ? 2 : 4) * kBf16Elements + 4 * kFp32Elements);
-  if (mode == OptimizerMode::Fp32MasterWeights) m.master = 4 * kBf16Elements;
+  if (mode == OptimizerMode::Fp32MasterWeights || mode == OptimizerMode::Fp16Mixed) m.master = 4 * kBf16Elements;
   if (mode == OptimizerMode::Bf16Kahan) m.kahan = 2 * kBf16Elements;
   return m;
 }
@@ -76,7 +84,7 @@ class MemoryAccountingTest : public QObject {
   void predictionMatchesMeasurementAndHandCount_data() {
     QTest::addColumn<int>("mode");
     QTest::addColumn<int>("moments");
-    for (OptimizerMode m : allOptimizerModes())
+    for (OptimizerMode m : everyOptimizerMode())
       for (MomentPrecision p : allMomentPrecisions())
         QTest::newRow((optimizerModeId(m) + " moments " + momentPrecisionId(p)).c_str()) << int(m) << int(p);
   }
@@ -100,12 +108,14 @@ class MemoryAccountingTest : public QObject {
   }
 
   void planConvertsDtypesPerMode() {
-    for (OptimizerMode mode : allOptimizerModes()) {
+    for (OptimizerMode mode : everyOptimizerMode()) {
       torch::manual_seed(0);
       TinyNet net;
       const torch::Tensor fc1Before = net->fc1->weight.detach().clone();
       auto params = applyPrecisionPlan(*net, PrecisionPlan{}, mode);
-      const auto linearType = mode == OptimizerMode::Fp32AdamW ? torch::kFloat32 : torch::kBFloat16;
+      const auto linearType = mode == OptimizerMode::Fp32AdamW ? torch::kFloat32
+                              : modeUsesFp16(mode)             ? torch::kFloat16
+                                                               : torch::kBFloat16;
       QCOMPARE(net->fc1->weight.scalar_type(), linearType);
       QCOMPARE(net->fc2->bias.scalar_type(), linearType);
       QCOMPARE(net->emb->weight.scalar_type(), torch::kFloat32);
@@ -114,7 +124,7 @@ class MemoryAccountingTest : public QObject {
       QCOMPARE(QString::fromStdString(params[1].layer), QString("fc1"));
       QVERIFY(params[1].param.is_same(net->fc1->weight));
       // Mixed mode keeps the unrounded fp32 init for the master copy.
-      if (mode == OptimizerMode::Fp32MasterWeights) {
+      if (mode == OptimizerMode::Fp32MasterWeights || mode == OptimizerMode::Fp16Mixed) {
         QVERIFY(params[1].fp32Source.defined());
         QVERIFY(torch::equal(params[1].fp32Source, fc1Before));
         PrecisionAdamW opt(params, mode, AdamWOptions{}, 0);

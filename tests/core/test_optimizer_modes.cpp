@@ -41,6 +41,12 @@ void copyParams(Mlp& from, Mlp& to) {
   for (auto& p : to->named_parameters()) p.value().copy_(src[p.key()]);
 }
 
+// The dtype a plan's low-precision layer holds under a mode.
+torch::ScalarType lowDtype(OptimizerMode mode) {
+  if (mode == OptimizerMode::Fp32AdamW) return torch::kFloat32;
+  return modeUsesFp16(mode) ? torch::kFloat16 : torch::kBFloat16;
+}
+
 void toBf16(Mlp& net) {
   torch::NoGradGuard g;
   for (auto& p : net->parameters()) p.set_data(p.detach().to(torch::kBFloat16));
@@ -172,13 +178,26 @@ class OptimizerModesTest : public QObject {
       QVERIFY(!optimizerModeSummary(m).empty());
       ids << QString::fromStdString(optimizerModeId(m));
     }
+    // The default experiment's modes stay the bf16 story; the fp16 ones are chosen by id.
     QCOMPARE(ids, QStringList({"fp32", "bf16", "bf16-nearest", "bf16-kahan", "bf16-sr", "mixed"}));
+    QStringList every;
+    for (OptimizerMode m : everyOptimizerMode()) {
+      QVERIFY(optimizerModeFromId(optimizerModeId(m)) == m);
+      QVERIFY(!optimizerModeLabel(m).empty());
+      QVERIFY(!optimizerModeSummary(m).empty());
+      QCOMPARE(modeUsesFp16(m), m == OptimizerMode::Fp16Plain || m == OptimizerMode::Fp16Mixed);
+      QCOMPARE(modeScalesLoss(m), m == OptimizerMode::Fp16Mixed);
+      every << QString::fromStdString(optimizerModeId(m));
+    }
+    QCOMPARE(every, ids + QStringList({"fp16", "fp16-mixed"}));
     QCOMPARE(QString::fromStdString(optimizerModeLabel(OptimizerMode::Bf16Kahan)), QString("bf16 + Kahan summation"));
     try {
-      optimizerModeFromId("fp16");
+      optimizerModeFromId("fp8");
       QFAIL("no exception");
     } catch (const ConfigError& e) {
-      QVERIFY2(QString(e.what()).contains("fp16") && QString(e.what()).contains("bf16-kahan"), e.what());
+      QVERIFY2(QString(e.what()).contains("fp8") && QString(e.what()).contains("bf16-kahan") &&
+                   QString(e.what()).contains("fp16-mixed"),
+               e.what());
     }
   }
 
@@ -422,11 +441,11 @@ class OptimizerModesTest : public QObject {
   // Steps without per-step statistics feed the window from its sampled
   // elements only (no full-size copy); the window must read the same.
   void windowIsTheSameWithOrWithoutStepStats() {
-    for (OptimizerMode mode : allOptimizerModes()) {
+    for (OptimizerMode mode : everyOptimizerMode()) {
       std::vector<LayerWindowStats> got[2];
       for (int withStats = 0; withStats < 2; ++withStats) {
         torch::manual_seed(21);
-        torch::Tensor w = (1 + torch::rand({300})).to(mode == OptimizerMode::Fp32AdamW ? torch::kFloat32 : torch::kBFloat16);
+        torch::Tensor w = (1 + torch::rand({300})).to(lowDtype(mode));
         w.set_requires_grad(true);
         UpdateStatsOptions stats;
         stats.window = 5;
@@ -564,6 +583,55 @@ class OptimizerModesTest : public QObject {
     QVERIFY(torch::equal(mixed.param, master.to(torch::kBFloat16)));
   }
 
+  // fp16-mixed steps its fp32 master exactly as mixed does (the same fp32
+  // arithmetic on the same fp32 gradients) and writes the fp16 copy rounded
+  // to nearest from it; its moments are fp32.
+  void fp16MixedStepsTheMasterAsMixed() {
+    torch::manual_seed(5);
+    const torch::Tensor start = torch::randn({257});
+    torch::Tensor h = start.to(torch::kFloat16).set_requires_grad(true);
+    torch::Tensor b = start.to(torch::kBFloat16).set_requires_grad(true);
+    AdamWOptions o;
+    o.weight_decay = 0.1;
+    PrecisionAdamW fp16({{"w", "l", h, start.clone()}}, OptimizerMode::Fp16Mixed, o, 0);
+    PrecisionAdamW mixed({{"w", "l", b, start.clone()}}, OptimizerMode::Fp32MasterWeights, o, 0);
+    for (int k = 0; k < 20; ++k) {
+      const torch::Tensor g = torch::randn({257}) * 1e-3;
+      h.mutable_grad() = g.clone();  // fp16-mixed hands the optimizer unscaled fp32 gradients
+      b.mutable_grad() = g.clone();
+      fp16.step(1e-3, k % 5 == 0);
+      mixed.step(1e-3, k % 5 == 0);
+    }
+    QVERIFY(torch::equal(fp16.masterWeight("w"), mixed.masterWeight("w")));
+    QVERIFY(!torch::equal(fp16.masterWeight("w"), start));
+    QCOMPARE(fp16.firstMoment("w").scalar_type(), torch::kFloat32);
+    QCOMPARE(h.scalar_type(), torch::kFloat16);
+    QVERIFY(torch::equal(h, fp16.masterWeight("w").to(torch::kFloat16)));
+  }
+
+  // "fp16" is torch's AdamW on fp16 params with fp16 state (bit for bit
+  // against torch.optim.AdamW in tests/reference/optimizer_vs_torch.py);
+  // here: its state is fp16, and a bf16 param is refused.
+  void fp16PlainKeepsFp16State() {
+    torch::Tensor h = torch::ones({8}, torch::kFloat16).set_requires_grad(true);
+    PrecisionAdamW opt({{"w", "l", h, {}}}, OptimizerMode::Fp16Plain, AdamWOptions{}, 0);
+    h.mutable_grad() = torch::full({8}, 0.5, torch::kFloat16);
+    opt.step(1e-2, true);
+    QCOMPARE(opt.firstMoment("w").scalar_type(), torch::kFloat16);
+    QCOMPARE(opt.secondMoment("w").scalar_type(), torch::kFloat16);
+    QVERIFY(!opt.masterWeight("w").defined());
+    QVERIFY(h.lt(1).all().item<bool>());
+    torch::Tensor bf = torch::ones({4}, torch::kBFloat16).set_requires_grad(true);
+    for (OptimizerMode m : fp16OptimizerModes()) {
+      try {
+        PrecisionAdamW({{"bf.weight", "bf", bf, {}}}, m, AdamWOptions{}, 0);
+        QFAIL("no exception");
+      } catch (const ConfigError& e) {
+        QVERIFY2(QString(e.what()).contains("bf.weight") && QString(e.what()).contains("Half"), e.what());
+      }
+    }
+  }
+
   // Per step, mixed mode's rounded-away share is measured on the bf16 copy the
   // forward uses: most single steps do not move it, although the master moves.
   void mixedRoundedAwayIsMeasuredOnTheComputeCopy() {
@@ -592,6 +660,12 @@ class OptimizerModesTest : public QObject {
     // torch's state follows the parameter; fp32 and mixed keep fp32 moments.
     QCOMPARE(momentBytes(OptimizerMode::Bf16Plain, MomentPrecision::Fp32), int64_t(2 * 4 * 2));
     QCOMPARE(momentBytes(OptimizerMode::Fp32MasterWeights, MomentPrecision::Bf16Nearest), int64_t(2 * 4 * 4));
+    torch::Tensor h = torch::ones({4}, torch::kFloat16).set_requires_grad(true);
+    const auto fp16MomentBytes = [&](OptimizerMode mode) {
+      return PrecisionAdamW({{"w", "l", h, {}}}, mode, AdamWOptions{}, 0).measuredMemory().moments;
+    };
+    QCOMPARE(fp16MomentBytes(OptimizerMode::Fp16Plain), int64_t(2 * 4 * 2));
+    QCOMPARE(fp16MomentBytes(OptimizerMode::Fp16Mixed), int64_t(2 * 4 * 4));
   }
 
   void weightDecayRoundedAwayRule() {
