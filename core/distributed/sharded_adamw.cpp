@@ -24,29 +24,44 @@ torch::Tensor byteView(const torch::Tensor& t) {
   return t.reshape({-1}).view(torch::kUInt8);
 }
 
+// The byte views of the tensors `owner` owns, in order, and their total size.
+std::vector<torch::Tensor> bytesOwnedBy(const std::vector<torch::Tensor>& tensors, const std::vector<int>& owners,
+                                        int owner, int64_t& bytes) {
+  std::vector<torch::Tensor> parts;
+  bytes = 0;
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (owners[i] == owner) {
+      parts.push_back(byteView(tensors[i]));
+      bytes += parts.back().numel();
+    }
+  return parts;
+}
+
+torch::Tensor emptyBucket(DataParallel& dp, int64_t bytes) {
+  return torch::empty({bytes}, torch::TensorOptions().dtype(torch::kUInt8).device(dp.device()));
+}
+
+// Writes a received bucket back into the byte views it was packed from.
+void unpackBucket(const torch::Tensor& bucket, std::vector<torch::Tensor>& parts) {
+  int64_t offset = 0;
+  for (torch::Tensor& part : parts) {
+    part.copy_(bucket.narrow(0, offset, part.numel()));
+    offset += part.numel();
+  }
+}
+
 // Every tensor from the rank that owns it to every rank, one byte bucket
 // per owner: the bits as the owner holds them.
 void broadcastFromOwners(DataParallel& dp, const std::vector<torch::Tensor>& tensors, const std::vector<int>& owners,
                          const std::string& what) {
   const int rank = dp.world().rank;
   for (int root = 0; root < dp.world().worldSize; ++root) {
-    std::vector<torch::Tensor> parts;
     int64_t bytes = 0;
-    for (size_t i = 0; i < tensors.size(); ++i)
-      if (owners[i] == root) {
-        parts.push_back(byteView(tensors[i]));
-        bytes += parts.back().numel();
-      }
+    std::vector<torch::Tensor> parts = bytesOwnedBy(tensors, owners, root, bytes);
     if (bytes == 0) continue;
-    torch::Tensor bucket = rank == root ? torch::cat(parts)
-                                        : torch::empty({bytes}, torch::TensorOptions().dtype(torch::kUInt8).device(dp.device()));
+    torch::Tensor bucket = rank == root ? torch::cat(parts) : emptyBucket(dp, bytes);
     dp.broadcast(bucket, root, what);
-    if (rank == root) continue;
-    int64_t offset = 0;
-    for (torch::Tensor& part : parts) {
-      part.copy_(bucket.narrow(0, offset, part.numel()));
-      offset += part.numel();
-    }
+    if (rank != root) unpackBucket(bucket, parts);
   }
 }
 
@@ -58,26 +73,17 @@ void gatherToRoot(DataParallel& dp, const std::vector<torch::Tensor>& tensors, c
   const int rank = dp.world().rank;
   for (int owner = 1; owner < dp.world().worldSize; ++owner) {
     if (rank != 0 && rank != owner) continue;
-    std::vector<torch::Tensor> parts;
     int64_t bytes = 0;
-    for (size_t i = 0; i < tensors.size(); ++i)
-      if (owners[i] == owner) {
-        parts.push_back(byteView(tensors[i]));
-        bytes += parts.back().numel();
-      }
+    std::vector<torch::Tensor> parts = bytesOwnedBy(tensors, owners, owner, bytes);
     if (bytes == 0) continue;
     if (rank == owner) {
       torch::Tensor bucket = torch::cat(parts);
       dp.send(bucket, 0, what);
       continue;
     }
-    torch::Tensor bucket = torch::empty({bytes}, torch::TensorOptions().dtype(torch::kUInt8).device(dp.device()));
+    torch::Tensor bucket = emptyBucket(dp, bytes);
     dp.recv(bucket, owner, what);
-    int64_t offset = 0;
-    for (torch::Tensor& part : parts) {
-      part.copy_(bucket.narrow(0, offset, part.numel()));
-      offset += part.numel();
-    }
+    unpackBucket(bucket, parts);
   }
 }
 
