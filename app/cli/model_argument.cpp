@@ -1,11 +1,10 @@
 #include "model_argument.h"
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include <nlohmann/json.hpp>
 
+#include "model/model_config.h"
 #include "util/errors.h"
 #include "util/json_limits.h"
 
@@ -36,12 +35,9 @@ ModelSpec modelSpecFromArgument(const std::string& arg) {
     return spec;
   }
   if (fs::is_regular_file(path)) {
-    std::ifstream in(path, std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (const std::string nesting = jsonNestingProblem(text); !nesting.empty())
-      throw ConfigError(path.string() + ": " + nesting);
-    const auto j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) throw ConfigError(path.string() + " is not a JSON object");
+    // The reader of every config.json: regular files only (a FIFO never blocks), the nesting cap, a clear error.
+    const nlohmann::json j = readConfigJsonFile(path);
+    if (!j.is_object()) throw ConfigError(path.string() + " is not a JSON object");
     if (j.contains("source")) return modelSpecFromJson(j);
     if (j.contains("model") && j.at("model").is_object()) return modelSpecFromJson(j.at("model"));
     spec.source = "config";
