@@ -106,6 +106,7 @@ std::string optimizerStateText(OptimizerMode mode) {
   switch (mode) {
     case OptimizerMode::Bf16Kahan: return "moments and Kahan buffers";
     case OptimizerMode::Fp32MasterWeights: return "moments and fp32 master weights";
+    case OptimizerMode::Fp16Mixed: return "moments, fp32 master weights and the loss scale";
     default: return "moments";
   }
 }
@@ -204,7 +205,8 @@ const char* const kRunHelp =
     "  --resume DIR   continue a run from one of its checkpoint-N folders (checkpoint_every),\n"
     "                 bit for bit on CPU; steps N+1.. go to --out (or a new folder)\n"
     "  --steps N      override the number of optimizer steps\n"
-    "  --mode ID      override the optimizer mode: fp32, bf16, bf16-nearest, bf16-kahan, bf16-sr, mixed\n"
+    "  --mode ID      override the optimizer mode: fp32, bf16, bf16-nearest, bf16-kahan, bf16-sr, mixed,\n"
+    "                 fp16 (model.half() + AdamW), fp16-mixed (fp32 master, dynamic loss scaling)\n"
     "  --device D     override the device: auto, cpu, cuda, cuda:N\n"
     "  --seeds LIST   run every run once per seed (\"1-5\" or \"1,2,7\"; names get -s<seed>):\n"
     "                 the verdicts then test each gap to fp32 paired over the seeds, each\n"

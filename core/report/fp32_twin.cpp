@@ -8,8 +8,9 @@ namespace plab::report {
 
 nlohmann::json fp32TwinKey(const RunConfig& config) {
   nlohmann::json key = config.toJson();
+  // loss_scale: fp16-mixed's scaler settings, which an fp32 run has no use for.
   for (const char* field : {"name", "mode", "plan", "output_dir", "resume_from", "checkpoint_every",
-                            "layer_stats_every", "update_window"})
+                            "layer_stats_every", "update_window", "loss_scale"})
     key.erase(field);
   for (const char* field : {"moments", "kernels"}) key["adamw"].erase(field);
   return key;

@@ -10,6 +10,7 @@
 
 #include "model/model_factory.h"
 #include "model/safetensors.h"
+#include "precision/loss_scale/dynamic_loss_scale.h"
 #include "util/atomic_file.h"
 #include "util/errors.h"
 #include "util/json_limits.h"
@@ -157,7 +158,7 @@ TrainerState readTrainerState(const fs::path& file) {
   const json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) refuse(file, "is not valid JSON");
 
-  requireKeys(j, "", file, {"step", "data_sampler", "optimizer"}, {"run"});
+  requireKeys(j, "", file, {"step", "data_sampler", "optimizer"}, {"run", "loss_scale"});
   TrainerState state;
   state.step = integerField(j.at("step"), "step", file);
   const json& sampler = j.at("data_sampler");
@@ -176,6 +177,14 @@ TrainerState readTrainerState(const fs::path& file) {
   if (j.contains("run")) {
     state.run = j.at("run");
     if (!state.run.is_object()) refuse(file, "'run' must be a JSON object");
+  }
+  if (j.contains("loss_scale")) {
+    state.lossScale = j.at("loss_scale");
+    try {
+      DynamicLossScale::fromJson(state.lossScale);
+    } catch (const ConfigError& e) {
+      refuse(file, "'loss_scale': " + std::string(e.what()));
+    }
   }
   return state;
 }
@@ -196,7 +205,7 @@ namespace {
 // Optimizer: PrecisionAdamW or ShardedAdamW (the same checkpoint interface).
 template <typename Optimizer>
 void writeCheckpointOf(const fs::path& dir, CausalLM& model, const Optimizer& optimizer, const RunConfig& config,
-                       int64_t step, const std::mt19937_64& sampler) {
+                       int64_t step, const std::mt19937_64& sampler, const json& lossScale) {
   // First: a sharded state is gathered from every rank, which must not wait on this rank's disk.
   const auto state = optimizer.stateTensors();
   saveCheckpoint(model, dir);
@@ -204,15 +213,17 @@ void writeCheckpointOf(const fs::path& dir, CausalLM& model, const Optimizer& op
   std::ostringstream samplerText;
   samplerText << sampler;
   // Last: a folder without it (a kill mid-checkpoint) is refused as incomplete.
-  writeJsonFileAtomically(dir / "trainer_state.json", {{"step", step},
-                                                       {"data_sampler", samplerText.str()},
-                                                       {"optimizer", optimizer.stepCounts()},
-                                                       {"run", checkpointRunSettings(config)}});
+  json trainerState = {{"step", step},
+                       {"data_sampler", samplerText.str()},
+                       {"optimizer", optimizer.stepCounts()},
+                       {"run", checkpointRunSettings(config)}};
+  if (!lossScale.is_null()) trainerState["loss_scale"] = lossScale;
+  writeJsonFileAtomically(dir / "trainer_state.json", trainerState);
 }
 
 template <typename Optimizer>
 int64_t resumeFromCheckpointOf(const fs::path& dir, const RunConfig& config, CausalLM& model, Optimizer& optimizer,
-                               std::mt19937_64& sampler) {
+                               std::mt19937_64& sampler, json* lossScale) {
   for (const char* name : {"trainer_state.json", "optimizer.safetensors", "model.safetensors"})
     if (!fs::is_regular_file(dir / name))
       throw ConfigError("cannot resume: " + dir.string() + " has no " + name +
@@ -232,16 +243,24 @@ int64_t resumeFromCheckpointOf(const fs::path& dir, const RunConfig& config, Cau
     refuse(stateFile, "'step' is " + n + " in a folder named checkpoint-" + folderStep);
 
   // Step counts: the optimizer's and every parameter's equal the step (each
-  // step gives every parameter of a causal LM a gradient).
-  if (state.optimizerStep != state.step)
-    refuse(stateFile, "'optimizer.step' is " + std::to_string(state.optimizerStep) + ", 'step' is " + n);
+  // step gives every parameter of a causal LM a gradient), less the steps
+  // the loss scaler skipped in a mode that scales the loss.
+  const bool scalesLoss = modeScalesLoss(config.mode);
+  const std::string optimizerSteps = std::to_string(state.optimizerStep);
+  if (scalesLoss ? (state.optimizerStep < 0 || state.optimizerStep > state.step) : state.optimizerStep != state.step)
+    refuse(stateFile, "'optimizer.step' is " + optimizerSteps + ", 'step' is " + n);
   const json liveParams = optimizer.stepCounts().at("params");
   for (const auto& [name, unused] : liveParams.items()) {
     const auto it = state.parameterSteps.find(name);
     if (it == state.parameterSteps.end()) refuse(stateFile, "'optimizer.params' has no step count for '" + name + "'");
-    if (it->second != state.step)
-      refuse(stateFile, "'optimizer.params." + name + "' is " + std::to_string(it->second) + ", 'step' is " + n);
+    if (it->second != state.optimizerStep)
+      refuse(stateFile, "'optimizer.params." + name + "' is " + std::to_string(it->second) +
+                            (scalesLoss ? ", 'optimizer.step' is " + optimizerSteps : ", 'step' is " + n));
   }
+  if (scalesLoss && state.lossScale.is_null())
+    refuse(stateFile, "'loss_scale' is missing (mode " + optimizerModeId(config.mode) + " scales the loss)");
+  if (!scalesLoss && !state.lossScale.is_null())
+    refuse(stateFile, "'loss_scale' is there, but mode " + optimizerModeId(config.mode) + " does not scale the loss");
   for (const auto& [name, count] : state.parameterSteps)
     if (!liveParams.contains(name))
       refuse(stateFile, "'optimizer.params' counts '" + textExcerpt(name) + "', a parameter this run's model does not have");
@@ -288,29 +307,30 @@ int64_t resumeFromCheckpointOf(const fs::path& dir, const RunConfig& config, Cau
     throw ConfigError(std::string("cannot resume: ") + e.what());
   }
   if (!readSampler(state.dataSampler, sampler)) refuse(stateFile, "'data_sampler' does not read back");
+  if (lossScale) *lossScale = state.lossScale;
   return state.step;
 }
 
 }  // namespace
 
 void writeCheckpoint(const fs::path& dir, CausalLM& model, const PrecisionAdamW& optimizer, const RunConfig& config,
-                     int64_t step, const std::mt19937_64& sampler) {
-  writeCheckpointOf(dir, model, optimizer, config, step, sampler);
+                     int64_t step, const std::mt19937_64& sampler, const json& lossScale) {
+  writeCheckpointOf(dir, model, optimizer, config, step, sampler, lossScale);
 }
 
 void writeCheckpoint(const fs::path& dir, CausalLM& model, const ShardedAdamW& optimizer, const RunConfig& config,
-                     int64_t step, const std::mt19937_64& sampler) {
-  writeCheckpointOf(dir, model, optimizer, config, step, sampler);
+                     int64_t step, const std::mt19937_64& sampler, const json& lossScale) {
+  writeCheckpointOf(dir, model, optimizer, config, step, sampler, lossScale);
 }
 
 int64_t resumeFromCheckpoint(const fs::path& dir, const RunConfig& config, CausalLM& model, PrecisionAdamW& optimizer,
-                             std::mt19937_64& sampler) {
-  return resumeFromCheckpointOf(dir, config, model, optimizer, sampler);
+                             std::mt19937_64& sampler, json* lossScale) {
+  return resumeFromCheckpointOf(dir, config, model, optimizer, sampler, lossScale);
 }
 
 int64_t resumeFromCheckpoint(const fs::path& dir, const RunConfig& config, CausalLM& model, ShardedAdamW& optimizer,
-                             std::mt19937_64& sampler) {
-  return resumeFromCheckpointOf(dir, config, model, optimizer, sampler);
+                             std::mt19937_64& sampler, json* lossScale) {
+  return resumeFromCheckpointOf(dir, config, model, optimizer, sampler, lossScale);
 }
 
 }  // namespace plab

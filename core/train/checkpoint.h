@@ -31,6 +31,9 @@ struct TrainerState {
   int64_t optimizerStep = 0;                   // PrecisionAdamW's own count
   std::map<std::string, int64_t> parameterSteps;  // per parameter, by name
   nlohmann::json run;  // the run settings the state depends on; null in checkpoints older than them
+  // fp16-mixed: the loss scaler's state (DynamicLossScale::toJson, as
+  // GradScaler.state_dict()); null in the other modes.
+  nlohmann::json lossScale;
 };
 
 // Reads trainer_state.json: a regular file of at most kMaxTrainerStateBytes,
@@ -46,13 +49,16 @@ TrainerState readTrainerState(const std::filesystem::path& file);
 nlohmann::json checkpointRunSettings(const RunConfig& config);
 
 // Writes dir/ (created if needed): the model, the optimizer state and
-// trainer_state.json for `step`.
+// trainer_state.json for `step` (with the loss scaler's state when
+// lossScale is not null: fp16-mixed).
 void writeCheckpoint(const std::filesystem::path& dir, CausalLM& model, const PrecisionAdamW& optimizer,
-                     const RunConfig& config, int64_t step, const std::mt19937_64& sampler);
+                     const RunConfig& config, int64_t step, const std::mt19937_64& sampler,
+                     const nlohmann::json& lossScale = nullptr);
 // The same for a data-parallel run's optimizer: its state gathered from
 // every rank when sharded, so every rank calls it (see trainer.cpp).
 void writeCheckpoint(const std::filesystem::path& dir, CausalLM& model, const ShardedAdamW& optimizer,
-                     const RunConfig& config, int64_t step, const std::mt19937_64& sampler);
+                     const RunConfig& config, int64_t step, const std::mt19937_64& sampler,
+                     const nlohmann::json& lossScale = nullptr);
 
 // Validates dir against the run (config, model after its precision plan,
 // optimizer built for it): files present and regular; 1 <= step < steps;
@@ -62,10 +68,15 @@ void writeCheckpoint(const std::filesystem::path& dir, CausalLM& model, const Sh
 // optimizer.safetensors holding exactly the expected tensors (names, shapes,
 // dtypes), none missing, none unknown. Only then loads weights, optimizer
 // state and sampler; returns the checkpoint's step. Throws ConfigError.
+// In a mode that scales the loss (fp16-mixed) the optimizer's count may be
+// below the step (skipped steps), the loss scaler's state must be there and
+// is returned in *lossScale (validated by DynamicLossScale::fromJson); in the
+// other modes it must be absent.
 int64_t resumeFromCheckpoint(const std::filesystem::path& dir, const RunConfig& config, CausalLM& model,
-                             PrecisionAdamW& optimizer, std::mt19937_64& sampler);
+                             PrecisionAdamW& optimizer, std::mt19937_64& sampler,
+                             nlohmann::json* lossScale = nullptr);
 // Each rank restores its share of a consolidated state saved on any number of ranks.
 int64_t resumeFromCheckpoint(const std::filesystem::path& dir, const RunConfig& config, CausalLM& model,
-                             ShardedAdamW& optimizer, std::mt19937_64& sampler);
+                             ShardedAdamW& optimizer, std::mt19937_64& sampler, nlohmann::json* lossScale = nullptr);
 
 }  // namespace plab

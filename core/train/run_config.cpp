@@ -77,7 +77,7 @@ const char* const kKnownKeys[] = {
     "adamw",      "steps",         "batch_size",    "grad_accum",    "seq_len",
     "lr_schedule", "warmup_steps", "min_lr_ratio",  "grad_clip",     "eval_every",
     "eval_batches", "layer_stats_every", "update_window", "checkpoint_every", "resume_from", "seed",
-    "device",     "threads",       "reproducible",  "output_dir"};
+    "device",     "threads",       "reproducible",  "output_dir",    "loss_scale"};
 
 void validate(const RunConfig& c) {
   auto require = [](bool ok, const std::string& msg) {
@@ -100,6 +100,11 @@ void validate(const RunConfig& c) {
   require(c.layer_stats_every > 0, "'layer_stats_every' must be > 0");
   require(c.update_window >= 0, "'update_window' must be >= 0 (0 turns the update-lost window off)");
   require(c.checkpoint_every >= 0, "'checkpoint_every' must be >= 0");
+  require(std::isfinite(c.loss_scale_init) && c.loss_scale_init > 0 &&
+              static_cast<double>(static_cast<float>(c.loss_scale_init)) == c.loss_scale_init,
+          "'loss_scale.init_scale' must be a finite positive fp32 value");
+  require(c.loss_scale_growth_interval >= 1 && c.loss_scale_growth_interval <= 2147483647,
+          "'loss_scale.growth_interval' must be a positive 32-bit count of steps");
   const bool deviceOk = c.device == "auto" || c.device == "cpu" || c.device == "cuda" ||
                         (c.device.rfind("cuda:", 0) == 0 && c.device.size() > 5 &&
                          c.device.find_first_not_of("0123456789", 5) == std::string::npos);
@@ -185,36 +190,49 @@ RunConfig RunConfig::fromJson(const nlohmann::json& j) {
   readInt(j, "threads", c.threads);
   readBool(j, "reproducible", c.reproducible);
   readString(j, "output_dir", "", c.output_dir);
+  if (j.contains("loss_scale")) {
+    const json& ls = j.at("loss_scale");
+    requireObject(ls, "'loss_scale'");
+    for (auto it = ls.begin(); it != ls.end(); ++it)
+      if (it.key() != "init_scale" && it.key() != "growth_interval")
+        throw ConfigError("run config: unknown key 'loss_scale." + it.key() + "'");
+    readDouble(ls, "init_scale", c.loss_scale_init);
+    readInt(ls, "growth_interval", c.loss_scale_growth_interval);
+  }
   validate(c);
   return c;
 }
 
 nlohmann::json RunConfig::toJson() const {
-  return {{"name", name},
-          {"model", plab::toJson(model)},
-          {"data", plab::toJson(data)},
-          {"plan", plab::toJson(plan)},
-          {"mode", optimizerModeId(mode)},
-          {"adamw", plab::toJson(adamw)},
-          {"steps", steps},
-          {"batch_size", batch_size},
-          {"grad_accum", grad_accum},
-          {"seq_len", seq_len},
-          {"lr_schedule", lr_schedule},
-          {"warmup_steps", warmup_steps},
-          {"min_lr_ratio", min_lr_ratio},
-          {"grad_clip", grad_clip},
-          {"eval_every", eval_every},
-          {"eval_batches", eval_batches},
-          {"layer_stats_every", layer_stats_every},
-          {"update_window", update_window},
-          {"checkpoint_every", checkpoint_every},
-          {"resume_from", resume_from},
-          {"seed", seed},
-          {"device", device},
-          {"threads", threads},
-          {"reproducible", reproducible},
-          {"output_dir", output_dir}};
+  json j = {{"name", name},
+             {"model", plab::toJson(model)},
+             {"data", plab::toJson(data)},
+             {"plan", plab::toJson(plan)},
+             {"mode", optimizerModeId(mode)},
+             {"adamw", plab::toJson(adamw)},
+             {"steps", steps},
+             {"batch_size", batch_size},
+             {"grad_accum", grad_accum},
+             {"seq_len", seq_len},
+             {"lr_schedule", lr_schedule},
+             {"warmup_steps", warmup_steps},
+             {"min_lr_ratio", min_lr_ratio},
+             {"grad_clip", grad_clip},
+             {"eval_every", eval_every},
+             {"eval_batches", eval_batches},
+             {"layer_stats_every", layer_stats_every},
+             {"update_window", update_window},
+             {"checkpoint_every", checkpoint_every},
+             {"resume_from", resume_from},
+             {"seed", seed},
+             {"device", device},
+             {"threads", threads},
+             {"reproducible", reproducible},
+             {"output_dir", output_dir}};
+  // Only where it applies: the other modes' config.json stays as it was.
+  if (modeScalesLoss(mode))
+    j["loss_scale"] = {{"init_scale", loss_scale_init}, {"growth_interval", loss_scale_growth_interval}};
+  return j;
 }
 
 namespace {

@@ -61,6 +61,11 @@ struct RunConfig {
   // thread, portable kernels; train/torch_runtime.h: pinReproducibleCpuMath).
   bool reproducible = false;
   std::string output_dir;              // metrics stream here when set
+  // fp16-mixed's loss scaler ("loss_scale": {"init_scale", "growth_interval"};
+  // GradScaler's defaults; growth x2 and backoff x0.5 are fixed). Written to
+  // JSON for fp16-mixed only.
+  double loss_scale_init = 65536.0;
+  int64_t loss_scale_growth_interval = 2000;
 
   // Strict: unknown keys and wrong types raise ConfigError naming the key.
   static RunConfig fromJson(const nlohmann::json& j);

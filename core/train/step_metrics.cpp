@@ -70,6 +70,20 @@ nlohmann::json toJson(const StepMetrics& m) {
     }
     j["window_layers"] = windows;
   }
+  // The fp16 modes only: the other modes' lines stay as they were.
+  if (m.lossScale) j["loss_scale"] = number(*m.lossScale);
+  if (m.stepSkipped) j["step_skipped"] = *m.stepSkipped;
+  if (m.gradFp16ZeroShare) j["grad_fp16_zero_share"] = number(*m.gradFp16ZeroShare);
+  if (m.gradFp16FlushShare) j["grad_fp16_flush_share"] = number(*m.gradFp16FlushShare);
+  if (!m.fp16GradLayers.empty()) {
+    json fp16 = json::array();
+    for (const LayerFp16GradMetrics& l : m.fp16GradLayers) {
+      json entry = {{"layer", l.layer}, {"grad_fp16_zero_share", number(l.zeroShare)}};
+      if (l.flushShare) entry["grad_fp16_flush_share"] = number(*l.flushShare);
+      fp16.push_back(std::move(entry));
+    }
+    j["fp16_grad_layers"] = fp16;
+  }
   return j;
 }
 
@@ -118,6 +132,26 @@ StepMetrics stepMetricsFromJson(const nlohmann::json& j) {
       if (w.contains("update_pending")) wm.updatePending = readNumber(w, "update_pending");
       if (w.contains("elements") && w.at("elements").is_number_integer()) wm.elements = w.at("elements").get<int64_t>();
       m.windowLayers.push_back(std::move(wm));
+    }
+  }
+  if (j.contains("loss_scale")) m.lossScale = readNumber(j, "loss_scale");
+  if (j.contains("step_skipped")) {
+    if (!j.at("step_skipped").is_boolean()) throw ConfigError("step metrics: 'step_skipped' must be true or false");
+    m.stepSkipped = j.at("step_skipped").get<bool>();
+  }
+  if (j.contains("grad_fp16_zero_share")) m.gradFp16ZeroShare = readNumber(j, "grad_fp16_zero_share");
+  if (j.contains("grad_fp16_flush_share")) m.gradFp16FlushShare = readNumber(j, "grad_fp16_flush_share");
+  if (j.contains("fp16_grad_layers")) {
+    const json& layers = j.at("fp16_grad_layers");
+    if (!layers.is_array()) throw ConfigError("step metrics: 'fp16_grad_layers' must be an array");
+    for (const json& l : layers) {
+      if (!l.is_object() || !l.contains("layer") || !l.at("layer").is_string())
+        throw ConfigError("step metrics: each fp16_grad_layers entry needs a 'layer' name");
+      LayerFp16GradMetrics fm;
+      fm.layer = l.at("layer").get<std::string>();
+      fm.zeroShare = readNumber(l, "grad_fp16_zero_share");
+      if (l.contains("grad_fp16_flush_share")) fm.flushShare = readNumber(l, "grad_fp16_flush_share");
+      m.fp16GradLayers.push_back(std::move(fm));
     }
   }
   // The step totals: absent on steps that did not measure them. Files
@@ -187,6 +221,8 @@ nlohmann::json toJson(const RunResult& r) {
   j["peak_probe_steps"] = r.peakProbeSteps;
   j["world_size"] = r.worldSize;
   j["rank_memory"] = rankMemoryJson(r.rankMemory);
+  if (r.skippedSteps) j["skipped_steps"] = *r.skippedSteps;  // fp16-mixed only
+  if (r.finalLossScale) j["final_loss_scale"] = number(*r.finalLossScale);
   return j;
 }
 

@@ -39,6 +39,20 @@ struct LayerWindowMetrics {
   std::optional<int64_t> elements;           // elements the window tracked
 };
 
+// The fp16 modes' gradients in one layer, on every step.
+struct LayerFp16GradMetrics {
+  std::string layer;
+  // Share of the gradient's elements that are exactly zero as autograd
+  // handed them over in fp16 (in fp16-mixed: the scaled gradient), all
+  // elements counted; zeros that fp32 would also have (e.g. unused
+  // embedding rows) are in it.
+  double zeroShare = 0;
+  // fp16-mixed only: of the non-zero finite elements of the unscaled fp32
+  // gradient, the share that would flush to zero written to fp16
+  // (fp16WriteCounts): what fp16 without loss scaling would lose.
+  std::optional<double> flushShare;
+};
+
 struct StepMetrics {
   int64_t step = 0;                 // 1-based optimizer step
   double loss = 0;                  // mean train loss over the accumulated micro-batches
@@ -58,6 +72,16 @@ struct StepMetrics {
   MemoryBreakdown memory;           // measured
   std::vector<LayerStepMetrics> layers;  // empty on steps without layer stats
   std::vector<LayerWindowMetrics> windowLayers;  // empty unless the step closes a window
+  // fp16-mixed: the scale this step's loss was multiplied by, and whether
+  // its gradients held Inf/NaN so that the optimizer step was skipped
+  // (GradScaler.step); unset in the other modes.
+  std::optional<double> lossScale;
+  std::optional<bool> stepSkipped;
+  // The fp16 modes, every step: the layers' shares (LayerFp16GradMetrics)
+  // and the same over all low-precision layers.
+  std::optional<double> gradFp16ZeroShare;
+  std::optional<double> gradFp16FlushShare;  // fp16-mixed only
+  std::vector<LayerFp16GradMetrics> fp16GradLayers;
 };
 
 struct RunInfo {                    // sent once, before step 1
@@ -67,7 +91,7 @@ struct RunInfo {                    // sent once, before step 1
   std::string tokenizer;            // "byte-level-bpe (/m/tokenizer.json)", "bytes", ...
   ModuleNode modules;
   int64_t parameterCount = 0;
-  int64_t bf16ParameterCount = 0;
+  int64_t bf16ParameterCount = 0;  // low-precision parameters: bf16, or fp16 in the fp16 modes
   std::vector<std::string> layers;  // modules with parameters, in model order
   MemoryBreakdown predictedMemory;
   MemoryBreakdown measuredMemory;   // the job's state as one copy (sharded parts summed over the ranks)
@@ -127,6 +151,10 @@ struct RunResult {
   // fp32 run's. Diagnostics buffers (statisticsBytes) are not counted.
   std::optional<int64_t> trainingPeakBytes;
   std::vector<int64_t> peakProbeSteps;
+  // fp16-mixed only: steps the loss scaler skipped (Inf/NaN gradients) and
+  // the scale after the last step.
+  std::optional<int64_t> skippedSteps;
+  std::optional<double> finalLossScale;
 };
 
 nlohmann::json toJson(const StepMetrics& m);

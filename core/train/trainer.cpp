@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <condition_variable>
 #include <iomanip>
 #include <mutex>
@@ -14,8 +15,11 @@
 #include "distributed/data_parallel.h"
 #include "distributed/sharded_adamw.h"
 #include "model/model_factory.h"
+#include "model/safetensors.h"
 #include "model/module_tree.h"
 #include "precision/decay_effect.h"
+#include "precision/fp16_counts.h"
+#include "precision/loss_scale/dynamic_loss_scale.h"
 #include "precision/precision_adamw.h"
 #include "precision/state_layout.h"
 #include "train/checkpoint.h"
@@ -155,6 +159,55 @@ LayerWindowMetrics windowMetrics(const LayerWindowStats& s, bool holdsPending) {
   return w;
 }
 
+// The fp16 modes' gradient shares of one step (step_metrics.h:
+// LayerFp16GradMetrics), per layer in model order, and over all layers.
+struct Fp16GradShares {
+  std::vector<LayerFp16GradMetrics> layers;
+  double zeroShare = 0;
+  std::optional<double> flushShare;
+};
+
+// zeroCounts[i]: exact zeros of param i's fp16 gradient (as autograd handed
+// it over); flush (fp16-mixed): fp16WriteCounts of its unscaled fp32 gradient.
+Fp16GradShares fp16GradShares(const std::vector<TrainableParam>& params, const std::vector<int64_t>& zeroCounts,
+                              const std::vector<Fp16WriteCounts>& flush) {
+  Fp16GradShares out;
+  std::vector<int64_t> zeros, elements;
+  std::vector<Fp16WriteCounts> flushed;
+  std::vector<std::string> names;
+  Fp16WriteCounts flushTotal;
+  int64_t zeroTotal = 0, elementTotal = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (zeroCounts[i] < 0) continue;  // not an fp16 parameter, or no gradient
+    size_t l = 0;
+    while (l < names.size() && names[l] != params[i].layer) ++l;
+    if (l == names.size()) {
+      names.push_back(params[i].layer);
+      zeros.push_back(0);
+      elements.push_back(0);
+      flushed.emplace_back();
+    }
+    zeros[l] += zeroCounts[i];
+    elements[l] += params[i].param.numel();
+    zeroTotal += zeroCounts[i];
+    elementTotal += params[i].param.numel();
+    if (!flush.empty()) {
+      flushed[l].add(flush[i]);
+      flushTotal.add(flush[i]);
+    }
+  }
+  for (size_t l = 0; l < names.size(); ++l) {
+    LayerFp16GradMetrics m;
+    m.layer = names[l];
+    m.zeroShare = elements[l] > 0 ? double(zeros[l]) / double(elements[l]) : 0.0;
+    if (!flush.empty()) m.flushShare = flushed[l].flushedShare();
+    out.layers.push_back(std::move(m));
+  }
+  out.zeroShare = elementTotal > 0 ? double(zeroTotal) / double(elementTotal) : 0.0;
+  if (!flush.empty()) out.flushShare = flushTotal.flushedShare();
+  return out;
+}
+
 void scaleGrads(const std::vector<TrainableParam>& params, double factor) {
   torch::NoGradGuard noGrad;
   for (const TrainableParam& p : params) {
@@ -230,8 +283,16 @@ class Session {
     optimizer_ = std::make_unique<ShardedAdamW>(params_, cfg_.mode, cfg_.adamw, cfg_.seed, statsOptions, *dp_,
                                                 optimizerStateSharding(world_.worldSize));
     for (TrainableParam& p : params_) p.fp32Source = torch::Tensor();  // adopted by the optimizer (its owner's)
+    if (modeScalesLoss(cfg_.mode)) {
+      LossScaleConfig lossScale;
+      lossScale.initScale = cfg_.loss_scale_init;
+      lossScale.growthInterval = cfg_.loss_scale_growth_interval;
+      scaler_.emplace(lossScale);
+    }
     if (!cfg_.resume_from.empty()) {
-      firstStep_ = resumeFromCheckpoint(cfg_.resume_from, cfg_, *model_, *optimizer_, rng_) + 1;
+      nlohmann::json savedScale;
+      firstStep_ = resumeFromCheckpoint(cfg_.resume_from, cfg_, *model_, *optimizer_, rng_, &savedScale) + 1;
+      if (scaler_) scaler_.emplace(DynamicLossScale::fromJson(savedScale));  // GradScaler.load_state_dict
       log("resuming from " + cfg_.resume_from + " at step " + std::to_string(firstStep_));
     }
     model_->train();
@@ -247,7 +308,8 @@ class Session {
     info.modules = describeModules(*model_);
     for (const TrainableParam& p : params_) {
       info.parameterCount += p.param.numel();
-      if (p.param.scalar_type() == torch::kBFloat16) info.bf16ParameterCount += p.param.numel();
+      if (p.param.scalar_type() == torch::kBFloat16 || p.param.scalar_type() == torch::kFloat16)
+        info.bf16ParameterCount += p.param.numel();
       if (info.layers.empty() || info.layers.back() != p.layer) {
         bool seen = false;
         for (const auto& l : info.layers) seen = seen || l == p.layer;
@@ -294,7 +356,8 @@ class Session {
 
     log("run " + cfg_.name + ": " + loaded.description + ", " + info.modelType + ", " +
         std::to_string(info.parameterCount) + " params (" + std::to_string(info.bf16ParameterCount) +
-        " bf16), mode " + optimizerModeId(cfg_.mode) + ", device " + info.device + ", " +
+        (modeUsesFp16(cfg_.mode) ? " fp16" : " bf16") + "), mode " + optimizerModeId(cfg_.mode) + ", device " +
+        info.device + ", " +
         std::to_string(dataset_->numTrainBlocks()) + " train / " + std::to_string(dataset_->numValBlocks()) +
         " val blocks of " + std::to_string(cfg_.seq_len) + " tokens");
     if (info.weightDecayEffect.verdict != DecayVerdict::Fine)
@@ -350,12 +413,15 @@ class Session {
       for (int64_t micro = 0; micro < cfg_.grad_accum; ++micro) {
         auto [inputs, targets] = dataset_->trainBatch(cfg_.batch_size, rng_);  // the same global batch on every rank
         torch::Tensor loss = model_->loss(dp_->localRows(inputs).to(device_), dp_->localRows(targets).to(device_));
-        (loss / static_cast<double>(cfg_.grad_accum)).backward();
+        const torch::Tensor share = loss / static_cast<double>(cfg_.grad_accum);
+        (scaler_ ? scaler_->scaleLoss(share) : share).backward();  // scaler.scale(loss).backward()
         lossSum += loss.detach().to(torch::kDouble);
       }
       m.loss = dp_->mean(lossSum.item<double>() / static_cast<double>(cfg_.grad_accum),
                          "the loss of step " + std::to_string(step));
       dp_->averageGradients(params_, "the gradients of step " + std::to_string(step));
+      bool skip = false;
+      if (modeUsesFp16(cfg_.mode)) skip = measureFp16Gradients(m);
       m.gradNorm = gradNorm(params_);
       if (!std::isfinite(m.loss)) {
         m.elapsedSeconds = std::chrono::duration<double>(Clock::now() - start).count() - pausedSeconds;
@@ -365,12 +431,20 @@ class Session {
                             " at step " + std::to_string(step) + " (lr=" + fmt(m.lr) +
                             ", mode=" + optimizerModeId(cfg_.mode) + ")");
       }
-      if (cfg_.grad_clip > 0 && m.gradNorm > cfg_.grad_clip)
+      if (!skip && cfg_.grad_clip > 0 && m.gradNorm > cfg_.grad_clip)
         scaleGrads(params_, cfg_.grad_clip / (m.gradNorm + 1e-6));
 
       const bool collect = step % cfg_.layer_stats_every == 0 || step == 1;
-      const OptimizerStepStats stats = optimizer_->step(m.lr, collect);
-      if (collect) {
+      // GradScaler.step: a step with Inf/NaN gradients leaves weights,
+      // moments and step counts alone; then GradScaler.update.
+      const OptimizerStepStats stats = skip ? OptimizerStepStats{} : optimizer_->step(m.lr, collect);
+      if (scaler_) scaler_->update();
+      if (skip) {
+        ++skippedSteps_;
+        log("step " + std::to_string(step) + ": Inf/NaN in the fp16 gradients at loss scale " + fmt(*m.lossScale) +
+            ": step skipped, scale now " + fmt(scaler_->scale()));
+      }
+      if (collect && !skip) {
         for (const LayerUpdateStats& s : stats.layers) m.layers.push_back(layerMetrics(s));
         const LayerStepMetrics total = layerMetrics(totalOf(stats.layers));
         // Only measuring steps carry the totals; the others leave them unset.
@@ -382,7 +456,7 @@ class Session {
         ++roundedAwayCount_;
       }
       if (!stats.window.empty()) {
-        const bool holds = cfg_.mode == OptimizerMode::Bf16Kahan || cfg_.mode == OptimizerMode::Fp32MasterWeights;
+        const bool holds = cfg_.mode == OptimizerMode::Bf16Kahan || state_layout::hasMaster(cfg_.mode, true);
         for (const LayerWindowStats& w : stats.window) m.windowLayers.push_back(windowMetrics(w, holds));
         const LayerWindowMetrics total = windowMetrics(totalOf(stats.window), holds);
         m.updateLost = total.updateLost;
@@ -436,9 +510,66 @@ class Session {
       optimizer_->stateTensors();  // this rank's shards, for rank 0 to write
     } else {
       const fs::path dir = fs::path(cfg_.output_dir) / ("checkpoint-" + std::to_string(step));
-      writeCheckpoint(dir, *model_, *optimizer_, cfg_, step, rng_);
+      writeCheckpoint(dir, *model_, *optimizer_, cfg_, step, rng_, scaler_ ? scaler_->toJson() : nlohmann::json());
       log("saved checkpoint " + dir.string());
     }
+  }
+
+  // The fp16 modes, after the gradients are summed: the shares of
+  // LayerFp16GradMetrics; in fp16-mixed also GradScaler.unscale_ on fp32
+  // copies of the gradients, which replace the fp16 ones (the optimizer
+  // steps its fp32 master with them). Returns whether the step is skipped.
+  // PLAB_TEST_DUMP_SCALED_GRADS=DIR (tests/reference/grad_scaler_vs_torch.py)
+  // writes each step's gradients as autograd handed them over ("scaled/")
+  // and unscaled ("unscaled/") to DIR/step-N.safetensors.
+  bool measureFp16Gradients(StepMetrics& m) {
+    torch::NoGradGuard noGrad;
+    std::vector<torch::Tensor> zeroRows;
+    std::vector<int64_t> zeroCounts(params_.size(), -1);
+    std::vector<size_t> counted;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      const torch::Tensor& g = params_[i].param.grad();
+      if (!g.defined() || g.scalar_type() != torch::kFloat16) continue;
+      zeroRows.push_back(g.eq(0).sum());
+      counted.push_back(i);
+    }
+    if (!zeroRows.empty()) {
+      const torch::Tensor all = torch::stack(zeroRows).cpu();  // one read for all
+      for (size_t k = 0; k < counted.size(); ++k) zeroCounts[counted[k]] = all[static_cast<int64_t>(k)].item<int64_t>();
+    }
+    std::vector<Fp16WriteCounts> flush;
+    bool skip = false;
+    if (scaler_) {
+      m.lossScale = scaler_->scale();
+      std::vector<torch::Tensor> grads;
+      std::vector<std::pair<std::string, torch::Tensor>> dump;
+      const char* dumpDir = std::getenv("PLAB_TEST_DUMP_SCALED_GRADS");
+      for (const TrainableParam& p : params_) {
+        torch::Tensor g = p.param.grad();
+        if (!g.defined()) continue;
+        if (dumpDir) dump.emplace_back("scaled/" + p.name, g.detach().cpu().clone());
+        if (g.scalar_type() == torch::kFloat16) {
+          g = g.to(torch::kFloat32);
+          p.param.mutable_grad() = g;  // the fp16 gradient is released
+        }
+        grads.push_back(g);
+      }
+      skip = scaler_->unscale(grads);
+      m.stepSkipped = skip;
+      if (dumpDir) {
+        for (const TrainableParam& p : params_)
+          if (p.param.grad().defined()) dump.emplace_back("unscaled/" + p.name, p.param.grad().detach().cpu());
+        writeSafetensors(fs::path(dumpDir) / ("step-" + std::to_string(m.step) + ".safetensors"), dump);
+      }
+      flush.resize(params_.size());
+      for (size_t i = 0; i < params_.size(); ++i)
+        if (zeroCounts[i] >= 0) flush[i] = fp16WriteCounts(params_[i].param.grad());
+    }
+    Fp16GradShares shares = fp16GradShares(params_, zeroCounts, flush);
+    m.fp16GradLayers = std::move(shares.layers);
+    m.gradFp16ZeroShare = shares.zeroShare;
+    m.gradFp16FlushShare = shares.flushShare;
+    return skip;
   }
 
   RunResult result() const {
@@ -466,6 +597,10 @@ class Session {
       r.stepPeakBytes = peak_->stepPeakBytes();
       r.trainingPeakBytes = peak_->trainingPeakBytes();
       r.peakProbeSteps = peak_->probedSteps();
+    }
+    if (scaler_) {
+      r.skippedSteps = skippedSteps_;
+      r.finalLossScale = scaler_->scale();
     }
     r.meanRoundedAwayFraction = roundedAwayCount_ > 0 ? roundedAwaySum_ / double(roundedAwayCount_) : 0.0;
     if (windowCount_ > 0) {
@@ -498,6 +633,8 @@ class Session {
   std::unique_ptr<TextDataset> dataset_;
   std::vector<TrainableParam> params_;
   std::unique_ptr<ShardedAdamW> optimizer_;  // ZeRO-1 over the ranks, or one PrecisionAdamW
+  std::optional<DynamicLossScale> scaler_;   // fp16-mixed only
+  int64_t skippedSteps_ = 0;                 // this process's, resumed runs counting from their first step
   std::vector<std::pair<torch::Tensor, torch::Tensor>> valBatches_;
   std::unique_ptr<MetricsWriter> writer_;
   SpaceReserve summaryReserve_;
@@ -557,6 +694,9 @@ RunResult Trainer::run(const Callbacks& callbacks) {
                        std::to_string(result.stepsDone) + " steps";
     if (result.stepsDone > 0)
       line += ": final loss " + fmt(result.finalLoss) + ", " + fmt(result.meanTokensPerSecond, 5) + " tok/s";
+    if (result.skippedSteps)
+      line += ", " + std::to_string(*result.skippedSteps) + " steps skipped by the loss scaler (scale now " +
+              fmt(*result.finalLossScale) + ")";
     if (!result.message.empty()) line += " (" + result.message + ")";
     session.log(line);
   } catch (...) {

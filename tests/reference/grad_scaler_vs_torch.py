@@ -15,6 +15,10 @@ rounds; the state written to JSON and read back after every step; bf16
 gradients beside fp32 ones; growth stopping below fp32's overflow. Each case
 also asserts that torch's own sequence shows the behaviour it is meant to
 test, so a case that stopped exercising it fails.
+
+Then the fp16-mixed training mode on its own gradients (check_trainer_gradients):
+the Trainer's scale sequence, skipped steps and unscaled gradients against
+GradScaler replaying the scaled fp16 gradients the Trainer wrote.
 """
 import json
 import os
@@ -188,9 +192,73 @@ def check_cases(probe, tally, work):
             tally.error(name, e)
 
 
+def same_bits_or_both_nan(a, b):
+    nan = torch.isnan(a)
+    return bool(torch.equal(nan, torch.isnan(b)) and torch.equal(int_view(a)[~nan], int_view(b)[~nan]))
+
+
+def check_trainer_gradients(probe, tally, work):
+    """The fp16-mixed Trainer's own gradients: a run of the embedded tiny
+    GPT-2 whose fp16 gradients overflow at its initial scale (2^26; interval
+    3, so the scale also grows) writes each step's scaled fp16 gradients and
+    its unscaled fp32 ones; GradScaler replays the scaled ones (as fp32, the
+    dtype GradScaler takes) and must give the scale of every step,
+    metrics.jsonl's loss_scale and step_skipped, and the unscaled gradients
+    bit for bit."""
+    run_dir, dump_dir = os.path.join(work, "fp16-mixed-run"), os.path.join(work, "fp16-mixed-grads")
+    os.makedirs(dump_dir, exist_ok=True)
+    steps, init, interval = 28, 2.0 ** 26, 3
+    config = {"name": "fp16-mixed-reference", "mode": "fp16-mixed", "steps": steps, "batch_size": 4, "seq_len": 16,
+              "warmup_steps": 0, "eval_every": 0, "eval_batches": 1, "layer_stats_every": 5, "update_window": 0,
+              "device": "cpu", "adamw": {"eps": 1e-4, "lr": 1e-3}, "output_dir": run_dir,
+              "loss_scale": {"init_scale": init, "growth_interval": interval}}
+    config_path = os.path.join(work, "fp16-mixed-run.json")
+    with open(config_path, "w") as f:
+        json.dump(config, f)
+    probe("train", config_path, dump_dir)
+    with open(os.path.join(run_dir, "metrics.jsonl")) as f:
+        lines = [json.loads(line) for line in f if line.strip()]
+    dumps = [load_file(os.path.join(dump_dir, f"step-{i + 1}.safetensors")) for i in range(steps)]
+    names = sorted(k[len("scaled/"):] for k in dumps[0] if k.startswith("scaled/"))
+    params = [torch.nn.Parameter(torch.zeros(dumps[0][f"scaled/{n}"].shape)) for n in names]
+    opt = Recorder(params)
+    scaler = torch.amp.GradScaler("cpu", init_scale=init, growth_factor=2.0, backoff_factor=0.5,
+                                  growth_interval=interval)
+    scale_diff, skip_diff, grad_diff, elements, fp16 = 0, 0, 0, 0, True
+    torch_skips = []
+    for i, dump in enumerate(dumps):
+        opt.stepped = False
+        scaler.scale(torch.ones(()))  # as scaler.scale(loss).backward() does, first of all
+        used = float(scaler._scale)
+        for n, p in zip(names, params):
+            fp16 = fp16 and dump[f"scaled/{n}"].dtype == torch.float16
+            p.grad = dump[f"scaled/{n}"].float()
+        scaler.unscale_(opt)
+        scaler.step(opt)
+        scaler.update()
+        torch_skips.append(not opt.stepped)
+        scale_diff += int(used != lines[i]["loss_scale"])
+        skip_diff += int((not opt.stepped) != lines[i]["step_skipped"])
+        for n, p in zip(names, params):
+            ours = dump[f"unscaled/{n}"]
+            elements += ours.numel()
+            grad_diff += 0 if same_bits_or_both_nan(ours, p.grad) else int((int_view(ours) != int_view(p.grad)).sum())
+    scales = [line["loss_scale"] for line in lines]
+    tally.check("fp16-mixed Trainer: its gradients are fp16 as autograd hands them over", fp16,
+                f"{len(names)} parameters")
+    tally.check("fp16-mixed Trainer vs GradScaler on the Trainer's gradients", scale_diff == 0 and skip_diff == 0
+                and grad_diff == 0,
+                f"over {steps} steps: scale differs at {scale_diff}, skip flag at {skip_diff} steps; unscaled "
+                f"gradients: {grad_diff} of {elements} elements differ in their bits; scales "
+                + " ".join(f"{s:g}{'*' if k else ''}" for s, k in zip(scales, torch_skips)) + " (* skipped)")
+    grew = any(b > a for a, b in zip(scales, scales[1:]))
+    tally.check("fp16-mixed Trainer: the run skips steps, backs off and grows", sum(torch_skips) >= 2 and grew
+                and not all(torch_skips), f"{sum(torch_skips)} of {steps} steps skipped; grew: {grew}")
+
+
 def main():
     return reference_common.run_checks(__doc__, f"torch {torch.__version__}", "plab-grad-scaler-",
-                                       [("cases", check_cases)])
+                                       [("cases", check_cases), ("trainer", check_trainer_gradients)])
 
 
 if __name__ == "__main__":

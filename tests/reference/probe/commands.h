@@ -22,5 +22,6 @@ int adamwCommand(const Args& args);    // adamw MODE STEPS PARAMS_GRADS.safetens
 int srRoundCommand(const Args& args);  // sr-round IN.safetensors OUT.safetensors
 int quantizeCommand(const Args& args);  // quantize FORMAT ROLE IN.safetensors OUT.safetensors
 int gradScalerCommand(const Args& args);  // grad-scaler CASE.json GRADS.safetensors OUT.safetensors
+int trainCommand(const Args& args);       // train RUN.json DUMP_DIR
 
 }  // namespace plab::probe

@@ -22,7 +22,11 @@ const char* kUsage =
     "  sr-round IN.safetensors OUT.safetensors\n"
     "      stochastic rounding of x (fp32) with the given 16-bit random numbers r\n"
     "  quantize FORMAT ROLE IN.safetensors OUT.safetensors\n"
-    "      fake quantization of x in a GEMM format (ROLE: input, weight, grad-output)\n";
+    "      fake quantization of x in a GEMM format (ROLE: input, weight, grad-output)\n"
+    "  grad-scaler CASE.json GRADS.safetensors OUT.safetensors\n"
+    "      DynamicLossScale over a sequence of steps, as a training step calls GradScaler\n"
+    "  train RUN.json DUMP_DIR\n"
+    "      a Trainer run; fp16-mixed writes each step's scaled and unscaled gradients to DUMP_DIR\n";
 
 }  // namespace
 
@@ -35,7 +39,7 @@ int main(int argc, char** argv) {
   const std::map<std::string, int (*)(const Args&)> commands = {
       {"logits", logitsCommand}, {"save", saveCommand},      {"encode", encodeCommand},
       {"adamw", adamwCommand},   {"sr-round", srRoundCommand}, {"quantize", quantizeCommand},
-      {"grad-scaler", gradScalerCommand}};
+      {"grad-scaler", gradScalerCommand}, {"train", trainCommand}};
   const auto command = commands.find(argv[1]);
   if (command == commands.end()) {
     std::fprintf(stderr, "unknown command '%s'\n%s", argv[1], kUsage);
