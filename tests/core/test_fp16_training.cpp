@@ -17,6 +17,7 @@
 #include "model/safetensors.h"
 #include "support/seed_spread.h"
 #include "train/metrics_writer.h"
+#include "support/small_runs.h"
 #include "train/trainer.h"
 
 using namespace plab;
@@ -25,18 +26,9 @@ namespace fs = std::filesystem;
 namespace {
 
 RunConfig smallRun(OptimizerMode mode, int64_t steps) {
-  RunConfig c = defaultRunConfig();
-  c.name = "test-" + optimizerModeId(mode);
-  c.mode = mode;
-  c.steps = steps;
-  c.batch_size = 4;
-  c.seq_len = 16;
-  c.warmup_steps = 0;
+  RunConfig c = plab::test::smallTrainingRun(mode, steps);
   c.eval_every = 0;
   c.eval_batches = 1;
-  c.layer_stats_every = 1;
-  c.update_window = 2;
-  c.device = "cpu";
   // fp16 cannot hold torch's default eps (1e-8 rounds to 0): with it, plain
   // fp16 AdamW divides 0 by 0 on the first zero gradient. 1e-4 is what
   // fp16 training recipes use instead.

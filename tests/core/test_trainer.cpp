@@ -12,6 +12,7 @@
 
 #include "model/safetensors.h"
 #include "train/metrics_writer.h"
+#include "support/small_runs.h"
 #include "train/trainer.h"
 #include "util/blas_info.h"
 #include "util/errors.h"
@@ -22,18 +23,9 @@ namespace fs = std::filesystem;
 namespace {
 
 RunConfig smallRun(OptimizerMode mode, int64_t steps) {
-  RunConfig c = defaultRunConfig();
-  c.name = "test-" + optimizerModeId(mode);
-  c.mode = mode;
-  c.steps = steps;
-  c.batch_size = 4;
-  c.seq_len = 16;
-  c.warmup_steps = 0;
+  RunConfig c = plab::test::smallTrainingRun(mode, steps);
   c.eval_every = 2;
   c.eval_batches = 2;
-  c.layer_stats_every = 1;
-  c.update_window = 2;
-  c.device = "cpu";
   return c;
 }
 
