@@ -13,6 +13,14 @@ struct MemoryBreakdown {
   int64_t master = 0;       // fp32 master weights (mixed mode)
   int64_t kahan = 0;        // Kahan compensation buffers
   int64_t total() const { return weights + gradients + moments + master + kahan; }
+  MemoryBreakdown& operator+=(const MemoryBreakdown& o) {
+    weights += o.weights;
+    gradients += o.gradients;
+    moments += o.moments;
+    master += o.master;
+    kahan += o.kahan;
+    return *this;
+  }
 };
 
 nlohmann::json toJson(const MemoryBreakdown& m);

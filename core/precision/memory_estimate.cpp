@@ -40,12 +40,7 @@ MemoryBreakdown estimateMemory(const ModuleNode& tree, const std::map<std::strin
                                OptimizerMode mode, const AdamWOptions& options) {
   MemoryBreakdown out;
   for (const ParameterGroup& g : parameterGroups(tree, resolved, mode)) {
-    const MemoryBreakdown m = elementBytes(g.elements, g.bf16, mode, options);
-    out.weights += m.weights;
-    out.gradients += m.gradients;
-    out.moments += m.moments;
-    out.master += m.master;
-    out.kahan += m.kahan;
+    out += elementBytes(g.elements, g.bf16, mode, options);
   }
   return out;
 }

@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "precision/memory_estimate.h"
 #include "precision/state_layout.h"
 #include "precision/steps/adamw_step.h"
 #include "precision/update_window.h"
@@ -449,15 +450,10 @@ torch::Tensor PrecisionAdamW::secondMoment(const std::string& paramName) const {
 MemoryBreakdown predictMemory(const std::vector<TrainableParam>& params, OptimizerMode mode,
                               const AdamWOptions& options) {
   MemoryBreakdown mem;
+  // The rules of the module-tree estimate, per tensor (2-byte bf16 or fp16).
   for (const TrainableParam& tp : params) {
-    const int64_t n = tp.param.numel();
-    const bool bf16 = tp.param.scalar_type() == torch::kBFloat16 || tp.param.scalar_type() == torch::kFloat16;
-    const int64_t paramBytes = bf16 ? 2 : 4;
-    mem.weights += n * paramBytes;
-    mem.gradients += n * (state_layout::fp32Gradients(mode, bf16) ? 4 : paramBytes);
-    mem.moments += 2 * n * (state_layout::bf16Moments(mode, options, bf16) ? 2 : 4);
-    if (state_layout::hasMaster(mode, bf16)) mem.master += 4 * n;
-    if (state_layout::hasKahan(mode, bf16)) mem.kahan += 2 * n;
+    const bool lowPrecision = tp.param.scalar_type() == torch::kBFloat16 || tp.param.scalar_type() == torch::kFloat16;
+    mem += elementBytes(tp.param.numel(), lowPrecision, mode, options);
   }
   return mem;
 }
