@@ -1,0 +1,127 @@
+// advice.json: the advisor's result (advisor/advisor.h), written and read back.
+#include <cmath>
+
+#include "advisor/advisor.h"
+#include "util/errors.h"
+
+namespace plab {
+namespace {
+
+using json = nlohmann::json;
+
+// A non-finite number is written as null (JSON has no NaN).
+json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+double numberOf(const json& j) { return j.is_number() ? j.get<double>() : std::nan(""); }
+
+json candidateToJson(const AdvisorCandidate& c) {
+  json valLoss = json::array();
+  for (double v : c.valLoss) valLoss.push_back(number(v));
+  json j = {{"name", c.name},
+            {"description", c.description},
+            {"mode", optimizerModeId(c.config.mode)},
+            {"plan", toJson(c.config.plan)},
+            {"config", c.config.toJson()},
+            {"fp32_layers", c.fp32Layers},
+            {"state_bytes", c.stateBytes},
+            {"memory_saved", number(c.memorySaved)},
+            {"loss_vs_fp32", c.lossVsFp32 ? number(*c.lossVsFp32) : json(nullptr)},
+            {"loss_vs_fp32_ci", c.lossVsFp32 ? json::array({number(c.ciLow), number(c.ciHigh)}) : json(nullptr)},
+            {"val_loss", valLoss},
+            {"rejected", c.rejected}};
+  return j;
+}
+
+AdvisorCandidate candidateFromJson(const json& j) {
+  AdvisorCandidate c;
+  c.name = j.at("name").get<std::string>();
+  c.description = j.value("description", "");
+  c.config = RunConfig::fromJson(j.at("config"));
+  c.fp32Layers = j.value("fp32_layers", std::vector<std::string>{});
+  c.stateBytes = j.at("state_bytes").get<int64_t>();
+  c.memorySaved = numberOf(j.at("memory_saved"));
+  if (j.contains("loss_vs_fp32") && !j.at("loss_vs_fp32").is_null()) {
+    c.lossVsFp32 = numberOf(j.at("loss_vs_fp32"));
+    const json& ci = j.at("loss_vs_fp32_ci");
+    c.ciLow = numberOf(ci.at(0));
+    c.ciHigh = numberOf(ci.at(1));
+  }
+  for (const json& v : j.value("val_loss", json::array())) c.valLoss.push_back(numberOf(v));
+  c.rejected = j.value("rejected", "");
+  return c;
+}
+
+json figures(double nearest, double stochastic, double kahan) {
+  return {{"nearest", number(nearest)}, {"stochastic", number(stochastic)}, {"kahan", number(kahan)}};
+}
+
+}  // namespace
+
+json adviceToJson(const Advice& a) {
+  json candidates = json::array();
+  for (const AdvisorCandidate& c : a.candidates) candidates.push_back(candidateToJson(c));
+  json layers = json::array();
+  for (const LayerShadowFigures& l : a.layers)
+    layers.push_back({{"layer", l.layer},
+                      {"elements", l.elements},
+                      {"update_lost", figures(l.lostNearest, l.lostStochastic, l.lostKahan)},
+                      {"update_lost_se", figures(l.lostNearestSe, l.lostStochasticSe, l.lostKahanSe)},
+                      {"below_half_ulp", number(l.belowHalfUlp)}});
+  json fp32ValLoss = json::array();
+  for (double v : a.fp32ValLoss) fp32ValLoss.push_back(number(v));
+  const bool hasChoice = a.chosen >= 0 && a.chosen < static_cast<int>(a.candidates.size());
+  return {{"completed", a.completed},
+          {"message", a.message},
+          {"steps", a.steps},
+          {"seeds", a.seeds},
+          {"seconds", number(a.seconds)},
+          {"tolerance", number(a.tolerance)},
+          {"tolerance_source", a.toleranceSource},
+          {"fp32", {{"val_loss", fp32ValLoss}, {"spread", number(a.fp32Spread)}, {"state_bytes", a.fp32StateBytes}}},
+          {"chosen", hasChoice ? candidates.at(static_cast<size_t>(a.chosen)) : json(nullptr)},
+          {"chosen_index", hasChoice ? a.chosen : -1},
+          {"candidates", candidates},
+          {"layers", layers},
+          {"shadow_overhead", a.shadowOverhead ? number(*a.shadowOverhead) : json(nullptr)}};
+}
+
+Advice adviceFromJson(const json& j) {
+  try {
+    Advice a;
+    a.completed = j.at("completed").get<bool>();
+    a.message = j.value("message", "");
+    a.steps = j.at("steps").get<int64_t>();
+    a.seeds = j.at("seeds").get<std::vector<uint64_t>>();
+    a.seconds = numberOf(j.at("seconds"));
+    a.tolerance = numberOf(j.at("tolerance"));
+    a.toleranceSource = j.value("tolerance_source", "");
+    const json& fp32 = j.at("fp32");
+    for (const json& v : fp32.at("val_loss")) a.fp32ValLoss.push_back(numberOf(v));
+    a.fp32Spread = numberOf(fp32.at("spread"));
+    a.fp32StateBytes = fp32.at("state_bytes").get<int64_t>();
+    for (const json& c : j.at("candidates")) a.candidates.push_back(candidateFromJson(c));
+    a.chosen = j.at("chosen_index").get<int>();
+    if (a.chosen >= static_cast<int>(a.candidates.size())) throw ConfigError("advice: 'chosen_index' out of range");
+    for (const json& l : j.at("layers")) {
+      LayerShadowFigures f;
+      f.layer = l.at("layer").get<std::string>();
+      f.elements = l.at("elements").get<int64_t>();
+      const json& lost = l.at("update_lost");
+      const json& se = l.at("update_lost_se");
+      f.lostNearest = numberOf(lost.at("nearest"));
+      f.lostStochastic = numberOf(lost.at("stochastic"));
+      f.lostKahan = numberOf(lost.at("kahan"));
+      f.lostNearestSe = numberOf(se.at("nearest"));
+      f.lostStochasticSe = numberOf(se.at("stochastic"));
+      f.lostKahanSe = numberOf(se.at("kahan"));
+      f.belowHalfUlp = numberOf(l.at("below_half_ulp"));
+      a.layers.push_back(std::move(f));
+    }
+    if (j.contains("shadow_overhead") && j.at("shadow_overhead").is_number())
+      a.shadowOverhead = j.at("shadow_overhead").get<double>();
+    return a;
+  } catch (const json::exception& e) {
+    throw ConfigError(std::string("advice: malformed JSON (") + e.what() + ")");
+  }
+}
+
+}  // namespace plab

@@ -1,0 +1,109 @@
+#pragma once
+// The precision advisor: the cheapest plan (optimizer mode + per-module
+// fp32/bf16 plan) whose short-run validation loss stays within a tolerance
+// of fp32's, found by measurement. Three stages:
+//   1. shadow: one fp32 run that also measures, per layer, what a bf16
+//      nearest, stochastic and Kahan write would lose of each step's update
+//      (advisor/shadow_recipes.h), on sampled elements;
+//   2. candidates: a handful of plans from least to most state memory built
+//      from those figures (advisor/candidate_plans.h);
+//   3. confirmation: each candidate and fp32 trained for the same budget on
+//      the same batches over the seeds; the cheapest within tolerance wins.
+// Torch-free, so the app can run it on a worker thread.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "train/run_config.h"
+
+namespace plab {
+
+struct AdvisorOptions {
+  // The run to advise on: model, data, lr, batch, schedule. Its mode and
+  // plan are replaced by each candidate's; output_dir is ignored.
+  RunConfig base;
+  int64_t steps = 0;                       // per run; 0: base.steps
+  std::vector<uint64_t> seeds = {1, 2, 3};  // confirmation seeds; the shadow run takes the first
+  // Nats; unset: max(kMinTolerance, 2 x the fp32 runs' seed-to-seed spread
+  // (max - min of their final validation losses)).
+  std::optional<double> tolerance;
+  std::string outDir;  // "": no run folders; else DIR/runs/<candidate>-seed<N>/
+  // A layer whose shadow nearest write loses more than this share of its
+  // intended update (and more than 2 standard errors) is "at risk".
+  double riskThreshold = 0.10;
+};
+
+constexpr double kMinTolerance = 0.005;  // nats
+
+struct AdvisorCallbacks {
+  std::function<void(int done, int total, const std::string& text)> onProgress;
+  std::function<void(const std::string& line)> onLog;
+  // Set from any thread to end early: the run in progress stops at its next
+  // step and runAdvisor returns what it has (Advice::completed false).
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// One layer's shadow figures (advisor/shadow_recipes.h), averaged over the
+// shadow run's windows; se: the mean's standard error.
+struct LayerShadowFigures {
+  std::string layer;
+  int64_t elements = 0;  // elements the shadow tracked
+  double lostNearest = 0, lostNearestSe = 0;
+  double lostStochastic = 0, lostStochasticSe = 0;
+  double lostKahan = 0, lostKahanSe = 0;
+  double belowHalfUlp = 0;  // share of non-zero intended updates smaller than half a bf16 ulp of the weight
+};
+
+struct AdvisorCandidate {
+  std::string name;         // "bf16-nearest + fp32 at risk", ...
+  std::string description;  // how it was built, one line
+  RunConfig config;         // a run config `precision-lab-cli run` accepts (mode + plan)
+  std::vector<std::string> fp32Layers;  // modules kept fp32 by overrides
+  int64_t stateBytes = 0;   // predicted weights + gradients + optimizer state (precision/memory_estimate.h)
+  double memorySaved = 0;   // 1 - stateBytes / fp32's
+  std::vector<double> valLoss;  // final validation loss per seed (AdvisorOptions::seeds order); empty if not run
+  std::optional<double> lossVsFp32;  // mean over seeds of (valLoss - fp32's valLoss), paired
+  double ciLow = 0, ciHigh = 0;      // its 95 % Student-t interval (report/paired_gap.h)
+  std::string rejected;              // "" for the chosen one (and any not judged yet)
+};
+
+struct Advice {
+  bool completed = false;
+  std::string message;  // why not completed
+  int64_t steps = 0;
+  std::vector<uint64_t> seeds;
+  double tolerance = kMinTolerance;
+  std::string toleranceSource;  // "user", or how it was measured
+  std::vector<double> fp32ValLoss;  // per seed
+  double fp32Spread = 0;            // max - min of fp32ValLoss
+  int64_t fp32StateBytes = 0;
+  std::vector<LayerShadowFigures> layers;
+  std::vector<AdvisorCandidate> candidates;  // least to most state memory
+  int chosen = -1;                           // index into candidates; -1: none within tolerance
+  double seconds = 0;
+  // Shadow cost: the shadow run's mean step time against the fp32 seed runs'.
+  std::optional<double> shadowOverhead;  // fraction, e.g. 0.12 = 12 % slower
+};
+
+// Blocking; call it on a worker thread. Never throws: errors end in
+// Advice::completed false with a message.
+Advice runAdvisor(const AdvisorOptions& options, const AdvisorCallbacks& callbacks);
+
+// advice.json: {"tolerance", "tolerance_source", "steps", "seeds", "seconds",
+// "completed", "message", "fp32": {"val_loss", "spread", "state_bytes"},
+// "chosen": <candidate> or null, "chosen_index",
+// "candidates": [{"name", "description", "mode", "plan", "config",
+//   "fp32_layers", "state_bytes", "memory_saved", "loss_vs_fp32",
+//   "loss_vs_fp32_ci", "val_loss", "rejected"}],
+// "layers": [{"layer", "elements", "update_lost": {"nearest", "stochastic",
+//   "kahan"}, "update_lost_se": {...}, "below_half_ulp"}],
+// "shadow_overhead"}.
+nlohmann::json adviceToJson(const Advice& advice);
+Advice adviceFromJson(const nlohmann::json& j);  // throws ConfigError
+
+}  // namespace plab
