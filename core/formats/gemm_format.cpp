@@ -28,33 +28,6 @@ formats::Scheme schemeOf(GemmFormat f, GemmRole role) {
 
 }  // namespace
 
-const std::vector<GemmFormat>& allGemmFormats() {
-  static const std::vector<GemmFormat> all = {GemmFormat::Bf16,  GemmFormat::Fp8E4m3, GemmFormat::Fp8E5m2,
-                                              GemmFormat::Mxfp8, GemmFormat::Mxfp4,   GemmFormat::Nvfp4};
-  return all;
-}
-
-std::string gemmFormatId(GemmFormat f) {
-  switch (f) {
-    case GemmFormat::Bf16: return "bf16";
-    case GemmFormat::Fp8E4m3: return "fp8-e4m3";
-    case GemmFormat::Fp8E5m2: return "fp8-e5m2";
-    case GemmFormat::Mxfp8: return "mxfp8";
-    case GemmFormat::Mxfp4: return "mxfp4";
-    case GemmFormat::Nvfp4: return "nvfp4";
-  }
-  return "?";
-}
-
-GemmFormat gemmFormatFromId(const std::string& id) {
-  std::string ids;
-  for (GemmFormat f : allGemmFormats()) {
-    if (gemmFormatId(f) == id) return f;
-    ids += (ids.empty() ? "" : ", ") + gemmFormatId(f);
-  }
-  throw ConfigError("unknown GEMM format '" + id + "' (one of: " + ids + ")");
-}
-
 QuantizedTensor quantizeDequantize(const torch::Tensor& x, GemmFormat format, GemmRole role) {
   if (x.scalar_type() != torch::kFloat32 && x.scalar_type() != torch::kBFloat16)
     throw std::invalid_argument("quantizeDequantize: fp32 or bf16 input expected, got " +

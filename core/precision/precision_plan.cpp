@@ -82,6 +82,41 @@ std::map<std::string, LayerPrecision> PrecisionPlan::resolve(const ModuleNode& t
   return out;
 }
 
+std::map<std::string, GemmFormat> PrecisionPlan::resolveGemmFormats(const ModuleNode& tree) const {
+  std::map<std::string, GemmFormat> out;
+  std::map<std::string, bool> overrideUsed;
+  for (const auto& [path, f] : gemm_formats) overrideUsed[path] = false;
+  std::function<void(const ModuleNode&)> visit = [&](const ModuleNode& node) {
+    if (overrideUsed.count(node.path)) overrideUsed[node.path] = true;
+    const bool hasProduct = isLinearLike(node.type) && (node.ownParameters > 0 || !node.tiedTo.empty());
+    if (hasProduct) {
+      GemmFormat format = gemm_format;
+      size_t bestLength = 0;
+      bool found = false;
+      for (const auto& [path, f] : gemm_formats) {
+        if (inSubtree(node.path, path) && (!found || path.size() >= bestLength)) {
+          format = f;
+          bestLength = path.size();
+          found = true;
+        }
+      }
+      out[node.path] = format;
+    }
+    for (const ModuleNode& child : node.children) visit(child);
+  };
+  visit(tree);
+  for (const auto& [path, used] : overrideUsed)
+    if (!used) throw ConfigError("precision plan: gemm_formats '" + path + "' names no module of the model");
+  return out;
+}
+
+bool PrecisionPlan::usesLowPrecisionGemms() const {
+  if (gemm_format != GemmFormat::Bf16) return true;
+  for (const auto& [path, f] : gemm_formats)
+    if (f != GemmFormat::Bf16) return true;
+  return false;
+}
+
 std::string planPresetId(PlanPreset p) {
   switch (p) {
     case PlanPreset::AllFp32: return "all-fp32";
@@ -100,17 +135,25 @@ PlanPreset planPresetFromId(const std::string& id) {
 nlohmann::json toJson(const PrecisionPlan& p) {
   nlohmann::json overrides = nlohmann::json::object();
   for (const auto& [path, precision] : p.overrides) overrides[path] = precisionId(precision);
-  return {{"preset", planPresetId(p.preset)},
-          {"norms_bf16", p.norms_bf16},
-          {"embeddings_bf16", p.embeddings_bf16},
-          {"overrides", overrides}};
+  nlohmann::json j = {{"preset", planPresetId(p.preset)},
+                      {"norms_bf16", p.norms_bf16},
+                      {"embeddings_bf16", p.embeddings_bf16},
+                      {"overrides", overrides}};
+  // Written only when set, so that plans without GEMM formats read as before.
+  if (p.gemm_format != GemmFormat::Bf16) j["gemm_format"] = gemmFormatId(p.gemm_format);
+  if (!p.gemm_formats.empty()) {
+    nlohmann::json formats = nlohmann::json::object();
+    for (const auto& [path, f] : p.gemm_formats) formats[path] = gemmFormatId(f);
+    j["gemm_formats"] = formats;
+  }
+  return j;
 }
 
 PrecisionPlan precisionPlanFromJson(const nlohmann::json& j) {
   using namespace json_strict;
   const std::string what = "plan";
   requireObject(j, what);
-  rejectUnknownKeys(j, what, {"preset", "norms_bf16", "embeddings_bf16", "overrides"});
+  rejectUnknownKeys(j, what, {"preset", "norms_bf16", "embeddings_bf16", "overrides", "gemm_format", "gemm_formats"});
   PrecisionPlan plan;
   std::string preset = planPresetId(plan.preset);
   readString(j, "preset", what, preset);
@@ -128,6 +171,21 @@ PrecisionPlan precisionPlanFromJson(const nlohmann::json& j) {
       else if (v == "bf16") plan.overrides[it.key()] = LayerPrecision::Bf16;
       else throw ConfigError(field + ": '" + v + "' is not \"fp32\" or \"bf16\"");
     }
+  }
+  auto readFormat = [](const nlohmann::json& v, const std::string& field) {
+    if (!v.is_string()) throw ConfigError(field + ": expected a GEMM format id string, got " + v.type_name());
+    try {
+      return gemmFormatFromId(v.get<std::string>());
+    } catch (const ConfigError& e) {
+      throw ConfigError(field + ": " + e.what());
+    }
+  };
+  if (j.contains("gemm_format")) plan.gemm_format = readFormat(j.at("gemm_format"), what + ".gemm_format");
+  if (j.contains("gemm_formats")) {
+    const auto& o = j.at("gemm_formats");
+    requireObject(o, what + ".gemm_formats");
+    for (auto it = o.begin(); it != o.end(); ++it)
+      plan.gemm_formats[it.key()] = readFormat(it.value(), what + ".gemm_formats['" + it.key() + "']");
   }
   return plan;
 }
