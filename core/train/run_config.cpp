@@ -77,7 +77,8 @@ const char* const kKnownKeys[] = {
     "adamw",      "steps",         "batch_size",    "grad_accum",    "seq_len",
     "lr_schedule", "warmup_steps", "min_lr_ratio",  "grad_clip",     "eval_every",
     "eval_batches", "layer_stats_every", "update_window", "checkpoint_every", "resume_from", "seed",
-    "device",     "threads",       "reproducible",  "output_dir",    "loss_scale"};
+    "device",     "threads",       "reproducible",  "output_dir",    "loss_scale",
+    "shadow_recipes"};
 
 void validate(const RunConfig& c) {
   auto require = [](bool ok, const std::string& msg) {
@@ -190,6 +191,7 @@ RunConfig RunConfig::fromJson(const nlohmann::json& j) {
   readInt(j, "threads", c.threads);
   readBool(j, "reproducible", c.reproducible);
   readString(j, "output_dir", "", c.output_dir);
+  readBool(j, "shadow_recipes", c.shadow_recipes);
   if (j.contains("loss_scale")) {
     const json& ls = j.at("loss_scale");
     requireObject(ls, "'loss_scale'");
@@ -232,6 +234,7 @@ nlohmann::json RunConfig::toJson() const {
   // Only where it applies: the other modes' config.json stays as it was.
   if (modeScalesLoss(mode))
     j["loss_scale"] = {{"init_scale", loss_scale_init}, {"growth_interval", loss_scale_growth_interval}};
+  if (shadow_recipes) j["shadow_recipes"] = true;  // only when on: other runs' config.json unchanged
   return j;
 }
 

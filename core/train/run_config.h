@@ -66,6 +66,10 @@ struct RunConfig {
   // JSON for fp16-mixed only.
   double loss_scale_init = 65536.0;
   int64_t loss_scale_growth_interval = 2000;
+  // Measure per layer what bf16 nearest, stochastic and Kahan writes would
+  // lose of the fp32 layers' updates, in shadow (advisor/shadow_recipes.h);
+  // metrics.jsonl key "shadow_recipes" on window steps. Off: files unchanged.
+  bool shadow_recipes = false;
 
   // Strict: unknown keys and wrong types raise ConfigError naming the key.
   static RunConfig fromJson(const nlohmann::json& j);

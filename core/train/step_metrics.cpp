@@ -84,6 +84,7 @@ nlohmann::json toJson(const StepMetrics& m) {
     }
     j["fp16_grad_layers"] = fp16;
   }
+  if (!m.shadowRecipes.is_null()) j["shadow_recipes"] = m.shadowRecipes;
   return j;
 }
 
@@ -154,6 +155,7 @@ StepMetrics stepMetricsFromJson(const nlohmann::json& j) {
       m.fp16GradLayers.push_back(std::move(fm));
     }
   }
+  if (j.contains("shadow_recipes")) m.shadowRecipes = j.at("shadow_recipes");
   // The step totals: absent on steps that did not measure them. Files
   // written before that repeated the last measured totals on those steps,
   // which are the ones without per-layer entries: such a repeat is dropped.

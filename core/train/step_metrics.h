@@ -82,6 +82,9 @@ struct StepMetrics {
   std::optional<double> gradFp16ZeroShare;
   std::optional<double> gradFp16FlushShare;  // fp16-mixed only
   std::vector<LayerFp16GradMetrics> fp16GradLayers;
+  // Runs with shadow_recipes, on window steps: per layer what each bf16
+  // write would have lost (advisor/shadow_recipes.h); null otherwise.
+  nlohmann::json shadowRecipes;
 };
 
 struct RunInfo {                    // sent once, before step 1

@@ -10,6 +10,7 @@
 #include <random>
 #include <sstream>
 
+#include "advisor/shadow_recipes.h"
 #include "data/text_dataset.h"
 #include "distributed/data_parallel.h"
 #include "distributed/sharded_adamw.h"
@@ -233,6 +234,8 @@ class Session {
     optimizer_ = std::make_unique<ShardedAdamW>(params_, cfg_.mode, cfg_.adamw, cfg_.seed, statsOptions, *dp_,
                                                 optimizerStateSharding(world_.worldSize));
     for (TrainableParam& p : params_) p.fp32Source = torch::Tensor();  // adopted by the optimizer (its owner's)
+    if (cfg_.shadow_recipes)  // the advisor's per-layer figures (advisor/shadow_recipes.h)
+      shadow_ = std::make_unique<ShadowRecipes>(params_, cfg_.update_window > 0 ? cfg_.update_window : 20, cfg_.seed);
     if (modeScalesLoss(cfg_.mode)) {
       LossScaleConfig lossScale;
       lossScale.initScale = cfg_.loss_scale_init;
@@ -387,7 +390,9 @@ class Session {
       const bool collect = step % cfg_.layer_stats_every == 0 || step == 1;
       // GradScaler.step: a step with Inf/NaN gradients leaves weights,
       // moments and step counts alone; then GradScaler.update.
+      if (shadow_ && !skip) shadow_->beforeStep();
       const OptimizerStepStats stats = skip ? OptimizerStepStats{} : optimizer_->step(m.lr, collect);
+      if (shadow_ && !skip) m.shadowRecipes = shadow_->afterStep();
       if (scaler_) scaler_->update();
       if (skip) {
         ++skippedSteps_;
@@ -528,6 +533,7 @@ class Session {
   std::vector<TrainableParam> params_;
   std::unique_ptr<ShardedAdamW> optimizer_;  // ZeRO-1 over the ranks, or one PrecisionAdamW
   std::optional<DynamicLossScale> scaler_;   // fp16-mixed only
+  std::unique_ptr<ShadowRecipes> shadow_;    // runs with shadow_recipes only
   int64_t skippedSteps_ = 0;                 // this process's, resumed runs counting from their first step
   std::vector<std::pair<torch::Tensor, torch::Tensor>> valBatches_;
   std::unique_ptr<MetricsWriter> writer_;
