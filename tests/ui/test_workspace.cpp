@@ -6,6 +6,7 @@
 // re-run what the workspace already has.
 #include <QCheckBox>
 #include <QComboBox>
+#include <QLineEdit>
 #include <QSpinBox>
 #include <QDir>
 #include <QFile>
@@ -417,6 +418,8 @@ class TestWorkspace : public QObject {
     panel->findChild<QComboBox*>("tokenizer")->setCurrentText("bytes");
     panel->findChild<QSpinBox*>("dataSeed")->setValue(11);
     panel->findChild<QSpinBox*>("seed")->setValue(4);
+    panel->findChild<QLineEdit*>("lossScaleInit")->setText("1024");
+    panel->findChild<QSpinBox*>("lossScaleGrowthInterval")->setValue(50);
     const plab::RunConfig c = w.currentConfig();
     QCOMPARE(c.eval_batches, int64_t(9));
     QCOMPARE(c.eval_every, int64_t(25));
@@ -430,8 +433,11 @@ class TestWorkspace : public QObject {
     QCOMPARE(c.model.tokenizer, std::string("bytes"));
     QCOMPARE(c.data.seed, uint64_t(11));  // its own, as in the CLI: not tied to the run's seed
     QCOMPARE(c.seed, uint64_t(4));
+    QCOMPARE(c.loss_scale_init, 1024.0);
+    QCOMPARE(c.loss_scale_growth_interval, int64_t(50));
     for (auto* widget : panel->findChild<QWidget*>("advancedSection")->findChildren<QWidget*>())
-      if (qobject_cast<QSpinBox*>(widget) || qobject_cast<QComboBox*>(widget) || qobject_cast<QCheckBox*>(widget))
+      if (qobject_cast<QSpinBox*>(widget) || qobject_cast<QComboBox*>(widget) || qobject_cast<QCheckBox*>(widget) ||
+          widget->objectName() == "lossScaleInit")
         QVERIFY2(!widget->toolTip().isEmpty(), qPrintable(widget->objectName() + " has no tooltip"));
     const QString file = workspace.filePath("saved.json");
     QVERIFY(w.saveConfigTo(file));

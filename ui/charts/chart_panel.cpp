@@ -14,6 +14,7 @@
 
 #include "charts/layer_heatmap.h"
 #include "charts/loss_chart.h"
+#include "charts/loss_scale_chart.h"
 #include "charts/memory_chart.h"
 #include "charts/rounded_away_chart.h"
 #include "charts/run_legend.h"
@@ -41,6 +42,8 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
   heatmapMetric_->setObjectName("heatmapMetric");
   heatmapMetric_->addItem("update lost (window)", int(HeatmapMetric::UpdateLost));
   heatmapMetric_->addItem("rounded away (step)", int(HeatmapMetric::RoundedAway));
+  heatmapMetric_->addItem("fp16 gradients flushed to zero (step)", int(HeatmapMetric::Fp16GradFlush));
+  heatmapMetric_->addItem("fp16 gradients zero (step)", int(HeatmapMetric::Fp16GradZero));
   heatmapRun_ = new QComboBox;
   heatmapRun_->setObjectName("heatmapRun");
   heatmapRun_->setMinimumContentsLength(12);
@@ -96,15 +99,19 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
   rounded_ = new RoundedAwayChart;
   updateLost_ = new UpdateLostChart;
   heatmap_ = new LayerHeatmap;
+  lossScale_ = new LossScaleChart;
+  lossScale_->setVisible(false);  // until a shown run scales its loss (fp16-mixed)
   grid->addWidget(loss_, 0, 0);
   grid->addWidget(updateLost_, 0, 1);
   grid->addWidget(rounded_, 0, 2);
   grid->addWidget(memory_, 1, 0);
   grid->addWidget(heatmap_, 1, 1, 1, 2);
+  grid->addWidget(lossScale_, 2, 0, 1, 3);
   // One legend above the charts instead of one per chart (the memory
   // chart's legend names its bar parts and stays).
   for (RunChart* c : {static_cast<RunChart*>(loss_), static_cast<RunChart*>(updateLost_),
-                      static_cast<RunChart*>(rounded_)})
+                      static_cast<RunChart*>(rounded_),
+                      static_cast<RunChart*>(lossScale_)})
     c->setLegendShown(false);
   layout->addLayout(grid, 1);
 
@@ -197,16 +204,21 @@ void ChartPanel::refreshNow() {
   heatmap_->setRunStarts(std::move(starts));
   // Copy only when some run is hidden: the common case draws from the store.
   if (static_cast<int>(visible.size()) == store_->size()) {
-    for (RunChart* c : charts()) c->showRuns(store_->records());
-    legend_->showRuns(store_->records());
+    showRuns(store_->records());
   } else {
-    const std::vector<plab::RunRecord> runs = store_->visibleRecords();
-    for (RunChart* c : charts()) c->showRuns(runs);
-    legend_->showRuns(runs);
+    showRuns(store_->visibleRecords());
   }
 }
 
-std::vector<RunChart*> ChartPanel::charts() const { return {loss_, updateLost_, rounded_, memory_, heatmap_}; }
+void ChartPanel::showRuns(const std::vector<plab::RunRecord>& runs) {
+  for (RunChart* c : charts()) c->showRuns(runs);
+  legend_->showRuns(runs);
+  lossScale_->setVisible(LossScaleChart::anyRunScalesLoss(runs));
+}
+
+std::vector<RunChart*> ChartPanel::charts() const {
+  return {loss_, updateLost_, rounded_, memory_, heatmap_, lossScale_};
+}
 
 void ChartPanel::updateRunChoices() {
   const int selected = heatmapRun_->currentData().isValid() ? heatmapRun_->currentData().toInt() : -1;

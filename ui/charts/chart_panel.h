@@ -7,6 +7,8 @@
 #include <QWidget>
 #include <vector>
 
+#include "report/run_report.h"
+
 class QCheckBox;
 class QComboBox;
 class QSlider;
@@ -16,6 +18,7 @@ namespace plab::ui {
 
 class LayerHeatmap;
 class LossChart;
+class LossScaleChart;
 class MemoryChart;
 class RoundedAwayChart;
 class RunLegend;
@@ -36,6 +39,7 @@ class ChartPanel : public QWidget {
   RoundedAwayChart* roundedAwayChart() const { return rounded_; }
   UpdateLostChart* updateLostChart() const { return updateLost_; }
   LayerHeatmap* layerHeatmap() const { return heatmap_; }
+  LossScaleChart* lossScaleChart() const { return lossScale_; }  // shown while a run scales its loss
   RunLegend* runLegend() const { return legend_; }
   QCheckBox* logScaleCheckBox() const { return logScale_; }
   QCheckBox* differenceCheckBox() const { return difference_; }
@@ -48,6 +52,7 @@ class ChartPanel : public QWidget {
 
  private:
   void updateRunChoices();
+  void showRuns(const std::vector<plab::RunRecord>& runs);
   std::vector<RunChart*> charts() const;
 
   const RunStore* store_;
@@ -56,6 +61,7 @@ class ChartPanel : public QWidget {
   RoundedAwayChart* rounded_;
   UpdateLostChart* updateLost_;
   LayerHeatmap* heatmap_;
+  LossScaleChart* lossScale_;
   RunLegend* legend_;
   QCheckBox* logScale_;
   QCheckBox* difference_;

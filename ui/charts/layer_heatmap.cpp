@@ -22,10 +22,20 @@ QString shortLayerName(const std::string& path) {
 
 QString metricExplanation(HeatmapMetric m) {
   const QString scale = "\npale yellow: 0 %; hatched: not measured (no window or statistics step there)";
-  return m == HeatmapMetric::UpdateLost
-             ? "grey: no evidence (the figure's ± is above 5 points, e.g. a small norm layer\n"
-               "under stochastic rounding); hover a cell for its figure, ± and reason" + scale
-             : "share of non-zero updates a single step left unchanged; hover a cell for its figure" + scale;
+  switch (m) {
+    case HeatmapMetric::UpdateLost:
+      return "grey: no evidence (the figure's ± is above 5 points, e.g. a small norm layer\n"
+             "under stochastic rounding); hover a cell for its figure, ± and reason" + scale;
+    case HeatmapMetric::RoundedAway:
+      return "share of non-zero updates a single step left unchanged; hover a cell for its figure" + scale;
+    case HeatmapMetric::Fp16GradFlush:
+      return "fp16-mixed: share of the unscaled gradient's non-zero elements that fp16 would flush to zero\n"
+             "(what training without loss scaling would lose)" + scale;
+    case HeatmapMetric::Fp16GradZero:
+      return "fp16 modes: share of the gradient's elements that are zero as autograd hands them over in fp16\n"
+             "(zeros fp32 would also have, e.g. unused embedding rows, included)" + scale;
+  }
+  return scale;
 }
 
 // 0 % is the scale's first colour, never white: white read as "no data",
@@ -40,7 +50,23 @@ QCPColorGradient lossGradient() {
 }
 
 const char* metricTitle(HeatmapMetric m) {
-  return m == HeatmapMetric::UpdateLost ? "Update lost per layer" : "Rounded away per layer";
+  switch (m) {
+    case HeatmapMetric::UpdateLost: return "Update lost per layer";
+    case HeatmapMetric::RoundedAway: return "Rounded away per layer";
+    case HeatmapMetric::Fp16GradFlush: return "fp16 gradients flushed to zero per layer";
+    case HeatmapMetric::Fp16GradZero: return "fp16 gradients zero per layer";
+  }
+  return "";
+}
+
+const char* metricAxisLabel(HeatmapMetric m) {
+  switch (m) {
+    case HeatmapMetric::UpdateLost: return "update lost (%)";
+    case HeatmapMetric::RoundedAway: return "rounded away (%)";
+    case HeatmapMetric::Fp16GradFlush: return "flushed to zero (%)";
+    case HeatmapMetric::Fp16GradZero: return "zero (%)";
+  }
+  return "";
 }
 
 struct LayerValue {
@@ -51,6 +77,8 @@ struct LayerValue {
 };
 
 QString percent(double x) { return QString::number(std::round(1000 * x) / 10 + 0.0, 'f', 1) + " %"; }  // no "-0.0"
+// Shares that are often far below 0.1 % (fp16 flushes): three significant digits.
+QString finePercent(double x) { return QString::number(100 * x, 'g', 3) + " %"; }
 
 LayerValue updateLostValue(const plab::LayerWindowMetrics& w, int64_t step) {
   LayerValue v{w.layer, w.updateLost, true, {}};
@@ -75,13 +103,30 @@ LayerValue updateLostValue(const plab::LayerWindowMetrics& w, int64_t step) {
 // the step has none.
 std::vector<LayerValue> layerValues(const plab::StepMetrics& m, HeatmapMetric metric) {
   std::vector<LayerValue> out;
-  if (metric == HeatmapMetric::UpdateLost)
-    for (const auto& w : m.windowLayers) out.push_back(updateLostValue(w, m.step));
-  else
-    for (const auto& l : m.layers)
-      out.push_back({l.layer, l.roundedAwayFraction, true,
-                     QString::fromStdString(l.layer) + QString(", step %1\nrounded away ").arg(m.step) +
-                         percent(l.roundedAwayFraction)});
+  const QString at = QString(", step %1\n").arg(m.step);
+  switch (metric) {
+    case HeatmapMetric::UpdateLost:
+      for (const auto& w : m.windowLayers) out.push_back(updateLostValue(w, m.step));
+      break;
+    case HeatmapMetric::RoundedAway:
+      for (const auto& l : m.layers)
+        out.push_back({l.layer, l.roundedAwayFraction, true,
+                       QString::fromStdString(l.layer) + at + "rounded away " + percent(l.roundedAwayFraction)});
+      break;
+    case HeatmapMetric::Fp16GradFlush:
+      for (const auto& l : m.fp16GradLayers)
+        if (l.flushShare)
+          out.push_back({l.layer, *l.flushShare, true,
+                         QString::fromStdString(l.layer) + at + "flushed to zero in fp16 " + finePercent(*l.flushShare) +
+                             " of the non-zero gradient elements"});
+      break;
+    case HeatmapMetric::Fp16GradZero:
+      for (const auto& l : m.fp16GradLayers)
+        out.push_back({l.layer, l.zeroShare, true,
+                       QString::fromStdString(l.layer) + at + "zero in fp16 " + finePercent(l.zeroShare) +
+                           " of the gradient elements"});
+      break;
+  }
   return out;
 }
 
@@ -151,7 +196,7 @@ void LayerHeatmap::setSelectedRun(int run) { selected_ = run; }
 
 void LayerHeatmap::setMetric(HeatmapMetric metric) {
   metric_ = metric;
-  scale_->axis()->setLabel(metric == HeatmapMetric::UpdateLost ? "update lost (%)" : "rounded away (%)");
+  scale_->axis()->setLabel(metricAxisLabel(metric));
   setExplanation(metricExplanation(metric));
 }
 

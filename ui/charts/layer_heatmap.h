@@ -17,7 +17,9 @@
 
 namespace plab::ui {
 
-enum class HeatmapMetric { RoundedAway, UpdateLost };
+// Fp16GradFlush / Fp16GradZero: the fp16 modes' gradients per layer
+// (step_metrics.h, LayerFp16GradMetrics), on every step.
+enum class HeatmapMetric { RoundedAway, UpdateLost, Fp16GradFlush, Fp16GradZero };
 
 class LayerHeatmap : public RunChart {
   Q_OBJECT

@@ -176,7 +176,8 @@ void MemoryChart::showRuns(const std::vector<plab::RunRecord>& runs) {
         !runs[i].steps.empty() ? runs[i].steps.back().memory : runs[i].info.measuredMemory;
     // Beside the bar: the state saving and, where measured, the peak
     // saving against the fp32 run.
-    QString saving = "state −" + percentText(s.savedFraction, 0);
+    // More than fp32 (fp16-mixed's fp32 gradients and master) reads "+".
+    QString saving = QString("state ") + (s.savedFraction >= 0 ? "−" : "+") + percentText(std::abs(s.savedFraction), 0);
     const auto ref = plab::report::fp32TwinIndex(runs, i);
     if (runs[i].result.trainingPeakBytes) saving += ", " + peakLine(runs[i], ref ? &runs[*ref] : nullptr);
     addBar(m, names[i], runPen(styles[i], 1.0), toQColor(styles[i].color), saving);

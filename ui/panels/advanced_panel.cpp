@@ -2,6 +2,8 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDoubleValidator>
+#include <QLocale>
 #include <QFormLayout>
 #include <QLineEdit>
 #include <QSpinBox>
@@ -106,6 +108,23 @@ AdvancedPanel::AdvancedPanel(QWidget* parent) : QWidget(parent) {
                       "(--seeds changes only seed), so that several seeds are judged on the same validation text");
   form->addRow("Data split seed", dataSeed_);
 
+  lossScaleInit_ = new QLineEdit;
+  lossScaleInit_->setObjectName("lossScaleInit");
+  auto* scaleValidator = new QDoubleValidator(0.0, 3.4e38, 12, lossScaleInit_);
+  scaleValidator->setNotation(QDoubleValidator::ScientificNotation);
+  scaleValidator->setLocale(QLocale::c());
+  lossScaleInit_->setValidator(scaleValidator);
+  lossScaleInit_->setToolTip(wrapped("fp16-mixed only: the loss scale of the first step (loss_scale.init_scale; "
+                                     "torch.amp.GradScaler's default 65536 = 2^16). It doubles after every "
+                                     "growth interval of clean steps and halves on a step with Inf/NaN gradients, "
+                                     "which is skipped"));
+  form->addRow("Initial loss scale", lossScaleInit_);
+  lossScaleGrowth_ = intSpin(1, INT_MAX, "lossScaleGrowthInterval",
+                             "fp16-mixed only: clean steps before the loss scale doubles "
+                             "(loss_scale.growth_interval; GradScaler's default 2000)");
+  lossScaleGrowth_->setSuffix(" steps");
+  form->addRow("Scale growth interval", lossScaleGrowth_);
+
   connect(toggle_, &QToolButton::toggled, this, &AdvancedPanel::setExpanded);
   for (auto* edit : findChildren<QLineEdit*>()) connect(edit, &QLineEdit::textChanged, this, &AdvancedPanel::inputChanged);
   for (auto* combo : findChildren<QComboBox*>())
@@ -135,6 +154,8 @@ void AdvancedPanel::applyTo(plab::RunConfig& config) const {
   config.adamw.kernels = plab::stepKernelsFromId(kernels_->currentText().toStdString());
   config.model.tokenizer = tokenizer_->currentText().toStdString();
   config.data.seed = static_cast<uint64_t>(dataSeed_->value());
+  config.loss_scale_init = QLocale::c().toDouble(lossScaleInit_->text());  // 0 when unreadable: refused at Start
+  config.loss_scale_growth_interval = lossScaleGrowth_->value();
 }
 
 void AdvancedPanel::setFrom(const plab::RunConfig& config) {
@@ -151,6 +172,8 @@ void AdvancedPanel::setFrom(const plab::RunConfig& config) {
   kernels_->setCurrentText(QString::fromStdString(plab::stepKernelsId(config.adamw.kernels)));
   tokenizer_->setCurrentText(QString::fromStdString(config.model.tokenizer));
   dataSeed_->setValue(static_cast<int>(std::min<uint64_t>(config.data.seed, INT_MAX)));
+  lossScaleInit_->setText(QString::number(config.loss_scale_init, 'g', 12));
+  lossScaleGrowth_->setValue(clampedInt(config.loss_scale_growth_interval, 1));
 }
 
 }  // namespace plab::ui

@@ -2,7 +2,7 @@
 // The run settings that rarely change, collapsed under "Advanced" at the
 // bottom of the "Optimizer && training" tab: evaluation and measurement
 // cadence, checkpoints, threads, device, reproducible CPU math, the step
-// kernels, the tokenizer choice and the data split seed. With the other
+// kernels, the tokenizer choice, the data split seed and fp16-mixed's loss scaler. With the other
 // panels, every field `precision-lab-cli run` takes is editable in the app
 // (tests/ui/test_workspace.cpp walks RunConfig::toJson() to keep it so).
 #include <QWidget>
@@ -11,6 +11,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QLineEdit;
 class QSpinBox;
 class QToolButton;
 
@@ -23,7 +24,7 @@ class AdvancedPanel : public QWidget {
 
   // Writes eval_every, eval_batches, layer_stats_every, update_window,
   // checkpoint_every, threads, device, reproducible, adamw.kernels,
-  // model.tokenizer and data.seed; leaves the rest untouched.
+  // model.tokenizer, data.seed and fp16-mixed's loss_scale; leaves the rest untouched.
   void applyTo(plab::RunConfig& config) const;
   void setFrom(const plab::RunConfig& config);
 
@@ -48,6 +49,8 @@ class AdvancedPanel : public QWidget {
   QComboBox* kernels_;
   QComboBox* tokenizer_;
   QSpinBox* dataSeed_;
+  QLineEdit* lossScaleInit_;
+  QSpinBox* lossScaleGrowth_;
 };
 
 }  // namespace plab::ui

@@ -218,11 +218,12 @@ void LayerTreePanel::fitColumns() {
 
 QString LayerTreePanel::planName() const {
   if (!plan_.overrides.empty()) return "custom";
+  const QString low = plab::modeUsesFp16(mode_) ? "fp16" : "bf16";
   switch (plan_.preset) {
     case plab::PlanPreset::AllFp32: return "All fp32";
-    case plab::PlanPreset::AllBf16: return "All bf16";
+    case plab::PlanPreset::AllBf16: return "All " + low;
     case plab::PlanPreset::LinearBf16: {
-      QString name = "Linear → bf16";
+      QString name = "Linear → " + low;
       if (plan_.norms_bf16) name += " + norms";
       if (plan_.embeddings_bf16) name += " + embeddings";
       return name;
@@ -345,6 +346,14 @@ void LayerTreePanel::onItemChanged(QTreeWidgetItem* item, int column) {
 
 void LayerTreePanel::refresh() {
   updating_ = true;
+  // The plan's low-precision layers hold fp16 under the fp16 recipes: the
+  // controls say which format a ticked row gets.
+  const QString low = plab::modeUsesFp16(mode_) ? "fp16" : "bf16";
+  linearBf16_->setText("Linear → " + low);
+  allBf16_->setText("All " + low);
+  norms_->setText("Norms in " + low);
+  embeddings_->setText("Embeddings in " + low);
+  tree_->headerItem()->setText(NameColumn, "Module (✓ = " + low + ")");
   norms_->setChecked(plan_.norms_bf16);
   embeddings_->setChecked(plan_.embeddings_bf16);
   const bool flagsMatter = plan_.preset == plab::PlanPreset::LinearBf16;
@@ -370,14 +379,14 @@ void LayerTreePanel::refresh() {
       const Qt::CheckState state = c.bf16 == 0 ? Qt::Unchecked
                                    : c.bf16 == c.total ? Qt::Checked : Qt::PartiallyChecked;
       item->setCheckState(NameColumn, state);
-      item->setText(PrecisionColumn, state == Qt::Checked ? "bf16"
+      item->setText(PrecisionColumn, state == Qt::Checked ? low
                                      : state == Qt::Unchecked ? "fp32"
-                                     : QString("mixed (%1 bf16)").arg(percentText(double(c.bf16) / double(c.total), 0)));
+                                     : QString("mixed (%1 %2)").arg(percentText(double(c.bf16) / double(c.total), 0), low));
       item->setForeground(PrecisionColumn, state == Qt::Unchecked ? QColor(30, 90, 200) : QColor(200, 90, 20));
     } else if (const auto* tied = node && !node->tiedTo.empty() ? findNode(modules_, node->tiedTo) : nullptr) {
       const SubtreeCount c = countSubtree(*tied, res);
       const bool bf16 = c.total > 0 && c.bf16 == c.total;
-      item->setText(PrecisionColumn, QString(bf16 ? "bf16" : "fp32") + " (as " + QString::fromStdString(tied->name) + ")");
+      item->setText(PrecisionColumn, (bf16 ? low : QString("fp32")) + " (as " + QString::fromStdString(tied->name) + ")");
       item->setForeground(PrecisionColumn, bf16 ? QColor(200, 90, 20) : QColor(30, 90, 200));
     } else {
       item->setText(PrecisionColumn, "–");
@@ -393,13 +402,14 @@ void LayerTreePanel::refresh() {
   const plab::MemoryBreakdown baseline = plab::fp32AdamWBaseline(total);
   const int64_t saved = baseline.total() - predicted.total();
   const double savedFraction = baseline.total() > 0 ? double(saved) / double(baseline.total()) : 0.0;
-  QString text = QString("<b>bf16 share:</b> %1 of %2 parameters (%3)<br>"
+  QString text = QString("<b>%9 share:</b> %1 of %2 parameters (%3)<br>"
                          "<b>Predicted training state</b> (%4): %5 vs %6 fp32 AdamW — saves %7 (%8)")
                      .arg(humanCount(bf16), humanCount(total),
                           percentText(total > 0 ? double(bf16) / double(total) : 0.0),
                           QString::fromStdString(plab::optimizerModeLabel(mode_)),
                           humanBytes(predicted.total()), humanBytes(baseline.total()), humanBytes(saved),
-                          percentText(savedFraction));
+                          percentText(savedFraction))
+                     .arg(low);
   if (mode_ == plab::OptimizerMode::Fp32AdamW && bf16 > 0)
     text += "<br><i>fp32 AdamW ignores the plan: everything trains in fp32.</i>";
   summary_->setText(text);

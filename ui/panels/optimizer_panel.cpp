@@ -58,7 +58,8 @@ OptimizerPanel::OptimizerPanel(QWidget* parent) : QWidget(parent) {
 
   mode_ = new QComboBox;
   mode_->setObjectName("optimizerMode");
-  for (auto m : plab::allOptimizerModes())
+  // The bf16 recipes, then the fp16 ones (fp16, fp16-mixed with loss scaling).
+  for (auto m : plab::everyOptimizerMode())
     mode_->addItem(QString::fromStdString(plab::optimizerModeLabel(m)), QString::fromStdString(plab::optimizerModeId(m)));
   form->addRow("Optimizer mode", mode_);
   modeSummary_ = new QLabel;
