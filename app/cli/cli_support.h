@@ -39,6 +39,7 @@ int cacheCommand(Args& args);
 int downloadCommand(Args& args);
 int benchCommand(Args& args);
 int memoryCommand(Args& args);
+int adviseCommand(Args& args);
 
 extern const char* const kRunHelp;
 extern const char* const kInspectHelp;
@@ -46,6 +47,7 @@ extern const char* const kCacheHelp;
 extern const char* const kDownloadHelp;
 extern const char* const kBenchHelp;
 extern const char* const kMemoryHelp;
+extern const char* const kAdviseHelp;
 extern const char* const kDefaultConfigHelp;
 
 }  // namespace plab::cli

@@ -29,6 +29,8 @@ const char* const kTopHelp =
     "                   tokens/s, ms/step and memory of every optimizer mode\n"
     "  memory MODEL [--nproc N,...] [--plan PRESET] [--mode ID]\n"
     "                   training state per process on N processes, projected from the config\n"
+    "  advise [CONFIG.json | --default] --out DIR [--steps N] [--seeds LIST] [--tolerance NATS]\n"
+    "                   the cheapest precision plan within a tolerance of fp32's loss, by measurement\n"
     "\n"
     "optimizer modes: fp32, bf16, bf16-nearest, bf16-kahan, bf16-sr, mixed, fp16, fp16-mixed\n"
     "                 (README: the mode table; the default experiment runs the first six)\n"
@@ -66,10 +68,12 @@ int main(int argc, char** argv) {
     if (command == "download") return downloadCommand(args);
     if (command == "bench") return benchCommand(args);
     if (command == "memory") return memoryCommand(args);
+    if (command == "advise") return adviseCommand(args);
     throw UsageError("unknown command '" + command + "'");
   } catch (const UsageError& e) {
     const bool known = command == "run" || command == "default-config" || command == "inspect" ||
-                       command == "cache" || command == "download" || command == "bench" || command == "memory";
+                       command == "cache" || command == "download" || command == "bench" || command == "memory" ||
+                       command == "advise";
     std::cerr << "error: " << e.what() << "\n(see precision-lab-cli " << (known ? command + " " : "") << "--help)\n";
     return kUsage;
   } catch (const plab::ConfigError& e) {

@@ -28,6 +28,11 @@ json candidateToJson(const AdvisorCandidate& c) {
             {"loss_vs_fp32_ci", c.lossVsFp32 ? json::array({number(c.ciLow), number(c.ciHigh)}) : json(nullptr)},
             {"val_loss", valLoss},
             {"rejected", c.rejected}};
+  j["measured_update_lost"] = c.measuredUpdateLost ? number(*c.measuredUpdateLost) : json(nullptr);
+  j["measured_update_lost_se"] = c.measuredUpdateLostSe ? number(*c.measuredUpdateLostSe) : json(nullptr);
+  json tps = json::array();
+  for (double v : c.tokensPerSecond) tps.push_back(number(v));
+  j["tokens_per_second"] = tps;
   return j;
 }
 
@@ -47,6 +52,11 @@ AdvisorCandidate candidateFromJson(const json& j) {
   }
   for (const json& v : j.value("val_loss", json::array())) c.valLoss.push_back(numberOf(v));
   c.rejected = j.value("rejected", "");
+  if (j.contains("measured_update_lost") && j.at("measured_update_lost").is_number())
+    c.measuredUpdateLost = j.at("measured_update_lost").get<double>();
+  if (j.contains("measured_update_lost_se") && j.at("measured_update_lost_se").is_number())
+    c.measuredUpdateLostSe = j.at("measured_update_lost_se").get<double>();
+  for (const json& v : j.value("tokens_per_second", json::array())) c.tokensPerSecond.push_back(numberOf(v));
   return c;
 }
 

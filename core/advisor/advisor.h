@@ -70,6 +70,10 @@ struct AdvisorCandidate {
   std::optional<double> lossVsFp32;  // mean over seeds of (valLoss - fp32's valLoss), paired
   double ciLow = 0, ciHigh = 0;      // its 95 % Student-t interval (report/paired_gap.h)
   std::string rejected;              // "" for the chosen one (and any not judged yet)
+  // The confirmation runs' own update lost (mean over seeds of each run's
+  // mean over its windows): what the shadow predicted, measured.
+  std::optional<double> measuredUpdateLost, measuredUpdateLostSe;
+  std::vector<double> tokensPerSecond;  // per seed
 };
 
 struct Advice {
@@ -99,7 +103,8 @@ Advice runAdvisor(const AdvisorOptions& options, const AdvisorCallbacks& callbac
 // "chosen": <candidate> or null, "chosen_index",
 // "candidates": [{"name", "description", "mode", "plan", "config",
 //   "fp32_layers", "state_bytes", "memory_saved", "loss_vs_fp32",
-//   "loss_vs_fp32_ci", "val_loss", "rejected"}],
+//   "loss_vs_fp32_ci", "val_loss", "rejected", "measured_update_lost",
+//   "measured_update_lost_se", "tokens_per_second"}],
 // "layers": [{"layer", "elements", "update_lost": {"nearest", "stochastic",
 //   "kahan"}, "update_lost_se": {...}, "below_half_ulp"}],
 // "shadow_overhead"}.

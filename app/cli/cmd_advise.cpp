@@ -1,0 +1,131 @@
+// precision-lab-cli advise: the precision advisor (core/advisor/advisor.h).
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "advisor/advice_report.h"
+#include "advisor/advisor.h"
+#include "cli_support.h"
+#include "util/errors.h"
+#include "util/json_file.h"
+
+namespace plab::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::atomic<bool> gAdviseStop{false};
+extern "C" void onAdviseSigint(int) { gAdviseStop = true; }  // lock-free atomic store: signal-safe
+
+// "1-3" or "1,2,7".
+std::vector<uint64_t> parseSeeds(const std::string& text) {
+  std::vector<uint64_t> seeds;
+  std::stringstream parts(text);
+  auto number = [&](const std::string& s) {
+    if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos)
+      throw UsageError("--seeds: '" + s + "' is not a seed (a whole number)");
+    return static_cast<uint64_t>(std::stoull(s));
+  };
+  for (std::string part; std::getline(parts, part, ',');) {
+    const size_t dash = part.find('-');
+    const uint64_t first = number(part.substr(0, dash));
+    const uint64_t last = dash == std::string::npos ? first : number(part.substr(dash + 1));
+    if (last < first) throw UsageError("--seeds: the range '" + part + "' runs backwards");
+    if (last - first >= 20 || seeds.size() + (last - first) >= 20) throw UsageError("--seeds: at most 20 seeds");
+    for (uint64_t s = first; s <= last; ++s) seeds.push_back(s);
+  }
+  if (seeds.empty()) throw UsageError("--seeds: no seed given");
+  return seeds;
+}
+
+}  // namespace
+
+const char* const kAdviseHelp =
+    "usage: precision-lab-cli advise [CONFIG.json | --default] --out DIR [--steps N] [--seeds LIST]\n"
+    "                                [--tolerance NATS]\n"
+    "\n"
+    "Finds the cheapest precision plan whose final validation loss stays within a\n"
+    "tolerance of fp32's, by measurement:\n"
+    "  1. one fp32 run that also measures per layer, in shadow, what a bf16 nearest,\n"
+    "     stochastic-rounding and Kahan write would lose of each update (update lost);\n"
+    "  2. candidate plans from least to most state memory: each write over every\n"
+    "     layer, and each with fp32 for the layers its shadow write loses > 10, 50 or\n"
+    "     90 % of;\n"
+    "  3. every candidate and fp32 trained for the same steps on the same batches per\n"
+    "     seed; the cheapest whose mean paired loss gap is within the tolerance wins.\n"
+    "\n"
+    "  CONFIG.json    one run config (its model, data, lr, batch; mode and plan are replaced)\n"
+    "  --default      the default experiment's run (embedded tiny GPT-2 fine-tune)\n"
+    "  --out DIR      writes DIR/plan.json (the chosen plan: `precision-lab-cli run\n"
+    "                 DIR/plan.json` runs it), DIR/advice.json (tolerance, chosen, candidates\n"
+    "                 with memory_saved and loss_vs_fp32, per-layer shadow figures),\n"
+    "                 DIR/report.html (frontier chart, shadow table, confirmation runs)\n"
+    "                 and DIR/runs/ (every run's folder)\n"
+    "  --steps N      steps per run (default: the config's)\n"
+    "  --seeds LIST   confirmation seeds, \"1-3\" (default) or \"1,2,7\"\n"
+    "  --tolerance X  in nats (default: max(0.005, 2 x the fp32 runs' seed-to-seed spread))\n"
+    "Progress goes to stderr. Exit codes: 0 a plan was chosen, 1 none within tolerance or\n"
+    "a run failed, 2 usage or config error, 130 interrupted.\n";
+
+int adviseCommand(Args& args) {
+  if (args.wantsHelp()) {
+    std::cout << kAdviseHelp;
+    return kOk;
+  }
+  const bool useDefault = args.flag("--default");
+  const auto out = args.value("--out");
+  const auto steps = args.intValue("--steps", 1);
+  const auto seedList = args.value("--seeds");
+  const auto tolerance = args.value("--tolerance");
+  const std::vector<std::string> pos = args.positionals(1);
+  if (useDefault == !pos.empty())
+    throw UsageError(useDefault ? "give either CONFIG.json or --default, not both" : "missing CONFIG.json (or --default)");
+  if (!out) throw UsageError("missing --out DIR");
+
+  AdvisorOptions options;
+  if (useDefault) {
+    options.base = defaultRunConfig();
+  } else {
+    const JsonFile file = readJsonFile(pos[0]);
+    if (!file.ok()) throw ConfigError(pos[0] + " " + file.problem);
+    options.base = RunConfig::fromJson(file.value);
+  }
+  if (steps) options.steps = *steps;
+  if (seedList) options.seeds = parseSeeds(*seedList);
+  if (tolerance) {
+    try {
+      size_t used = 0;
+      const double t = std::stod(*tolerance, &used);
+      if (used != tolerance->size() || !(t > 0) || !std::isfinite(t)) throw std::invalid_argument("");
+      options.tolerance = t;
+    } catch (const std::exception&) {
+      throw UsageError("--tolerance: '" + *tolerance + "' is not a positive number of nats");
+    }
+  }
+  options.outDir = *out;
+
+  std::signal(SIGINT, onAdviseSigint);
+  AdvisorCallbacks callbacks;
+  callbacks.stop = &gAdviseStop;
+  callbacks.onLog = [](const std::string& line) { std::cerr << line << '\n'; };
+  callbacks.onProgress = [](int done, int total, const std::string& text) {
+    std::cerr << "[" << done << "/" << total << "] " << text << '\n';
+  };
+  const Advice advice = runAdvisor(options, callbacks);
+  std::signal(SIGINT, SIG_DFL);
+  writeAdviceFiles(*out, advice, options.base);
+  std::cerr << "wrote " << (fs::path(*out) / "advice.json").string() << ", plan.json, report.html ("
+            << std::fixed << std::setprecision(0) << advice.seconds << " s)\n";
+  if (gAdviseStop) return kInterrupted;
+  if (!advice.completed) {
+    std::cerr << "error: " << advice.message << '\n';
+    return kRunFailed;
+  }
+  return advice.chosen >= 0 ? kOk : kRunFailed;
+}
+
+}  // namespace plab::cli

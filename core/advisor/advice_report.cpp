@@ -1,0 +1,168 @@
+#include "advisor/advice_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+#include "report/svg_util.h"
+#include "util/atomic_file.h"
+
+namespace plab {
+namespace {
+
+using report::escapeXml;
+
+std::string fixed(double v, int digits) {
+  if (!std::isfinite(v)) return "–";
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(digits) << v;
+  return s.str();
+}
+std::string pct(double v, int digits = 1) { return std::isfinite(v) ? fixed(100 * v, digits) + " %" : "–"; }
+std::string signedFixed(double v, int digits) { return (std::isfinite(v) && v >= 0 ? "+" : "") + fixed(v, digits); }
+
+// "12.3 % ± 0.4" with the se, or "–".
+std::string lostCell(double lost, double se) {
+  if (!std::isfinite(lost)) return "–";
+  return pct(lost) + (std::isfinite(se) ? " ± " + fixed(100 * se, 1) : " ± ?");
+}
+
+}  // namespace
+
+std::string frontierSvg(const Advice& a) {
+  const double W = 640, H = 380, left = 70, right = 20, top = 30, bottom = 50;
+  double yLo = -a.tolerance, yHi = 2 * a.tolerance;
+  for (const AdvisorCandidate& c : a.candidates)
+    if (c.lossVsFp32 && std::isfinite(*c.lossVsFp32)) {
+      yLo = std::min({yLo, *c.lossVsFp32, c.ciLow});
+      yHi = std::max({yHi, *c.lossVsFp32, c.ciHigh});
+    }
+  const double pad = 0.05 * (yHi - yLo);
+  yLo -= pad;
+  yHi += pad;
+  const double xLo = 0, xHi = 0.6;  // memory saved 0..60 %
+  auto X = [&](double v) { return left + (std::clamp(v, xLo, xHi) - xLo) / (xHi - xLo) * (W - left - right); };
+  auto Y = [&](double v) { return top + (yHi - std::clamp(v, yLo, yHi)) / (yHi - yLo) * (H - top - bottom); };
+  std::ostringstream s;
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H << "\" viewBox=\"0 0 " << W
+    << ' ' << H << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+  s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  s << "<text x=\"" << W / 2 << "\" y=\"18\" text-anchor=\"middle\" font-size=\"13\">Frontier: state memory saved vs "
+       "final val loss minus fp32</text>\n";
+  // Tolerance band: everything at or below the line is accepted.
+  s << "<rect x=\"" << left << "\" y=\"" << Y(a.tolerance) << "\" width=\"" << W - left - right << "\" height=\""
+    << Y(yLo) - Y(a.tolerance) << "\" fill=\"#e8f5e9\"/>\n";
+  s << "<line x1=\"" << left << "\" x2=\"" << W - right << "\" y1=\"" << Y(a.tolerance) << "\" y2=\"" << Y(a.tolerance)
+    << "\" stroke=\"#2e7d32\" stroke-dasharray=\"4 3\"/>\n";
+  s << "<text x=\"" << W - right - 4 << "\" y=\"" << Y(a.tolerance) - 4
+    << "\" text-anchor=\"end\" fill=\"#2e7d32\">tolerance " << fixed(a.tolerance, 4) << " nats</text>\n";
+  for (double t : report::niceTicks(yLo, yHi, 6)) {
+    s << "<line x1=\"" << left << "\" x2=\"" << W - right << "\" y1=\"" << Y(t) << "\" y2=\"" << Y(t)
+      << "\" stroke=\"#ddd\"/>\n";
+    s << "<text x=\"" << left - 6 << "\" y=\"" << Y(t) + 4 << "\" text-anchor=\"end\">" << report::num(t, 3)
+      << "</text>\n";
+  }
+  for (double t : report::niceTicks(xLo, xHi, 6))
+    s << "<text x=\"" << X(t) << "\" y=\"" << H - bottom + 16 << "\" text-anchor=\"middle\">" << report::num(100 * t, 3)
+      << " %</text>\n";
+  s << "<line x1=\"" << left << "\" x2=\"" << W - right << "\" y1=\"" << Y(0) << "\" y2=\"" << Y(0)
+    << "\" stroke=\"#555\"/>\n";
+  s << "<text x=\"" << (left + W - right) / 2 << "\" y=\"" << H - 10
+    << "\" text-anchor=\"middle\">state memory saved vs fp32 (weights, gradients, optimizer state)</text>\n";
+  s << "<text transform=\"translate(16 " << (top + H - bottom) / 2
+    << ") rotate(-90)\" text-anchor=\"middle\">val loss − fp32 (nats)</text>\n";
+  // fp32 itself: the origin.
+  s << "<circle cx=\"" << X(0) << "\" cy=\"" << Y(0) << "\" r=\"4\" fill=\"#555\"/><text x=\"" << X(0) + 6 << "\" y=\""
+    << Y(0) - 6 << "\">fp32</text>\n";
+  for (size_t i = 0; i < a.candidates.size(); ++i) {
+    const AdvisorCandidate& c = a.candidates[i];
+    if (!c.lossVsFp32 || !std::isfinite(*c.lossVsFp32)) continue;
+    const bool chosen = static_cast<int>(i) == a.chosen;
+    const double x = X(c.memorySaved), y = Y(*c.lossVsFp32);
+    const char* color = report::seriesColor(i);
+    s << "<line x1=\"" << x << "\" x2=\"" << x << "\" y1=\"" << Y(c.ciLow) << "\" y2=\"" << Y(c.ciHigh)
+      << "\" stroke=\"" << color << "\"/>\n";
+    s << "<circle cx=\"" << x << "\" cy=\"" << y << "\" r=\"" << (chosen ? 7 : 4.5) << "\" fill=\"" << color << "\""
+      << (chosen ? " stroke=\"black\" stroke-width=\"2\"" : "") << "><title>" << escapeXml(c.name) << "</title></circle>\n";
+    s << "<text x=\"" << x + 9 << "\" y=\"" << y + 4 + 12.0 * double(i % 2) << "\">" << (chosen ? "★ " : "")
+      << escapeXml(c.name) << "</text>\n";
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+std::string adviceReportHtml(const Advice& a) {
+  std::ostringstream h;
+  h << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Precision advice</title><style>"
+       "body{font-family:sans-serif;max-width:1100px;margin:2em auto;}table{border-collapse:collapse;margin:1em 0;}"
+       "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;}td:first-child,th:first-child{text-align:left;}"
+       "tr.chosen{background:#e8f5e9;font-weight:bold;}.risk{color:#b71c1c;}</style></head><body>\n";
+  h << "<h1>Precision advice</h1>\n";
+  if (a.chosen >= 0) {
+    const AdvisorCandidate& c = a.candidates[static_cast<size_t>(a.chosen)];
+    h << "<p><b>Chosen: " << escapeXml(c.name) << "</b> (" << escapeXml(c.description) << "): saves "
+      << pct(c.memorySaved) << " of fp32's training-state bytes, final validation loss "
+      << signedFixed(*c.lossVsFp32, 4) << " nats vs fp32 (95 % CI " << signedFixed(c.ciLow, 4) << " to "
+      << signedFixed(c.ciHigh, 4) << ", paired over " << a.seeds.size() << " seed(s)). plan.json runs it.</p>\n";
+  } else {
+    h << "<p><b>No candidate within tolerance.</b> " << escapeXml(a.message) << "</p>\n";
+  }
+  h << "<p>Tolerance " << fixed(a.tolerance, 4) << " nats (" << escapeXml(a.toleranceSource) << "). "
+    << a.steps << " steps per run, seeds";
+  for (uint64_t s : a.seeds) h << ' ' << s;
+  h << "; fp32 final val loss";
+  for (double v : a.fp32ValLoss) h << ' ' << fixed(v, 4);
+  h << " (spread " << fixed(a.fp32Spread, 5) << "). " << fixed(a.seconds, 0) << " s in all";
+  if (a.shadowOverhead) h << "; the shadow measurement cost " << pct(*a.shadowOverhead) << " of an fp32 run's time";
+  h << ".</p>\n";
+  if (!a.completed) h << "<p class=\"risk\">Not completed: " << escapeXml(a.message) << "</p>\n";
+
+  h << "<h2>Frontier</h2>\n" << frontierSvg(a);
+  h << "<h2>Candidates and confirmation runs</h2>\n<table><tr><th>plan</th><th>mode</th><th>fp32 layers</th>"
+       "<th>state bytes</th><th>memory saved</th><th>val loss per seed</th><th>loss − fp32</th><th>95 % CI</th>"
+       "<th>update lost (measured)</th><th>verdict</th></tr>\n";
+  for (size_t i = 0; i < a.candidates.size(); ++i) {
+    const AdvisorCandidate& c = a.candidates[i];
+    const bool chosen = static_cast<int>(i) == a.chosen;
+    h << "<tr" << (chosen ? " class=\"chosen\"" : "") << "><td>" << escapeXml(c.name) << "</td><td>"
+      << optimizerModeId(c.config.mode) << "</td><td>";
+    for (size_t k = 0; k < c.fp32Layers.size(); ++k) h << (k ? "<br>" : "") << escapeXml(c.fp32Layers[k]);
+    h << "</td><td>" << c.stateBytes << "</td><td>" << pct(c.memorySaved) << "</td><td>";
+    for (size_t k = 0; k < c.valLoss.size(); ++k) h << (k ? " " : "") << fixed(c.valLoss[k], 4);
+    h << "</td><td>" << (c.lossVsFp32 ? signedFixed(*c.lossVsFp32, 4) : "–") << "</td><td>"
+      << (c.lossVsFp32 ? signedFixed(c.ciLow, 4) + " to " + signedFixed(c.ciHigh, 4) : "–") << "</td><td>"
+      << (c.measuredUpdateLost ? lostCell(*c.measuredUpdateLost, c.measuredUpdateLostSe.value_or(NAN)) : "–")
+      << "</td><td>" << (chosen ? "chosen" : escapeXml(c.rejected)) << "</td></tr>\n";
+  }
+  h << "</table>\n";
+  h << "<h2>Shadow figures per layer</h2>\n<p>Measured during the fp32 run (seed " << (a.seeds.empty() ? 0 : a.seeds[0])
+    << "): the share of each layer's intended update that a bf16 write would lose (\"update lost\", mean over the "
+       "windows ± its standard error), on sampled elements, and the share of intended updates below half a bf16 ulp "
+       "of the weight.</p>\n<table><tr><th>layer</th><th>elements</th><th>nearest</th><th>stochastic</th>"
+       "<th>Kahan</th><th>below ½ ulp</th></tr>\n";
+  for (const LayerShadowFigures& l : a.layers)
+    h << "<tr><td>" << escapeXml(l.layer) << "</td><td>" << l.elements << "</td><td>"
+      << lostCell(l.lostNearest, l.lostNearestSe) << "</td><td>" << lostCell(l.lostStochastic, l.lostStochasticSe)
+      << "</td><td>" << lostCell(l.lostKahan, l.lostKahanSe) << "</td><td>" << pct(l.belowHalfUlp) << "</td></tr>\n";
+  h << "</table>\n</body></html>\n";
+  return h.str();
+}
+
+void writeAdviceFiles(const std::filesystem::path& dir, const Advice& advice, const RunConfig& base) {
+  std::filesystem::create_directories(dir);
+  writeJsonFileAtomically(dir / "advice.json", adviceToJson(advice));
+  RunConfig plan = base;
+  if (advice.chosen >= 0) {
+    plan = advice.candidates[static_cast<size_t>(advice.chosen)].config;
+  } else {
+    plan.mode = OptimizerMode::Fp32AdamW;
+  }
+  plan.output_dir.clear();
+  plan.shadow_recipes = false;
+  writeJsonFileAtomically(dir / "plan.json", plan.toJson());
+  writeFileAtomically(dir / "frontier.svg", frontierSvg(advice));
+  writeFileAtomically(dir / "report.html", adviceReportHtml(advice));
+}
+
+}  // namespace plab

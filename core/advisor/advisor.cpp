@@ -1,0 +1,292 @@
+// runAdvisor: shadow run, candidates, confirmation runs (advisor/advisor.h).
+#include "advisor/advisor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+#include "advisor/candidate_plans.h"
+#include "report/paired_gap.h"
+#include "train/trainer.h"
+
+namespace plab {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string fixed(double v, int digits) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(digits) << v;
+  return s.str();
+}
+
+std::string signedNats(double v) { return (v >= 0 ? "+" : "") + fixed(v, 4); }
+std::string percent(double v) { return fixed(100 * v, 1) + " %"; }
+
+// A folder name from a candidate's name: letters, digits, '-'.
+std::string slug(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    const bool keep = std::isalnum(static_cast<unsigned char>(c)) != 0;
+    if (keep) out += c;
+    else if (!out.empty() && out.back() != '-') out += '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "run" : out;
+}
+
+// One layer's running sums over the shadow run's windows.
+struct ShadowSums {
+  int64_t elements = 0;
+  int windows = 0;
+  double lost[3] = {0, 0, 0}, variance[3] = {0, 0, 0};
+  double belowHalfUlp = 0;
+};
+
+double numberOr(const nlohmann::json& j, double fallback) { return j.is_number() ? j.get<double>() : fallback; }
+
+class AdvisorRun {
+ public:
+  AdvisorRun(const AdvisorOptions& o, const AdvisorCallbacks& cb) : o_(o), cb_(cb) {}
+
+  Advice run() {
+    const auto start = Clock::now();
+    advice_.steps = o_.steps > 0 ? o_.steps : o_.base.steps;
+    advice_.seeds = o_.seeds;
+    try {
+      if (o_.seeds.empty()) throw std::runtime_error("no seeds to run");
+      execute();
+    } catch (const std::exception& e) {
+      advice_.completed = false;
+      advice_.message = e.what();
+      log("advisor: " + advice_.message);
+    }
+    advice_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return advice_;
+  }
+
+ private:
+  bool stopping() const { return cb_.stop && cb_.stop->load(); }
+  void log(const std::string& line) {
+    if (cb_.onLog) cb_.onLog(line);
+  }
+  void progress(const std::string& text) {
+    if (cb_.onProgress) cb_.onProgress(done_, total_, text);
+  }
+
+  RunConfig configFor(const RunConfig& plan, uint64_t seed, const std::string& name) const {
+    RunConfig c = plan;
+    c.name = name;
+    c.seed = seed;
+    c.steps = advice_.steps;
+    c.resume_from.clear();
+    c.checkpoint_every = 0;
+    c.output_dir = o_.outDir.empty() ? "" : (std::filesystem::path(o_.outDir) / "runs" / name).string();
+    return c;
+  }
+
+  // One training run in this process; throws when it did not complete.
+  RunResult train(const RunConfig& cfg, const std::function<void(const StepMetrics&)>& onStep = {},
+                  const std::function<void(const RunInfo&)>& onStart = {}) {
+    if (stopping()) throw std::runtime_error("stopped by the user");
+    progress("running " + cfg.name);
+    Trainer trainer(cfg);
+    Trainer::Callbacks callbacks;
+    callbacks.onStart = onStart;
+    callbacks.onStep = [&](const StepMetrics& m) {
+      if (onStep) onStep(m);
+      if (stopping()) trainer.stop();
+    };
+    const RunResult r = trainer.run(callbacks);
+    ++done_;
+    if (r.status == RunStatus::Stopped) throw std::runtime_error("stopped by the user");
+    std::string line = cfg.name + ": " + runStatusId(r.status);
+    if (r.finalValLoss) line += ", val loss " + fixed(*r.finalValLoss, 4);
+    if (r.meanUpdateLost) line += ", update lost " + percent(*r.meanUpdateLost);
+    if (!r.message.empty()) line += " (" + r.message + ")";
+    progress(line);
+    return r;
+  }
+
+  void shadowRun() {
+    RunConfig fp32 = o_.base;
+    fp32.mode = OptimizerMode::Fp32AdamW;
+    fp32.shadow_recipes = true;
+    std::map<std::string, ShadowSums> sums;
+    std::vector<std::string> order;
+    bool haveTree = false;
+    const RunResult r = train(
+        configFor(fp32, o_.seeds.front(), "fp32-shadow-seed" + std::to_string(o_.seeds.front())),
+        [&](const StepMetrics& m) {
+          if (!m.shadowRecipes.is_array()) return;
+          for (const nlohmann::json& e : m.shadowRecipes) {
+            const std::string layer = e.at("layer").get<std::string>();
+            if (!sums.count(layer)) order.push_back(layer);
+            ShadowSums& s = sums[layer];
+            s.elements = e.at("elements").get<int64_t>();
+            s.windows += 1;
+            const char* keys[] = {"nearest", "stochastic", "kahan"};
+            for (int k = 0; k < 3; ++k) {
+              s.lost[k] += numberOr(e.at("update_lost").at(keys[k]), 0.0);
+              const double se = numberOr(e.at("update_lost_se").at(keys[k]), INFINITY);
+              s.variance[k] += se * se;
+            }
+            s.belowHalfUlp += numberOr(e.at("below_half_ulp"), 0.0);
+          }
+        },
+        [&](const RunInfo& info) {
+          tree_ = info.modules;
+          haveTree = true;
+        });
+    if (r.status != RunStatus::Completed || !r.finalValLoss)
+      throw std::runtime_error("the fp32 shadow run failed: " + r.message);
+    if (!haveTree) throw std::runtime_error("the fp32 shadow run reported no model");
+    fp32Val_[o_.seeds.front()] = *r.finalValLoss;
+    shadowTokensPerSecond_ = r.meanTokensPerSecond;
+    for (const std::string& layer : order) {
+      const ShadowSums& s = sums[layer];
+      const double n = s.windows;
+      LayerShadowFigures f;
+      f.layer = layer;
+      f.elements = s.elements;
+      // The windows' mean; its se taking the windows as independent (as RunResult does).
+      f.lostNearest = s.lost[0] / n;
+      f.lostStochastic = s.lost[1] / n;
+      f.lostKahan = s.lost[2] / n;
+      f.lostNearestSe = std::sqrt(s.variance[0]) / n;
+      f.lostStochasticSe = std::sqrt(s.variance[1]) / n;
+      f.lostKahanSe = std::sqrt(s.variance[2]) / n;
+      f.belowHalfUlp = s.belowHalfUlp / n;
+      advice_.layers.push_back(std::move(f));
+    }
+    if (advice_.layers.empty())
+      log("advisor: the shadow run closed no window (steps < update_window?): candidates without per-layer figures");
+  }
+
+  void execute() {
+    const size_t seeds = o_.seeds.size();
+    total_ = static_cast<int>(seeds + 6 * seeds);  // refined once the candidates are known
+    log("advisor: shadow run (fp32 with shadow bf16 writes), " + std::to_string(advice_.steps) + " steps");
+    shadowRun();
+
+    RunConfig fp32 = o_.base;
+    fp32.mode = OptimizerMode::Fp32AdamW;
+    fp32.shadow_recipes = false;
+    advice_.candidates = buildCandidates(o_.base, tree_, advice_.layers, o_.riskThreshold);
+    advice_.fp32StateBytes = fp32StateBytes(tree_, o_.base.adamw);
+    total_ = static_cast<int>(seeds + advice_.candidates.size() * seeds);
+    log("advisor: " + std::to_string(advice_.candidates.size()) + " candidates, " + std::to_string(seeds) +
+        " seed(s) each");
+    double fp32Tps = 0;
+    for (size_t i = 1; i < seeds; ++i) {
+      const uint64_t seed = o_.seeds[i];
+      const RunResult r = train(configFor(fp32, seed, "fp32-seed" + std::to_string(seed)));
+      if (r.status != RunStatus::Completed || !r.finalValLoss)
+        throw std::runtime_error("the fp32 run of seed " + std::to_string(seed) + " failed: " + r.message);
+      fp32Val_[seed] = *r.finalValLoss;
+      fp32Tps += r.meanTokensPerSecond;
+    }
+    if (seeds > 1 && shadowTokensPerSecond_ > 0)
+      advice_.shadowOverhead = (fp32Tps / double(seeds - 1)) / shadowTokensPerSecond_ - 1.0;
+    for (uint64_t seed : o_.seeds) advice_.fp32ValLoss.push_back(fp32Val_.at(seed));
+    const auto [lo, hi] = std::minmax_element(advice_.fp32ValLoss.begin(), advice_.fp32ValLoss.end());
+    advice_.fp32Spread = *hi - *lo;
+    if (o_.tolerance) {
+      advice_.tolerance = *o_.tolerance;
+      advice_.toleranceSource = "user";
+    } else {
+      advice_.tolerance = std::max(kMinTolerance, 2 * advice_.fp32Spread);
+      advice_.toleranceSource = "max(" + fixed(kMinTolerance, 3) + ", 2 x fp32 spread " + fixed(advice_.fp32Spread, 5) +
+                                " over " + std::to_string(seeds) + " seed(s))";
+    }
+    log("advisor: tolerance " + fixed(advice_.tolerance, 4) + " nats (" + advice_.toleranceSource + ")");
+
+    for (AdvisorCandidate& c : advice_.candidates) confirm(c);
+    choose();
+    advice_.completed = true;
+  }
+
+  void confirm(AdvisorCandidate& c) {
+    std::vector<double> differences, lost, lostSe;
+    for (uint64_t seed : o_.seeds) {
+      const RunResult r = train(configFor(c.config, seed, slug(c.name) + "-seed" + std::to_string(seed)));
+      if (r.status != RunStatus::Completed || !r.finalValLoss) {
+        c.rejected = "its run of seed " + std::to_string(seed) + " failed: " + r.message;
+        return;
+      }
+      c.valLoss.push_back(*r.finalValLoss);
+      c.tokensPerSecond.push_back(r.meanTokensPerSecond);
+      differences.push_back(*r.finalValLoss - fp32Val_.at(seed));
+      if (r.meanUpdateLost) lost.push_back(*r.meanUpdateLost);
+      if (r.meanUpdateLostStdError) lostSe.push_back(*r.meanUpdateLostStdError);
+    }
+    const report::PairedEstimate e = report::pairedEstimate(differences);
+    c.lossVsFp32 = e.mean;
+    c.ciLow = e.ciLow;
+    c.ciHigh = e.ciHigh;
+    if (!lost.empty()) {
+      double sum = 0, var = 0;
+      for (double v : lost) sum += v;
+      for (double v : lostSe) var += v * v;
+      c.measuredUpdateLost = sum / double(lost.size());
+      if (lostSe.size() == lost.size()) c.measuredUpdateLostSe = std::sqrt(var) / double(lost.size());
+    }
+  }
+
+  // The cheapest candidate within tolerance; a reason for every other one.
+  void choose() {
+    for (size_t i = 0; i < advice_.candidates.size(); ++i) {
+      const AdvisorCandidate& c = advice_.candidates[i];
+      if (c.rejected.empty() && c.lossVsFp32 && *c.lossVsFp32 <= advice_.tolerance) {
+        advice_.chosen = static_cast<int>(i);
+        break;
+      }
+    }
+    for (size_t i = 0; i < advice_.candidates.size(); ++i) {
+      AdvisorCandidate& c = advice_.candidates[i];
+      if (static_cast<int>(i) == advice_.chosen || !c.rejected.empty()) continue;
+      if (!c.lossVsFp32 || *c.lossVsFp32 > advice_.tolerance) {
+        c.rejected = "loss " + signedNats(c.lossVsFp32.value_or(NAN)) + " nats vs fp32: over the tolerance " +
+                     fixed(advice_.tolerance, 4) + " by " + fixed(c.lossVsFp32.value_or(NAN) - advice_.tolerance, 4);
+      } else {
+        const AdvisorCandidate& chosen = advice_.candidates.at(static_cast<size_t>(advice_.chosen));
+        c.rejected = "within tolerance, but saves less state memory than the chosen (" + percent(c.memorySaved) +
+                     " vs " + percent(chosen.memorySaved) + ")";
+      }
+    }
+    if (advice_.chosen < 0) {
+      advice_.message = "no candidate stays within the tolerance: keep fp32 (or mixed) for this run";
+      log("advisor: " + advice_.message);
+    } else {
+      const AdvisorCandidate& c = advice_.candidates[static_cast<size_t>(advice_.chosen)];
+      log("advisor: chosen " + c.name + ": saves " + percent(c.memorySaved) + " of fp32's state, loss " +
+          signedNats(*c.lossVsFp32) + " nats vs fp32 (tolerance " + fixed(advice_.tolerance, 4) + ")");
+    }
+  }
+
+  const AdvisorOptions& o_;
+  const AdvisorCallbacks& cb_;
+  Advice advice_;
+  ModuleNode tree_;
+  std::map<uint64_t, double> fp32Val_;
+  double shadowTokensPerSecond_ = 0;
+  int done_ = 0, total_ = 0;
+};
+
+}  // namespace
+
+Advice runAdvisor(const AdvisorOptions& options, const AdvisorCallbacks& callbacks) {
+  try {
+    return AdvisorRun(options, callbacks).run();
+  } catch (const std::exception& e) {  // e.g. allocation failures outside a run
+    Advice a;
+    a.message = e.what();
+    return a;
+  }
+}
+
+}  // namespace plab
