@@ -8,7 +8,7 @@
 #endif
 
 namespace plab {
-namespace {
+namespace formats {
 
 // torchao's fp8 training default (Float8LinearConfig, tensorwise): e4m3 for
 // the forward operands, e5m2 for the output gradient. The MX and NVFP4
@@ -26,7 +26,7 @@ formats::Scheme schemeOf(GemmFormat f, GemmRole role) {
   throw ConfigError("unknown GEMM format");
 }
 
-}  // namespace
+}  // namespace formats
 
 QuantizedTensor quantizeDequantize(const torch::Tensor& x, GemmFormat format, GemmRole role) {
   if (x.scalar_type() != torch::kFloat32 && x.scalar_type() != torch::kBFloat16)
@@ -34,7 +34,7 @@ QuantizedTensor quantizeDequantize(const torch::Tensor& x, GemmFormat format, Ge
                                 std::string(c10::toString(x.scalar_type())));
   const torch::Tensor in = x.contiguous();
   formats::QuantizeArgs a;
-  a.scheme = schemeOf(format, role);
+  a.scheme = formats::schemeOf(format, role);
   a.inBf16 = in.scalar_type() == torch::kBFloat16;
   a.in = in.data_ptr();
   a.cols = in.dim() == 0 ? 1 : in.size(-1);

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "formats/fp8_element.h"
+#include "formats/gemm_format_id.h"
 #include "formats/mx_block.h"
 #include "formats/nvfp4_block.h"
 #include "precision/kernels/bf16_bits.h"
@@ -29,6 +30,9 @@ enum class Scheme : int32_t {
   Mxfp4,          // e2m1 elements, 32-element blocks, E8M0 scales (FLOOR)
   Nvfp4,          // e2m1 elements, 16-element blocks, e4m3 scales, fp32 tensor scale
 };
+
+// The scheme a format quantizes an operand in `role` with (gemm_format.cpp).
+Scheme schemeOf(GemmFormat f, GemmRole role);
 
 PLAB_HD int blockSizeOf(Scheme s) {
   return s == Scheme::Mxfp8 || s == Scheme::Mxfp4 ? kMxBlock : (s == Scheme::Nvfp4 ? kNvfp4Block : 0);

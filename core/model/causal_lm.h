@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "model/gemm_slot.h"
 #include "model/model_config.h"
 #include "model/module_tree.h"
 
@@ -42,6 +43,9 @@ class CausalLM : public torch::nn::Module {
     if (tiedHeadOwner().empty()) return {};
     return {"lm_head.weight"};
   }
+
+  // The tied head's GEMM format (model/quantized_linear.h); unused without one.
+  GemmSlot headGemm;
 
  private:
   ModelConfig config_;

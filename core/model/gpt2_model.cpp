@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "model/bf16_linear.h"
 #include "model/input_checks.h"
+#include "model/quantized_linear.h"
 
 namespace plab {
 
@@ -70,7 +70,7 @@ torch::Tensor Gpt2LMHeadModel::forward(const torch::Tensor& input_ids) {
   const torch::Tensor hidden = transformer->forward(input_ids);
   if (lm_head) return lm_head->forward(hidden).to(torch::kFloat32);
   // The tied head computes in the embedding's dtype.
-  return linearInWeightDtype(hidden, transformer->wte->weight, {}).to(torch::kFloat32);
+  return linearInGemmFormat(hidden, transformer->wte->weight, {}, headGemm).to(torch::kFloat32);
 }
 
 std::string Gpt2LMHeadModel::tiedHeadOwner() const { return lm_head ? "" : "transformer.wte"; }

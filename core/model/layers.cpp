@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "model/bf16_linear.h"
+#include "model/quantized_linear.h"
 #include "util/errors.h"
 
 namespace plab {
@@ -16,7 +17,7 @@ Conv1DImpl::Conv1DImpl(int64_t in, int64_t out) : torch::nn::Module("Conv1D") {
 }
 
 torch::Tensor Conv1DImpl::forward(const torch::Tensor& x) {
-  return linearInWeightDtype(x, weight.t(), bias);  // x @ W + b, as a linear layer on the transposed view
+  return linearInGemmFormat(x, weight.t(), bias, gemm);  // x @ W + b, as a linear layer on the transposed view
 }
 
 LinearImpl::LinearImpl(int64_t in, int64_t out, bool withBias) : torch::nn::Module("Linear") {
@@ -24,7 +25,7 @@ LinearImpl::LinearImpl(int64_t in, int64_t out, bool withBias) : torch::nn::Modu
   if (withBias) bias = register_parameter("bias", torch::zeros({out}));
 }
 
-torch::Tensor LinearImpl::forward(const torch::Tensor& x) { return linearInWeightDtype(x, weight, bias); }
+torch::Tensor LinearImpl::forward(const torch::Tensor& x) { return linearInGemmFormat(x, weight, bias, gemm); }
 
 EmbeddingImpl::EmbeddingImpl(int64_t count, int64_t dim) : torch::nn::Module("Embedding") {
   weight = register_parameter("weight", torch::empty({count, dim}));

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "model/gemm_slot.h"
+
 namespace plab {
 
 // GPT-2's transposed linear layer: weight [in, out], y = x @ W + b.
@@ -15,6 +17,7 @@ class Conv1DImpl : public torch::nn::Module {
   Conv1DImpl(int64_t in, int64_t out);
   torch::Tensor forward(const torch::Tensor& x);
   torch::Tensor weight, bias;
+  GemmSlot gemm;  // the product's GEMM format (model/quantized_linear.h)
 };
 
 // y = x @ W^T (+ b) with weight [out, in] like torch.nn.Linear.
@@ -23,6 +26,7 @@ class LinearImpl : public torch::nn::Module {
   LinearImpl(int64_t in, int64_t out, bool withBias);
   torch::Tensor forward(const torch::Tensor& x);
   torch::Tensor weight, bias;  // bias undefined when withBias is false
+  GemmSlot gemm;  // the product's GEMM format (model/quantized_linear.h)
 };
 
 class EmbeddingImpl : public torch::nn::Module {

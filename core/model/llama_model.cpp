@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "model/bf16_linear.h"
 #include "model/input_checks.h"
+#include "model/quantized_linear.h"
 #include "model/rope.h"
 
 namespace plab {
@@ -118,7 +118,7 @@ torch::Tensor LlamaForCausalLM::forward(const torch::Tensor& input_ids) {
   const torch::Tensor hidden = model->forward(input_ids);
   if (lm_head) return lm_head->forward(hidden).to(torch::kFloat32);
   // The tied head computes in the embedding's dtype.
-  return linearInWeightDtype(hidden, model->embed_tokens->weight, {}).to(torch::kFloat32);
+  return linearInGemmFormat(hidden, model->embed_tokens->weight, {}, headGemm).to(torch::kFloat32);
 }
 
 std::string LlamaForCausalLM::tiedHeadOwner() const { return lm_head ? "" : "model.embed_tokens"; }

@@ -4,6 +4,7 @@
 // paths, short type names and own parameter counts).
 #include <unordered_set>
 
+#include "model/quantized_linear.h"
 #include "precision/precision_adamw.h"
 #include "precision/state_layout.h"
 #include "util/errors.h"
@@ -88,6 +89,8 @@ std::vector<TrainableParam> applyPrecisionPlan(torch::nn::Module& model, const P
   if (!fp32Only) resolved = plan.resolve(moduleTree(model, "", ""));
   Converter converter{fp32Only ? nullptr : &resolved, mode, {}, {}};
   converter.visit(model, "");
+  // The plan's GEMM formats go into the layers' slots (the reference keeps bf16: its own dtype).
+  applyGemmFormats(model, plan, fp32Only);
   return std::move(converter.out);
 }
 

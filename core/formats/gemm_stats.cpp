@@ -1,0 +1,165 @@
+#include "formats/gemm_stats.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "formats/quantize_kernels.h"
+
+namespace plab {
+namespace {
+
+using formats::Scheme;
+
+// Above this scaled magnitude the element would round past the type's
+// largest value (the midpoint to the next power-of-two step): it was clamped.
+float saturationThreshold(Scheme s) {
+  switch (s) {
+    case Scheme::Fp8E4m3Tensor:
+    case Scheme::Mxfp8: return 464.0f;     // 448 and the next step 480
+    case Scheme::Fp8E5m2Tensor: return 59392.0f;  // 57344 and 61440
+    case Scheme::Mxfp4:
+    case Scheme::Nvfp4: return 7.0f;       // 6 and 8
+    case Scheme::Bf16: break;
+  }
+  return std::numeric_limits<float>::infinity();
+}
+
+struct Sums {
+  int64_t finite = 0, nonZero = 0, underflow = 0, saturated = 0;
+  double errorSquared = 0, normSquared = 0;
+  float amax = 0, smallestNonZero = std::numeric_limits<float>::infinity();
+  float scaleMin = std::numeric_limits<float>::infinity(), scaleMax = 0;  // dequantization multipliers
+
+  void add(const Sums& o) {
+    finite += o.finite;
+    nonZero += o.nonZero;
+    underflow += o.underflow;
+    saturated += o.saturated;
+    errorSquared += o.errorSquared;
+    normSquared += o.normSquared;
+    amax = std::max(amax, o.amax);
+    smallestNonZero = std::min(smallestNonZero, o.smallestNonZero);
+    scaleMin = std::min(scaleMin, o.scaleMin);
+    scaleMax = std::max(scaleMax, o.scaleMax);
+  }
+};
+
+// One block (or a whole row for per-tensor schemes): `factor` takes x to the
+// element grid, `multiplier` takes an element back.
+void addBlock(const float* x, const float* q, int64_t n, float factor, float multiplier, float threshold, Sums& s) {
+  float blockAmax = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    if (!std::isfinite(v)) continue;
+    const float a = std::fabs(v);
+    ++s.finite;
+    if (a > 0) {
+      ++s.nonZero;
+      if (q[i] == 0.0f) ++s.underflow;
+      s.smallestNonZero = std::min(s.smallestNonZero, a);
+    }
+    if (a * factor > threshold) ++s.saturated;
+    const double e = double(q[i]) - double(v);
+    s.errorSquared += e * e;
+    s.normSquared += double(v) * double(v);
+    blockAmax = std::max(blockAmax, a);
+  }
+  s.amax = std::max(s.amax, blockAmax);
+  if (blockAmax > 0 && std::isfinite(multiplier) && multiplier > 0) {
+    s.scaleMin = std::min(s.scaleMin, multiplier);
+    s.scaleMax = std::max(s.scaleMax, multiplier);
+  }
+}
+
+}  // namespace
+
+GemmOperandStats measureQuantizedOperand(const torch::Tensor& x, const QuantizedTensor& q, GemmFormat format,
+                                         GemmRole role) {
+  const torch::Tensor x32 = x.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  const torch::Tensor q32 = q.values.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  const torch::Tensor codes = q.blockScales.defined() ? q.blockScales.to(torch::kCPU).contiguous() : torch::Tensor();
+  const float tensorScale = q.tensorScale.defined() ? q.tensorScale.item<float>() : 1.0f;
+  const Scheme scheme = formats::schemeOf(format, role);
+  const int64_t cols = x32.dim() == 0 ? 1 : x32.size(-1);
+  const int64_t rows = cols == 0 ? 0 : x32.numel() / cols;
+  const int64_t block = formats::blockSizeOf(scheme);
+  const int64_t perRow = formats::blocksPerRow(scheme, cols);
+  const float threshold = saturationThreshold(scheme);
+  const bool perTensor = scheme == Scheme::Fp8E4m3Tensor || scheme == Scheme::Fp8E5m2Tensor;
+  const float* xp = x32.data_ptr<float>();
+  const float* qp = q32.data_ptr<float>();
+  const uint8_t* cp = codes.defined() ? codes.data_ptr<uint8_t>() : nullptr;
+
+  Sums total;
+  std::mutex merge;
+  at::parallel_for(0, rows, 16, [&](int64_t first, int64_t last) {
+    Sums s;
+    for (int64_t r = first; r < last; ++r) {
+      const float* xr = xp + r * cols;
+      const float* qr = qp + r * cols;
+      if (block == 0) {
+        const float factor = perTensor ? tensorScale : 1.0f;
+        const float multiplier = perTensor ? 1.0f / tensorScale : 0.0f;
+        addBlock(xr, qr, cols, factor, multiplier, threshold, s);
+        continue;
+      }
+      for (int64_t b = 0; b < perRow; ++b) {
+        const uint8_t code = cp[r * perRow + b];
+        float factor = 1, multiplier = 1;
+        if (scheme == Scheme::Nvfp4) {
+          factor = formats::nvfp4Reciprocal(code, tensorScale);
+          multiplier = formats::nvfp4Multiplier(code, tensorScale);
+        } else {
+          factor = 1.0f / formats::mxDivisor(code);
+          multiplier = formats::mxMultiplier(code);
+        }
+        const int64_t c0 = b * block, n = std::min(block, cols - c0);
+        addBlock(xr + c0, qr + c0, n, factor, multiplier, threshold, s);
+      }
+    }
+    std::lock_guard<std::mutex> lock(merge);
+    total.add(s);
+  });
+
+  GemmOperandStats out;
+  out.role = role;
+  out.format = format;
+  out.underflow = total.nonZero > 0 ? double(total.underflow) / double(total.nonZero) : 0.0;
+  out.saturation = total.finite > 0 ? double(total.saturated) / double(total.finite) : 0.0;
+  out.dynamicRangeLog2 = total.nonZero > 0 ? std::log2(double(total.amax)) - std::log2(double(total.smallestNonZero)) : 0.0;
+  out.relError = total.normSquared > 0 ? std::sqrt(total.errorSquared / total.normSquared) : 0.0;
+  if (total.scaleMax > 0) {
+    out.scaleLog2Min = std::log2(double(total.scaleMin));
+    out.scaleLog2Max = std::log2(double(total.scaleMax));
+  }
+  return out;
+}
+
+void GemmStatsCollector::arm() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  seen_.clear();
+  stats_.clear();
+  armed_.store(true);
+}
+
+std::vector<GemmOperandStats> GemmStatsCollector::disarm() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  armed_.store(false);
+  seen_.clear();
+  return std::move(stats_);
+}
+
+void GemmStatsCollector::record(const std::string& layer, GemmRole role, GemmFormat format, const torch::Tensor& x,
+                                const QuantizedTensor& q) {
+  if (!armed()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!seen_.insert({layer, role}).second) return;
+  GemmOperandStats s = measureQuantizedOperand(x, q, format, role);
+  s.layer = layer;
+  stats_.push_back(std::move(s));
+}
+
+}  // namespace plab

@@ -1,0 +1,185 @@
+#include "model/quantized_linear.h"
+
+#include <functional>
+
+#include "formats/gemm_format.h"
+#include "formats/gemm_stats.h"
+#include "model/bf16_linear.h"
+#include "model/causal_lm.h"
+#include "model/layers.h"
+#include "precision/precision_plan.h"
+#include "util/errors.h"
+
+namespace plab {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// fp8 with per-tensor scaling quantizes each element alone: Q(x^T) = Q(x)^T,
+// so the backward reuses one quantized copy instead of quantizing again.
+bool perTensor(GemmFormat f) { return f == GemmFormat::Fp8E4m3 || f == GemmFormat::Fp8E5m2; }
+
+torch::Tensor quantized(const torch::Tensor& x, GemmFormat f, GemmRole role, GemmStatsCollector* stats,
+                        const std::string& layer) {
+  QuantizedTensor q = quantizeDequantize(x, f, role);
+  if (stats && stats->armed()) stats->record(layer, role, f, x, q);
+  return q.values;
+}
+
+struct Args {
+  GemmFormat format;
+  GemmStatsCollector* stats;
+  std::string layer;
+};
+
+void save(AutogradContext* ctx, const Args& a) {
+  ctx->saved_data["format"] = static_cast<int64_t>(a.format);
+  ctx->saved_data["stats"] = reinterpret_cast<int64_t>(a.stats);
+  ctx->saved_data["layer"] = a.layer;
+}
+
+Args restore(AutogradContext* ctx) {
+  return {static_cast<GemmFormat>(ctx->saved_data["format"].toInt()),
+          reinterpret_cast<GemmStatsCollector*>(ctx->saved_data["stats"].toInt()),
+          ctx->saved_data["layer"].toStringRef()};
+}
+
+torch::Tensor forwardProduct(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
+                             const torch::Tensor& bias, const Args& a) {
+  ctx->save_for_backward({x, weight});
+  save(ctx, a);
+  const torch::Tensor x2d = x.reshape({-1, x.size(-1)});
+  const torch::Tensor qx = quantized(x2d, a.format, GemmRole::Input, a.stats, a.layer);
+  const torch::Tensor qw = quantized(weight, a.format, GemmRole::Weight, a.stats, a.layer);
+  const torch::Tensor bias32 = bias.defined() ? bias.to(torch::kFloat32) : bias;
+  torch::Tensor y = at::linear(qx, qw, bias32);  // the bias joins the fp32 product before its one rounding
+  auto sizes = x.sizes().vec();
+  sizes.back() = weight.size(0);
+  return y.view(sizes).to(weight.scalar_type());
+}
+
+variable_list backwardProducts(AutogradContext* ctx, const torch::Tensor& grad, bool withBias) {
+  const auto saved = ctx->get_saved_variables();
+  const torch::Tensor& x = saved[0];
+  const torch::Tensor& weight = saved[1];
+  const Args a = restore(ctx);
+  const torch::Tensor g = grad.to(torch::kFloat32).reshape({-1, grad.size(-1)}).contiguous();  // [N, out]
+  const torch::Tensor x2d = x.reshape({-1, x.size(-1)});                                        // [N, in]
+  const torch::Tensor qg = quantized(g, a.format, GemmRole::GradOutput, a.stats, a.layer);
+  torch::Tensor dx, dw;
+  if (perTensor(a.format)) {
+    const torch::Tensor qw = quantizeDequantize(weight, a.format, GemmRole::Weight).values;
+    const torch::Tensor qx = quantizeDequantize(x2d, a.format, GemmRole::Input).values;
+    dx = torch::mm(qg, qw);      // [N, out] x [out, in]
+    dw = torch::mm(qg.t(), qx);  // [out, N] x [N, in]
+  } else {
+    // Each operand with the product's reduction dimension last.
+    const torch::Tensor qwt = quantizeDequantize(weight.t().contiguous(), a.format, GemmRole::Weight).values;  // [in, out]
+    const torch::Tensor qgt = quantizeDequantize(g.t().contiguous(), a.format, GemmRole::GradOutput).values;  // [out, N]
+    const torch::Tensor qxt = quantizeDequantize(x2d.t().contiguous(), a.format, GemmRole::Input).values;     // [in, N]
+    dx = torch::mm(qg, qwt.t());
+    dw = torch::mm(qgt, qxt.t());
+  }
+  variable_list grads = {dx.view(x.sizes()).to(x.scalar_type()), dw.to(weight.scalar_type())};
+  if (withBias) grads.push_back(g.sum(0).to(weight.scalar_type()));
+  return grads;
+}
+
+// Two functions, with and without a bias: autograd takes no undefined input.
+struct QuantizedLinearFn : public torch::autograd::Function<QuantizedLinearFn> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
+                               const Args& a) {
+    return forwardProduct(ctx, x, weight, {}, a);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    variable_list out = backwardProducts(ctx, grads[0], false);
+    out.emplace_back();  // Args
+    return out;
+  }
+};
+
+struct QuantizedLinearWithBiasFn : public torch::autograd::Function<QuantizedLinearWithBiasFn> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
+                               const torch::Tensor& bias, const Args& a) {
+    return forwardProduct(ctx, x, weight, bias, a);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    variable_list out = backwardProducts(ctx, grads[0], true);
+    out.emplace_back();  // Args
+    return out;
+  }
+};
+
+GemmSlot* slotOf(torch::nn::Module& m) {
+  if (auto* linear = dynamic_cast<LinearImpl*>(&m)) return &linear->gemm;
+  if (auto* conv = dynamic_cast<Conv1DImpl*>(&m)) return &conv->gemm;
+  return nullptr;
+}
+
+// Every module with its path, the root included (named_modules would need
+// the root to be held in a shared_ptr).
+void visitModules(torch::nn::Module& m, const std::string& path,
+                  const std::function<void(torch::nn::Module&, const std::string&)>& f) {
+  f(m, path);
+  for (const auto& child : m.named_children())
+    visitModules(*child.value(), path.empty() ? child.key() : path + "." + child.key(), f);
+}
+
+}  // namespace
+
+torch::Tensor quantizedLinear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                              GemmFormat format, GemmStatsCollector* stats, const std::string& layer) {
+  const auto dtype = weight.scalar_type();
+  const Args a{format, stats, layer};
+  const torch::Tensor in = x.to(dtype);
+  if (bias.defined()) return QuantizedLinearWithBiasFn::apply(in, weight, bias.to(dtype), a);
+  return QuantizedLinearFn::apply(in, weight, a);
+}
+
+torch::Tensor linearInGemmFormat(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                                 const GemmSlot& slot) {
+  if (slot.format == GemmFormat::Bf16) return linearInWeightDtype(x, weight, bias);
+  return quantizedLinear(x, weight, bias, slot.format, slot.stats, slot.layer);
+}
+
+std::map<std::string, GemmFormat> applyGemmFormats(torch::nn::Module& model, const PrecisionPlan& plan,
+                                                   bool ignoreFormats) {
+  auto* lm = dynamic_cast<CausalLM*>(&model);
+  std::map<std::string, GemmFormat> resolved =
+      plan.resolveGemmFormats(lm ? describeModules(*lm) : describeModules(model));
+  if (ignoreFormats)
+    for (auto& [path, f] : resolved) f = GemmFormat::Bf16;
+  auto formatOf = [&](const std::string& path) {
+    auto it = resolved.find(path);
+    return it == resolved.end() ? GemmFormat::Bf16 : it->second;
+  };
+  std::map<std::string, GemmFormat> set;
+  visitModules(model, "", [&](torch::nn::Module& m, const std::string& path) {
+    GemmSlot* slot = slotOf(m);
+    if (!slot) {
+      if (formatOf(path) != GemmFormat::Bf16)
+        throw ConfigError("precision plan: module '" + path + "' (" + m.name() + ") cannot run its product in " +
+                          gemmFormatId(formatOf(path)) + "; only the models' Linear and Conv1D layers can");
+      return;
+    }
+    slot->format = formatOf(path);
+    slot->layer = path;
+    set[path] = slot->format;
+  });
+  if (lm && !lm->tiedHeadOwner().empty()) {
+    lm->headGemm.format = formatOf("lm_head");
+    lm->headGemm.layer = "lm_head";
+    set["lm_head"] = lm->headGemm.format;
+  }
+  return set;
+}
+
+void attachGemmStats(torch::nn::Module& model, GemmStatsCollector* stats) {
+  visitModules(model, "", [&](torch::nn::Module& m, const std::string&) {
+    if (GemmSlot* slot = slotOf(m)) slot->stats = stats;
+  });
+  if (auto* lm = dynamic_cast<CausalLM*>(&model)) lm->headGemm.stats = stats;
+}
+
+}  // namespace plab

@@ -1,0 +1,184 @@
+// The quantized linear layer (model/quantized_linear.h): forward and both
+// gradients equal the products written out by hand with quantizeDequantize
+// (each operand along its reduction dimension), format bf16 is today's path
+// bit for bit, the plan's formats reach the layers and the tied head, and a
+// short training run in every format stays finite and differs from bf16's.
+#include <QtTest/QtTest>
+
+#include "formats/gemm_format.h"
+#include "model/bf16_linear.h"
+#include "model/causal_lm.h"
+#include "model/layers.h"
+#include "model/model_factory.h"
+#include "model/quantized_linear.h"
+#include "precision/precision_adamw.h"
+#include "support/small_runs.h"
+#include "support/tiny_models.h"
+#include "train/trainer.h"
+
+using namespace plab;
+
+namespace {
+
+std::vector<GemmFormat> lowFormats() {
+  std::vector<GemmFormat> out;
+  for (GemmFormat f : allGemmFormats())
+    if (f != GemmFormat::Bf16) out.push_back(f);
+  return out;
+}
+
+torch::Tensor q(const torch::Tensor& t, GemmFormat f, GemmRole r) {
+  return quantizeDequantize(t.contiguous(), f, r).values;
+}
+
+bool sameBits(const torch::Tensor& a, const torch::Tensor& b) {
+  return a.scalar_type() == b.scalar_type() && a.sizes() == b.sizes() && torch::equal(a, b);
+}
+
+// Wide values (several binades) so that the block formats' scales differ from block to block.
+torch::Tensor spreadValues(std::vector<int64_t> shape, int64_t seed) {
+  torch::manual_seed(seed);
+  return torch::randn(shape) * torch::exp(torch::randn(shape));
+}
+
+}  // namespace
+
+class QuantizedLinearTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void matchesProductsWrittenOut_data() {
+    QTest::addColumn<int>("format");
+    QTest::addColumn<bool>("bf16Layer");
+    QTest::addColumn<bool>("withBias");
+    for (GemmFormat f : lowFormats())
+      for (bool bf16Layer : {false, true})
+        for (bool withBias : {false, true})
+          QTest::newRow((gemmFormatId(f) + (bf16Layer ? " bf16" : " fp32") + (withBias ? " bias" : "")).c_str())
+              << int(f) << bf16Layer << withBias;
+  }
+
+  void matchesProductsWrittenOut() {
+    QFETCH(int, format);
+    QFETCH(bool, bf16Layer);
+    QFETCH(bool, withBias);
+    const GemmFormat f = GemmFormat(format);
+    const auto dtype = bf16Layer ? torch::kBFloat16 : torch::kFloat32;
+    // 2 x 9 tokens, 40 in, 24 out: rows that end in a short block in every block format.
+    const torch::Tensor x = spreadValues({2, 9, 40}, 1).to(dtype).requires_grad_();
+    const torch::Tensor w = spreadValues({24, 40}, 2).to(dtype).requires_grad_();
+    const torch::Tensor b = withBias ? spreadValues({24}, 3).to(dtype).requires_grad_() : torch::Tensor();
+    const torch::Tensor gy = spreadValues({2, 9, 24}, 4).to(dtype);
+    const torch::Tensor y = quantizedLinear(x, w, b, f);
+    y.backward(gy);
+
+    const torch::Tensor x2 = x.detach().reshape({18, 40}), w2 = w.detach();
+    const torch::Tensor g2 = gy.reshape({18, 24}).to(torch::kFloat32);
+    torch::Tensor yHand = torch::mm(q(x2, f, GemmRole::Input), q(w2, f, GemmRole::Weight).t());
+    if (withBias) yHand = yHand + b.detach().to(torch::kFloat32);
+    const torch::Tensor dxHand = torch::mm(q(g2, f, GemmRole::GradOutput), q(w2.t(), f, GemmRole::Weight).t());
+    const torch::Tensor dwHand = torch::mm(q(g2.t(), f, GemmRole::GradOutput), q(x2.t(), f, GemmRole::Input).t());
+
+    QCOMPARE(y.scalar_type(), dtype);
+    QCOMPARE(x.grad().scalar_type(), dtype);
+    QCOMPARE(w.grad().scalar_type(), dtype);
+    // The same fp32 products in a different summation order (at::linear with
+    // a fused bias, mm on transposed views): equal up to fp32 accumulation,
+    // bit for bit once rounded to a bf16 layer's dtype in nearly all elements.
+    auto close = [&](const torch::Tensor& got, const torch::Tensor& want) {
+      const torch::Tensor g32 = got.to(torch::kFloat32), w32 = want.to(dtype).to(torch::kFloat32);
+      const double scale = w32.abs().max().item<double>();
+      return (g32 - w32).abs().max().item<double>() <= scale * (bf16Layer ? 1.0 / 128 : 1e-5);
+    };
+    QVERIFY(close(y.reshape({18, 24}), yHand));
+    QVERIFY(close(x.grad().reshape({18, 40}), dxHand));
+    QVERIFY(close(w.grad(), dwHand));
+    if (withBias) QVERIFY(close(b.grad(), g2.sum(0)));
+    for (const torch::Tensor& t : {x.grad(), w.grad()}) QVERIFY(torch::isfinite(t).all().item<bool>());
+
+    // The quantization is visible: the products differ from unquantized ones.
+    const torch::Tensor plain = torch::mm(x2.to(torch::kFloat32), w2.to(torch::kFloat32).t());
+    QVERIFY(!torch::allclose(yHand - (withBias ? b.detach().to(torch::kFloat32) : torch::zeros({})), plain, 0, 0));
+  }
+
+  // The orientation matters for block formats: quantizing W along in-features
+  // for dX (the wrong axis) would give other values.
+  void blockFormatsQuantizeAlongTheReductionDimension() {
+    const GemmFormat f = GemmFormat::Mxfp4;
+    const torch::Tensor x = spreadValues({64, 64}, 5).requires_grad_();
+    const torch::Tensor w = spreadValues({64, 64}, 6).requires_grad_();
+    const torch::Tensor gy = spreadValues({64, 64}, 7);
+    quantizedLinear(x, w, {}, f).backward(gy);
+    const torch::Tensor wrongAxis = torch::mm(q(gy, f, GemmRole::GradOutput), q(w.detach(), f, GemmRole::Weight));
+    QVERIFY(!torch::equal(x.grad(), wrongAxis));
+  }
+
+  void bf16FormatIsTodaysPathBitForBit() {
+    for (auto dtype : {torch::kFloat32, torch::kBFloat16}) {
+      LinearImpl lin(40, 24, true);
+      torch::manual_seed(8);
+      {
+        torch::NoGradGuard g;
+        lin.weight.copy_(torch::randn({24, 40}).to(dtype));
+        lin.bias.set_data(torch::randn({24}).to(dtype));
+        lin.weight.set_data(lin.weight.to(dtype));
+      }
+      const torch::Tensor x = spreadValues({3, 40}, 9).requires_grad_();
+      const torch::Tensor viaLayer = lin.forward(x);
+      viaLayer.sum().backward();
+      const torch::Tensor dxLayer = x.grad().clone(), dwLayer = lin.weight.grad().clone();
+      x.mutable_grad() = torch::Tensor();
+      lin.weight.mutable_grad() = torch::Tensor();
+      const torch::Tensor today = linearInWeightDtype(x, lin.weight, lin.bias);
+      today.sum().backward();
+      QVERIFY(lin.gemm.format == GemmFormat::Bf16);
+      QVERIFY(sameBits(viaLayer, today));
+      QVERIFY(sameBits(dxLayer, x.grad()));
+      QVERIFY(sameBits(dwLayer, lin.weight.grad()));
+    }
+  }
+
+  void planReachesLayersAndTiedHead() {
+    auto model = createModel(test::tinyGpt2Config(), 1);
+    PrecisionPlan plan;
+    plan.gemm_format = GemmFormat::Nvfp4;
+    plan.setGemmSubtree("transformer.h.1", GemmFormat::Mxfp8);
+    plan.setGemmSubtree("lm_head", GemmFormat::Bf16);
+    const auto set = applyGemmFormats(*model, plan);
+    QVERIFY(set.at("transformer.h.0.attn.c_attn") == GemmFormat::Nvfp4);
+    QVERIFY(set.at("transformer.h.1.mlp.c_proj") == GemmFormat::Mxfp8);
+    QVERIFY(set.at("lm_head") == GemmFormat::Bf16);
+    QVERIFY(model->headGemm.format == GemmFormat::Bf16);
+    // Through applyPrecisionPlan, as the trainer applies a plan; the fp32 reference keeps bf16.
+    plan.gemm_formats.clear();
+    applyPrecisionPlan(*model, plan, OptimizerMode::Bf16Kahan);
+    QVERIFY(model->headGemm.format == GemmFormat::Nvfp4);
+    QCOMPARE(model->headGemm.layer, std::string("lm_head"));
+    applyPrecisionPlan(*model, plan, OptimizerMode::Fp32AdamW);
+    QVERIFY(model->headGemm.format == GemmFormat::Bf16);
+  }
+
+  void shortTrainingRunInEveryFormat() {
+    std::map<GemmFormat, std::vector<double>> losses;
+    for (GemmFormat f : allGemmFormats()) {
+      RunConfig c = test::smallTrainingRun(OptimizerMode::Bf16Kahan, 4);
+      c.eval_every = 0;
+      c.eval_batches = 1;
+      c.plan.gemm_format = f;
+      Trainer trainer(c);
+      Trainer::Callbacks cb;
+      cb.onStep = [&](const StepMetrics& m) {
+        losses[f].push_back(m.loss);
+        QVERIFY(std::isfinite(m.gradNorm) && m.gradNorm > 0);
+      };
+      const RunResult r = trainer.run(cb);
+      QVERIFY2(r.status == RunStatus::Completed, r.message.c_str());
+      QCOMPARE(losses[f].size(), size_t(4));
+      for (double l : losses[f]) QVERIFY(std::isfinite(l));
+    }
+    // Same seed, same batches: the first loss already feels the forward's quantization.
+    for (GemmFormat f : lowFormats()) QVERIFY2(losses[f] != losses[GemmFormat::Bf16], gemmFormatId(f).c_str());
+  }
+};
+
+QTEST_APPLESS_MAIN(QuantizedLinearTest)
+#include "test_quantized_linear.moc"
