@@ -1,6 +1,7 @@
 // The layer tree: rows from a hand-made ModuleNode tree, presets, subtree
 // overrides, bf16 share and the predicted memory of a plan.
 #include <QCheckBox>
+#include <QComboBox>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
@@ -315,6 +316,50 @@ class TestLayerTree : public QObject {
     QVERIFY(panel.planLabel()->text().contains("1 row override)"));
     panel.presetButton(plab::PlanPreset::AllFp32)->click();  // a preset clears the overrides
     QCOMPARE(panel.planName(), QString("All fp32"));
+  }
+
+  // Issue 22.3: the GEMM format column, the plan-wide combo and subtree choices.
+  void gemmFormatsPerSubtree() {
+    LayerTreePanel panel;
+    panel.setModules(tinyTree());
+    const auto gemm = [&panel](const std::string& path) {
+      return panel.itemForPath(path)->text(LayerTreePanel::GemmFormatColumn);
+    };
+    QCOMPARE(gemm("transformer.h.0.attn.c_attn"), QString("bf16"));
+    QCOMPARE(gemm("transformer.h.0.mlp.c_fc"), QString("bf16"));
+    QCOMPARE(gemm("lm_head"), QString("bf16"));  // the tied head's product has a format of its own
+    QCOMPARE(gemm("transformer.wte"), QString("–"));
+    QCOMPARE(gemm("transformer.h.0.ln_1"), QString("–"));
+    QSignalSpy changed(&panel, &LayerTreePanel::planChanged);
+    panel.gemmFormatCombo()->setCurrentIndex(panel.gemmFormatCombo()->findText("mxfp8"));
+    QCOMPARE(changed.count(), 1);
+    QVERIFY(panel.plan().gemm_format == plab::GemmFormat::Mxfp8);
+    QCOMPARE(gemm("transformer.h.0.mlp.c_fc"), QString("mxfp8"));
+    QVERIFY(panel.summaryLabel()->text().contains("simulated"));
+    panel.setSubtreeGemmFormat("transformer.h.0.attn", plab::GemmFormat::Nvfp4);
+    QCOMPARE(gemm("transformer.h.0.attn.c_proj"), QString("nvfp4"));
+    QCOMPARE(gemm("transformer.h.0"), QString("mixed (mxfp8, nvfp4)"));
+    // A subtree choice replaces deeper ones; removing it restores the plan-wide format.
+    panel.setSubtreeGemmFormat("transformer.h.0.attn.c_attn", plab::GemmFormat::Fp8E4m3);
+    panel.setSubtreeGemmFormat("transformer.h.0", plab::GemmFormat::Mxfp4);
+    QCOMPARE(panel.plan().gemm_formats.size(), size_t(1));
+    QCOMPARE(gemm("transformer.h.0.attn.c_attn"), QString("mxfp4"));
+    panel.setSubtreeGemmFormat("transformer.h.0", std::nullopt);
+    QCOMPARE(gemm("transformer.h.0.attn.c_attn"), QString("mxfp8"));
+    // The JSON a run takes carries both, and reads back to the same column.
+    panel.setSubtreeGemmFormat("lm_head", plab::GemmFormat::Bf16);
+    const nlohmann::json j = plab::toJson(panel.plan());
+    QCOMPARE(j.at("gemm_format").get<std::string>(), std::string("mxfp8"));
+    QCOMPARE(j.at("gemm_formats").at("lm_head").get<std::string>(), std::string("bf16"));
+    LayerTreePanel other;
+    other.setModules(tinyTree());
+    other.setPlan(plab::precisionPlanFromJson(j));
+    QCOMPARE(other.itemForPath("")->text(LayerTreePanel::GemmFormatColumn), QString("mixed (bf16, mxfp8)"));
+    // The root row sets the plan-wide format and clears the rows' choices.
+    panel.setSubtreeGemmFormat("", plab::GemmFormat::Bf16);
+    QVERIFY(panel.plan().gemm_formats.empty());
+    QVERIFY(!panel.plan().usesLowPrecisionGemms());
+    QCOMPARE(panel.gemmFormatCombo()->currentText(), QString("bf16"));
   }
 };
 

@@ -1,17 +1,22 @@
 #include "panels/layer_tree_panel.h"
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMenu>
 #include <QPushButton>
 #include <QTreeWidget>
 #include <QTreeWidgetItemIterator>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
+#include "formats/gemm_format_id.h"
 #include "precision/memory_estimate.h"
+#include "util/errors.h"
 #include "util/format.h"
 
 namespace plab::ui {
@@ -45,6 +50,28 @@ const plab::ModuleNode* findNode(const plab::ModuleNode& node, const std::string
   return nullptr;
 }
 
+bool inSubtree(const std::string& path, const std::string& root) {
+  return root.empty() || path == root || path.compare(0, root.size() + 1, root + ".") == 0;
+}
+
+// The subtree's products: one format's id, "mixed (…)" when they differ,
+// "–" without a product.
+void showGemmCell(QTreeWidgetItem* item, const std::string& path, const std::map<std::string, plab::GemmFormat>& gemms) {
+  std::map<plab::GemmFormat, int> counts;
+  for (const auto& [module, format] : gemms)
+    if (inSubtree(module, path)) ++counts[format];
+  QString text = "–";
+  if (counts.size() == 1) text = QString::fromStdString(plab::gemmFormatId(counts.begin()->first));
+  else if (counts.size() > 1) {
+    QStringList ids;
+    for (const auto& [format, n] : counts) ids << QString::fromStdString(plab::gemmFormatId(format));
+    text = "mixed (" + ids.join(", ") + ")";
+  }
+  item->setText(LayerTreePanel::GemmFormatColumn, text);
+  const bool lowPrecision = !counts.empty() && !(counts.size() == 1 && counts.begin()->first == plab::GemmFormat::Bf16);
+  item->setForeground(LayerTreePanel::GemmFormatColumn, lowPrecision ? QColor(150, 40, 150) : QColor(90, 90, 90));
+}
+
 }  // namespace
 
 LayerTreePanel::LayerTreePanel(QWidget* parent) : QWidget(parent) {
@@ -71,6 +98,17 @@ LayerTreePanel::LayerTreePanel(QWidget* parent) : QWidget(parent) {
   flags->addWidget(norms_);
   flags->addWidget(embeddings_);
   flags->addStretch();
+  gemmDefault_ = new QComboBox;
+  gemmDefault_->setObjectName("gemmFormat");
+  for (plab::GemmFormat f : plab::allGemmFormats())
+    gemmDefault_->addItem(QString::fromStdString(plab::gemmFormatId(f)), static_cast<int>(f));
+  gemmDefault_->setToolTip(
+      "<p>The format every matrix product (Linear, Conv1D, the head) is simulated in (gemm_format): bf16 is "
+      "today's product in the layer's own dtype; the others quantize both operands (and the output gradient in "
+      "backward) and multiply in fp32 — fake quantization, bit-exact with torchao, not fp8/fp4 tensor cores. "
+      "Right-click a row to set its subtree apart.</p>");
+  flags->addWidget(new QLabel("GEMMs:"));
+  flags->addWidget(gemmDefault_);
   layout->addLayout(flags);
 
   planLabel_ = new QLabel;
@@ -79,9 +117,14 @@ LayerTreePanel::LayerTreePanel(QWidget* parent) : QWidget(parent) {
 
   tree_ = new QTreeWidget;
   tree_->setObjectName("layerTree");
-  tree_->setColumnCount(6);
-  tree_->setHeaderLabels({"Module (✓ = bf16)", "Precision", "Update lost", "Rounded away", "Parameters (own / total)",
-                          "Type"});
+  tree_->setColumnCount(7);
+  tree_->setHeaderLabels({"Module (✓ = bf16)", "Precision", "Update lost", "Rounded away", "GEMM format",
+                          "Parameters (own / total)", "Type"});
+  tree_->headerItem()->setToolTip(GemmFormatColumn,
+                                  "The simulated format of the subtree's matrix products (right-click a row to "
+                                  "change it); \"mixed\" when they differ, – without one");
+  tree_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(tree_, &QTreeWidget::customContextMenuRequested, this, &LayerTreePanel::showGemmMenu);
   tree_->headerItem()->setToolTip(UpdateLostColumn,
                                   "Mean over the last finished run's windows: the share of the intended update "
                                   "that never reached this layer's weights (nor waits in a Kahan buffer), ± one "
@@ -117,6 +160,12 @@ LayerTreePanel::LayerTreePanel(QWidget* parent) : QWidget(parent) {
     emit planChanged();
   });
   connect(tree_, &QTreeWidget::itemChanged, this, &LayerTreePanel::onItemChanged);
+  connect(gemmDefault_, &QComboBox::currentIndexChanged, this, [this] {
+    if (updating_) return;
+    plan_.gemm_format = static_cast<plab::GemmFormat>(gemmDefault_->currentData().toInt());
+    refresh();
+    emit planChanged();
+  });
   // Expanded rows may hold longer names; grow only, keeping a user's wider choice.
   connect(tree_, &QTreeWidget::itemExpanded, this, [this] {
     const int before = tree_->columnWidth(NameColumn);
@@ -287,6 +336,48 @@ std::map<std::string, plab::LayerPrecision> LayerTreePanel::resolved() const {
   return plan_.resolve(modules_);
 }
 
+std::map<std::string, plab::GemmFormat> LayerTreePanel::resolvedGemmFormats() const {
+  if (!hasModules_) return {};
+  try {
+    return plan_.resolveGemmFormats(modules_);
+  } catch (const plab::ConfigError&) {
+    return {};  // a loaded plan naming a module this model lacks: refresh() says so
+  }
+}
+
+void LayerTreePanel::setSubtreeGemmFormat(const std::string& path, std::optional<plab::GemmFormat> format) {
+  if (path.empty()) {
+    // The whole model: the plan-wide format, without overrides below it.
+    plan_.gemm_format = format.value_or(plab::GemmFormat::Bf16);
+    plan_.gemm_formats.clear();
+  } else {
+    for (auto it = plan_.gemm_formats.begin(); it != plan_.gemm_formats.end();) {
+      if (it->first != path && inSubtree(it->first, path)) it = plan_.gemm_formats.erase(it);
+      else ++it;
+    }
+    if (format) plan_.setGemmSubtree(path, *format);
+    else plan_.gemm_formats.erase(path);
+  }
+  refresh();
+  emit planChanged();
+}
+
+void LayerTreePanel::showGemmMenu(const QPoint& pos) {
+  QTreeWidgetItem* item = tree_->itemAt(pos);
+  if (!item) return;
+  const std::string path = item->data(NameColumn, PathRole).toString().toStdString();
+  const auto gemms = resolvedGemmFormats();
+  if (std::none_of(gemms.begin(), gemms.end(), [&](const auto& g) { return inSubtree(g.first, path); })) return;
+  QMenu menu(this);
+  menu.setObjectName("gemmMenu");
+  menu.addSection(QString("GEMM format of %1").arg(path.empty() ? QString("the whole model") : QString::fromStdString(path)));
+  for (plab::GemmFormat f : plab::allGemmFormats())
+    menu.addAction(QString::fromStdString(plab::gemmFormatId(f)), this, [this, path, f] { setSubtreeGemmFormat(path, f); });
+  if (plan_.gemm_formats.count(path))
+    menu.addAction("as the plan-wide format (remove this row's choice)", this, [this, path] { setSubtreeGemmFormat(path, std::nullopt); });
+  menu.exec(tree_->viewport()->mapToGlobal(pos));
+}
+
 int64_t LayerTreePanel::bf16Parameters() const {
   if (!hasModules_) return 0;
   return plab::bf16ParameterCount(modules_, resolved());
@@ -356,6 +447,7 @@ void LayerTreePanel::refresh() {
   tree_->headerItem()->setText(NameColumn, "Module (✓ = " + low + ")");
   norms_->setChecked(plan_.norms_bf16);
   embeddings_->setChecked(plan_.embeddings_bf16);
+  gemmDefault_->setCurrentIndex(gemmDefault_->findData(static_cast<int>(plan_.gemm_format)));
   const bool flagsMatter = plan_.preset == plab::PlanPreset::LinearBf16;
   norms_->setEnabled(flagsMatter);
   embeddings_->setEnabled(flagsMatter);
@@ -372,8 +464,10 @@ void LayerTreePanel::refresh() {
     return;
   }
   const auto res = resolved();
+  const std::map<std::string, plab::GemmFormat> gemms = resolvedGemmFormats();
   std::function<void(QTreeWidgetItem*)> update = [&](QTreeWidgetItem* item) {
     const std::string path = item->data(NameColumn, PathRole).toString().toStdString();
+    showGemmCell(item, path, gemms);
     if (const auto* node = findNode(modules_, path); node && node->totalParameters > 0) {
       const SubtreeCount c = countSubtree(*node, res);
       const Qt::CheckState state = c.bf16 == 0 ? Qt::Unchecked
@@ -410,6 +504,13 @@ void LayerTreePanel::refresh() {
                           humanBytes(predicted.total()), humanBytes(baseline.total()), humanBytes(saved),
                           percentText(savedFraction))
                      .arg(low);
+  if (plan_.usesLowPrecisionGemms()) {
+    if (gemms.empty())
+      text += "<br><b>The plan's GEMM formats name a module this model does not have.</b>";
+    else
+      text += "<br><i>Low-precision GEMMs are simulated (fake quantization, fp32 products), not run on fp8/fp4 "
+              "tensor cores.</i>";
+  }
   if (mode_ == plab::OptimizerMode::Fp32AdamW && bf16 > 0)
     text += "<br><i>fp32 AdamW ignores the plan: everything trains in fp32.</i>";
   summary_->setText(text);

@@ -4,6 +4,7 @@
 // (clearing deeper ones); parents show the tri-state of their subtree.
 #include <QWidget>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "model/module_tree.h"
@@ -13,6 +14,7 @@
 #include "panels/layer_measurements.h"
 
 class QCheckBox;
+class QComboBox;
 class QLabel;
 class QPushButton;
 class QTreeWidget;
@@ -26,7 +28,18 @@ class LayerTreePanel : public QWidget {
   // Precision right after the name: it is what the user is deciding, and it
   // must stay on screen in a narrow setup panel.
   // After a run, what it measured per layer sits beside the precision chosen.
-  enum Column { NameColumn = 0, PrecisionColumn, UpdateLostColumn, RoundedAwayColumn, ParamsColumn, TypeColumn };
+  // The GEMM format (formats/gemm_format_id.h) each matrix product of the
+  // subtree is simulated in: set plan-wide above the tree, per subtree from
+  // a row's context menu.
+  enum Column {
+    NameColumn = 0,
+    PrecisionColumn,
+    UpdateLostColumn,
+    RoundedAwayColumn,
+    GemmFormatColumn,
+    ParamsColumn,
+    TypeColumn
+  };
   static constexpr int PathRole = Qt::UserRole + 1;
 
   explicit LayerTreePanel(QWidget* parent = nullptr);
@@ -52,10 +65,18 @@ class LayerTreePanel : public QWidget {
 
   void applyPreset(plab::PlanPreset preset);      // clears overrides
   void setSubtreeBf16(const std::string& path, bool bf16);  // what ticking a row does
+  // The context menu's choice: the subtree's products in `format` (deeper
+  // overrides cleared); nullopt removes the row's override (the plan-wide
+  // format applies again). The root row ("") sets the plan-wide format.
+  void setSubtreeGemmFormat(const std::string& path, std::optional<plab::GemmFormat> format);
+  QComboBox* gemmFormatCombo() const { return gemmDefault_; }  // the plan-wide format
 
   QTreeWidget* tree() const { return tree_; }
   QTreeWidgetItem* itemForPath(const std::string& path) const;
   std::map<std::string, plab::LayerPrecision> resolved() const;
+  // Path -> GEMM format of every module with a matrix product; empty when
+  // the plan names a module the model lacks (the summary says so).
+  std::map<std::string, plab::GemmFormat> resolvedGemmFormats() const;
   int64_t bf16Parameters() const;
   int64_t totalParameters() const { return modules_.totalParameters; }
   plab::MemoryBreakdown predictedMemory() const;
@@ -77,6 +98,7 @@ class LayerTreePanel : public QWidget {
   void refresh();  // check states, precision column, plan name, summary from plan_
   void fitColumns();
   void onItemChanged(QTreeWidgetItem* item, int column);
+  void showGemmMenu(const QPoint& pos);
 
   QTreeWidget* tree_;
   QLabel* planLabel_;
@@ -84,6 +106,7 @@ class LayerTreePanel : public QWidget {
   QPushButton* allFp32_;
   QPushButton* linearBf16_;
   QPushButton* allBf16_;
+  QComboBox* gemmDefault_;
   QCheckBox* norms_;
   QCheckBox* embeddings_;
   plab::ModuleNode modules_;
