@@ -31,7 +31,7 @@ struct Sums {
   int64_t finite = 0, nonZero = 0, underflow = 0, saturated = 0;
   double errorSquared = 0, normSquared = 0;
   float amax = 0, smallestNonZero = std::numeric_limits<float>::infinity();
-  float scaleMin = std::numeric_limits<float>::infinity(), scaleMax = 0;  // dequantization multipliers
+  double scaleMin = std::numeric_limits<double>::infinity(), scaleMax = 0;  // dequantization multipliers
 
   void add(const Sums& o) {
     finite += o.finite;
@@ -49,7 +49,7 @@ struct Sums {
 
 // One block (or a whole row for per-tensor schemes): `factor` takes x to the
 // element grid, `multiplier` takes an element back.
-void addBlock(const float* x, const float* q, int64_t n, float factor, float multiplier, float threshold, Sums& s) {
+void addBlock(const float* x, const float* q, int64_t n, float factor, double multiplier, float threshold, Sums& s) {
   float blockAmax = 0;
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i];
@@ -102,13 +102,14 @@ GemmOperandStats measureQuantizedOperand(const torch::Tensor& x, const Quantized
       const float* qr = qp + r * cols;
       if (block == 0) {
         const float factor = perTensor ? tensorScale : 1.0f;
-        const float multiplier = perTensor ? 1.0f / tensorScale : 0.0f;
+        const double multiplier = perTensor ? 1.0 / double(tensorScale) : 0.0;
         addBlock(xr, qr, cols, factor, multiplier, threshold, s);
         continue;
       }
       for (int64_t b = 0; b < perRow; ++b) {
         const uint8_t code = cp[r * perRow + b];
-        float factor = 1, multiplier = 1;
+        float factor = 1;
+        double multiplier = 1;
         if (scheme == Scheme::Nvfp4) {
           factor = formats::nvfp4Reciprocal(code, tensorScale);
           multiplier = formats::nvfp4Multiplier(code, tensorScale);
@@ -132,8 +133,8 @@ GemmOperandStats measureQuantizedOperand(const torch::Tensor& x, const Quantized
   out.dynamicRangeLog2 = total.nonZero > 0 ? std::log2(double(total.amax)) - std::log2(double(total.smallestNonZero)) : 0.0;
   out.relError = total.normSquared > 0 ? std::sqrt(total.errorSquared / total.normSquared) : 0.0;
   if (total.scaleMax > 0) {
-    out.scaleLog2Min = std::log2(double(total.scaleMin));
-    out.scaleLog2Max = std::log2(double(total.scaleMax));
+    out.scaleLog2Min = std::log2(total.scaleMin);
+    out.scaleLog2Max = std::log2(total.scaleMax);
   }
   return out;
 }

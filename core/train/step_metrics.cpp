@@ -84,6 +84,20 @@ nlohmann::json toJson(const StepMetrics& m) {
     }
     j["fp16_grad_layers"] = fp16;
   }
+  if (!m.gemmLayers.empty()) {
+    json gemm = json::array();
+    for (const GemmOperandStats& g : m.gemmLayers)
+      gemm.push_back({{"layer", g.layer},
+                      {"role", gemmRoleId(g.role)},
+                      {"format", gemmFormatId(g.format)},
+                      {"underflow", number(g.underflow)},
+                      {"saturation", number(g.saturation)},
+                      {"dynamic_range_log2", number(g.dynamicRangeLog2)},
+                      {"rel_error", number(g.relError)},
+                      {"scale_log2_min", number(g.scaleLog2Min)},
+                      {"scale_log2_max", number(g.scaleLog2Max)}});
+    j["gemm_layers"] = gemm;
+  }
   if (!m.shadowRecipes.is_null()) j["shadow_recipes"] = m.shadowRecipes;
   return j;
 }
@@ -153,6 +167,32 @@ StepMetrics stepMetricsFromJson(const nlohmann::json& j) {
       fm.zeroShare = readNumber(l, "grad_fp16_zero_share");
       if (l.contains("grad_fp16_flush_share")) fm.flushShare = readNumber(l, "grad_fp16_flush_share");
       m.fp16GradLayers.push_back(std::move(fm));
+    }
+  }
+  if (j.contains("gemm_layers")) {
+    const json& gemm = j.at("gemm_layers");
+    if (!gemm.is_array()) throw ConfigError("step metrics: 'gemm_layers' must be an array");
+    for (const json& g : gemm) {
+      auto text = [&](const char* key) {
+        if (!g.is_object() || !g.contains(key) || !g.at(key).is_string())
+          throw ConfigError(std::string("step metrics: each gemm_layers entry needs a '") + key + "' string");
+        return g.at(key).get<std::string>();
+      };
+      GemmOperandStats s;
+      s.layer = text("layer");
+      const std::string role = text("role");
+      bool known = false;
+      for (GemmRole r : {GemmRole::Input, GemmRole::Weight, GemmRole::GradOutput})
+        if (gemmRoleId(r) == role) s.role = r, known = true;
+      if (!known) throw ConfigError("step metrics: gemm_layers role '" + role + "' is not input, weight or grad_output");
+      s.format = gemmFormatFromId(text("format"));
+      s.underflow = readNumber(g, "underflow");
+      s.saturation = readNumber(g, "saturation");
+      s.dynamicRangeLog2 = readNumber(g, "dynamic_range_log2");
+      s.relError = readNumber(g, "rel_error");
+      s.scaleLog2Min = readNumber(g, "scale_log2_min");
+      s.scaleLog2Max = readNumber(g, "scale_log2_max");
+      m.gemmLayers.push_back(std::move(s));
     }
   }
   if (j.contains("shadow_recipes")) m.shadowRecipes = j.at("shadow_recipes");

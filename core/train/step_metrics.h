@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "formats/gemm_operand_stats.h"
 #include "model/module_tree.h"
 #include "precision/decay_effect.h"
 #include "precision/memory_breakdown.h"
@@ -82,6 +83,9 @@ struct StepMetrics {
   std::optional<double> gradFp16ZeroShare;
   std::optional<double> gradFp16FlushShare;  // fp16-mixed only
   std::vector<LayerFp16GradMetrics> fp16GradLayers;
+  // Runs with GEMM formats other than bf16, on statistics steps: each
+  // quantized operand of each such layer (input, weight, output gradient).
+  std::vector<GemmOperandStats> gemmLayers;
   // Runs with shadow_recipes, on window steps: per layer what each bf16
   // write would have lost (advisor/shadow_recipes.h); null otherwise.
   nlohmann::json shadowRecipes;

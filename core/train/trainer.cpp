@@ -14,8 +14,10 @@
 #include "data/text_dataset.h"
 #include "distributed/data_parallel.h"
 #include "distributed/sharded_adamw.h"
+#include "formats/gemm_stats.h"
 #include "model/model_factory.h"
 #include "model/module_tree.h"
+#include "model/quantized_linear.h"
 #include "precision/decay_effect.h"
 #include "precision/loss_scale/dynamic_loss_scale.h"
 #include "precision/precision_adamw.h"
@@ -229,6 +231,10 @@ class Session {
     // source copies) then live on the training device.
     model_->to(device);
     params_ = applyPrecisionPlan(*model_, cfg_.plan, cfg_.mode);
+    if (cfg_.plan.usesLowPrecisionGemms() && cfg_.mode != OptimizerMode::Fp32AdamW) {
+      gemmStats_ = std::make_unique<GemmStatsCollector>();  // the quantized operands' statistics (gemm_layers)
+      attachGemmStats(*model_, gemmStats_.get());
+    }
     UpdateStatsOptions statsOptions;
     statsOptions.window = cfg_.update_window;
     optimizer_ = std::make_unique<ShardedAdamW>(params_, cfg_.mode, cfg_.adamw, cfg_.seed, statsOptions, *dp_,
@@ -363,6 +369,7 @@ class Session {
       optimizer_->zeroGrad();
       // Summed on the device and read once per step, not per micro-batch.
       torch::Tensor lossSum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device_));
+      if (gemmStats_ && (step % cfg_.layer_stats_every == 0 || step == 1)) gemmStats_->arm();
       for (int64_t micro = 0; micro < cfg_.grad_accum; ++micro) {
         auto [inputs, targets] = dataset_->trainBatch(cfg_.batch_size, rng_);  // the same global batch on every rank
         torch::Tensor loss = model_->loss(dp_->localRows(inputs).to(device_), dp_->localRows(targets).to(device_));
@@ -370,6 +377,7 @@ class Session {
         (scaler_ ? scaler_->scaleLoss(share) : share).backward();  // scaler.scale(loss).backward()
         lossSum += loss.detach().to(torch::kDouble);
       }
+      if (gemmStats_ && gemmStats_->armed()) m.gemmLayers = gemmStats_->disarm();
       m.loss = dp_->mean(lossSum.item<double>() / static_cast<double>(cfg_.grad_accum),
                          "the loss of step " + std::to_string(step));
       dp_->averageGradients(params_, "the gradients of step " + std::to_string(step));
@@ -534,6 +542,7 @@ class Session {
   std::unique_ptr<ShardedAdamW> optimizer_;  // ZeRO-1 over the ranks, or one PrecisionAdamW
   std::optional<DynamicLossScale> scaler_;   // fp16-mixed only
   std::unique_ptr<ShadowRecipes> shadow_;    // runs with shadow_recipes only
+  std::unique_ptr<GemmStatsCollector> gemmStats_;  // runs with GEMM formats other than bf16 only
   int64_t skippedSteps_ = 0;                 // this process's, resumed runs counting from their first step
   std::vector<std::pair<torch::Tensor, torch::Tensor>> valBatches_;
   std::unique_ptr<MetricsWriter> writer_;
