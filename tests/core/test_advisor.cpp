@@ -1,0 +1,275 @@
+// The precision advisor (core/advisor/): its shadow figures read like real
+// runs of each recipe, it finds the layers a constructed model makes bf16
+// lose, and advice.json round-trips.
+#include <QtTest/QtTest>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <algorithm>
+#include <map>
+
+#include "advisor/advisor.h"
+#include "advisor/candidate_plans.h"
+#include "model/model_config.h"
+#include "model/model_factory.h"
+#include "support/seed_spread.h"
+#include "support/small_runs.h"
+#include "support/tiny_models.h"
+#include "train/trainer.h"
+#include "util/errors.h"
+
+using namespace plab;
+namespace fs = std::filesystem;
+
+namespace {
+
+const uint64_t kSeeds[] = {1, 2, 3};
+
+// Per layer, the mean over a run's windows of a figure.
+using LayerMeans = std::map<std::string, double>;
+
+struct Means {
+  std::map<std::string, double> sum;
+  std::map<std::string, int> count;
+  void add(const std::string& layer, double v) {
+    sum[layer] += v;
+    count[layer] += 1;
+  }
+  LayerMeans means() const {
+    LayerMeans out;
+    for (const auto& [layer, s] : sum) out[layer] = s / count.at(layer);
+    return out;
+  }
+};
+
+double meanOver(const LayerMeans& m) {
+  double s = 0;
+  for (const auto& [layer, v] : m) s += v;
+  return m.empty() ? NAN : s / double(m.size());
+}
+
+// The default fine-tune, shortened: 40 steps of 4 x 32 tokens, windows of 10.
+RunConfig shortFineTune(OptimizerMode mode, uint64_t seed) {
+  RunConfig c = test::smallTrainingRun(mode, 40);
+  c.seq_len = 32;
+  c.update_window = 10;
+  c.layer_stats_every = 10;
+  c.eval_every = 0;
+  c.eval_batches = 2;
+  c.seed = seed;
+  return c;
+}
+
+// The shadow run's per-layer means of one write (key "nearest", ...).
+std::map<std::string, LayerMeans> shadowMeans(uint64_t seed) {
+  RunConfig c = shortFineTune(OptimizerMode::Fp32AdamW, seed);
+  c.shadow_recipes = true;
+  Trainer t(c);
+  std::map<std::string, Means> means;
+  Trainer::Callbacks cb;
+  cb.onStep = [&](const StepMetrics& m) {
+    if (!m.shadowRecipes.is_array()) return;
+    for (const auto& e : m.shadowRecipes)
+      for (const char* key : {"nearest", "stochastic", "kahan"})
+        means[key].add(e.at("layer").get<std::string>(), e.at("update_lost").at(key).get<double>());
+  };
+  const RunResult r = t.run(cb);
+  if (r.status != RunStatus::Completed) qFatal("shadow run failed: %s", r.message.c_str());
+  std::map<std::string, LayerMeans> out;
+  for (const auto& [key, m] : means) out[key] = m.means();
+  return out;
+}
+
+LayerMeans realMeans(OptimizerMode mode, uint64_t seed) {
+  Trainer t(shortFineTune(mode, seed));
+  Means means;
+  Trainer::Callbacks cb;
+  cb.onStep = [&](const StepMetrics& m) {
+    for (const LayerWindowMetrics& w : m.windowLayers) means.add(w.layer, w.updateLost);
+  };
+  const RunResult r = t.run(cb);
+  if (r.status != RunStatus::Completed) qFatal("run failed: %s", r.message.c_str());
+  return means.means();
+}
+
+// A tiny GPT-2 (byte vocabulary) whose token and position embeddings carry
+// a constant offset of 16 on every element: the model computes exactly the
+// same function (every path from the embeddings goes through a LayerNorm,
+// which removes a constant across features, and the tied head's logits
+// shift by the same amount for every token), but their bf16 ulp is 1/16 to
+// 1/8, so Adam's updates of at most lr = 1e-2 are far below half an ulp
+// there and large against the ulp of every other layer.
+fs::path constructedModel(const fs::path& dir) {
+  nlohmann::json config = {{"model_type", "gpt2"},       {"architectures", {"GPT2LMHeadModel"}},
+                           {"vocab_size", 257},          {"n_embd", 32},
+                           {"n_layer", 2},               {"n_head", 4},
+                           {"n_positions", 64},          {"n_inner", nullptr},
+                           {"layer_norm_epsilon", 1e-5}, {"activation_function", "gelu_new"},
+                           {"initializer_range", 0.02},  {"bos_token_id", 256},
+                           {"eos_token_id", 256}};
+  const auto model = createModel(ModelConfig::fromJson(config), 5);
+  {
+    torch::NoGradGuard noGrad;
+    for (auto& p : model->named_parameters()) {
+      const std::string& name = p.key();
+      if (name == "transformer.wte.weight" || name == "transformer.wpe.weight") p.value().add_(16.0);
+      // LayerNorm scales of 1 would have an ulp of 1/128, close to lr: at
+      // 1/4 it is 1/512, far below it.
+      const bool norm = name.find("ln_") != std::string::npos && name.size() > 7 &&
+                        name.compare(name.size() - 7, 7, ".weight") == 0;
+      if (norm) p.value().fill_(0.25);
+    }
+  }
+  saveCheckpoint(*model, dir);
+  return dir;
+}
+
+}  // namespace
+
+class TestAdvisor : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void adviceJsonRoundTrips() {
+    Advice a;
+    a.completed = true;
+    a.steps = 40;
+    a.seeds = {1, 2, 3};
+    a.tolerance = 0.005;
+    a.toleranceSource = "user";
+    a.fp32ValLoss = {2.0, 2.001, 1.999};
+    a.fp32Spread = 0.002;
+    a.fp32StateBytes = 1600;
+    AdvisorCandidate c;
+    c.name = "bf16-sr";
+    c.config = defaultRunConfig();
+    c.config.mode = OptimizerMode::Bf16StochasticRounding;
+    c.config.plan.setSubtree("transformer.wte", LayerPrecision::Fp32);
+    c.fp32Layers = {"transformer.wte"};
+    c.stateBytes = 800;
+    c.memorySaved = 0.5;
+    c.valLoss = {2.001, 2.002, 2.0};
+    c.lossVsFp32 = 0.001;
+    c.ciLow = -0.001;
+    c.ciHigh = 0.003;
+    c.measuredUpdateLost = 0.01;
+    a.candidates = {c, c};
+    a.candidates[1].rejected = "over";
+    a.chosen = 0;
+    a.layers.push_back({"transformer.wte", 100, 0.9, 0.01, 0.02, 0.03, 0.0, 0.001, 0.95});
+    const nlohmann::json j = adviceToJson(a);
+    QCOMPARE(j.at("tolerance").get<double>(), 0.005);
+    QCOMPARE(j.at("chosen").at("memory_saved").get<double>(), 0.5);
+    QCOMPARE(j.at("chosen").at("loss_vs_fp32").get<double>(), 0.001);
+    QCOMPARE(j.at("candidates").size(), size_t(2));
+    const Advice b = adviceFromJson(nlohmann::json::parse(j.dump()));
+    QCOMPARE(adviceToJson(b), j);
+    QVERIFY(b.candidates[0].config.plan.overrides.at("transformer.wte") == LayerPrecision::Fp32);
+    QVERIFY_THROWS_EXCEPTION(ConfigError, adviceFromJson(nlohmann::json::object()));
+  }
+
+  void atRiskNeedsTheShareAndTwoStandardErrors() {
+    QVERIFY(layerAtRisk(0.5, 0.01, 0.1));
+    QVERIFY(!layerAtRisk(0.05, 0.001, 0.1));  // below the share
+    QVERIFY(!layerAtRisk(0.15, 0.1, 0.1));    // within 2 se of zero
+    QVERIFY(layerAtRisk(0.15, INFINITY, 0.1));  // unknown se: the share decides
+  }
+
+  // Point 5: the shadow figures equal real runs of each recipe within the
+  // seed spread. Per seed, the mean over layers of each layer's mean update
+  // lost, from the fp32 run's shadow and from a real run of the recipe.
+  void shadowFiguresMatchRealRuns() {
+    const std::pair<const char*, OptimizerMode> recipes[] = {{"nearest", OptimizerMode::Bf16Nearest},
+                                                             {"kahan", OptimizerMode::Bf16Kahan},
+                                                             {"stochastic", OptimizerMode::Bf16StochasticRounding}};
+    std::map<std::string, std::vector<double>> shadow, real;
+    for (uint64_t seed : kSeeds) {
+      const auto s = shadowMeans(seed);
+      for (const auto& [key, mode] : recipes) {
+        shadow[key].push_back(meanOver(s.at(key)));
+        real[key].push_back(meanOver(realMeans(mode, seed)));
+      }
+    }
+    for (const auto& [key, mode] : recipes) {
+      const test::Spread sh = test::spreadOf(shadow[key]), re = test::spreadOf(real[key]);
+      const double allowed = 3 * std::sqrt(sh.sd * sh.sd + re.sd * re.sd) + 0.02;
+      qInfo("%s: shadow %.4f (sd %.4f), real %.4f (sd %.4f), allowed %.4f", key, sh.mean, sh.sd, re.mean, re.sd,
+            allowed);
+      QVERIFY2(std::abs(sh.mean - re.mean) <= allowed, key);
+    }
+  }
+
+  // Point 5: on a model where two layers' updates fall far below half a
+  // bf16 ulp and every other layer's are large, the shadow flags exactly
+  // those two, and the advisor keeps them fp32 or compensated and no other
+  // layer fp32.
+  void findsTheLayersBf16Loses() {
+    QTemporaryDir tmp;
+    const fs::path dir = constructedModel(fs::path(tmp.path().toStdString()) / "model");
+    AdvisorOptions o;
+    o.base = test::smallTrainingRun(OptimizerMode::Bf16Nearest, 60);
+    o.base.model.source = "folder";
+    o.base.model.path = dir.string();
+    o.base.model.tokenizer = "bytes";
+    o.base.adamw.lr = 1e-2;
+    o.base.batch_size = 8;
+    o.base.seq_len = 32;
+    o.base.update_window = 10;
+    o.base.layer_stats_every = 10;
+    o.base.eval_every = 0;
+    o.base.eval_batches = 16;
+    o.seeds = {1, 2, 3};
+    std::vector<std::string> progress;
+    AdvisorCallbacks cb;
+    cb.onProgress = [&](int done, int total, const std::string& text) {
+      QVERIFY(done <= total);
+      progress.push_back(text);
+    };
+    cb.onLog = [](const std::string& line) { qInfo("%s", line.c_str()); };
+    const Advice a = runAdvisor(o, cb);
+    QVERIFY2(a.completed, a.message.c_str());
+    QVERIFY(!progress.empty());
+
+    // The shadow names exactly the two embeddings as lost under nearest writes.
+    const std::vector<std::string> expected = {"transformer.wpe", "transformer.wte"};
+    std::vector<std::string> lost = layersAtRisk(a.layers, OptimizerMode::Bf16Nearest, o.riskThreshold);
+    std::sort(lost.begin(), lost.end());
+    for (const LayerShadowFigures& l : a.layers)
+      qInfo("%-32s nearest %.3f +- %.3f  sr %.3f  kahan %.3f  below half ulp %.3f", l.layer.c_str(), l.lostNearest,
+            l.lostNearestSe, l.lostStochastic, l.lostKahan, l.belowHalfUlp);
+    QVERIFY2(lost == expected, "the shadow's at-risk layers are not exactly wte and wpe");
+
+    for (const AdvisorCandidate& c : a.candidates)
+      qInfo("%-44s saved %.3f  loss vs fp32 %+.4f  %s", c.name.c_str(), c.memorySaved, c.lossVsFp32.value_or(NAN),
+            c.rejected.c_str());
+    QVERIFY2(a.chosen >= 0, a.message.c_str());
+    const AdvisorCandidate& chosen = a.candidates[static_cast<size_t>(a.chosen)];
+    // The write rule is run-wide (the mode): the chosen plan keeps those two
+    // layers fp32 or writes every layer with compensation (Kahan, stochastic
+    // rounding), and never puts another layer in fp32.
+    const bool compensated =
+        chosen.config.mode == OptimizerMode::Bf16Kahan || chosen.config.mode == OptimizerMode::Bf16StochasticRounding;
+    std::vector<std::string> fp32 = chosen.fp32Layers;
+    std::sort(fp32.begin(), fp32.end());
+    QVERIFY2(compensated ? fp32.empty() || fp32 == expected : fp32 == expected, chosen.name.c_str());
+    QVERIFY2(compensated || chosen.config.mode == OptimizerMode::Bf16Nearest, chosen.name.c_str());
+    // The plan of exactly those layers in fp32 and the rest plain bf16 is a
+    // candidate, and keeps fp32's loss; plain bf16 everywhere does not.
+    bool sawPlainWithFp32 = false;
+    for (const AdvisorCandidate& c : a.candidates) {
+      if (c.config.mode != OptimizerMode::Bf16Nearest) continue;
+      std::vector<std::string> layers = c.fp32Layers;
+      std::sort(layers.begin(), layers.end());
+      if (layers.empty()) {
+        QVERIFY2(!c.rejected.empty() && *c.lossVsFp32 > a.tolerance, "plain bf16 everywhere was accepted");
+      } else if (layers == expected) {
+        sawPlainWithFp32 = true;
+        QVERIFY2(*c.lossVsFp32 <= a.tolerance, c.rejected.c_str());
+      }
+    }
+    QVERIFY(sawPlainWithFp32);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestAdvisor)
+#include "test_advisor.moc"
