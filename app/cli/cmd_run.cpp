@@ -20,9 +20,11 @@
 #include "qt_report_writer.h"
 #include "distributed/world_info.h"
 #include "report/fp32_comparison.h"
+#include "report/gemm_format_verdict.h"
 #include "report/report_charts.h"
 #include "report/run_figures.h"
 #include "report/run_report.h"
+#include "train/gemm_format_experiment.h"
 #include "train/torch_runtime.h"
 #include "train/trainer.h"
 #include "util/errors.h"
@@ -179,12 +181,17 @@ void printSummary(const std::vector<RunRecord>& runs) {
   for (size_t i = 0; i < runs.size(); ++i) {
     std::cout << "  " << report::runLabel(runs, i) << ": " << report::comparisonVerdict(runs, i) << '\n';
   }
+  // Runs with low-precision GEMMs: against the bf16-GEMM run of the same config and seed.
+  const auto formats = report::gemmFormatVerdicts(runs);
+  if (formats.empty()) return;
+  std::cout << "\nGEMM formats:\n";
+  for (const report::GemmFormatVerdict& v : formats) std::cout << "  " << v.label << ": " << v.text << '\n';
 }
 
 }  // namespace
 
 const char* const kRunHelp =
-    "usage: precision-lab-cli run [CONFIG.json] [--default] [--out DIR] [--steps N] [--mode ID]\n"
+    "usage: precision-lab-cli run [CONFIG.json] [--default | --default-formats] [--out DIR] [--steps N] [--mode ID]\n"
     "                             [--device D] [--seeds LIST] [--no-pdf] [--overwrite] [--resume DIR]\n"
     "                             [--nproc N]\n"
     "\n"
@@ -196,6 +203,11 @@ const char* const kRunHelp =
     "  --default      the default experiment: fine-tune the embedded pretrained tiny GPT-2\n"
     "                 at lr 5e-5 under every optimizer mode and compare them (with --mode,\n"
     "                 that mode alone); `default-config` prints its base run\n"
+    "  --default-formats  the same fine-tune (bf16 weights, bf16-kahan) with the GEMMs of\n"
+    "                 every Linear/Conv1D and the tied head simulated in bf16, fp8-e4m3,\n"
+    "                 mxfp8, mxfp4 and nvfp4, plus nvfp4 with the head kept bf16 (runs\n"
+    "                 <name>-<format>, <name>-nvfp4-bf16-head); a verdict line per format:\n"
+    "                 val loss minus the bf16 run's, paired over --seeds\n"
     "  --out DIR      report folder (default: a new folder <name>-<UTC time>[-N] in the\n"
     "                 workspace the app lists, $PLAB_WORKSPACE or ~/.local/share/Precision Lab/\n"
     "                 Precision Lab/workspace); with several runs each gets DIR/runs/<name>/\n"
@@ -234,7 +246,10 @@ int runCommand(Args& args) {
     std::cout << kRunHelp;
     return kOk;
   }
-  const bool useDefault = args.flag("--default");
+  const bool useFormats = args.flag("--default-formats");
+  const bool defaultExperiment = args.flag("--default");
+  if (useFormats && defaultExperiment) throw UsageError("give either --default or --default-formats, not both");
+  const bool useDefault = defaultExperiment || useFormats;
   const bool noPdf = args.flag("--no-pdf");
   const bool overwrite = args.flag("--overwrite");
   const auto out = args.value("--out");
@@ -286,7 +301,8 @@ int runCommand(Args& args) {
                           optimizerStateText(c.mode) + "); resume without --mode, or start a new run in " + *mode);
       runs = {c};
     } else if (useDefault) {
-      runs = mode ? std::vector<RunConfig>{defaultRunConfig()} : loadRunConfigs(defaultExperimentJson());
+      if (useFormats) runs = loadRunConfigs(defaultFormatsExperimentJson());
+      else runs = mode ? std::vector<RunConfig>{defaultRunConfig()} : loadRunConfigs(defaultExperimentJson());
     } else {
       runs = loadRunConfigs(readJsonFile(pos[0]));
     }
