@@ -268,6 +268,7 @@ void MainWindow::connectSignals() {
   });
   connect(optimizerPanel_, &OptimizerPanel::settingsChanged, this,
           [this] { layerPanel_->setOptimizer(optimizerPanel_->mode(), optimizerPanel_->adamw()); });
+  connect(layerPanel_, &LayerTreePanel::suggestPlanRequested, this, &MainWindow::openAdvisor);
   // Start follows the validity of the whole setup as it is edited.
   connect(optimizerPanel_, &OptimizerPanel::inputChanged, this, &MainWindow::updateButtons);
   connect(datasetPanel_, &DatasetPanel::problemChanged, this, &MainWindow::updateButtons);

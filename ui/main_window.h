@@ -27,6 +27,7 @@ class ComparisonTable;
 class DatasetPanel;
 class LayerTreePanel;
 class ModelPicker;
+class AdvisorDialog;
 class OptimizerPanel;
 class ReportExport;
 class WelcomePanel;
@@ -84,6 +85,7 @@ class MainWindow : public QMainWindow {
   LayerTreePanel* layerPanel() const { return layerPanel_; }
   OptimizerPanel* optimizerPanel() const { return optimizerPanel_; }
   ChartPanel* chartPanel() const { return charts_; }
+  AdvisorDialog* advisorDialog() const { return advisor_; }  // null until opened
   WelcomePanel* welcomePanel() const { return welcome_; }
   // The welcome panel while the workspace has no run, else the charts.
   QStackedWidget* chartsOrWelcome() const { return chartsOrWelcome_; }
@@ -125,6 +127,10 @@ class MainWindow : public QMainWindow {
   void saveConfigDialog();
   void loadConfigDialog();
   void changeWorkspaceDialog();
+  // "Suggest a plan…" (main_window_advisor.cpp): the advisor dialog on the
+  // current settings; its Apply sets the candidate's mode, moments and plan.
+  void openAdvisor();
+  void applyAdvisedPlan(const plab::RunConfig& candidate);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -155,6 +161,7 @@ class MainWindow : public QMainWindow {
   LayerTreePanel* layerPanel_ = nullptr;
   OptimizerPanel* optimizerPanel_ = nullptr;
   ChartPanel* charts_ = nullptr;
+  AdvisorDialog* advisor_ = nullptr;  // created on first use, kept with its last advice
   WelcomePanel* welcome_ = nullptr;
   QStackedWidget* chartsOrWelcome_ = nullptr;
   ComparisonTable* table_ = nullptr;

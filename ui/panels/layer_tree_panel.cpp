@@ -88,6 +88,12 @@ LayerTreePanel::LayerTreePanel(QWidget* parent) : QWidget(parent) {
   presets->addWidget(allFp32_);
   presets->addWidget(linearBf16_);
   presets->addWidget(allBf16_);
+  presets->addStretch();
+  suggest_ = new QPushButton("Suggest a plan…");
+  suggest_->setObjectName("suggestPlan");
+  suggest_->setToolTip("The precision advisor: measures per layer what each bf16 recipe would lose, then trains a few "
+                       "candidate plans against fp32 and picks the cheapest within a tolerance");
+  presets->addWidget(suggest_);
   layout->addLayout(presets);
 
   auto* flags = new QHBoxLayout;
@@ -147,6 +153,7 @@ LayerTreePanel::LayerTreePanel(QWidget* parent) : QWidget(parent) {
   connect(allFp32_, &QPushButton::clicked, this, [this] { applyPreset(plab::PlanPreset::AllFp32); });
   connect(linearBf16_, &QPushButton::clicked, this, [this] { applyPreset(plab::PlanPreset::LinearBf16); });
   connect(allBf16_, &QPushButton::clicked, this, [this] { applyPreset(plab::PlanPreset::AllBf16); });
+  connect(suggest_, &QPushButton::clicked, this, &LayerTreePanel::suggestPlanRequested);
   connect(norms_, &QCheckBox::toggled, this, [this](bool on) {
     if (updating_) return;
     plan_.norms_bf16 = on;

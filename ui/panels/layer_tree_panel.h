@@ -87,11 +87,13 @@ class LayerTreePanel : public QWidget {
   QString planName() const;
   QLabel* planLabel() const { return planLabel_; }
   QPushButton* presetButton(plab::PlanPreset preset) const;
+  QPushButton* suggestButton() const { return suggest_; }
   QCheckBox* normsCheckBox() const { return norms_; }
   QCheckBox* embeddingsCheckBox() const { return embeddings_; }
 
  signals:
   void planChanged();
+  void suggestPlanRequested();  // "Suggest a plan…": the window opens the advisor
 
  private:
   QTreeWidgetItem* buildItem(const plab::ModuleNode& node, QTreeWidgetItem* parent);
@@ -106,6 +108,7 @@ class LayerTreePanel : public QWidget {
   QPushButton* allFp32_;
   QPushButton* linearBf16_;
   QPushButton* allBf16_;
+  QPushButton* suggest_;
   QComboBox* gemmDefault_;
   QCheckBox* norms_;
   QCheckBox* embeddings_;

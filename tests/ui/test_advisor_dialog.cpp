@@ -1,0 +1,214 @@
+// "Suggest a plan" (issue 21.4): the advisor dialog shows an Advice (the
+// frontier with the chosen plan marked, every candidate's verdict, the shadow
+// figures per layer), Apply sets the selected candidate's mode and plan in
+// the window, and a real advisor run on the embedded model goes through the
+// dialog on its own thread with progress, and stops when asked.
+#include <QDoubleSpinBox>
+#include <QGuiApplication>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScreen>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QtTest/QtTest>
+
+#include "advisor/advisor_dialog.h"
+#include "advisor/frontier_chart.h"
+#include "main_window.h"
+#include "panels/layer_tree_panel.h"
+#include "panels/model_picker.h"
+#include "panels/optimizer_panel.h"
+
+using namespace plab;
+using namespace plab::ui;
+
+namespace {
+
+AdvisorCandidate candidate(const std::string& name, OptimizerMode mode, double saved, std::optional<double> loss,
+                           const std::string& rejected) {
+  AdvisorCandidate c;
+  c.name = name;
+  c.config = defaultRunConfig();
+  c.config.mode = mode;
+  c.memorySaved = saved;
+  c.lossVsFp32 = loss;
+  if (loss) {
+    c.ciLow = *loss - 0.001;
+    c.ciHigh = *loss + 0.001;
+    c.valLoss = {2.0 + *loss, 2.1 + *loss};
+  }
+  c.rejected = rejected;
+  return c;
+}
+
+// Three confirmed candidates (the middle one chosen) and one not run.
+Advice handMadeAdvice() {
+  Advice a;
+  a.completed = true;
+  a.seeds = {1, 2};
+  a.tolerance = 0.005;
+  a.toleranceSource = "floor";
+  a.fp32ValLoss = {2.0, 2.1};
+  a.fp32Spread = 0.001;
+  a.candidates.push_back(candidate("bf16-nearest", OptimizerMode::Bf16Nearest, 0.5, 0.05, "over tolerance by 0.045 nats"));
+  a.candidates.push_back(candidate("bf16-sr", OptimizerMode::Bf16StochasticRounding, 0.5, 0.0002, ""));
+  a.candidates.back().config.plan.setSubtree("transformer.h.0.mlp", LayerPrecision::Fp32);
+  a.candidates.push_back(candidate("bf16-kahan", OptimizerMode::Bf16Kahan, 0.375, 0.0001, "more memory than the chosen"));
+  a.candidates.push_back(candidate("mixed", OptimizerMode::Fp32MasterWeights, 0.0, std::nullopt, ""));
+  a.chosen = 1;
+  LayerShadowFigures l;
+  l.layer = "transformer.h.0.mlp.c_fc";
+  l.elements = 4096;
+  l.lostNearest = 0.9;
+  l.lostNearestSe = 0.01;
+  l.belowHalfUlp = 0.8;
+  a.layers.push_back(l);
+  return a;
+}
+
+bool shownWithModel(MainWindow& w) {
+  w.show();
+  return QTest::qWaitForWindowExposed(&w) && QTest::qWaitFor([&] { return w.modelPicker()->hasOverview(); }, 60000);
+}
+
+// The advisor's runs small: a few steps of batch 2 x 16.
+void makeRunsTiny(MainWindow& w) {
+  RunConfig c = w.currentConfig();
+  c.batch_size = 2;
+  c.seq_len = 16;
+  c.warmup_steps = 0;
+  c.eval_every = 0;
+  c.eval_batches = 1;
+  c.update_window = 2;
+  c.layer_stats_every = 1;
+  c.device = "cpu";
+  w.optimizerPanel()->setFrom(c);
+}
+
+}  // namespace
+
+class TestAdvisorDialog : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+  void showsTheFrontierTheVerdictsAndTheShadowFigures() {
+    AdvisorDialog dialog(defaultRunConfig());
+    dialog.showAdvice(handMadeAdvice());
+    QCOMPARE(dialog.frontierChart()->pointCount(), 3 + 1);  // three confirmed, the chosen drawn again on top
+    QCOMPARE(dialog.frontierChart()->chosenGraph()->dataCount(), 1);
+    QCOMPARE(dialog.frontierChart()->chosenGraph()->data()->at(0)->key, 50.0);
+    QCOMPARE(dialog.frontierChart()->chosenGraph()->data()->at(0)->value, 0.0002);
+    QVERIFY(dialog.frontierChart()->toleranceLine()->visible());
+    QTableWidget* t = dialog.candidatesTable();
+    QCOMPARE(t->rowCount(), 4);
+    QVERIFY(t->item(1, 3)->text().startsWith("chosen"));
+    QCOMPARE(t->item(0, 3)->text(), QString("over tolerance by 0.045 nats"));
+    QCOMPARE(t->item(3, 2)->text(), QString("not run"));
+    QCOMPARE(t->item(1, 1)->text(), QString("50.0 %"));
+    QCOMPARE(t->currentRow(), 1);  // the chosen plan is selected for Apply
+    QVERIFY(dialog.applyButton()->isEnabled());
+    QVERIFY(dialog.verdictLabel()->text().contains("Chosen: bf16-sr"));
+    QCOMPARE(dialog.layersTable()->rowCount(), 1);
+    QCOMPARE(dialog.layersTable()->item(0, 2)->text(), QString("90.0 % ± 1.0 %"));
+    QCOMPARE(dialog.layersTable()->item(0, 5)->text(), QString("80.0 %"));
+    // No plan within the tolerance: said so, nothing marked.
+    Advice none = handMadeAdvice();
+    none.chosen = -1;
+    dialog.showAdvice(none);
+    QCOMPARE(dialog.frontierChart()->chosenGraph()->dataCount(), 0);
+    QVERIFY(dialog.verdictLabel()->text().contains("No candidate stayed within the tolerance"));
+  }
+
+  void applySetsTheSelectedModeAndPlan() {
+    QTemporaryDir workspace;
+    MainWindow w(workspace.path());
+    QVERIFY(shownWithModel(w));
+    QTest::mouseClick(w.layerPanel()->suggestButton(), Qt::LeftButton);
+    AdvisorDialog* dialog = w.advisorDialog();
+    QVERIFY(dialog && dialog->isVisible());
+    dialog->showAdvice(handMadeAdvice());
+    QTest::mouseClick(dialog->applyButton(), Qt::LeftButton);
+    QVERIFY(w.currentConfig().mode == OptimizerMode::Bf16StochasticRounding);
+    QVERIFY(w.currentConfig().plan.overrides.count("transformer.h.0.mlp"));
+    QCOMPARE(w.layerPanel()->planName(), QString("custom"));
+    // Another row: that candidate.
+    dialog->candidatesTable()->selectRow(2);
+    QTest::mouseClick(dialog->applyButton(), Qt::LeftButton);
+    QVERIFY(w.currentConfig().mode == OptimizerMode::Bf16Kahan);
+    QVERIFY(w.currentConfig().plan.overrides.empty());
+  }
+
+  // The real advisor on the embedded model, 4 steps x 2 seeds, on the
+  // dialog's thread: progress moves, the window stays responsive, the advice
+  // arrives with every candidate judged, and Apply takes the chosen one.
+  void realAdvisorRunEndToEnd() {
+    QTemporaryDir workspace;
+    MainWindow w(workspace.path());
+    w.resize(1600, 1000);
+    QVERIFY(shownWithModel(w));
+    makeRunsTiny(w);
+    w.openAdvisor();
+    AdvisorDialog* dialog = w.advisorDialog();
+    QVERIFY(dialog);
+    dialog->stepsSpin()->setValue(4);
+    dialog->seedsSpin()->setValue(2);
+    QSignalSpy applied(dialog, &AdvisorDialog::planApplied);
+    QTest::mouseClick(dialog->startButton(), Qt::LeftButton);
+    QVERIFY(dialog->running());
+    QVERIFY(!dialog->startButton()->isEnabled());
+    QVERIFY(dialog->stopButton()->isEnabled());
+    int maxProgress = 0;
+    QVERIFY(QTest::qWaitFor([&] {
+      maxProgress = std::max(maxProgress, dialog->progressBar()->value());
+      return !dialog->running();
+    }, 300000));
+    const Advice& advice = dialog->advice();
+    QVERIFY2(advice.completed, advice.message.c_str());
+    QVERIFY(maxProgress > 0);
+    QCOMPARE(dialog->progressBar()->value(), dialog->progressBar()->maximum());
+    QVERIFY(advice.candidates.size() >= 2);
+    QCOMPARE(dialog->candidatesTable()->rowCount(), static_cast<int>(advice.candidates.size()));
+    QVERIFY(!advice.layers.empty());
+    QCOMPARE(advice.seeds.size(), size_t(2));
+    for (size_t i = 0; i < advice.candidates.size(); ++i)
+      if (static_cast<int>(i) != advice.chosen)
+        QVERIFY2(!advice.candidates[i].rejected.empty(), advice.candidates[i].name.c_str());
+    if (advice.chosen >= 0) {
+      QCOMPARE(dialog->frontierChart()->chosenGraph()->dataCount(), 1);
+      QTest::mouseClick(dialog->applyButton(), Qt::LeftButton);
+      QCOMPARE(applied.count(), 1);
+      QVERIFY(w.currentConfig().mode == advice.candidates[static_cast<size_t>(advice.chosen)].config.mode);
+    }
+    const QString file = qEnvironmentVariable("PLAB_SCREENSHOT");
+    if (!file.isEmpty() && QGuiApplication::primaryScreen()) {
+      dialog->move(w.geometry().topLeft() + QPoint(300, 60));
+      QTest::qWait(1000);
+      QVERIFY(QGuiApplication::primaryScreen()->grabWindow(0).save(file));
+    }
+  }
+
+  void stopEndsTheAdvisorEarly() {
+    QTemporaryDir workspace;
+    MainWindow w(workspace.path());
+    QVERIFY(shownWithModel(w));
+    makeRunsTiny(w);
+    w.openAdvisor();
+    AdvisorDialog* dialog = w.advisorDialog();
+    dialog->stepsSpin()->setValue(100000);  // would run for hours
+    QTest::mouseClick(dialog->startButton(), Qt::LeftButton);
+    QVERIFY(QTest::qWaitFor([&] { return dialog->progressBar()->maximum() > 0; }, 60000));
+    QTest::mouseClick(dialog->stopButton(), Qt::LeftButton);
+    QVERIFY(QTest::qWaitFor([&] { return !dialog->running(); }, 60000));
+    QVERIFY(!dialog->advice().completed);
+    QVERIFY(dialog->startButton()->isEnabled());
+  }
+};
+
+QTEST_MAIN(TestAdvisorDialog)
+#include "test_advisor_dialog.moc"

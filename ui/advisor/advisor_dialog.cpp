@@ -1,0 +1,286 @@
+#include "advisor/advisor_dialog.h"
+
+#include <QCloseEvent>
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+#include "advisor/advisor_runner.h"
+#include "advisor/frontier_chart.h"
+
+namespace plab::ui {
+namespace {
+
+QString percent(double fraction, int decimals = 1) {
+  const double scale = std::pow(10.0, decimals);
+  return QString::number(std::round(100 * fraction * scale) / scale + 0.0, 'f', decimals) + " %";  // no "-0.0"
+}
+
+QString nats(double v) { return (v >= 0 ? "+" : "") + QString::number(v, 'g', 3); }
+
+QTableWidgetItem* cell(const QString& text, const QString& tip = {}) {
+  auto* item = new QTableWidgetItem(text);
+  item->setFlags(Qt::ItemIsSelectable | Qt::ItemIsEnabled);
+  if (!tip.isEmpty()) item->setToolTip(tip);
+  return item;
+}
+
+QTableWidget* table(const char* name, const QStringList& headers) {
+  auto* t = new QTableWidget(0, static_cast<int>(headers.size()));
+  t->setObjectName(name);
+  t->setHorizontalHeaderLabels(headers);
+  t->verticalHeader()->setVisible(false);
+  t->setSelectionBehavior(QAbstractItemView::SelectRows);
+  t->setSelectionMode(QAbstractItemView::SingleSelection);
+  t->horizontalHeader()->setStretchLastSection(true);
+  return t;
+}
+
+QString shadowCell(double lost, double se) { return percent(lost) + " ± " + percent(se); }
+
+}  // namespace
+
+AdvisorDialog::AdvisorDialog(const plab::RunConfig& base, QWidget* parent)
+    : QDialog(parent), base_(base), runner_(new AdvisorRunner(this)) {
+  setObjectName("advisorDialog");
+  setWindowTitle("Suggest a plan — precision advisor");
+  resize(1000, 760);
+  auto* layout = new QVBoxLayout(this);
+
+  auto* intro = new QLabel(
+      "Finds the cheapest plan whose validation loss stays within a tolerance of fp32's, by measurement: "
+      "one fp32 run measures per layer what a bf16 nearest, stochastic and Kahan write would lose (shadow), "
+      "candidate plans are built from those figures, and each is trained against fp32 on the same batches "
+      "over the seeds. Model, data and hyper-parameters are the current settings.");
+  intro->setWordWrap(true);
+  layout->addWidget(intro);
+
+  auto* form = new QFormLayout;
+  steps_ = new QSpinBox;
+  steps_->setObjectName("advisorSteps");
+  steps_->setRange(2, 1000000);
+  steps_->setValue(static_cast<int>(std::clamp<int64_t>(base.steps, 2, 1000000)));
+  steps_->setToolTip("Steps of every run (the shadow run, fp32 and each candidate per seed)");
+  form->addRow("Steps per run", steps_);
+  seeds_ = new QSpinBox;
+  seeds_->setObjectName("advisorSeeds");
+  seeds_->setRange(2, 10);
+  seeds_->setValue(3);
+  seeds_->setToolTip("Seeds each plan is confirmed on (the run's seed and the next ones); the fp32 runs' "
+                     "spread over them sets the automatic tolerance");
+  form->addRow("Seeds", seeds_);
+  tolerance_ = new QDoubleSpinBox;
+  tolerance_->setObjectName("advisorTolerance");
+  tolerance_->setDecimals(4);
+  tolerance_->setRange(0, 10);
+  tolerance_->setSingleStep(0.001);
+  tolerance_->setSpecialValueText(QString("auto: 2 × fp32's seed spread, at least %1 nats").arg(plab::kMinTolerance));
+  tolerance_->setSuffix(" nats");
+  tolerance_->setToolTip("How much higher than fp32's the final validation loss may be (mean over the seeds, paired)");
+  form->addRow("Tolerance", tolerance_);
+  layout->addLayout(form);
+
+  auto* controls = new QHBoxLayout;
+  start_ = new QPushButton("▶ Start");
+  start_->setObjectName("advisorStart");
+  stop_ = new QPushButton("■ Stop");
+  stop_->setObjectName("advisorStop");
+  stop_->setEnabled(false);
+  progress_ = new QProgressBar;
+  progress_->setObjectName("advisorProgress");
+  progress_->setRange(0, 1);
+  progress_->setValue(0);
+  status_ = new QLabel("not started");
+  status_->setObjectName("advisorStatus");
+  controls->addWidget(start_);
+  controls->addWidget(stop_);
+  controls->addWidget(progress_, 1);
+  layout->addLayout(controls);
+  layout->addWidget(status_);
+
+  verdict_ = new QLabel;
+  verdict_->setObjectName("advisorVerdict");
+  verdict_->setWordWrap(true);
+  verdict_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  layout->addWidget(verdict_);
+
+  auto* splitter = new QSplitter(Qt::Vertical);
+  frontier_ = new FrontierChart;
+  candidates_ = table("advisorCandidates", {"Plan", "State saved", "Loss − fp32 (95 % CI)", "Verdict"});
+  layers_ = table("advisorLayers", {"Layer", "Elements", "Lost: nearest", "Lost: stochastic", "Lost: Kahan",
+                                    "Updates < ½ ulp"});
+  layers_->horizontalHeaderItem(2)->setToolTip(
+      "Shadow: the share of the intended fp32 update a round-to-nearest bf16 write would lose, mean over the "
+      "windows ± standard error (sampled elements)");
+  splitter->addWidget(frontier_);
+  splitter->addWidget(candidates_);
+  splitter->addWidget(layers_);
+  log_ = new QPlainTextEdit;
+  log_->setObjectName("advisorLog");
+  log_->setReadOnly(true);
+  log_->setMaximumBlockCount(2000);
+  splitter->addWidget(log_);
+  splitter->setStretchFactor(0, 3);
+  splitter->setStretchFactor(1, 2);
+  splitter->setStretchFactor(2, 2);
+  splitter->setStretchFactor(3, 1);
+  layout->addWidget(splitter, 1);
+
+  auto* box = new QDialogButtonBox;
+  apply_ = box->addButton("Apply selected plan", QDialogButtonBox::AcceptRole);
+  apply_->setObjectName("advisorApply");
+  apply_->setEnabled(false);
+  apply_->setToolTip("Set the optimizer mode and the layer plan of the selected candidate (the chosen one at first)");
+  box->addButton(QDialogButtonBox::Close);
+  layout->addWidget(box);
+
+  connect(start_, &QPushButton::clicked, this, &AdvisorDialog::start);
+  connect(stop_, &QPushButton::clicked, this, [this] {
+    runner_->stop();
+    status_->setText("stopping after the current step…");
+  });
+  connect(apply_, &QPushButton::clicked, this, &AdvisorDialog::applySelected);
+  connect(box, &QDialogButtonBox::rejected, this, &QDialog::close);
+  connect(candidates_, &QTableWidget::itemSelectionChanged, this, [this] {
+    const int row = candidates_->currentRow();
+    apply_->setEnabled(row >= 0 && row < static_cast<int>(advice_.candidates.size()) && !running());
+  });
+  connect(runner_, &AdvisorRunner::progress, this, [this](int done, int total, const QString& text) {
+    progress_->setRange(0, std::max(1, total));
+    progress_->setValue(done);
+    status_->setText(text);
+  });
+  connect(runner_, &AdvisorRunner::logLine, this, [this](const QString& line) { log_->appendPlainText(line); });
+  connect(runner_, &AdvisorRunner::finished, this, &AdvisorDialog::finished);
+}
+
+AdvisorDialog::~AdvisorDialog() = default;  // the runner stops and joins its thread
+
+bool AdvisorDialog::running() const { return runner_->running(); }
+
+void AdvisorDialog::setBase(const plab::RunConfig& base) {
+  if (running()) return;
+  base_ = base;
+}
+
+plab::AdvisorOptions AdvisorDialog::options() const {
+  plab::AdvisorOptions o;
+  o.base = base_;
+  o.base.output_dir.clear();
+  o.steps = steps_->value();
+  o.seeds.clear();
+  for (int i = 0; i < seeds_->value(); ++i) o.seeds.push_back(base_.seed + static_cast<uint64_t>(i));
+  if (tolerance_->value() > 0) o.tolerance = tolerance_->value();
+  return o;
+}
+
+void AdvisorDialog::start() {
+  if (running()) return;
+  advice_ = {};
+  candidates_->setRowCount(0);
+  layers_->setRowCount(0);
+  verdict_->clear();
+  log_->clear();
+  apply_->setEnabled(false);
+  start_->setEnabled(false);
+  stop_->setEnabled(true);
+  for (QWidget* w : {static_cast<QWidget*>(steps_), static_cast<QWidget*>(seeds_), static_cast<QWidget*>(tolerance_)})
+    w->setEnabled(false);
+  progress_->setRange(0, 0);  // busy until the first report
+  status_->setText("starting…");
+  runner_->start(options());
+}
+
+void AdvisorDialog::finished() {
+  start_->setEnabled(true);
+  stop_->setEnabled(false);
+  for (QWidget* w : {static_cast<QWidget*>(steps_), static_cast<QWidget*>(seeds_), static_cast<QWidget*>(tolerance_)})
+    w->setEnabled(true);
+  progress_->setRange(0, 1);
+  progress_->setValue(1);
+  showAdvice(runner_->advice());
+}
+
+void AdvisorDialog::showAdvice(const plab::Advice& advice) {
+  advice_ = advice;
+  status_->setText(advice.completed ? QString("done in %1 s").arg(advice.seconds, 0, 'f', 0)
+                                    : "not completed: " + QString::fromStdString(advice.message));
+  candidates_->setRowCount(static_cast<int>(advice.candidates.size()));
+  for (int row = 0; row < candidates_->rowCount(); ++row) {
+    const plab::AdvisorCandidate& c = advice.candidates[static_cast<size_t>(row)];
+    candidates_->setItem(row, 0, cell(QString::fromStdString(c.name), QString::fromStdString(c.description)));
+    candidates_->setItem(row, 1, cell(percent(c.memorySaved)));
+    candidates_->setItem(row, 2, cell(c.lossVsFp32 ? nats(*c.lossVsFp32) + " (" + nats(c.ciLow) + " to " + nats(c.ciHigh) + ")"
+                                                   : QString("not run")));
+    const bool chosen = row == advice.chosen;
+    QTableWidgetItem* verdict =
+        cell(chosen ? "chosen: the cheapest within the tolerance"
+                    : c.rejected.empty() ? QString("not judged") : QString::fromStdString(c.rejected));
+    if (chosen) {
+      QFont bold = verdict->font();
+      bold.setBold(true);
+      for (int col = 0; col < 3; ++col) candidates_->item(row, col)->setFont(bold);
+      verdict->setFont(bold);
+    }
+    candidates_->setItem(row, 3, verdict);
+  }
+  candidates_->resizeColumnsToContents();
+  layers_->setRowCount(static_cast<int>(advice.layers.size()));
+  for (int row = 0; row < layers_->rowCount(); ++row) {
+    const plab::LayerShadowFigures& l = advice.layers[static_cast<size_t>(row)];
+    layers_->setItem(row, 0, cell(QString::fromStdString(l.layer)));
+    layers_->setItem(row, 1, cell(QString::number(l.elements)));
+    layers_->setItem(row, 2, cell(shadowCell(l.lostNearest, l.lostNearestSe)));
+    layers_->setItem(row, 3, cell(shadowCell(l.lostStochastic, l.lostStochasticSe)));
+    layers_->setItem(row, 4, cell(shadowCell(l.lostKahan, l.lostKahanSe)));
+    layers_->setItem(row, 5, cell(percent(l.belowHalfUlp)));
+  }
+  layers_->resizeColumnsToContents();
+  frontier_->showAdvice(advice);
+
+  QString text = QString("Tolerance %1 nats (%2). fp32 spread over %3 seeds: %4 nats.")
+                     .arg(advice.tolerance, 0, 'g', 3)
+                     .arg(QString::fromStdString(advice.toleranceSource))
+                     .arg(advice.seeds.size())
+                     .arg(advice.fp32Spread, 0, 'g', 3);
+  if (advice.chosen >= 0 && advice.chosen < static_cast<int>(advice.candidates.size())) {
+    const plab::AdvisorCandidate& c = advice.candidates[static_cast<size_t>(advice.chosen)];
+    text = QString("<b>Chosen: %1</b> — saves %2 of fp32's training state, %3 nats vs fp32. ")
+               .arg(QString::fromStdString(c.name).toHtmlEscaped(), percent(c.memorySaved),
+                    c.lossVsFp32 ? nats(*c.lossVsFp32) : QString("?")) +
+           text.toHtmlEscaped();
+    candidates_->selectRow(advice.chosen);
+  } else {
+    text = "<b>No candidate stayed within the tolerance</b> (keep fp32, or allow more). " + text.toHtmlEscaped();
+  }
+  if (advice.shadowOverhead) text += QString(" Shadow measurement cost %1 of an fp32 step.").arg(percent(*advice.shadowOverhead, 0));
+  verdict_->setText(text);
+  apply_->setEnabled(candidates_->currentRow() >= 0 && !running());
+}
+
+void AdvisorDialog::applySelected() {
+  const int row = candidates_->currentRow();
+  if (row < 0 || row >= static_cast<int>(advice_.candidates.size())) return;
+  emit planApplied(advice_.candidates[static_cast<size_t>(row)].config);
+  status_->setText("applied " + QString::fromStdString(advice_.candidates[static_cast<size_t>(row)].name) +
+                   " to the layer plan and the optimizer mode");
+}
+
+void AdvisorDialog::closeEvent(QCloseEvent* event) {
+  runner_->stop();  // the destructor joins; the run in progress ends at its next step
+  QDialog::closeEvent(event);
+}
+
+}  // namespace plab::ui
