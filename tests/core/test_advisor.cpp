@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 
+#include "advisor/advice_report.h"
 #include "advisor/advisor.h"
 #include "advisor/candidate_plans.h"
 #include "model/model_config.h"
@@ -17,6 +18,7 @@
 #include "support/tiny_models.h"
 #include "train/trainer.h"
 #include "util/errors.h"
+#include "util/json_file.h"
 
 using namespace plab;
 namespace fs = std::filesystem;
@@ -268,6 +270,46 @@ class TestAdvisor : public QObject {
       }
     }
     QVERIFY(sawPlainWithFp32);
+  }
+
+  // Point 5 on the default experiment, shortened to 60 steps (the README
+  // has the 200-step figures from the CLI): a plan saving at least 37.5 %
+  // of fp32's state within the tolerance; the files the CLI writes.
+  void defaultExperimentSavesAtLeast37Percent() {
+    AdvisorOptions o;
+    o.base = defaultRunConfig();
+    o.base.device = "cpu";
+    o.steps = 60;
+    o.seeds = {1, 2, 3};
+    QTemporaryDir tmp;
+    o.outDir = tmp.path().toStdString();
+    const Advice a = runAdvisor(o, {});
+    QVERIFY2(a.completed, a.message.c_str());
+    QVERIFY2(a.chosen >= 0, a.message.c_str());
+    const AdvisorCandidate& c = a.candidates[static_cast<size_t>(a.chosen)];
+    qInfo("chosen %s: saves %.3f, loss vs fp32 %+.5f (tolerance %.4f)", c.name.c_str(), c.memorySaved, *c.lossVsFp32,
+          a.tolerance);
+    QVERIFY(c.memorySaved >= 0.375);
+    QVERIFY(*c.lossVsFp32 <= a.tolerance);
+    QVERIFY(a.tolerance >= kMinTolerance && a.tolerance >= 2 * a.fp32Spread);
+    // Plain bf16 (nearest writes everywhere) is the README's 0.05-nat gap: rejected.
+    for (const AdvisorCandidate& other : a.candidates)
+      if (other.config.mode == OptimizerMode::Bf16Nearest && other.fp32Layers.empty())
+        QVERIFY2(*other.lossVsFp32 > a.tolerance, other.rejected.c_str());
+
+    const fs::path dir = o.outDir;
+    writeAdviceFiles(dir, a, o.base);
+    const JsonFile advice = readJsonFile(dir / "advice.json");
+    QVERIFY(advice.ok());
+    for (const char* key : {"tolerance", "chosen", "candidates"}) QVERIFY(advice.value.contains(key));
+    QCOMPARE(advice.value.at("chosen").at("memory_saved").get<double>(), c.memorySaved);
+    for (const auto& candidate : advice.value.at("candidates"))
+      for (const char* key : {"memory_saved", "loss_vs_fp32", "rejected", "mode", "plan"}) QVERIFY(candidate.contains(key));
+    const JsonFile plan = readJsonFile(dir / "plan.json");
+    QVERIFY(plan.ok());
+    const RunConfig planned = RunConfig::fromJson(plan.value);  // a run config `run` accepts
+    QVERIFY(planned.mode == c.config.mode);
+    QVERIFY(fs::file_size(dir / "report.html") > 1000);
   }
 };
 
