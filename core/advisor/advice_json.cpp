@@ -33,6 +33,8 @@ json candidateToJson(const AdvisorCandidate& c) {
   json tps = json::array();
   for (double v : c.tokensPerSecond) tps.push_back(number(v));
   j["tokens_per_second"] = tps;
+  j["predicted_update_lost"] = c.predictedUpdateLost ? number(*c.predictedUpdateLost) : json(nullptr);
+  j["training_peak_bytes"] = c.trainingPeakBytes ? json(*c.trainingPeakBytes) : json(nullptr);
   return j;
 }
 
@@ -57,6 +59,10 @@ AdvisorCandidate candidateFromJson(const json& j) {
   if (j.contains("measured_update_lost_se") && j.at("measured_update_lost_se").is_number())
     c.measuredUpdateLostSe = j.at("measured_update_lost_se").get<double>();
   for (const json& v : j.value("tokens_per_second", json::array())) c.tokensPerSecond.push_back(numberOf(v));
+  if (j.contains("predicted_update_lost") && j.at("predicted_update_lost").is_number())
+    c.predictedUpdateLost = j.at("predicted_update_lost").get<double>();
+  if (j.contains("training_peak_bytes") && j.at("training_peak_bytes").is_number_integer())
+    c.trainingPeakBytes = j.at("training_peak_bytes").get<int64_t>();
   return c;
 }
 

@@ -120,7 +120,7 @@ std::string adviceReportHtml(const Advice& a) {
 
   h << "<h2>Frontier</h2>\n" << frontierSvg(a);
   h << "<h2>Candidates and confirmation runs</h2>\n<table><tr><th>plan</th><th>mode</th><th>fp32 layers</th>"
-       "<th>state bytes</th><th>memory saved</th><th>val loss per seed</th><th>loss − fp32</th><th>95 % CI</th>"
+       "<th>state bytes</th><th>memory saved</th><th>measured peak (MiB)</th><th>update lost (predicted)</th><th>val loss per seed</th><th>loss − fp32</th><th>95 % CI</th>"
        "<th>update lost (measured)</th><th>verdict</th></tr>\n";
   for (size_t i = 0; i < a.candidates.size(); ++i) {
     const AdvisorCandidate& c = a.candidates[i];
@@ -128,7 +128,9 @@ std::string adviceReportHtml(const Advice& a) {
     h << "<tr" << (chosen ? " class=\"chosen\"" : "") << "><td>" << escapeXml(c.name) << "</td><td>"
       << optimizerModeId(c.config.mode) << "</td><td>";
     for (size_t k = 0; k < c.fp32Layers.size(); ++k) h << (k ? "<br>" : "") << escapeXml(c.fp32Layers[k]);
-    h << "</td><td>" << c.stateBytes << "</td><td>" << pct(c.memorySaved) << "</td><td>";
+    h << "</td><td>" << c.stateBytes << "</td><td>" << pct(c.memorySaved) << "</td><td>"
+      << (c.trainingPeakBytes ? fixed(double(*c.trainingPeakBytes) / (1024.0 * 1024.0), 2) : "–") << "</td><td>"
+      << (c.predictedUpdateLost ? pct(*c.predictedUpdateLost) : "–") << "</td><td>";
     for (size_t k = 0; k < c.valLoss.size(); ++k) h << (k ? " " : "") << fixed(c.valLoss[k], 4);
     h << "</td><td>" << (c.lossVsFp32 ? signedFixed(*c.lossVsFp32, 4) : "–") << "</td><td>"
       << (c.lossVsFp32 ? signedFixed(c.ciLow, 4) + " to " + signedFixed(c.ciHigh, 4) : "–") << "</td><td>"

@@ -219,6 +219,7 @@ class AdvisorRun {
         return;
       }
       c.valLoss.push_back(*r.finalValLoss);
+      if (!c.trainingPeakBytes && r.trainingPeakBytes) c.trainingPeakBytes = r.trainingPeakBytes;
       c.tokensPerSecond.push_back(r.meanTokensPerSecond);
       differences.push_back(*r.finalValLoss - fp32Val_.at(seed));
       if (r.meanUpdateLost) lost.push_back(*r.meanUpdateLost);

@@ -70,6 +70,12 @@ struct AdvisorCandidate {
   std::optional<double> lossVsFp32;  // mean over seeds of (valLoss - fp32's valLoss), paired
   double ciLow = 0, ciHigh = 0;      // its 95 % Student-t interval (report/paired_gap.h)
   std::string rejected;              // "" for the chosen one (and any not judged yet)
+  // Predicted risk: the shadow's update lost of this candidate's write over
+  // its bf16 layers, weighted by their parameter counts (fp32 layers lose 0).
+  std::optional<double> predictedUpdateLost;
+  // Measured on the first seed's run (train/step_metrics.h RunResult): the
+  // most it held for training (state + its step's peak above it).
+  std::optional<int64_t> trainingPeakBytes;
   // The confirmation runs' own update lost (mean over seeds of each run's
   // mean over its windows): what the shadow predicted, measured.
   std::optional<double> measuredUpdateLost, measuredUpdateLostSe;
@@ -104,7 +110,8 @@ Advice runAdvisor(const AdvisorOptions& options, const AdvisorCallbacks& callbac
 // "candidates": [{"name", "description", "mode", "plan", "config",
 //   "fp32_layers", "state_bytes", "memory_saved", "loss_vs_fp32",
 //   "loss_vs_fp32_ci", "val_loss", "rejected", "measured_update_lost",
-//   "measured_update_lost_se", "tokens_per_second"}],
+//   "measured_update_lost_se", "tokens_per_second", "predicted_update_lost",
+//   "training_peak_bytes"}],
 // "layers": [{"layer", "elements", "update_lost": {"nearest", "stochastic",
 //   "kahan"}, "update_lost_se": {...}, "below_half_ulp"}],
 // "shadow_overhead"}.

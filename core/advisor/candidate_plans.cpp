@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "precision/memory_estimate.h"
 
@@ -23,6 +24,37 @@ std::vector<std::string> layersAtRisk(const std::vector<LayerShadowFigures>& lay
     if (risk) out.push_back(l.layer);
   }
   return out;
+}
+
+namespace {
+
+void collectOwnParameters(const ModuleNode& n, std::map<std::string, int64_t>& out) {
+  if (n.ownParameters > 0) out[n.path] = n.ownParameters;
+  for (const ModuleNode& c : n.children) collectOwnParameters(c, out);
+}
+
+double shadowLost(const LayerShadowFigures& l, OptimizerMode mode) {
+  if (mode == OptimizerMode::Bf16StochasticRounding) return l.lostStochastic;
+  if (mode == OptimizerMode::Bf16Kahan) return l.lostKahan;
+  return l.lostNearest;
+}
+
+}  // namespace
+
+std::optional<double> predictedUpdateLost(const ModuleNode& tree, const std::vector<LayerShadowFigures>& layers,
+                                          OptimizerMode mode, const std::vector<std::string>& fp32Layers) {
+  std::map<std::string, int64_t> sizes;
+  collectOwnParameters(tree, sizes);
+  double weighted = 0, total = 0;
+  for (const LayerShadowFigures& l : layers) {
+    const auto it = sizes.find(l.layer);
+    const double n = it == sizes.end() ? double(l.elements) : double(it->second);
+    const bool fp32 = std::find(fp32Layers.begin(), fp32Layers.end(), l.layer) != fp32Layers.end();
+    total += n;
+    if (!fp32 && std::isfinite(shadowLost(l, mode))) weighted += n * shadowLost(l, mode);
+  }
+  if (!(total > 0)) return std::nullopt;
+  return weighted / total;
 }
 
 int64_t fp32StateBytes(const ModuleNode& tree, const AdamWOptions& options) {
@@ -52,6 +84,7 @@ std::vector<AdvisorCandidate> buildCandidates(const RunConfig& base, const Modul
       if (seen.config.mode == mode && seen.fp32Layers == fp32Layers) return;
     c.stateBytes = estimateMemory(tree, c.config.plan.resolve(tree), mode, base.adamw).total();
     c.memorySaved = fp32Bytes > 0 ? 1.0 - double(c.stateBytes) / double(fp32Bytes) : 0.0;
+    c.predictedUpdateLost = predictedUpdateLost(tree, layers, mode, fp32Layers);
     out.push_back(std::move(c));
   };
   const std::pair<OptimizerMode, const char*> writes[] = {{OptimizerMode::Bf16Nearest, "nearest"},

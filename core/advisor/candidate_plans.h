@@ -4,6 +4,7 @@
 // fp32 or bf16 per module, so a candidate is a mode over an all-bf16 plan
 // plus fp32 overrides for the layers that mode's write does not rescue in
 // shadow. Torch-free.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,12 @@ std::vector<std::string> layersAtRisk(const std::vector<LayerShadowFigures>& lay
 // mode and plan. Fills config, fp32Layers, stateBytes and memorySaved.
 std::vector<AdvisorCandidate> buildCandidates(const RunConfig& base, const ModuleNode& tree,
                                               const std::vector<LayerShadowFigures>& layers, double threshold);
+
+// The shadow's update lost of `mode`'s write over the layers not in
+// fp32Layers, weighted by parameter count over all layers (fp32 ones lose
+// nothing); unset without figures.
+std::optional<double> predictedUpdateLost(const ModuleNode& tree, const std::vector<LayerShadowFigures>& layers,
+                                          OptimizerMode mode, const std::vector<std::string>& fp32Layers);
 
 // Predicted weights + gradients + optimizer state of fp32 AdamW on the tree.
 int64_t fp32StateBytes(const ModuleNode& tree, const AdamWOptions& options);

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <algorithm>
+#include <atomic>
 #include <map>
 
 #include "advisor/advice_report.h"
@@ -155,6 +156,8 @@ class TestAdvisor : public QObject {
     c.ciLow = -0.001;
     c.ciHigh = 0.003;
     c.measuredUpdateLost = 0.01;
+    c.predictedUpdateLost = 0.02;
+    c.trainingPeakBytes = 12345;
     a.candidates = {c, c};
     a.candidates[1].rejected = "over";
     a.chosen = 0;
@@ -175,6 +178,27 @@ class TestAdvisor : public QObject {
     QVERIFY(!layerAtRisk(0.05, 0.001, 0.1));  // below the share
     QVERIFY(!layerAtRisk(0.15, 0.1, 0.1));    // within 2 se of zero
     QVERIFY(layerAtRisk(0.15, INFINITY, 0.1));  // unknown se: the share decides
+  }
+
+  // The app stops it from its UI thread: the run in progress ends at its
+  // next step and the advice says it is incomplete.
+  void stopsWhenAsked() {
+    AdvisorOptions o;
+    o.base = shortFineTune(OptimizerMode::Bf16Kahan, 1);
+    o.seeds = {1, 2};
+    std::atomic<bool> stop{false};
+    int steps = 0;
+    AdvisorCallbacks cb;
+    cb.stop = &stop;
+    cb.onProgress = [&](int done, int, const std::string&) {
+      if (done >= 1) stop = true;  // after the shadow run
+      steps = done;
+    };
+    const Advice a = runAdvisor(o, cb);
+    QVERIFY(!a.completed);
+    QVERIFY2(a.message.find("stopped") != std::string::npos, a.message.c_str());
+    QCOMPARE(steps, 1);
+    QVERIFY(a.candidates.empty() || a.chosen < 0);
   }
 
   // Point 5: the shadow figures equal real runs of each recipe within the
