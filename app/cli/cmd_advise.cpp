@@ -12,6 +12,7 @@
 #include "cli_support.h"
 #include "util/errors.h"
 #include "util/json_file.h"
+#include "util/run_folder.h"
 
 namespace plab::cli {
 namespace {
@@ -46,7 +47,7 @@ std::vector<uint64_t> parseSeeds(const std::string& text) {
 
 const char* const kAdviseHelp =
     "usage: precision-lab-cli advise [CONFIG.json | --default] --out DIR [--steps N] [--seeds LIST]\n"
-    "                                [--tolerance NATS]\n"
+    "                                [--tolerance NATS] [--overwrite]\n"
     "\n"
     "Finds the cheapest precision plan whose final validation loss stays within a\n"
     "tolerance of fp32's, by measurement:\n"
@@ -67,7 +68,9 @@ const char* const kAdviseHelp =
     "                 and DIR/runs/ (every run's folder)\n"
     "  --steps N      steps per run (default: the config's)\n"
     "  --seeds LIST   confirmation seeds, \"1-3\" (default) or \"1,2,7\"\n"
-    "  --tolerance X  in nats (default: max(0.005, 2 x the fp32 runs' seed-to-seed spread))\n"
+    "  --tolerance X  in nats (default: max(0.005, 2 x the fp32 runs' seed-to-seed spread,\n"
+    "                 max - min of their final validation losses))\n"
+    "  --overwrite    replace the results of an earlier advice in DIR\n"
     "Progress goes to stderr. Exit codes: 0 a plan was chosen, 1 none within tolerance or\n"
     "a run failed, 2 usage or config error, 130 interrupted.\n";
 
@@ -81,6 +84,7 @@ int adviseCommand(Args& args) {
   const auto steps = args.intValue("--steps", 1);
   const auto seedList = args.value("--seeds");
   const auto tolerance = args.value("--tolerance");
+  const bool overwrite = args.flag("--overwrite");
   const std::vector<std::string> pos = args.positionals(1);
   if (useDefault == !pos.empty())
     throw UsageError(useDefault ? "give either CONFIG.json or --default, not both" : "missing CONFIG.json (or --default)");
@@ -107,6 +111,9 @@ int adviseCommand(Args& args) {
     }
   }
   options.outDir = *out;
+  // A folder with earlier results is refused unless --overwrite (its run
+  // folders would otherwise be appended to); the lock keeps a second run out.
+  const RunFolderLock folderLock(*out, overwrite);
 
   std::signal(SIGINT, onAdviseSigint);
   AdvisorCallbacks callbacks;
