@@ -148,6 +148,11 @@ QWidget* MainWindow::buildSetupPanel() {
   compare_ = new QPushButton("Compare all modes");
   compare_->setObjectName("compareButton");
   compare_->setToolTip("Queue the five optimizer modes with the same model, data, plan and seed");
+  compareFormats_ = new QPushButton("Compare formats");
+  compareFormats_->setObjectName("compareFormatsButton");
+  compareFormats_->setToolTip("Queue this run in bf16 + Kahan with every matrix product in bf16, fp8-e4m3, mxfp8, "
+                              "mxfp4 and nvfp4 (simulated), and nvfp4 with the output head in bf16; each is judged "
+                              "against the bf16-GEMM run");
   queue_ = new QPushButton("Add to comparison queue");
   queue_->setObjectName("queueButton");
   export_ = new QPushButton("Export report…");
@@ -158,6 +163,7 @@ QWidget* MainWindow::buildSetupPanel() {
   buttons->addWidget(compare_, 1, 0);
   buttons->addWidget(queue_, 1, 1);
   buttons->addWidget(export_, 1, 2);
+  buttons->addWidget(compareFormats_, 2, 0);
   layout->addLayout(buttons);
   startBlocked_ = new QLabel;
   startBlocked_->setObjectName("startBlocked");
@@ -238,6 +244,7 @@ void MainWindow::connectSignals() {
   connect(pause_, &QPushButton::clicked, this, &MainWindow::togglePause);
   connect(stop_, &QPushButton::clicked, this, &MainWindow::stopRuns);
   connect(compare_, &QPushButton::clicked, this, &MainWindow::compareAllModes);
+  connect(compareFormats_, &QPushButton::clicked, this, &MainWindow::compareFormats);
   connect(welcome_, &WelcomePanel::compareRequested, this, &MainWindow::compareDefaultExperiment);
   connect(queue_, &QPushButton::clicked, this, &MainWindow::addToQueue);
   connect(export_, &QPushButton::clicked, this, &MainWindow::exportReport);
@@ -482,6 +489,7 @@ void MainWindow::updateButtons() {
   const QString problem = startProblem();
   start_->setEnabled(!busy && problem.isEmpty());
   compare_->setEnabled(!busy && problem.isEmpty());
+  compareFormats_->setEnabled(!busy && problem.isEmpty());
   welcome_->compareButton()->setEnabled(!busy && modelPicker_->errorText().isEmpty());
   chartsOrWelcome_->setCurrentIndex(store_.size() == 0 ? 0 : 1);
   queue_->setEnabled(problem.isEmpty());

@@ -96,6 +96,7 @@ class MainWindow : public QMainWindow {
   QPushButton* pauseButton() const { return pause_; }
   QPushButton* stopButton() const { return stop_; }
   QPushButton* compareButton() const { return compare_; }
+  QPushButton* compareFormatsButton() const { return compareFormats_; }
   QPushButton* queueButton() const { return queue_; }
   QPushButton* exportButton() const { return export_; }
   QPushButton* removeRunButton() const { return removeRun_; }
@@ -117,6 +118,10 @@ class MainWindow : public QMainWindow {
   void stopRuns();
   void compareAllModes();
   void compareDefaultExperiment();  // the welcome panel's button: the CLI's `run --default`
+  // "Compare formats" (main_window_formats.cpp): the current run in bf16-kahan
+  // with every product in bf16, fp8-e4m3, mxfp8, mxfp4 and nvfp4, and nvfp4
+  // with the output head in bf16 (the CLI's `run --default-formats` on these settings).
+  void compareFormats();
   void runFp32Twin(int run);  // queues the fp32 twin of a run that has none
   void addToQueue();
   void exportReport();
@@ -173,6 +178,7 @@ class MainWindow : public QMainWindow {
   QPushButton* pause_ = nullptr;
   QPushButton* stop_ = nullptr;
   QPushButton* compare_ = nullptr;
+  QPushButton* compareFormats_ = nullptr;
   QPushButton* queue_ = nullptr;
   QPushButton* export_ = nullptr;
   QPushButton* removeRun_ = nullptr;

@@ -75,4 +75,12 @@ std::vector<GemmFormatVerdict> gemmFormatVerdicts(const std::vector<RunRecord>& 
   return out;
 }
 
+std::string gemmFormatVerdictText(const std::vector<RunRecord>& runs, size_t i) {
+  if (i >= runs.size() || !runs[i].config.plan.usesLowPrecisionGemms() || !finishedRun(runs[i])) return {};
+  const nlohmann::json family = familyKey(runs[i].config);
+  for (const GemmFormatVerdict& v : gemmFormatVerdicts(runs))
+    if (familyKey(runs[v.run].config) == family) return "GEMMs: " + v.text;
+  return {};
+}
+
 }  // namespace plab::report

@@ -22,4 +22,9 @@ struct GemmFormatVerdict {
 // run order; none without a finished bf16 reference.
 std::vector<GemmFormatVerdict> gemmFormatVerdicts(const std::vector<RunRecord>& runs);
 
+// The verdict of run i's family as one phrase for the app's table
+// ("GEMMs: val loss minus the bf16 run's ..."); "" when run i has no
+// low-precision GEMMs, is not finished or has no bf16 reference.
+std::string gemmFormatVerdictText(const std::vector<RunRecord>& runs, size_t i);
+
 }  // namespace plab::report

@@ -44,6 +44,13 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
   heatmapMetric_->addItem("rounded away (step)", int(HeatmapMetric::RoundedAway));
   heatmapMetric_->addItem("fp16 gradients flushed to zero (step)", int(HeatmapMetric::Fp16GradFlush));
   heatmapMetric_->addItem("fp16 gradients zero (step)", int(HeatmapMetric::Fp16GradZero));
+  heatmapMetric_->addItem("GEMM underflow: input", int(HeatmapMetric::GemmUnderflowInput));
+  heatmapMetric_->addItem("GEMM underflow: weight", int(HeatmapMetric::GemmUnderflowWeight));
+  heatmapMetric_->addItem("GEMM underflow: output gradient", int(HeatmapMetric::GemmUnderflowGradOutput));
+  heatmapMetric_->addItem("GEMM saturation", int(HeatmapMetric::GemmSaturation));
+  heatmapMetric_->addItem("GEMM relative error: input", int(HeatmapMetric::GemmRelErrorInput));
+  heatmapMetric_->addItem("GEMM relative error: weight", int(HeatmapMetric::GemmRelErrorWeight));
+  heatmapMetric_->addItem("GEMM relative error: output gradient", int(HeatmapMetric::GemmRelErrorGradOutput));
   heatmapRun_ = new QComboBox;
   heatmapRun_->setObjectName("heatmapRun");
   heatmapRun_->setMinimumContentsLength(12);

@@ -2,6 +2,8 @@
 
 #include <QHash>
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <cmath>
 #include <limits>
 
@@ -34,6 +36,19 @@ QString metricExplanation(HeatmapMetric m) {
     case HeatmapMetric::Fp16GradZero:
       return "fp16 modes: share of the gradient's elements that are zero as autograd hands them over in fp16\n"
              "(zeros fp32 would also have, e.g. unused embedding rows, included)" + scale;
+    case HeatmapMetric::GemmUnderflowInput:
+    case HeatmapMetric::GemmUnderflowWeight:
+    case HeatmapMetric::GemmUnderflowGradOutput:
+      return "low-precision GEMMs: share of the operand's non-zero elements that quantize to zero\n"
+             "(simulated formats); hover a cell for every statistic of the operand" + scale;
+    case HeatmapMetric::GemmSaturation:
+      return "low-precision GEMMs: share of elements clamped at the format's largest value,\n"
+             "the layer's most saturated operand; hover a cell for every operand" + scale;
+    case HeatmapMetric::GemmRelErrorInput:
+    case HeatmapMetric::GemmRelErrorWeight:
+    case HeatmapMetric::GemmRelErrorGradOutput:
+      return "low-precision GEMMs: ||Q(x) - x|| / ||x|| of the operand after quantization\n"
+             "(simulated formats); hover a cell for every statistic of the operand" + scale;
   }
   return scale;
 }
@@ -55,6 +70,13 @@ const char* metricTitle(HeatmapMetric m) {
     case HeatmapMetric::RoundedAway: return "Rounded away per layer";
     case HeatmapMetric::Fp16GradFlush: return "fp16 gradients flushed to zero per layer";
     case HeatmapMetric::Fp16GradZero: return "fp16 gradients zero per layer";
+    case HeatmapMetric::GemmUnderflowInput: return "GEMM underflow per layer (input)";
+    case HeatmapMetric::GemmUnderflowWeight: return "GEMM underflow per layer (weight)";
+    case HeatmapMetric::GemmUnderflowGradOutput: return "GEMM underflow per layer (output gradient)";
+    case HeatmapMetric::GemmSaturation: return "GEMM saturation per layer";
+    case HeatmapMetric::GemmRelErrorInput: return "GEMM relative error per layer (input)";
+    case HeatmapMetric::GemmRelErrorWeight: return "GEMM relative error per layer (weight)";
+    case HeatmapMetric::GemmRelErrorGradOutput: return "GEMM relative error per layer (output gradient)";
   }
   return "";
 }
@@ -65,8 +87,32 @@ const char* metricAxisLabel(HeatmapMetric m) {
     case HeatmapMetric::RoundedAway: return "rounded away (%)";
     case HeatmapMetric::Fp16GradFlush: return "flushed to zero (%)";
     case HeatmapMetric::Fp16GradZero: return "zero (%)";
+    case HeatmapMetric::GemmUnderflowInput:
+    case HeatmapMetric::GemmUnderflowWeight:
+    case HeatmapMetric::GemmUnderflowGradOutput: return "underflow (%)";
+    case HeatmapMetric::GemmSaturation: return "saturated (%)";
+    case HeatmapMetric::GemmRelErrorInput:
+    case HeatmapMetric::GemmRelErrorWeight:
+    case HeatmapMetric::GemmRelErrorGradOutput: return "relative error (%)";
   }
   return "";
+}
+
+std::optional<plab::GemmRole> metricRole(HeatmapMetric m) {
+  switch (m) {
+    case HeatmapMetric::GemmUnderflowInput:
+    case HeatmapMetric::GemmRelErrorInput: return plab::GemmRole::Input;
+    case HeatmapMetric::GemmUnderflowWeight:
+    case HeatmapMetric::GemmRelErrorWeight: return plab::GemmRole::Weight;
+    case HeatmapMetric::GemmUnderflowGradOutput:
+    case HeatmapMetric::GemmRelErrorGradOutput: return plab::GemmRole::GradOutput;
+    default: return std::nullopt;
+  }
+}
+
+bool isUnderflow(HeatmapMetric m) {
+  return m == HeatmapMetric::GemmUnderflowInput || m == HeatmapMetric::GemmUnderflowWeight ||
+         m == HeatmapMetric::GemmUnderflowGradOutput;
 }
 
 struct LayerValue {
@@ -99,6 +145,17 @@ LayerValue updateLostValue(const plab::LayerWindowMetrics& w, int64_t step) {
   return v;
 }
 
+// Everything measured of one quantized operand, as TE's debug tools list it.
+QString gemmOperandText(const plab::GemmOperandStats& g) {
+  return QString("%1 (%2): underflow %3, saturated %4, dynamic range 2^%5, relative error %6, scales 2^%7 to 2^%8")
+      .arg(QString::fromStdString(plab::gemmRoleId(g.role)), QString::fromStdString(plab::gemmFormatId(g.format)),
+           finePercent(g.underflow), finePercent(g.saturation))
+      .arg(g.dynamicRangeLog2, 0, 'f', 1)
+      .arg(finePercent(g.relError))
+      .arg(g.scaleLog2Min, 0, 'f', 0)
+      .arg(g.scaleLog2Max, 0, 'f', 0);
+}
+
 // The layer values of one step in the chosen metric (fractions); empty when
 // the step has none.
 std::vector<LayerValue> layerValues(const plab::StepMetrics& m, HeatmapMetric metric) {
@@ -126,6 +183,22 @@ std::vector<LayerValue> layerValues(const plab::StepMetrics& m, HeatmapMetric me
                        QString::fromStdString(l.layer) + at + "zero in fp16 " + finePercent(l.zeroShare) +
                            " of the gradient elements"});
       break;
+    default: {
+      // The GEMM statistics: one value per layer (its operand in the role,
+      // or its most saturated operand), every operand in the tooltip.
+      const std::optional<plab::GemmRole> role = metricRole(metric);
+      std::map<std::string, size_t> index;
+      for (const plab::GemmOperandStats& g : m.gemmLayers) {
+        if (role && g.role != *role) continue;
+        const double v = !role ? g.saturation : isUnderflow(metric) ? g.underflow : g.relError;
+        auto [it, added] = index.emplace(g.layer, out.size());
+        if (added) out.push_back({g.layer, v, true, QString::fromStdString(g.layer) + at.chopped(1)});
+        else out[it->second].value = std::max(out[it->second].value, v);
+      }
+      for (const plab::GemmOperandStats& g : m.gemmLayers)
+        if (auto it = index.find(g.layer); it != index.end()) out[it->second].toolTip += "\n" + gemmOperandText(g);
+      break;
+    }
   }
   return out;
 }

@@ -19,7 +19,22 @@ namespace plab::ui {
 
 // Fp16GradFlush / Fp16GradZero: the fp16 modes' gradients per layer
 // (step_metrics.h, LayerFp16GradMetrics), on every step.
-enum class HeatmapMetric { RoundedAway, UpdateLost, Fp16GradFlush, Fp16GradZero };
+// Gemm*: the low-precision GEMM operands' statistics (formats/gemm_operand_stats.h),
+// on statistics steps: underflow (non-zero -> zero) and relative error per
+// operand, saturation of the layer's most saturated operand.
+enum class HeatmapMetric {
+  RoundedAway,
+  UpdateLost,
+  Fp16GradFlush,
+  Fp16GradZero,
+  GemmUnderflowInput,
+  GemmUnderflowWeight,
+  GemmUnderflowGradOutput,
+  GemmSaturation,
+  GemmRelErrorInput,
+  GemmRelErrorWeight,
+  GemmRelErrorGradOutput,
+};
 
 class LayerHeatmap : public RunChart {
   Q_OBJECT

@@ -6,6 +6,7 @@
 
 #include "charts/run_colors.h"
 #include "report/fp32_comparison.h"
+#include "report/gemm_format_verdict.h"
 #include "report/fp32_twin.h"
 #include "report/run_figures.h"
 #include "run/run_store.h"
@@ -129,6 +130,10 @@ void ComparisonTable::refreshRun(int run) {
   // A new fp32 step can change the verdicts judged against it (the runs
   // whose twin it is, itself among them); any other run's step changes only
   // its own. Only those rows: a verdict with a paired test reads every run.
+  // A finished bf16-GEMM run is the reference of the low-precision GEMM runs of its config.
+  if (!record.config.plan.usesLowPrecisionGemms() && plab::report::finishedRun(record))
+    for (int i = 0; i < store_->size() && i < rowCount(); ++i)
+      if (i != run && store_->record(i).config.plan.usesLowPrecisionGemms()) refreshVerdict(i);
   if (record.config.mode == plab::OptimizerMode::Fp32AdamW) {
     const auto twins = plab::report::fp32TwinIndices(store_->records());
     for (int i = 0; i < store_->size() && i < rowCount(); ++i)
@@ -143,7 +148,11 @@ void ComparisonTable::refreshVerdict(int run) {
   const auto& runs = store_->records();
   const auto i = static_cast<size_t>(run);
   const auto ref = plab::report::fp32TwinIndex(runs, i);
-  const QString verdict = QString::fromStdString(plab::report::comparisonVerdict(runs, i));
+  QString verdict = QString::fromStdString(plab::report::comparisonVerdict(runs, i));
+  // Low-precision GEMMs are judged against the bf16-GEMM run of the same
+  // config first: that is what such a run compares.
+  if (const std::string gemm = plab::report::gemmFormatVerdictText(runs, i); !gemm.empty())
+    verdict = QString::fromStdString(gemm) + "; " + verdict;
   auto* twin = cell(QString::fromStdString(plab::report::fp32TwinCell(runs, i)), false);
   twin->setToolTip(ref || !runs[i].fp32Reference.empty()
                        ? QString::fromStdString(plab::report::fp32TwinText(runs, i)) +
