@@ -85,7 +85,10 @@ std::string frontierSvg(const Advice& a) {
       << "\" stroke=\"" << color << "\"/>\n";
     s << "<circle cx=\"" << x << "\" cy=\"" << y << "\" r=\"" << (chosen ? 7 : 4.5) << "\" fill=\"" << color << "\""
       << (chosen ? " stroke=\"black\" stroke-width=\"2\"" : "") << "><title>" << escapeXml(c.name) << "</title></circle>\n";
-    s << "<text x=\"" << x + 9 << "\" y=\"" << y + 4 + 12.0 * double(i % 2) << "\">" << (chosen ? "★ " : "")
+    // Labels right of points on the left half, left of those on the right half.
+    const bool leftOfPoint = x > W / 2;
+    s << "<text x=\"" << (leftOfPoint ? x - 9 : x + 9) << "\" y=\"" << y + 4 + 12.0 * double(i % 2) << "\""
+      << (leftOfPoint ? " text-anchor=\"end\"" : "") << ">" << (chosen ? "★ " : "")
       << escapeXml(c.name) << "</text>\n";
   }
   s << "</svg>\n";
@@ -114,7 +117,9 @@ std::string adviceReportHtml(const Advice& a) {
   h << "; fp32 final val loss";
   for (double v : a.fp32ValLoss) h << ' ' << fixed(v, 4);
   h << " (spread " << fixed(a.fp32Spread, 5) << "). " << fixed(a.seconds, 0) << " s in all";
-  if (a.shadowOverhead) h << "; the shadow measurement cost " << pct(*a.shadowOverhead) << " of an fp32 run's time";
+  if (a.shadowOverhead)
+    h << "; the shadow run's steps took " << pct(*a.shadowOverhead)
+      << " longer than the other fp32 runs' (it is also the first run in the process)";
   h << ".</p>\n";
   if (!a.completed) h << "<p class=\"risk\">Not completed: " << escapeXml(a.message) << "</p>\n";
 
