@@ -74,8 +74,9 @@ std::vector<AdvisorCandidate> buildCandidates(const RunConfig& base, const Modul
     c.description = description;
     c.config = base;
     c.config.mode = mode;
-    c.config.plan = PrecisionPlan();
+    // Every layer bf16 but the named ones; the base's GEMM formats stay.
     c.config.plan.preset = PlanPreset::AllBf16;
+    c.config.plan.overrides.clear();
     for (const std::string& layer : fp32Layers) c.config.plan.setSubtree(layer, LayerPrecision::Fp32);
     c.config.shadow_recipes = false;
     c.config.output_dir.clear();
