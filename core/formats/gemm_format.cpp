@@ -63,4 +63,31 @@ QuantizedTensor quantizeDequantize(const torch::Tensor& x, GemmFormat format, Ge
   return q;
 }
 
+QuantizedTensor quantizeDequantizeColumns(const torch::Tensor& x, GemmFormat format, GemmRole role) {
+  if (x.dim() != 2) throw std::invalid_argument("quantizeDequantizeColumns: a 2-D tensor expected");
+  const formats::Scheme scheme = formats::schemeOf(format, role);
+  if (!x.is_cpu() || formats::blockSizeOf(scheme) == 0) {
+    // Elementwise schemes do not care about the layout; other devices take the copy.
+    QuantizedTensor q = quantizeDequantize(formats::blockSizeOf(scheme) == 0 ? x : x.t().contiguous(), format, role);
+    if (formats::blockSizeOf(scheme) != 0) q.values = q.values.t();
+    return q;
+  }
+  if (x.scalar_type() != torch::kFloat32 && x.scalar_type() != torch::kBFloat16)
+    throw std::invalid_argument("quantizeDequantizeColumns: fp32 or bf16 input expected");
+  const torch::Tensor in = x.contiguous();
+  formats::QuantizeArgs a;
+  a.scheme = scheme;
+  a.inBf16 = in.scalar_type() == torch::kBFloat16;
+  a.in = in.data_ptr();
+  a.rows = in.size(0);
+  a.cols = in.size(1);
+  QuantizedTensor q;
+  q.values = torch::empty(in.sizes(), in.options().dtype(torch::kFloat32));
+  a.out = q.values.data_ptr<float>();
+  q.blockScales = torch::empty({a.cols, formats::blocksPerRow(scheme, a.rows)}, in.options().dtype(torch::kUInt8));
+  a.blockScales = q.blockScales.data_ptr<uint8_t>();
+  q.tensorScale = torch::tensor(formats::quantizeColumnsCpu(a), torch::kFloat32).reshape({});
+  return q;
+}
+
 }  // namespace plab

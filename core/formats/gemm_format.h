@@ -26,4 +26,10 @@ struct QuantizedTensor {
 // copied once.
 QuantizedTensor quantizeDequantize(const torch::Tensor& x, GemmFormat format, GemmRole role);
 
+// The same for a 2-D x with blocks down its FIRST dimension: equal, bit for
+// bit, to quantizeDequantize(x.t().contiguous(), format, role) transposed back
+// (values in x's layout; blockScales [cols, blocks per column], as for x^T),
+// without the transposed copy on the CPU (elsewhere it is made).
+QuantizedTensor quantizeDequantizeColumns(const torch::Tensor& x, GemmFormat format, GemmRole role);
+
 }  // namespace plab

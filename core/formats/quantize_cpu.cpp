@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "formats/quantize_column_tile.h"
 #include "formats/quantize_cpu_variants.h"
 #include "formats/quantize_kernels.h"
 
@@ -68,6 +69,29 @@ float quantizeCpu(const QuantizeArgs& a, QuantizeCpuVariant variant) {
     at::parallel_for(0, a.rows * blocksPerRow(a.scheme, a.cols), kBlocksPerTask,
                      [&](int64_t first, int64_t last) { range(a, tensorScale, first, last); });
   }
+  return tensorScale;
+}
+
+float quantizeColumnsCpu(const QuantizeArgs& a) {
+  static const QuantizeCpuVariant best = availableQuantizeCpuVariants().back();
+  return quantizeColumnsCpu(a, best);
+}
+
+float quantizeColumnsCpu(const QuantizeArgs& a, QuantizeCpuVariant variant) {
+  Largest largestOf = largestMagnitudeBaseline;
+  Range tiles = quantizeColumnTilesBaseline;
+#ifdef PLAB_QUANTIZE_X86
+  if (variant == QuantizeCpuVariant::Avx2) {
+    largestOf = largestMagnitudeAvx2;
+    tiles = quantizeColumnTilesAvx2;
+  }
+#endif
+  (void)variant;
+  const int64_t size = blockSizeOf(a.scheme);
+  if (size == 0 || a.rows * a.cols == 0) return quantizeCpu(a, variant);  // elementwise: the layout does not matter
+  const float tensorScale = hasTensorScale(a.scheme) ? tensorScaleOf(a.scheme, amaxOf(a, largestOf)) : 1.0f;
+  const int64_t count = (a.rows + size - 1) / size * columnTilesPerGroup(a.cols);
+  at::parallel_for(0, count, 4, [&](int64_t first, int64_t last) { tiles(a, tensorScale, first, last); });
   return tensorScale;
 }
 

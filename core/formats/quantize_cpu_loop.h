@@ -6,6 +6,7 @@
 // torch: the functions a variant brings in have internal linkage (PLAB_HD is
 // static on the host), so the linker cannot hand AVX2 code to the baseline.
 #pragma once
+#include "formats/quantize_column_tile.h"
 #include "formats/quantize_cpu_variants.h"
 #include "formats/quantize_kernels.h"
 
@@ -41,6 +42,18 @@ void PLAB_QUANTIZE_JOIN(quantizeRange, PLAB_QUANTIZE_VARIANT)(const QuantizeArgs
     const auto* in = static_cast<const float*>(a.in);
     if (!blocks) quantizeElements(a, in, tensorScale, first, last);
     else for (int64_t b = first; b < last; ++b) quantizeBlock(a, in, tensorScale, b);
+  }
+}
+
+// Tiles [first, last) of a block scheme quantized down the columns (quantize_column_tile.h).
+void PLAB_QUANTIZE_JOIN(quantizeColumnTiles, PLAB_QUANTIZE_VARIANT)(const QuantizeArgs& a, float tensorScale,
+                                                                    int64_t first, int64_t last) {
+  if (a.inBf16) {
+    const auto* in = static_cast<const uint16_t*>(a.in);
+    for (int64_t t = first; t < last; ++t) quantizeColumnTile(a, in, tensorScale, t);
+  } else {
+    const auto* in = static_cast<const float*>(a.in);
+    for (int64_t t = first; t < last; ++t) quantizeColumnTile(a, in, tensorScale, t);
   }
 }
 

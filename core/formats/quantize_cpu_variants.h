@@ -18,9 +18,13 @@ float quantizeCpu(const QuantizeArgs& args, QuantizeCpuVariant variant);
 
 uint32_t largestMagnitudeBaseline(const QuantizeArgs& a, int64_t begin, int64_t end);
 void quantizeRangeBaseline(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
+void quantizeColumnTilesBaseline(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
+// Blocks down the columns (quantize_column_tile.h): block schemes only.
+float quantizeColumnsCpu(const QuantizeArgs& args, QuantizeCpuVariant variant);
 #ifdef PLAB_QUANTIZE_X86
 uint32_t largestMagnitudeAvx2(const QuantizeArgs& a, int64_t begin, int64_t end);
 void quantizeRangeAvx2(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
+void quantizeColumnTilesAvx2(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
 #endif
 
 }  // namespace plab::formats

@@ -124,6 +124,9 @@ PLAB_HD void quantizeBlock(const QuantizeArgs& a, const In* in, float tensorScal
 // Returns the tensor scale (1 where the scheme has none): fp8, the factor
 // the values were multiplied by; NVFP4, torchao's per_tensor_scale.
 float quantizeCpu(const QuantizeArgs& args);
+// The same with blocks down the columns of the rows x cols input
+// (quantize_column_tile.h): block scale codes [cols, row blocks], as for x^T.
+float quantizeColumnsCpu(const QuantizeArgs& args);
 
 // CUDA twin (formats/quantize_cuda.cu; only in builds with CUDA kernels):
 // launches on `stream` (a cudaStream_t). deviceAmaxBits points to one uint32

@@ -64,25 +64,21 @@ variable_list backwardProducts(AutogradContext* ctx, const torch::Tensor& grad, 
   const torch::Tensor& x = saved[0];
   const torch::Tensor& weight = saved[1];
   const Args a = restore(ctx);
-  const torch::Tensor g = grad.to(torch::kFloat32).reshape({-1, grad.size(-1)}).contiguous();  // [N, out]
-  const torch::Tensor x2d = x.reshape({-1, x.size(-1)});                                        // [N, in]
+  // The quantizers read bf16 (or fp32) as it is: no fp32 copy of dY.
+  const torch::Tensor g = grad.reshape({-1, grad.size(-1)}).contiguous();  // [N, out]
+  const torch::Tensor x2d = x.reshape({-1, x.size(-1)});                    // [N, in]
   const torch::Tensor qg = quantized(g, a.format, GemmRole::GradOutput, a.stats, a.layer);
-  torch::Tensor dx, dw;
-  if (perTensor(a.format)) {
-    const torch::Tensor qw = quantizeDequantize(weight, a.format, GemmRole::Weight).values;
-    const torch::Tensor qx = quantizeDequantize(x2d, a.format, GemmRole::Input).values;
-    dx = torch::mm(qg, qw);      // [N, out] x [out, in]
-    dw = torch::mm(qg.t(), qx);  // [out, N] x [N, in]
-  } else {
-    // Each operand with the product's reduction dimension last.
-    const torch::Tensor qwt = quantizeDequantize(weight.t().contiguous(), a.format, GemmRole::Weight).values;  // [in, out]
-    const torch::Tensor qgt = quantizeDequantize(g.t().contiguous(), a.format, GemmRole::GradOutput).values;  // [out, N]
-    const torch::Tensor qxt = quantizeDequantize(x2d.t().contiguous(), a.format, GemmRole::Input).values;     // [in, N]
-    dx = torch::mm(qg, qwt.t());
-    dw = torch::mm(qgt, qxt.t());
-  }
+  // Each operand with the product's reduction dimension last: W along out,
+  // dY and x along the tokens. quantizeDequantizeColumns quantizes down the
+  // first dimension in place, the same bits as quantizing the transposed copy.
+  const torch::Tensor qwOut = quantizeDequantizeColumns(weight, a.format, GemmRole::Weight).values;  // [out, in]
+  const torch::Tensor qgTokens =
+      perTensor(a.format) ? qg : quantizeDequantizeColumns(g, a.format, GemmRole::GradOutput).values;  // [N, out]
+  const torch::Tensor qxTokens = quantizeDequantizeColumns(x2d, a.format, GemmRole::Input).values;      // [N, in]
+  const torch::Tensor dx = torch::mm(qg, qwOut);              // [N, out] x [out, in]
+  const torch::Tensor dw = torch::mm(qgTokens.t(), qxTokens);  // [out, N] x [N, in]
   variable_list grads = {dx.view(x.sizes()).to(x.scalar_type()), dw.to(weight.scalar_type())};
-  if (withBias) grads.push_back(g.sum(0).to(weight.scalar_type()));
+  if (withBias) grads.push_back(g.sum(0, false, torch::kFloat32).to(weight.scalar_type()));
   return grads;
 }
 

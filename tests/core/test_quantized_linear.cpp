@@ -100,6 +100,26 @@ class QuantizedLinearTest : public QObject {
     QVERIFY(!torch::allclose(yHand - (withBias ? b.detach().to(torch::kFloat32) : torch::zeros({})), plain, 0, 0));
   }
 
+  // Blocks down the first dimension in place: the same bits and scale codes
+  // as quantizing the transposed copy, for every format and role, fp32 and
+  // bf16 input, a column count that spans several tiles and a row count that
+  // ends in a short block.
+  void columnsEqualTheTransposedCopy() {
+    for (GemmFormat f : allGemmFormats())
+      for (GemmRole r : {GemmRole::Input, GemmRole::Weight, GemmRole::GradOutput})
+        for (auto dtype : {torch::kFloat32, torch::kBFloat16}) {
+          const torch::Tensor x = spreadValues({83, 600}, 10).to(dtype);
+          const QuantizedTensor viaCopy = quantizeDequantize(x.t().contiguous(), f, r);
+          const QuantizedTensor inPlace = quantizeDequantizeColumns(x, f, r);
+          const std::string what = gemmFormatId(f) + " " + gemmRoleId(r);
+          QVERIFY2(inPlace.values.sizes() == x.sizes(), what.c_str());
+          QVERIFY2(sameBits(inPlace.values.t().contiguous(), viaCopy.values), what.c_str());
+          QCOMPARE(inPlace.blockScales.defined(), viaCopy.blockScales.defined());
+          if (viaCopy.blockScales.defined()) QVERIFY2(torch::equal(inPlace.blockScales, viaCopy.blockScales), what.c_str());
+          QVERIFY2(torch::equal(inPlace.tensorScale, viaCopy.tensorScale), what.c_str());
+        }
+  }
+
   // The orientation matters for block formats: quantizing W along in-features
   // for dX (the wrong axis) would give other values.
   void blockFormatsQuantizeAlongTheReductionDimension() {
