@@ -1,11 +1,12 @@
 #include "formats/gemm_stats.h"
 
-#include <ATen/Parallel.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
 
+#include "formats/parallel_chunks.h"
 #include "formats/quantize_kernels.h"
 
 namespace plab {
@@ -93,9 +94,9 @@ GemmOperandStats measureQuantizedOperand(const torch::Tensor& x, const Quantized
   const float* qp = q32.data_ptr<float>();
   const uint8_t* cp = codes.defined() ? codes.data_ptr<uint8_t>() : nullptr;
 
-  Sums total;
+  std::map<int64_t, Sums> parts;  // by first row: merged in row order, whatever the threads
   std::mutex merge;
-  at::parallel_for(0, rows, 16, [&](int64_t first, int64_t last) {
+  formats::parallelChunks(rows, 16, [&](int64_t first, int64_t last) {
     Sums s;
     for (int64_t r = first; r < last; ++r) {
       const float* xr = xp + r * cols;
@@ -122,8 +123,10 @@ GemmOperandStats measureQuantizedOperand(const torch::Tensor& x, const Quantized
       }
     }
     std::lock_guard<std::mutex> lock(merge);
-    total.add(s);
+    parts[first] = s;
   });
+  Sums total;
+  for (const auto& [first, s] : parts) total.add(s);
 
   GemmOperandStats out;
   out.role = role;

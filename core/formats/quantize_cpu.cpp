@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "formats/parallel_chunks.h"
 #include "formats/quantize_column_tile.h"
 #include "formats/quantize_cpu_variants.h"
 #include "formats/quantize_kernels.h"
@@ -24,7 +25,7 @@ using Range = void (*)(const QuantizeArgs&, float, int64_t, int64_t);
 float amaxOf(const QuantizeArgs& a, Largest largestOf) {
   const int64_t n = a.rows * a.cols;
   std::atomic<uint32_t> largest{0};
-  at::parallel_for(0, (n + kChunk - 1) / kChunk, 1, [&](int64_t first, int64_t last) {
+  parallelChunks((n + kChunk - 1) / kChunk, 1, [&](int64_t first, int64_t last) {
     const uint32_t mine = largestOf(a, first * kChunk, std::min(n, last * kChunk));
     uint32_t seen = largest.load();
     while (mine > seen && !largest.compare_exchange_weak(seen, mine)) {
@@ -62,11 +63,11 @@ float quantizeCpu(const QuantizeArgs& a, QuantizeCpuVariant variant) {
   if (n == 0) return hasTensorScale(a.scheme) ? tensorScaleOf(a.scheme, 0.0f) : 1.0f;
   const float tensorScale = hasTensorScale(a.scheme) ? tensorScaleOf(a.scheme, amaxOf(a, largestOf)) : 1.0f;
   if (blockSizeOf(a.scheme) == 0) {
-    at::parallel_for(0, (n + kChunk - 1) / kChunk, 1, [&](int64_t first, int64_t last) {
+    parallelChunks((n + kChunk - 1) / kChunk, 1, [&](int64_t first, int64_t last) {
       range(a, tensorScale, first * kChunk, std::min(n, last * kChunk));
     });
   } else {
-    at::parallel_for(0, a.rows * blocksPerRow(a.scheme, a.cols), kBlocksPerTask,
+    parallelChunks(a.rows * blocksPerRow(a.scheme, a.cols), kBlocksPerTask,
                      [&](int64_t first, int64_t last) { range(a, tensorScale, first, last); });
   }
   return tensorScale;
@@ -91,7 +92,7 @@ float quantizeColumnsCpu(const QuantizeArgs& a, QuantizeCpuVariant variant) {
   if (size == 0 || a.rows * a.cols == 0) return quantizeCpu(a, variant);  // elementwise: the layout does not matter
   const float tensorScale = hasTensorScale(a.scheme) ? tensorScaleOf(a.scheme, amaxOf(a, largestOf)) : 1.0f;
   const int64_t count = (a.rows + size - 1) / size * columnTilesPerGroup(a.cols);
-  at::parallel_for(0, count, 4, [&](int64_t first, int64_t last) { tiles(a, tensorScale, first, last); });
+  parallelChunks(count, 4, [&](int64_t first, int64_t last) { tiles(a, tensorScale, first, last); });
   return tensorScale;
 }
 
