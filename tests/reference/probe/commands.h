@@ -21,6 +21,7 @@ int encodeCommand(const Args& args);   // encode TOKENIZER_DIR CASES.json OUT.js
 int adamwCommand(const Args& args);    // adamw MODE STEPS PARAMS_GRADS.safetensors HYPER.json OUT.safetensors
 int srRoundCommand(const Args& args);  // sr-round IN.safetensors OUT.safetensors
 int quantizeCommand(const Args& args);  // quantize FORMAT ROLE IN.safetensors OUT.safetensors
+int qlinearCommand(const Args& args);   // qlinear FORMAT IN.safetensors OUT.safetensors
 int gradScalerCommand(const Args& args);  // grad-scaler CASE.json GRADS.safetensors OUT.safetensors
 int trainCommand(const Args& args);       // train RUN.json DUMP_DIR
 

@@ -23,6 +23,8 @@ const char* kUsage =
     "      stochastic rounding of x (fp32) with the given 16-bit random numbers r\n"
     "  quantize FORMAT ROLE IN.safetensors OUT.safetensors\n"
     "      fake quantization of x in a GEMM format (ROLE: input, weight, grad-output)\n"
+    "  qlinear FORMAT IN.safetensors OUT.safetensors\n"
+    "      the quantized linear layer's output and gradients on x, w, b and gy\n"
     "  grad-scaler CASE.json GRADS.safetensors OUT.safetensors\n"
     "      DynamicLossScale over a sequence of steps, as a training step calls GradScaler\n"
     "  train RUN.json DUMP_DIR\n"
@@ -39,6 +41,7 @@ int main(int argc, char** argv) {
   const std::map<std::string, int (*)(const Args&)> commands = {
       {"logits", logitsCommand}, {"save", saveCommand},      {"encode", encodeCommand},
       {"adamw", adamwCommand},   {"sr-round", srRoundCommand}, {"quantize", quantizeCommand},
+      {"qlinear", qlinearCommand},
       {"grad-scaler", gradScalerCommand}, {"train", trainCommand}};
   const auto command = commands.find(argv[1]);
   if (command == commands.end()) {
