@@ -147,7 +147,8 @@ QWidget* MainWindow::buildSetupPanel() {
   stop_->setObjectName("stopButton");
   compare_ = new QPushButton("Compare all modes");
   compare_->setObjectName("compareButton");
-  compare_->setToolTip("Queue the five optimizer modes with the same model, data, plan and seed");
+  compare_->setToolTip("Queue the six bf16 recipes (fp32, bf16, bf16-nearest, bf16-kahan, bf16-sr, mixed) with the same "
+                       "model, data, plan and seed; the fp16 recipes are chosen one by one");
   compareFormats_ = new QPushButton("Compare formats");
   compareFormats_->setObjectName("compareFormatsButton");
   compareFormats_->setToolTip("Queue this run in bf16 + Kahan with every matrix product in bf16, fp8-e4m3, mxfp8, "
