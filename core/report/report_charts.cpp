@@ -125,27 +125,87 @@ Rgb heatmapColor(double fraction) {
   return stops.back().color;
 }
 
-std::string renderLayerHeatmap(const RunRecord& run, LayerMetric metric, int maxBuckets) {
-  const bool lostMetric = metric == LayerMetric::UpdateLost;
-  // One layer's figure at one step: its value and whether it is evidence.
-  struct Value {
-    const std::string* layer;
-    double value;
-    bool evidence;
-  };
-  const auto valuesOf = [lostMetric](const StepMetrics& m) {
-    std::vector<Value> out;
-    if (lostMetric)
+namespace {
+
+// One layer's figure at one step: its value and whether it is evidence.
+struct LayerValue {
+  const std::string* layer;
+  double value;
+  bool evidence;
+};
+
+std::vector<LayerValue> layerValuesOf(const StepMetrics& m, LayerMetric metric) {
+  std::vector<LayerValue> out;
+  switch (metric) {
+    case LayerMetric::UpdateLost:
       for (const LayerWindowMetrics& w : m.windowLayers) {
         const std::optional<double> se = w.updateLostStdError && std::isfinite(*w.updateLostStdError)
                                              ? w.updateLostStdError
                                              : (w.updateLostStdError ? std::optional<double>(INFINITY) : std::nullopt);
         out.push_back({&w.layer, w.updateLost, lostEvidence(se, w.elements.value_or(0)).enough});
       }
-    else
+      break;
+    case LayerMetric::RoundedAway:
       for (const LayerStepMetrics& l : m.layers) out.push_back({&l.layer, l.roundedAwayFraction, true});
-    return out;
-  };
+      break;
+    case LayerMetric::Fp16GradFlush:
+      for (const LayerFp16GradMetrics& l : m.fp16GradLayers)
+        if (l.flushShare) out.push_back({&l.layer, *l.flushShare, true});
+      break;
+    case LayerMetric::GemmSaturation: {
+      std::map<std::string, size_t> index;  // a layer's operands are not listed together (backward runs last)
+      for (const GemmOperandStats& g : m.gemmLayers) {
+        auto [it, added] = index.emplace(g.layer, out.size());
+        if (added) out.push_back({&g.layer, g.saturation, true});
+        else out[it->second].value = std::max(out[it->second].value, g.saturation);
+      }
+      break;
+    }
+    default: {
+      const GemmRole role = metric == LayerMetric::GemmUnderflowInput    ? GemmRole::Input
+                            : metric == LayerMetric::GemmUnderflowWeight ? GemmRole::Weight
+                                                                         : GemmRole::GradOutput;
+      for (const GemmOperandStats& g : m.gemmLayers)
+        if (g.role == role) out.push_back({&g.layer, g.underflow, true});
+      break;
+    }
+  }
+  return out;
+}
+
+const char* layerMetricTitle(LayerMetric metric) {
+  switch (metric) {
+    case LayerMetric::UpdateLost: return "Update lost per layer (windows)";
+    case LayerMetric::RoundedAway: return "Rounded away per layer (single steps)";
+    case LayerMetric::Fp16GradFlush: return "fp16 gradients flushed to zero per layer";
+    case LayerMetric::GemmUnderflowInput: return "GEMM underflow per layer (input)";
+    case LayerMetric::GemmUnderflowWeight: return "GEMM underflow per layer (weight)";
+    case LayerMetric::GemmUnderflowGradOutput: return "GEMM underflow per layer (output gradient)";
+    case LayerMetric::GemmSaturation: return "GEMM saturation per layer (most saturated operand)";
+  }
+  return "";
+}
+
+const char* layerMetricScale(LayerMetric metric) {
+  switch (metric) {
+    case LayerMetric::UpdateLost: return "of the summed intended update lost; grey: no evidence";
+    case LayerMetric::RoundedAway: return "of non-zero updates rounded away";
+    case LayerMetric::Fp16GradFlush: return "of the non-zero unscaled gradient elements fp16 would flush to zero";
+    case LayerMetric::GemmSaturation: return "of the operand's elements clamped at the format's largest value";
+    default: return "of the operand's non-zero elements quantized to zero";
+  }
+}
+
+}  // namespace
+
+bool runHasLayerMetric(const RunRecord& run, LayerMetric metric) {
+  return std::any_of(run.steps.begin(), run.steps.end(),
+                     [metric](const StepMetrics& m) { return !layerValuesOf(m, metric).empty(); });
+}
+
+std::string renderLayerHeatmap(const RunRecord& run, LayerMetric metric, int maxBuckets) {
+  using Value = LayerValue;
+  const auto valuesOf = [metric](const StepMetrics& m) { return layerValuesOf(m, metric); };
   // Layer order: the run's layer list, then any layer only seen in stats.
   std::vector<std::string> layers = run.info.layers;
   std::map<std::string, size_t> row;
@@ -185,7 +245,7 @@ std::string renderLayerHeatmap(const RunRecord& run, LayerMetric metric, int max
   const double left = 250, top = 40;
   const double width = left + cellW * buckets + 90;
   const double height = top + cellH * static_cast<double>(std::max<size_t>(1, layers.size())) + 66;
-  const std::string what = lostMetric ? "Update lost per layer (windows)" : "Rounded away per layer (single steps)";
+  const std::string what = layerMetricTitle(metric);
   const std::string title = what + ": " + run.config.name;
   std::ostringstream svg;
   svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(width, 6) << "\" height=\"" << num(height, 6)
@@ -232,8 +292,7 @@ std::string renderLayerHeatmap(const RunRecord& run, LayerMetric metric, int max
     svg << "<rect x=\"" << num(left + scaleW * i / 20, 6) << "\" y=\"" << axisY + 8 << "\" width=\"" << num(scaleW / 20 + 0.5, 6)
         << "\" height=\"8\" fill=\"" << hexColor(heatmapColor((i + 0.5) / 20)) << "\"/>\n";
   svg << "<text x=\"" << num(left + scaleW + 6, 6) << "\" y=\"" << axisY + 16 << "\">0 % .. 100 % "
-      << (lostMetric ? "of the summed intended update lost; grey: no evidence" : "of non-zero updates rounded away")
-      << "; hatched: not measured</text>\n";
+      << layerMetricScale(metric) << "; hatched: not measured</text>\n";
   svg << "</svg>\n";
   return svg.str();
 }
@@ -300,6 +359,37 @@ std::vector<SvgChart> renderReportCharts(const std::vector<RunRecord>& runs) {
     const std::string file = runs.size() == 1 ? "layers_update_lost.svg" : "layers_update_lost_" + stems[i] + ".svg";
     charts.push_back({file, "Update lost per layer: " + runLabel(runs, i), renderLayerHeatmap(runs[i], LayerMetric::UpdateLost)});
   }
+  // The fp16 and GEMM-format statistics, for the runs that measured them.
+  struct Extra {
+    LayerMetric metric;
+    const char* stem;
+  };
+  const Extra extras[] = {{LayerMetric::Fp16GradFlush, "layers_fp16_flush"},
+                          {LayerMetric::GemmUnderflowInput, "layers_gemm_underflow_input"},
+                          {LayerMetric::GemmUnderflowWeight, "layers_gemm_underflow_weight"},
+                          {LayerMetric::GemmUnderflowGradOutput, "layers_gemm_underflow_grad_output"},
+                          {LayerMetric::GemmSaturation, "layers_gemm_saturation"}};
+  for (const Extra& e : extras)
+    for (size_t i = 0; i < runs.size(); ++i)
+      if (runHasLayerMetric(runs[i], e.metric))
+        charts.push_back({std::string(e.stem) + (runs.size() == 1 ? "" : "_" + stems[i]) + ".svg",
+                          std::string(layerMetricTitle(e.metric)) + ": " + runLabel(runs, i),
+                          renderLayerHeatmap(runs[i], e.metric)});
+  // fp16-mixed's loss scale (log2), with its skipped steps.
+  std::vector<ChartSeries> scale;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    ChartSeries sc = emptySeries(seriesLabel(runs, i), styles[i]);
+    for (const StepMetrics& m : runs[i].steps)
+      if (m.lossScale && *m.lossScale > 0) {
+        sc.x.push_back(static_cast<double>(m.step));
+        sc.y.push_back(std::log2(*m.lossScale));
+      }
+    if (!sc.x.empty()) scale.push_back(sc);
+  }
+  if (!scale.empty())
+    charts.push_back({"loss_scale.svg", "Loss scale (fp16-mixed, log2; it halves on each skipped step)",
+                      renderSvgLineChart("Loss scale (log2): x2 after clean intervals, x0.5 on a skipped step", "step",
+                                         "log2 of the loss scale", scale)});
   return charts;
 }
 

@@ -31,10 +31,20 @@ struct HeatmapStop {
 };
 const std::vector<HeatmapStop>& heatmapScale();
 
-enum class LayerMetric { RoundedAway, UpdateLost };
+enum class LayerMetric {
+  RoundedAway,
+  UpdateLost,
+  Fp16GradFlush,            // fp16-mixed: gradient elements fp16 would flush to zero
+  GemmUnderflowInput,       // low-precision GEMMs: non-zero elements quantized to zero, per operand
+  GemmUnderflowWeight,
+  GemmUnderflowGradOutput,
+  GemmSaturation,           // the layer's most saturated operand
+};
 // One metric per layer (rows) over step buckets (columns): the share
-// rounded away in single steps, or the windowed update lost (cells whose
-// windows are all noise at the layer's size are grey, as in the app).
+// rounded away in single steps, the windowed update lost (cells whose
+// windows are all noise at the layer's size are grey, as in the app), the
+// fp16 flush share or a GEMM operand statistic.
+bool runHasLayerMetric(const RunRecord& run, LayerMetric metric);
 std::string renderLayerHeatmap(const RunRecord& run, LayerMetric metric = LayerMetric::RoundedAway, int maxBuckets = 40);
 
 // File-system friendly version of a run name.

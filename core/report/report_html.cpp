@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "report/fp32_comparison.h"
+#include "report/gemm_format_verdict.h"
 #include "report/mode_colors.h"
 #include "report/number_text.h"
 #include "report/report_header.h"
@@ -44,7 +45,15 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
     h << "<li><b>" << escapeXml(report::runLabel(runs, i)) << "</b>: "
       << escapeXml(report::comparisonVerdict(runs, i)) << "</li>\n";
   }
-  h << "</ul>\n<p><small>Update lost: over windows of K steps, the share of the summed intended AdamW update "
+  h << "</ul>\n";
+  // Low-precision GEMM runs against the bf16-GEMM run of their config and seed.
+  if (const auto formats = report::gemmFormatVerdicts(runs); !formats.empty()) {
+    h << "<h3>GEMM formats (simulated): against bf16 GEMMs</h3>\n<ul>\n";
+    for (const report::GemmFormatVerdict& v : formats)
+      h << "<li><b>" << escapeXml(v.label) << "</b>: " << escapeXml(v.text) << "</li>\n";
+    h << "</ul>\n";
+  }
+  h << "<p><small>Update lost: over windows of K steps, the share of the summed intended AdamW update "
        "(what fp32 arithmetic would change) that did not reach the weights the forward pass uses; fp32 reads 0. "
        "Rounded away: elements whose intended update was non-zero but whose stored weight did not change in a "
        "single step (Kahan and stochastic rounding defer or randomise writes, so this stays high for them).</small></p>\n";

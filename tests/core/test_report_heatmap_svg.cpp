@@ -1,6 +1,8 @@
 // Issue 20.7: the report's layer heatmaps show both metrics, each titled;
 // 0 % is the scale's first colour (not white) and a cell that was not
-// measured is hatched, as in the app.
+// measured is hatched, as in the app. Issue 22: runs with low-precision
+// GEMMs get the operands' underflow and saturation heatmaps, fp16-mixed runs
+// the flush share and the loss scale; other runs none of them.
 #include <QtTest/QtTest>
 
 #include "report/report_charts.h"
@@ -69,6 +71,45 @@ class TestReportHeatmapSvg : public QObject {
     for (const auto& c : charts) titles << QString::fromStdString(c.title);
     QVERIFY2(titles.contains("Rounded away per layer: fp32-run"), qPrintable(titles.join(", ")));
     QVERIFY2(titles.contains("Update lost per layer: fp32-run"), qPrintable(titles.join(", ")));
+  }
+
+  void formatsAndFp16HeatmapsOnlyWhereMeasured() {
+    RunRecord gemm = zeroRun();
+    gemm.config.name = "mxfp4-run";
+    GemmOperandStats g;
+    g.layer = "h.0.mlp";
+    g.format = GemmFormat::Mxfp4;
+    g.underflow = 0.25;
+    g.saturation = 0.01;
+    for (StepMetrics& m : gemm.steps) {
+      for (GemmRole role : {GemmRole::Input, GemmRole::Weight}) {
+        g.role = role;
+        m.gemmLayers.push_back(g);
+      }
+      g.role = GemmRole::GradOutput;
+      g.saturation = 0.04;  // the most saturated operand, listed apart from the others as backward does
+      m.gemmLayers.push_back(g);
+      g.saturation = 0.01;
+      m.lossScale = 65536.0 / (m.step > 3 ? 2 : 1);
+      m.fp16GradLayers = {{"h.0.mlp", 0.1, 0.002}};
+    }
+    const std::string under = report::renderLayerHeatmap(gemm, report::LayerMetric::GemmUnderflowGradOutput, 6);
+    QVERIFY(under.find("GEMM underflow per layer (output gradient): mxfp4-run") != std::string::npos);
+    QCOMPARE(count(under, "<title>h.0.mlp: 25.0 %</title>"), size_t(6));
+    const std::string sat = report::renderLayerHeatmap(gemm, report::LayerMetric::GemmSaturation, 6);
+    QCOMPARE(count(sat, "<title>h.0.mlp: 4.0 %</title>"), size_t(6));
+    QVERIFY(report::runHasLayerMetric(gemm, report::LayerMetric::Fp16GradFlush));
+    QVERIFY(!report::runHasLayerMetric(zeroRun(), report::LayerMetric::GemmUnderflowInput));
+    QStringList files;
+    for (const auto& c : report::renderReportCharts({zeroRun(), gemm})) files << QString::fromStdString(c.fileName);
+    for (const char* f : {"layers_gemm_underflow_input_mxfp4-run.svg", "layers_gemm_underflow_weight_mxfp4-run.svg",
+                          "layers_gemm_underflow_grad_output_mxfp4-run.svg", "layers_gemm_saturation_mxfp4-run.svg",
+                          "layers_fp16_flush_mxfp4-run.svg", "loss_scale.svg"})
+      QVERIFY2(files.contains(f), qPrintable(files.join(", ")));
+    QVERIFY(!files.contains("layers_gemm_underflow_input_fp32-run.svg"));
+    QStringList plain;
+    for (const auto& c : report::renderReportCharts({zeroRun()})) plain << QString::fromStdString(c.fileName);
+    QVERIFY(!plain.contains("loss_scale.svg"));
   }
 };
 
