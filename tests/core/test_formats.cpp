@@ -255,6 +255,38 @@ class FormatsTest : public QObject {
     qInfo("variants: %d", static_cast<int>(availableQuantizeCpuVariants().size()));
   }
 
+  // The same for the blocks down the columns (quantizeColumnsCpu, the
+  // backward products' operands): every variant, the same bits, on the
+  // rounding patterns (NaN, Inf, subnormals, ties) with a short last block.
+  void cpuColumnVariantsAgree() {
+    const torch::Tensor patterns = roundingPatterns();
+    const torch::Tensor x = patterns.slice(0, 0, patterns.numel() / 300 * 300).view({-1, 300});
+    for (const torch::Tensor& in : {x, x.to(torch::kBFloat16)}) {
+      for (Scheme scheme : {Scheme::Mxfp8, Scheme::Mxfp4, Scheme::Nvfp4}) {
+        std::vector<torch::Tensor> outs, scales;
+        std::vector<float> tensorScales;
+        for (QuantizeCpuVariant v : availableQuantizeCpuVariants()) {
+          QuantizeArgs a;
+          a.scheme = scheme;
+          a.in = in.data_ptr();
+          a.inBf16 = in.scalar_type() == torch::kBFloat16;
+          a.rows = in.size(0);
+          a.cols = in.size(1);
+          outs.push_back(torch::empty({a.rows, a.cols}));
+          scales.push_back(torch::zeros({a.cols, blocksPerRow(scheme, a.rows)}, torch::kUInt8));
+          a.out = outs.back().data_ptr<float>();
+          a.blockScales = scales.back().data_ptr<uint8_t>();
+          tensorScales.push_back(quantizeColumnsCpu(a, v));
+        }
+        for (size_t v = 1; v < outs.size(); ++v) {
+          QVERIFY(sameBitsOrBothNaN(outs[v], outs[0]));
+          QVERIFY(torch::equal(scales[v], scales[0]));
+          QCOMPARE(u32(tensorScales[v]), u32(tensorScales[0]));
+        }
+      }
+    }
+  }
+
   void threadsDoNotChangeTheBits() {
     torch::manual_seed(6);
     const torch::Tensor x = torch::randn({300, 1000}) * torch::rand({300, 1}) * 100;
