@@ -6,7 +6,7 @@
 #include <map>
 #include <mutex>
 
-#include "formats/parallel_chunks.h"
+#include "util/parallel_chunks.h"
 #include "formats/quantize_kernels.h"
 
 namespace plab {
@@ -96,7 +96,7 @@ GemmOperandStats measureQuantizedOperand(const torch::Tensor& x, const Quantized
 
   std::map<int64_t, Sums> parts;  // by first row: merged in row order, whatever the threads
   std::mutex merge;
-  formats::parallelChunks(rows, 16, [&](int64_t first, int64_t last) {
+  parallelChunks(rows, 16, [&](int64_t first, int64_t last) {
     Sums s;
     for (int64_t r = first; r < last; ++r) {
       const float* xr = xp + r * cols;

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <atomic>
 
-#include "formats/parallel_chunks.h"
+#include "util/parallel_chunks.h"
 #include "formats/quantize_column_tile.h"
 #include "formats/quantize_cpu_variants.h"
 #include "formats/quantize_kernels.h"

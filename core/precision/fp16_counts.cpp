@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "precision/kernels/fp16_bits.h"
+#include "util/parallel_chunks.h"
 
 namespace plab {
 namespace {
@@ -43,7 +44,7 @@ template <typename T>
 Fp16WriteCounts countCpu(const T* in, int64_t n) {
   const int64_t blocks = (n + kBlock - 1) / kBlock;
   std::vector<Fp16WriteCounts> partial(static_cast<size_t>(blocks));
-  at::parallel_for(0, blocks, 1, [&](int64_t first, int64_t last) {
+  parallelChunks(blocks, 1, [&](int64_t first, int64_t last) {
     for (int64_t b = first; b < last; ++b)
       partial[static_cast<size_t>(b)] = blockCounts(in, b * kBlock, std::min(n, (b + 1) * kBlock));
   });

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "precision/kernels/fused_adamw_cpu.h"
+#include "util/parallel_chunks.h"
 
 namespace plab::kernels {
 namespace {
@@ -44,7 +45,7 @@ StepSums blockSums(const float* before, const float* intendedAfter, const float*
 StepSums stepSumsCpu(const float* before, const float* intendedAfter, const float* after, int64_t n) {
   const int64_t blocks = (n + kCpuBlock - 1) / kCpuBlock;
   std::vector<StepSums> partial(static_cast<size_t>(blocks));
-  at::parallel_for(0, blocks, 1, [&](int64_t first, int64_t last) {
+  parallelChunks(blocks, 1, [&](int64_t first, int64_t last) {
     for (int64_t b = first; b < last; ++b)
       partial[static_cast<size_t>(b)] =
           blockSums(before, intendedAfter, after, b * kCpuBlock, std::min(n, (b + 1) * kCpuBlock));

@@ -71,7 +71,7 @@ struct StepSums {
   }
 };
 
-// CPU twin: at::parallel_for over fixed blocks; the block sums are added in
+// CPU twin: parallelChunks (util/parallel_chunks.h) over fixed blocks; the block sums are added in
 // block order, so the statistics do not depend on the thread count.
 // sums may be null (no statistics).
 void fusedAdamWCpu(const FusedAdamWArgs& args, StepSums* sums);

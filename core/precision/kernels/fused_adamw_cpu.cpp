@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "util/parallel_chunks.h"
+
 namespace plab::kernels {
 namespace {
 
@@ -53,7 +55,7 @@ void fusedAdamWCpu(const FusedAdamWArgs& a, StepSums* sums, CpuKernel kernel) {
   const Variant variant = variantOf(kernel);
   const int64_t blocks = (a.n + kCpuBlock - 1) / kCpuBlock;
   std::vector<StepSums> partial(sums ? static_cast<size_t>(blocks) : 0);
-  at::parallel_for(0, blocks, 1, [&](int64_t first, int64_t last) {
+  parallelChunks(blocks, 1, [&](int64_t first, int64_t last) {
     for (int64_t b = first; b < last; ++b)
       variant(a, b * kCpuBlock, std::min(a.n, (b + 1) * kCpuBlock), sums ? &partial[static_cast<size_t>(b)] : nullptr);
   });

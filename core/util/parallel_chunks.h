@@ -3,7 +3,8 @@
 // at::parallel_for is a header template whose OpenMP pragma only takes
 // effect in a translation unit compiled with -fopenmp; this project's
 // sources are not, so there it runs on one thread (measured: the quantizers
-// took as long on 2 threads as on 1). This runs ranges of [0, count) on
+// took as long on 2 threads as on 1, and the fused AdamW step 11.9 ms on 1
+// thread against 10.7 ms on 2). This runs ranges of [0, count) on
 // at::get_num_threads() threads: the caller's and at::launch's inter-op
 // pool. f must not throw. The split depends on the thread count only; each
 // range is [first, last) with last - first >= grain except the final one.
@@ -14,7 +15,7 @@
 #include <cstdint>
 #include <mutex>
 
-namespace plab::formats {
+namespace plab {
 
 template <typename F>
 void parallelChunks(int64_t count, int64_t grain, const F& f) {
@@ -42,4 +43,4 @@ void parallelChunks(int64_t count, int64_t grain, const F& f) {
   done.wait(lock, [&] { return pending == 0; });
 }
 
-}  // namespace plab::formats
+}  // namespace plab
