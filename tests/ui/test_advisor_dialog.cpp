@@ -4,11 +4,9 @@
 // the window, and a real advisor run on the embedded model goes through the
 // dialog on its own thread with progress, and stops when asked.
 #include <QDoubleSpinBox>
-#include <QGuiApplication>
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QScreen>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
@@ -19,6 +17,7 @@
 #include "advisor/advisor_dialog.h"
 #include "advisor/frontier_chart.h"
 #include "main_window.h"
+#include "ui/window_helpers.h"
 #include "panels/layer_tree_panel.h"
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
@@ -68,11 +67,6 @@ Advice handMadeAdvice() {
   l.belowHalfUlp = 0.8;
   a.layers.push_back(l);
   return a;
-}
-
-bool shownWithModel(MainWindow& w) {
-  w.show();
-  return QTest::qWaitForWindowExposed(&w) && QTest::qWaitFor([&] { return w.modelPicker()->hasOverview(); }, 60000);
 }
 
 // The advisor's runs small: a few steps of batch 2 x 16.
@@ -128,7 +122,7 @@ class TestAdvisorDialog : public QObject {
   void applySetsTheSelectedModeAndPlan() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
-    QVERIFY(shownWithModel(w));
+    QVERIFY(plab::test::shownWithModel(w));
     QTest::mouseClick(w.layerPanel()->suggestButton(), Qt::LeftButton);
     AdvisorDialog* dialog = w.advisorDialog();
     QVERIFY(dialog && dialog->isVisible());
@@ -151,7 +145,7 @@ class TestAdvisorDialog : public QObject {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
     w.resize(1600, 1000);
-    QVERIFY(shownWithModel(w));
+    QVERIFY(plab::test::shownWithModel(w));
     makeRunsTiny(w);
     w.openAdvisor();
     AdvisorDialog* dialog = w.advisorDialog();
@@ -185,18 +179,14 @@ class TestAdvisorDialog : public QObject {
       QCOMPARE(applied.count(), 1);
       QVERIFY(w.currentConfig().mode == advice.candidates[static_cast<size_t>(advice.chosen)].config.mode);
     }
-    const QString file = qEnvironmentVariable("PLAB_SCREENSHOT");
-    if (!file.isEmpty() && QGuiApplication::primaryScreen()) {
-      dialog->move(w.geometry().topLeft() + QPoint(300, 60));
-      QTest::qWait(1000);
-      QVERIFY(QGuiApplication::primaryScreen()->grabWindow(0).save(file));
-    }
+    if (!qEnvironmentVariableIsEmpty("PLAB_SCREENSHOT")) dialog->move(w.geometry().topLeft() + QPoint(300, 60));
+    QVERIFY(plab::test::saveScreenIfAsked(1000));
   }
 
   void stopEndsTheAdvisorEarly() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
-    QVERIFY(shownWithModel(w));
+    QVERIFY(plab::test::shownWithModel(w));
     makeRunsTiny(w);
     w.openAdvisor();
     AdvisorDialog* dialog = w.advisorDialog();

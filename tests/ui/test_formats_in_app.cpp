@@ -4,9 +4,7 @@
 // format, the table judges each against the bf16-GEMM run, and the heatmap
 // shows the operands' underflow, saturation and relative error per layer.
 #include <QComboBox>
-#include <QGuiApplication>
 #include <QPushButton>
-#include <QScreen>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest/QtTest>
@@ -15,6 +13,7 @@
 #include "charts/layer_heatmap.h"
 #include "comparison/comparison_table.h"
 #include "main_window.h"
+#include "ui/window_helpers.h"
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
 #include "run/run_store.h"
@@ -53,11 +52,6 @@ RunRecord gemmRun() {
   return r;
 }
 
-bool shownWithModel(MainWindow& w) {
-  w.show();
-  return QTest::qWaitForWindowExposed(&w) && QTest::qWaitFor([&] { return w.modelPicker()->hasOverview(); }, 60000);
-}
-
 }  // namespace
 
 class TestFormatsInApp : public QObject {
@@ -92,7 +86,7 @@ class TestFormatsInApp : public QObject {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
     w.resize(1600, 1000);
-    QVERIFY(shownWithModel(w));
+    QVERIFY(plab::test::shownWithModel(w));
     RunConfig c = w.currentConfig();
     c.mode = OptimizerMode::Bf16StochasticRounding;  // the experiment sets bf16-kahan itself
     c.steps = 6;
@@ -137,12 +131,7 @@ class TestFormatsInApp : public QObject {
     QCOMPARE(map->shownRun(), 5);
     QVERIFY(!map->layerNames().isEmpty());
     QVERIFY(!map->layerNames().contains("lm_head"));
-    const QString file = qEnvironmentVariable("PLAB_SCREENSHOT");
-    if (!file.isEmpty() && QGuiApplication::primaryScreen()) {
-      w.chartPanel()->differenceCheckBox()->setChecked(false);
-      QTest::qWait(1500);
-      QVERIFY(QGuiApplication::primaryScreen()->grabWindow(0).save(file));
-    }
+    QVERIFY(plab::test::saveScreenIfAsked());
   }
 };
 

@@ -6,8 +6,6 @@
 // run (initial scale 2^40, so the first steps overflow and are skipped) and
 // draws it from its run folder, as the app reads a finished run.
 #include <QComboBox>
-#include <QGuiApplication>
-#include <QScreen>
 #include <QLabel>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -25,7 +23,9 @@
 #include "panels/optimizer_panel.h"
 #include "report/run_folder_reader.h"
 #include "run/run_store.h"
+#include "support/module_trees.h"
 #include "support/small_runs.h"
+#include "ui/window_helpers.h"
 #include "train/trainer.h"
 
 using namespace plab;
@@ -33,20 +33,10 @@ using namespace plab::ui;
 
 namespace {
 
-ModuleNode leaf(const std::string& path, const std::string& type, int64_t params) {
-  ModuleNode n;
-  n.path = path;
-  n.name = path.substr(path.rfind('.') + 1);
-  n.type = type;
-  n.ownParameters = params;
-  n.totalParameters = params;
-  return n;
-}
-
 ModuleNode twoLinears() {
   ModuleNode root;
   root.type = "Model";
-  root.children = {leaf("a", "Linear", 100), leaf("b", "Linear", 50)};
+  root.children = {test::leafModule("a", "Linear", 100), test::leafModule("b", "Linear", 50)};
   root.totalParameters = 150;
   return root;
 }
@@ -205,11 +195,7 @@ class TestFp16InApp : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     w.chartPanel()->refreshNow();
     QVERIFY(w.chartPanel()->lossScaleChart()->isVisible());
-    const QString file = qEnvironmentVariable("PLAB_SCREENSHOT");
-    if (!file.isEmpty() && QGuiApplication::primaryScreen()) {
-      QTest::qWait(1500);  // the charts' queued replots
-      QVERIFY(QGuiApplication::primaryScreen()->grabWindow(0).save(file));
-    }
+    QVERIFY(test::saveScreenIfAsked());
   }
 };
 

@@ -12,6 +12,7 @@
 
 #include "panels/layer_measurements.h"
 #include "panels/layer_tree_panel.h"
+#include "support/module_trees.h"
 
 using plab::LayerPrecision;
 using plab::ModuleNode;
@@ -20,23 +21,11 @@ using plab::ui::LayerTreePanel;
 namespace {
 
 ModuleNode leaf(const std::string& path, const std::string& type, int64_t params) {
-  ModuleNode n;
-  n.path = path;
-  n.name = path.substr(path.rfind('.') + 1);
-  n.type = type;
-  n.ownParameters = params;
-  n.totalParameters = params;
-  return n;
+  return plab::test::leafModule(path, type, params);
 }
 
 ModuleNode group(const std::string& path, const std::string& type, std::vector<ModuleNode> children) {
-  ModuleNode n;
-  n.path = path;
-  n.name = path.empty() ? type : path.substr(path.rfind('.') + 1);
-  n.type = type;
-  n.children = std::move(children);
-  for (const auto& c : n.children) n.totalParameters += c.totalParameters;
-  return n;
+  return plab::test::groupModule(path, type, std::move(children));
 }
 
 // GPT-2 shaped: embedding 100, one block (ln 8, attn 40+20, mlp 30), ln_f 8,

@@ -23,6 +23,7 @@
 #include "charts/update_lost_chart.h"
 #include "comparison/comparison_table.h"
 #include "main_window.h"
+#include "ui/window_helpers.h"
 #include "panels/layer_tree_panel.h"
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
@@ -47,13 +48,6 @@ void makeRunTiny(MainWindow& w, int steps) {
   c.update_window = steps;  // one window closes at the end
   c.device = "cpu";
   w.optimizerPanel()->setFrom(c);
-}
-
-// Shows the window and waits until the default model's overview is in.
-bool shownWithModel(MainWindow& w) {
-  w.show();
-  return QTest::qWaitForWindowExposed(&w) &&
-         QTest::qWaitFor([&] { return w.modelPicker()->hasOverview(); }, 60000);
 }
 
 bool fileNonEmpty(const QString& path) { return QFileInfo(path).isFile() && QFileInfo(path).size() > 0; }
@@ -151,7 +145,7 @@ class TestMainWindowE2e : public QObject {
   void compareAllModesShowsTheDifferenceToFp32() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
-    QVERIFY(shownWithModel(w));
+    QVERIFY(plab::test::shownWithModel(w));
     makeRunTiny(w, 2);
     QTest::mouseClick(w.compareButton(), Qt::LeftButton);
     const int modes = int(plab::allOptimizerModes().size());
@@ -176,7 +170,7 @@ class TestMainWindowE2e : public QObject {
   void runningTheFp32TwinFromTheTable() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
-    QVERIFY(shownWithModel(w));
+    QVERIFY(plab::test::shownWithModel(w));
     makeRunTiny(w, 2);
     QTest::mouseClick(w.startButton(), Qt::LeftButton);
     QTRY_VERIFY_WITH_TIMEOUT(w.store()->state(0) == RunState::Completed, kRunTimeoutMs);
@@ -245,7 +239,7 @@ class TestMainWindowE2e : public QObject {
   void failedRunShowsAsFailedAndCanBeRemoved() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
-    QVERIFY(shownWithModel(w));
+    QVERIFY(plab::test::shownWithModel(w));
     makeRunTiny(w, 2);
     QTemporaryDir dir;
     const QString tiny = dir.filePath("tiny.txt");

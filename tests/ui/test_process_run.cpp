@@ -8,8 +8,6 @@
 
 #include <QDir>
 #include <QFile>
-#include <QGuiApplication>
-#include <QScreen>
 #include <QTabWidget>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -20,6 +18,7 @@
 #include "charts/loss_chart.h"
 #include "charts/memory_chart.h"
 #include "main_window.h"
+#include "ui/window_helpers.h"
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
 #include "run/process_run.h"
@@ -67,12 +66,6 @@ void makeRunTiny(MainWindow& w, int steps, int processes) {
   w.controller()->processRun()->setCliPath(plab::test::cliPath());  // the tests' binary has none beside it
 }
 
-bool shownWithModel(MainWindow& w) {
-  w.show();
-  return QTest::qWaitForWindowExposed(&w) &&
-         QTest::qWaitFor([&] { return w.modelPicker()->hasOverview(); }, 60000);
-}
-
 bool finished(const RunStore& store, int run) {
   return store.state(run) != RunState::Queued && store.state(run) != RunState::Running &&
          store.state(run) != RunState::Paused;
@@ -100,15 +93,6 @@ plab::MemoryBreakdown bytes(int64_t weights, int64_t gradients, int64_t moments,
   m.moments = moments;
   m.kahan = kahan;
   return m;
-}
-
-// PLAB_SCREENSHOT=file.png (under a real X server, QT_QPA_PLATFORM=xcb):
-// the whole screen as the user would see it, after the run.
-void saveScreenIfAsked() {
-  const QString file = qEnvironmentVariable("PLAB_SCREENSHOT");
-  if (file.isEmpty() || !QGuiApplication::primaryScreen()) return;
-  QTest::qWait(1500);  // the charts' queued replots
-  QVERIFY(QGuiApplication::primaryScreen()->grabWindow(0).save(file));
 }
 
 }  // namespace
@@ -247,7 +231,7 @@ class TestProcessRun : public QObject {
       w.resize(1600, 1000);
       w.findChild<QTabWidget*>("setupTabs")->setCurrentIndex(2);  // Optimizer & training: the Processes field
     }
-    QVERIFY(shownWithModel(w));
+    QVERIFY(plab::test::shownWithModel(w));
     if (w.optimizerPanel()->processesSpin()->maximum() < 2) QSKIP("one CPU and no GPU: Processes stays 1");
     makeRunTiny(w, 4, 2);
     QCOMPARE(w.optimizerPanel()->processes(), 2);
@@ -288,14 +272,14 @@ class TestProcessRun : public QObject {
       QVERIFY(rank.moments < r.steps.back().memory.moments);
     }
     QVERIFY(w.controller()->processRun()->processIds().empty());
-    saveScreenIfAsked();
+    QVERIFY(plab::test::saveScreenIfAsked());
   }
 
   void stopEndsTheChildProcesses() {
     REQUIRE_TWO_RANKS();
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
-    QVERIFY(shownWithModel(w));
+    QVERIFY(plab::test::shownWithModel(w));
     if (w.optimizerPanel()->processesSpin()->maximum() < 2) QSKIP("one CPU and no GPU: Processes stays 1");
     makeRunTiny(w, 100000, 2);
     QTest::mouseClick(w.startButton(), Qt::LeftButton);

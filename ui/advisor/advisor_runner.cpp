@@ -27,9 +27,13 @@ void AdvisorRunner::start(const plab::AdvisorOptions& options) {
   advice_ = {};
   stop_ = std::make_shared<std::atomic<bool>>(false);
   // The callbacks run on the advisor's thread: each posts to this object's
-  // thread, and a QPointer drops what arrives after it is gone.
+  // thread, and a QPointer drops what arrives after it is gone. (The
+  // destructor joins the thread before QObject's runs, so self stays set
+  // while the thread lives; the check costs nothing.)
   QPointer<AdvisorRunner> self(this);
-  auto post = [self](auto f) { QMetaObject::invokeMethod(self.data(), std::move(f), Qt::QueuedConnection); };
+  auto post = [self](auto f) {
+    if (QObject* target = self.data()) QMetaObject::invokeMethod(target, std::move(f), Qt::QueuedConnection);
+  };
   thread_ = std::thread([options, post, stop = stop_, self] {
     plab::AdvisorCallbacks callbacks;
     callbacks.stop = stop.get();
