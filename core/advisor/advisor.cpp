@@ -238,14 +238,31 @@ class AdvisorRun {
     }
   }
 
-  // The cheapest candidate within tolerance; a reason for every other one.
+  // The cheapest candidate within tolerance; among equally cheap ones (every
+  // bf16 write rule saves the same bytes), the one whose write loses the
+  // least of the update (shadow, then measured), so that a short
+  // confirmation does not pick nearest rounding over SR on a tie. A reason
+  // for every other one.
+  static double lostOrLarge(const std::optional<double>& v) { return v ? *v : 1e300; }
   void choose() {
+    const auto within = [this](const AdvisorCandidate& c) {
+      return c.rejected.empty() && c.lossVsFp32 && *c.lossVsFp32 <= advice_.tolerance;
+    };
+    const auto safer = [](const AdvisorCandidate& a, const AdvisorCandidate& b) {
+      const double pa = lostOrLarge(a.predictedUpdateLost), pb = lostOrLarge(b.predictedUpdateLost);
+      if (pa != pb) return pa < pb;
+      return lostOrLarge(a.measuredUpdateLost) < lostOrLarge(b.measuredUpdateLost);
+    };
     for (size_t i = 0; i < advice_.candidates.size(); ++i) {
       const AdvisorCandidate& c = advice_.candidates[i];
-      if (c.rejected.empty() && c.lossVsFp32 && *c.lossVsFp32 <= advice_.tolerance) {
+      if (!within(c)) continue;
+      if (advice_.chosen < 0) {
         advice_.chosen = static_cast<int>(i);
-        break;
+        continue;
       }
+      const AdvisorCandidate& best = advice_.candidates[static_cast<size_t>(advice_.chosen)];
+      if (c.stateBytes < best.stateBytes || (c.stateBytes == best.stateBytes && safer(c, best)))
+        advice_.chosen = static_cast<int>(i);
     }
     for (size_t i = 0; i < advice_.candidates.size(); ++i) {
       AdvisorCandidate& c = advice_.candidates[i];
@@ -253,10 +270,20 @@ class AdvisorRun {
       if (!c.lossVsFp32 || *c.lossVsFp32 > advice_.tolerance) {
         c.rejected = "loss " + signedNats(c.lossVsFp32.value_or(NAN)) + " nats vs fp32: over the tolerance " +
                      fixed(advice_.tolerance, 4) + " by " + fixed(c.lossVsFp32.value_or(NAN) - advice_.tolerance, 4);
-      } else {
-        const AdvisorCandidate& chosen = advice_.candidates.at(static_cast<size_t>(advice_.chosen));
+        continue;
+      }
+      const AdvisorCandidate& chosen = advice_.candidates.at(static_cast<size_t>(advice_.chosen));
+      if (c.stateBytes > chosen.stateBytes) {
         c.rejected = "within tolerance, but saves less state memory than the chosen (" + percent(c.memorySaved) +
                      " vs " + percent(chosen.memorySaved) + ")";
+      } else {
+        const bool shadow = c.predictedUpdateLost && chosen.predictedUpdateLost;
+        const double mine = shadow ? *c.predictedUpdateLost : lostOrLarge(c.measuredUpdateLost);
+        const double theirs = shadow ? *chosen.predictedUpdateLost : lostOrLarge(chosen.measuredUpdateLost);
+        c.rejected = "within tolerance and as cheap as the chosen (" + percent(c.memorySaved) +
+                     "), but its write loses more of the update (" + (shadow ? "shadow " : "measured ") +
+                     (mine < 1e299 ? percent(mine) : std::string("unknown")) + " vs " +
+                     (theirs < 1e299 ? percent(theirs) : std::string("unknown")) + ")";
       }
     }
     if (advice_.chosen < 0) {

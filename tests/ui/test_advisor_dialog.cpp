@@ -173,6 +173,20 @@ class TestAdvisorDialog : public QObject {
     for (size_t i = 0; i < advice.candidates.size(); ++i)
       if (static_cast<int>(i) != advice.chosen)
         QVERIFY2(!advice.candidates[i].rejected.empty(), advice.candidates[i].name.c_str());
+    // Every reason is true of the figures: "saves less" only when it does;
+    // an equally cheap plan within tolerance loses more of the update in
+    // the shadow (at 4 steps nearest and SR both stay within tolerance).
+    if (advice.chosen >= 0) {
+      const AdvisorCandidate& chosen = advice.candidates[static_cast<size_t>(advice.chosen)];
+      for (const AdvisorCandidate& c : advice.candidates) {
+        if (c.rejected.find("saves less") != std::string::npos) QVERIFY2(c.memorySaved < chosen.memorySaved, c.name.c_str());
+        if (c.rejected.find("as cheap as") != std::string::npos) {
+          QCOMPARE(c.stateBytes, chosen.stateBytes);
+          QVERIFY2(c.predictedUpdateLost && chosen.predictedUpdateLost && *c.predictedUpdateLost >= *chosen.predictedUpdateLost,
+                   c.name.c_str());
+        }
+      }
+    }
     if (advice.chosen >= 0) {
       QCOMPARE(dialog->frontierChart()->chosenGraph()->dataCount(), 1);
       QTest::mouseClick(dialog->applyButton(), Qt::LeftButton);

@@ -265,7 +265,12 @@ void AdvisorDialog::showAdvice(const plab::Advice& advice) {
   } else {
     text = "<b>No candidate stayed within the tolerance</b> (keep fp32, or allow more). " + text.toHtmlEscaped();
   }
-  if (advice.shadowOverhead) text += QString(" Shadow measurement cost %1 of an fp32 step.").arg(percent(*advice.shadowOverhead, 0));
+  // The shadow run is the process's first: its steps include warm-up, so
+  // this overstates the shadow's cost on short runs (README: +12 % measured apart).
+  if (advice.shadowOverhead)
+    text += QString(" Shadow run's mean step time vs the fp32 runs': %1%2 (it runs first, warm-up included).")
+                .arg(*advice.shadowOverhead >= 0 ? "+" : "")
+                .arg(percent(*advice.shadowOverhead, 0));
   verdict_->setText(text);
   apply_->setEnabled(candidates_->currentRow() >= 0 && !running());
 }
