@@ -52,6 +52,8 @@ void MainWindow::buildMenus() {
   add(run, "&Start", QKeySequence(Qt::CTRL | Qt::Key_R), &MainWindow::startRun, "startAction");
   add(run, "&Compare all modes", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R), &MainWindow::compareAllModes,
       "compareAction");
+  add(run, "Compare &formats", QKeySequence(), &MainWindow::compareFormats, "compareFormatsAction");
+  add(run, "Suggest a p&lan…", QKeySequence(), &MainWindow::openAdvisor, "suggestPlanAction");
   add(run, "&Add to comparison queue", QKeySequence(), &MainWindow::addToQueue, "queueAction");
   add(run, "&Pause / resume", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P), &MainWindow::togglePause, "pauseAction");
   add(run, "S&top", QKeySequence(Qt::CTRL | Qt::Key_Period), &MainWindow::stopRuns, "stopAction");

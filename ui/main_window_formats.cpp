@@ -1,6 +1,5 @@
 // "Compare formats": the formats experiment (train/gemm_format_experiment.h)
 // on the window's current settings.
-#include "charts/chart_panel.h"
 #include "main_window.h"
 #include "panels/layer_tree_panel.h"
 #include "panels/optimizer_panel.h"
