@@ -6,6 +6,7 @@
 #include <QComboBox>
 #include <QPushButton>
 #include <QStandardPaths>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QtTest/QtTest>
 
@@ -14,6 +15,7 @@
 #include "comparison/comparison_table.h"
 #include "main_window.h"
 #include "ui/window_helpers.h"
+#include "panels/layer_tree_panel.h"
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
 #include "run/run_store.h"
@@ -131,6 +133,10 @@ class TestFormatsInApp : public QObject {
     QCOMPARE(map->shownRun(), 5);
     QVERIFY(!map->layerNames().isEmpty());
     QVERIFY(!map->layerNames().contains("lm_head"));
+    if (!qEnvironmentVariableIsEmpty("PLAB_SCREENSHOT")) {  // the layer tree's GEMM format column beside the heatmap
+      w.findChild<QTabWidget*>("setupTabs")->setCurrentIndex(1);
+      w.layerPanel()->setSubtreeGemmFormat("transformer.h.1", GemmFormat::Mxfp8);
+    }
     QVERIFY(plab::test::saveScreenIfAsked());
   }
 };

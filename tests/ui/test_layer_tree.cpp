@@ -118,8 +118,9 @@ class TestLayerTree : public QObject {
     QCOMPARE(attn->text(LayerTreePanel::RoundedAwayColumn), QString("85.0 %"));
     QCOMPARE(panel.itemForPath("transformer.wte")->text(LayerTreePanel::UpdateLostColumn), QString());
     QVERIFY(panel.tree()->headerItem()->text(LayerTreePanel::UpdateLostColumn).contains("bf16-run"));
-    // Right after the precision column, so it stays on screen with it.
-    QCOMPARE(panel.tree()->header()->visualIndex(LayerTreePanel::UpdateLostColumn), 2);
+    // Right after the two choices (precision, GEMM format), so it stays on screen with them.
+    QCOMPARE(panel.tree()->header()->visualIndex(LayerTreePanel::GemmFormatColumn), 2);
+    QCOMPARE(panel.tree()->header()->visualIndex(LayerTreePanel::UpdateLostColumn), 3);
     // Another model: the old measurements do not belong to it.
     panel.setModules(tinyTree());
     QCOMPARE(panel.itemForPath("transformer.h.0.attn.c_attn")->text(LayerTreePanel::UpdateLostColumn), QString());

@@ -124,7 +124,7 @@ LayerTreePanel::LayerTreePanel(QWidget* parent) : QWidget(parent) {
   tree_ = new QTreeWidget;
   tree_->setObjectName("layerTree");
   tree_->setColumnCount(7);
-  tree_->setHeaderLabels({"Module (✓ = bf16)", "Precision", "Update lost", "Rounded away", "GEMM format",
+  tree_->setHeaderLabels({"Module (✓ = bf16)", "Precision", "GEMM format", "Update lost", "Rounded away",
                           "Parameters (own / total)", "Type"});
   tree_->headerItem()->setToolTip(GemmFormatColumn,
                                   "The simulated format of the subtree's matrix products (right-click a row to "
@@ -496,6 +496,7 @@ void LayerTreePanel::refresh() {
   };
   for (int i = 0; i < tree_->topLevelItemCount(); ++i) update(tree_->topLevelItem(i));
   tree_->resizeColumnToContents(PrecisionColumn);  // "mixed (43 % bf16)" is wider than "fp32"
+  tree_->resizeColumnToContents(GemmFormatColumn);
 
   const int64_t total = modules_.totalParameters;
   const int64_t bf16 = plab::bf16ParameterCount(modules_, res);

@@ -31,12 +31,14 @@ class LayerTreePanel : public QWidget {
   // The GEMM format (formats/gemm_format_id.h) each matrix product of the
   // subtree is simulated in: set plan-wide above the tree, per subtree from
   // a row's context menu.
+  // The two choices first (precision, GEMM format: short texts), then what
+  // a run measured, so all of it stays on screen in the narrow setup panel.
   enum Column {
     NameColumn = 0,
     PrecisionColumn,
+    GemmFormatColumn,
     UpdateLostColumn,
     RoundedAwayColumn,
-    GemmFormatColumn,
     ParamsColumn,
     TypeColumn
   };
