@@ -1,5 +1,6 @@
 #include "report/gemm_format_verdict.h"
 
+#include <functional>
 #include <map>
 
 #include "report/fp32_twin.h"
@@ -33,14 +34,16 @@ std::string withoutSeedSuffix(const std::string& name, uint64_t seed) {
   return name;
 }
 
-}  // namespace
-
-std::vector<GemmFormatVerdict> gemmFormatVerdicts(const std::vector<RunRecord>& runs) {
+// The verdicts of the families of the runs `consider` accepts (all runs of
+// such a family must be accepted for the family to be whole).
+std::vector<GemmFormatVerdict> verdictsOf(const std::vector<RunRecord>& runs,
+                                          const std::function<bool(const RunConfig&)>& consider) {
   std::vector<GemmFormatVerdict> out;
   std::map<std::string, size_t> families;  // familyKey dump -> index in out
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunConfig& c = runs[i].config;
     if (!c.plan.usesLowPrecisionGemms() || !finishedRun(runs[i]) || !runs[i].result.finalValLoss) continue;
+    if (!consider(c)) continue;
     const nlohmann::json ref = referenceKey(c);
     const RunRecord* reference = nullptr;
     for (const RunRecord& r : runs)
@@ -75,12 +78,18 @@ std::vector<GemmFormatVerdict> gemmFormatVerdicts(const std::vector<RunRecord>& 
   return out;
 }
 
+}  // namespace
+
+std::vector<GemmFormatVerdict> gemmFormatVerdicts(const std::vector<RunRecord>& runs) {
+  return verdictsOf(runs, [](const RunConfig&) { return true; });
+}
+
 std::string gemmFormatVerdictText(const std::vector<RunRecord>& runs, size_t i) {
   if (i >= runs.size() || !runs[i].config.plan.usesLowPrecisionGemms() || !finishedRun(runs[i])) return {};
+  // Only run i's family: the table asks this for every row.
   const nlohmann::json family = familyKey(runs[i].config);
-  for (const GemmFormatVerdict& v : gemmFormatVerdicts(runs))
-    if (familyKey(runs[v.run].config) == family) return "GEMMs: " + v.text;
-  return {};
+  const auto verdicts = verdictsOf(runs, [&family](const RunConfig& c) { return familyKey(c) == family; });
+  return verdicts.empty() ? std::string() : "GEMMs: " + verdicts.front().text;
 }
 
 }  // namespace plab::report

@@ -130,10 +130,6 @@ void ComparisonTable::refreshRun(int run) {
   // A new fp32 step can change the verdicts judged against it (the runs
   // whose twin it is, itself among them); any other run's step changes only
   // its own. Only those rows: a verdict with a paired test reads every run.
-  // A finished bf16-GEMM run is the reference of the low-precision GEMM runs of its config.
-  if (!record.config.plan.usesLowPrecisionGemms() && plab::report::finishedRun(record))
-    for (int i = 0; i < store_->size() && i < rowCount(); ++i)
-      if (i != run && store_->record(i).config.plan.usesLowPrecisionGemms()) refreshVerdict(i);
   if (record.config.mode == plab::OptimizerMode::Fp32AdamW) {
     const auto twins = plab::report::fp32TwinIndices(store_->records());
     for (int i = 0; i < store_->size() && i < rowCount(); ++i)
