@@ -22,6 +22,22 @@ constexpr int64_t kBlocksPerTask = 512;  // blocks per task of the block schemes
 using Largest = uint32_t (*)(const QuantizeArgs&, int64_t, int64_t);
 using Range = void (*)(const QuantizeArgs&, float, int64_t, int64_t);
 
+// The loops of one CPU variant.
+struct VariantLoops {
+  Largest largestOf = largestMagnitudeBaseline;
+  Range rows = quantizeRangeBaseline;
+  Range columnTiles = quantizeColumnTilesBaseline;
+};
+
+VariantLoops loopsOf(QuantizeCpuVariant variant) {
+  VariantLoops l;
+#ifdef PLAB_QUANTIZE_X86
+  if (variant == QuantizeCpuVariant::Avx2) l = {largestMagnitudeAvx2, quantizeRangeAvx2, quantizeColumnTilesAvx2};
+#endif
+  (void)variant;
+  return l;
+}
+
 float amaxOf(const QuantizeArgs& a, Largest largestOf) {
   const int64_t n = a.rows * a.cols;
   std::atomic<uint32_t> largest{0};
@@ -50,15 +66,9 @@ float quantizeCpu(const QuantizeArgs& a) {
 }
 
 float quantizeCpu(const QuantizeArgs& a, QuantizeCpuVariant variant) {
-  Largest largestOf = largestMagnitudeBaseline;
-  Range range = quantizeRangeBaseline;
-#ifdef PLAB_QUANTIZE_X86
-  if (variant == QuantizeCpuVariant::Avx2) {
-    largestOf = largestMagnitudeAvx2;
-    range = quantizeRangeAvx2;
-  }
-#endif
-  (void)variant;
+  const VariantLoops loops = loopsOf(variant);
+  const Largest largestOf = loops.largestOf;
+  const Range range = loops.rows;
   const int64_t n = a.rows * a.cols;
   if (n == 0) return hasTensorScale(a.scheme) ? tensorScaleOf(a.scheme, 0.0f) : 1.0f;
   const float tensorScale = hasTensorScale(a.scheme) ? tensorScaleOf(a.scheme, amaxOf(a, largestOf)) : 1.0f;
@@ -79,15 +89,9 @@ float quantizeColumnsCpu(const QuantizeArgs& a) {
 }
 
 float quantizeColumnsCpu(const QuantizeArgs& a, QuantizeCpuVariant variant) {
-  Largest largestOf = largestMagnitudeBaseline;
-  Range tiles = quantizeColumnTilesBaseline;
-#ifdef PLAB_QUANTIZE_X86
-  if (variant == QuantizeCpuVariant::Avx2) {
-    largestOf = largestMagnitudeAvx2;
-    tiles = quantizeColumnTilesAvx2;
-  }
-#endif
-  (void)variant;
+  const VariantLoops loops = loopsOf(variant);
+  const Largest largestOf = loops.largestOf;
+  const Range tiles = loops.columnTiles;
   const int64_t size = blockSizeOf(a.scheme);
   if (size == 0 || a.rows * a.cols == 0) return quantizeCpu(a, variant);  // elementwise: the layout does not matter
   const float tensorScale = hasTensorScale(a.scheme) ? tensorScaleOf(a.scheme, amaxOf(a, largestOf)) : 1.0f;
