@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "precision/precision_plan.h"
+#include "support/module_trees.h"
 #include "util/errors.h"
 
 using namespace plab;
@@ -11,12 +12,7 @@ using namespace plab;
 namespace {
 
 ModuleNode node(const std::string& path, const std::string& type, int64_t own, std::vector<ModuleNode> children = {}) {
-  ModuleNode n;
-  n.path = path;
-  n.type = type;
-  n.ownParameters = own;
-  n.children = std::move(children);
-  return n;
+  return test::moduleNode(path, type, own, std::move(children));
 }
 
 ModuleNode block(const std::string& p) {

@@ -5,23 +5,15 @@
 #include <functional>
 
 #include "precision/precision_plan.h"
+#include "support/module_trees.h"
 #include "util/errors.h"
 
 using namespace plab;
 
 namespace {
 
-ModuleNode node(const std::string& path, const std::string& type, int64_t own,
-                std::vector<ModuleNode> children = {}) {
-  ModuleNode n;
-  n.path = path;
-  n.name = path.empty() ? type : path.substr(path.rfind('.') == std::string::npos ? 0 : path.rfind('.') + 1);
-  n.type = type;
-  n.ownParameters = own;
-  n.totalParameters = own;
-  for (const auto& c : children) n.totalParameters += c.totalParameters;
-  n.children = std::move(children);
-  return n;
+ModuleNode node(const std::string& path, const std::string& type, int64_t own, std::vector<ModuleNode> children = {}) {
+  return test::moduleNode(path, type, own, std::move(children));
 }
 
 ModuleNode block(const std::string& p) {
