@@ -160,7 +160,6 @@ LayerWindowMetrics windowMetrics(const LayerWindowStats& s, bool holdsPending) {
   return w;
 }
 
-
 void scaleGrads(const std::vector<TrainableParam>& params, double factor) {
   torch::NoGradGuard noGrad;
   for (const TrainableParam& p : params) {
@@ -369,7 +368,9 @@ class Session {
       optimizer_->zeroGrad();
       // Summed on the device and read once per step, not per micro-batch.
       torch::Tensor lossSum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device_));
-      if (gemmStats_ && (step % cfg_.layer_stats_every == 0 || step == 1)) gemmStats_->arm();
+      // A statistics step: the optimizer's per-layer figures and the quantized operands'.
+      const bool collect = step % cfg_.layer_stats_every == 0 || step == 1;
+      if (gemmStats_ && collect) gemmStats_->arm();
       for (int64_t micro = 0; micro < cfg_.grad_accum; ++micro) {
         auto [inputs, targets] = dataset_->trainBatch(cfg_.batch_size, rng_);  // the same global batch on every rank
         torch::Tensor loss = model_->loss(dp_->localRows(inputs).to(device_), dp_->localRows(targets).to(device_));
@@ -395,7 +396,6 @@ class Session {
       if (!skip && cfg_.grad_clip > 0 && m.gradNorm > cfg_.grad_clip)
         scaleGrads(params_, cfg_.grad_clip / (m.gradNorm + 1e-6));
 
-      const bool collect = step % cfg_.layer_stats_every == 0 || step == 1;
       // GradScaler.step: a step with Inf/NaN gradients leaves weights,
       // moments and step counts alone; then GradScaler.update.
       if (shadow_ && !skip) shadow_->beforeStep();
@@ -477,7 +477,6 @@ class Session {
       log("saved checkpoint " + dir.string());
     }
   }
-
 
   RunResult result() const {
     RunResult r;
