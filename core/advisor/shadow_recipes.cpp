@@ -16,14 +16,6 @@ constexpr uint32_t kShadowStream = 0xFFFFFFFEu;
 
 torch::Tensor bf16Values(const torch::Tensor& fp32) { return fp32.to(torch::kBFloat16).to(torch::kFloat32); }
 
-// The ulp of bf16 values held in fp32 (8 significant bits): 2^(e - 7) for
-// |w| in [2^e, 2^(e+1)), from the exponent bits alone; 0 for zeros and
-// subnormals (an element at 0 moves by less than any ulp).
-torch::Tensor bf16Ulp(const torch::Tensor& values) {
-  const torch::Tensor exponent = values.view(torch::kInt32).bitwise_and(0x7F800000);
-  return exponent.view(torch::kFloat32).mul_(1.0f / 128.0f);
-}
-
 }  // namespace
 
 ShadowRecipes::ShadowRecipes(const std::vector<TrainableParam>& params, int64_t window, uint64_t seed,
@@ -90,7 +82,7 @@ torch::Tensor ShadowRecipes::recipeTerms(const torch::Tensor& weights, const tor
   const torch::Tensor groupsR = perGroup(residualDot), groupsQ = perGroup(intendedSq);
   torch::Tensor variance = torch::zeros({layerCount}, f64);
   if (stochastic) {
-    const torch::Tensor ulp = bf16Ulp(torch::maximum(end.abs(), start.abs()).to(torch::kFloat32)).to(torch::kFloat64);
+    const torch::Tensor ulp = bf16Ulp(torch::maximum(end.abs(), start.abs()));
     variance = perLayer(intendedSq * intendedSum_.abs() * ulp);
   }
   const torch::Tensor pendingDot =

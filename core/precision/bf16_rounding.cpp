@@ -35,4 +35,8 @@ torch::Tensor philoxRandom16(int64_t numel, const kernels::RandomStream& stream,
   return out.to(device);
 }
 
+torch::Tensor bf16Ulp(const torch::Tensor& values) {
+  return torch::ldexp(torch::ones_like(values), std::get<1>(torch::frexp(values)) - 8).mul_(values != 0);
+}
+
 }  // namespace plab

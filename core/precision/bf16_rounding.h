@@ -20,6 +20,11 @@ torch::Tensor roundToBf16Nearest(const torch::Tensor& fp32);
 // [0, 2^16) per element (int32, same number of elements, same device).
 torch::Tensor roundToBf16Stochastic(const torch::Tensor& fp32, const torch::Tensor& random16);
 
+// The unit in the last place of bf16 values (8 significant bits) at each
+// element's magnitude, in its dtype: 2^(e - 8) for |x| = m 2^e, 0.5 <= m < 1;
+// 0 where x is 0 (an element at 0 moves by less than any ulp).
+torch::Tensor bf16Ulp(const torch::Tensor& values);
+
 // The 16-bit random numbers of `numel` elements of a Philox stream
 // (precision/kernels/philox.h), as int32 on `device`: the bits the fused
 // kernels use for the same stream, for the tensor-op reference.

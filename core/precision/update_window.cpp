@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "precision/bf16_rounding.h"
 #include "precision/update_stats.h"
 
 namespace plab {
@@ -70,10 +71,7 @@ torch::Tensor UpdateWindow::close(const torch::Tensor& weights, const torch::Ten
   if (stochastic_) {
     const torch::Tensor end = tracked(weights).to(torch::kFloat64);
     const torch::Tensor magnitude = torch::maximum(end.abs(), start_.abs());
-    // bf16 keeps 8 significant bits: ulp = 2^(e - 8) for |w| = m 2^e, 0.5 <= m < 1.
-    // (An element at 0 throughout moved by less than any ulp: nothing to add.)
-    const torch::Tensor ulp = torch::ldexp(torch::ones_like(magnitude), std::get<1>(torch::frexp(magnitude)) - 8)
-                                  .mul_(magnitude > 0);
+    const torch::Tensor ulp = bf16Ulp(magnitude);  // 0 for an element at 0 throughout: nothing to add
     stochasticTerm = (intendedSq * intendedSum_.abs() * ulp).sum();
   }
   const torch::Tensor out = torch::cat(
