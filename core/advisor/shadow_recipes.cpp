@@ -127,10 +127,9 @@ nlohmann::json ShadowRecipes::afterStep() {
   stochastic_ = roundToBf16Stochastic(stochastic_ + intended,
                                       philoxRandom16(stochastic_.numel(), stream, stochastic_.device()))
                     .to(torch::kFloat32);
-  const torch::Tensor total = buffer_ + intended;
-  const torch::Tensor written = bf16Values(kahan_ + total);
-  buffer_ = bf16Values(total - (written - kahan_));
-  kahan_ = written;
+  const KahanWrite k = kahanBf16Write(kahan_, buffer_, intended);
+  buffer_ = bf16Values(k.compensation);
+  kahan_ = k.written.to(torch::kFloat32);
 
   if (steps_ % window_ != 0) return nullptr;
   const torch::Tensor none;

@@ -35,6 +35,12 @@ torch::Tensor philoxRandom16(int64_t numel, const kernels::RandomStream& stream,
   return out.to(device);
 }
 
+KahanWrite kahanBf16Write(const torch::Tensor& before, const torch::Tensor& comp, const torch::Tensor& update) {
+  const torch::Tensor total = comp + update;
+  const torch::Tensor written = (before + total).to(torch::kBFloat16);
+  return {written, total - (written.to(torch::kFloat32) - before)};
+}
+
 torch::Tensor bf16Ulp(const torch::Tensor& values) {
   return torch::ldexp(torch::ones_like(values), std::get<1>(torch::frexp(values)) - 8).mul_(values != 0);
 }

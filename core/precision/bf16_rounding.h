@@ -20,6 +20,16 @@ torch::Tensor roundToBf16Nearest(const torch::Tensor& fp32);
 // [0, 2^16) per element (int32, same number of elements, same device).
 torch::Tensor roundToBf16Stochastic(const torch::Tensor& fp32, const torch::Tensor& random16);
 
+// The Kahan-compensated write of `update` onto bf16 weights `before` (held
+// in fp32) with the compensation buffer `comp` (fp32): the buffer joins the
+// update, the sum is written rounded to nearest, and what that write loses
+// goes back into the buffer. `written` is bf16; `compensation` fp32 (the
+// caller stores it in its bf16 buffer).
+struct KahanWrite {
+  torch::Tensor written, compensation;
+};
+KahanWrite kahanBf16Write(const torch::Tensor& before, const torch::Tensor& comp, const torch::Tensor& update);
+
 // The unit in the last place of bf16 values (8 significant bits) at each
 // element's magnitude, in its dtype: 2^(e - 8) for |x| = m 2^e, 0.5 <= m < 1;
 // 0 where x is 0 (an element at 0 moves by less than any ulp).

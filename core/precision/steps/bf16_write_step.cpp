@@ -38,10 +38,9 @@ torch::Tensor bf16WriteStep(ParamState& p, const StepScalars& s, WeightWrite wri
     case WeightWrite::Kahan: {
       // The buffer holds what earlier writes lost; it joins this update, and
       // what this write loses in turn goes back into it.
-      const torch::Tensor total = p.comp.to(torch::kFloat32).add_(wNew - before);
-      const torch::Tensor written = (before + total).to(torch::kBFloat16);
-      p.comp.copy_(total.sub_(written.to(torch::kFloat32) - before));
-      p.param.copy_(written);
+      const KahanWrite k = kahanBf16Write(before, p.comp.to(torch::kFloat32), wNew - before);
+      p.comp.copy_(k.compensation);
+      p.param.copy_(k.written);
       break;
     }
     case WeightWrite::Stochastic:
