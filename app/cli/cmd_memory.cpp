@@ -99,7 +99,7 @@ int memoryCommand(Args& args) {
   for (OptimizerMode mode : modes) {
     const auto groups = parameterGroups(model.modules, resolved, mode);
     for (int n : sizes) {
-      const std::vector<MemoryBreakdown> ranks = projectRankMemory(groups, mode, options, n, sharded);
+      const std::vector<MemoryBreakdown> ranks = projectRankMemory(groups, options, n, sharded);
       const MemoryBreakdown& m = largest(ranks);
       nlohmann::json perRank = nlohmann::json::array();
       for (const MemoryBreakdown& r : ranks) perRank.push_back(toJson(r));

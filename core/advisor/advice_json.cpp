@@ -35,6 +35,11 @@ json candidateToJson(const AdvisorCandidate& c) {
   j["tokens_per_second"] = tps;
   j["predicted_update_lost"] = c.predictedUpdateLost ? number(*c.predictedUpdateLost) : json(nullptr);
   j["training_peak_bytes"] = c.trainingPeakBytes ? json(*c.trainingPeakBytes) : json(nullptr);
+  json recipes = json::object();
+  for (const auto& [layer, m] : c.layerRecipes) recipes[layer] = optimizerModeId(m);
+  j["layer_recipes"] = recipes;
+  j["layers_at_risk"] = c.layersAtRisk;
+  j["compensated_elements"] = c.compensatedElements;
   return j;
 }
 
@@ -44,6 +49,9 @@ AdvisorCandidate candidateFromJson(const json& j) {
   c.description = j.value("description", "");
   c.config = RunConfig::fromJson(j.at("config"));
   c.fp32Layers = j.value("fp32_layers", std::vector<std::string>{});
+  c.layerRecipes = c.config.plan.recipes;  // "layer_recipes" repeats the plan's, for readers
+  c.layersAtRisk = j.value("layers_at_risk", 0);
+  c.compensatedElements = j.value("compensated_elements", int64_t{0});
   c.stateBytes = j.at("state_bytes").get<int64_t>();
   c.memorySaved = numberOf(j.at("memory_saved"));
   if (j.contains("loss_vs_fp32") && !j.at("loss_vs_fp32").is_null()) {

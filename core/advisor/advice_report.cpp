@@ -124,7 +124,7 @@ std::string adviceReportHtml(const Advice& a) {
   if (!a.completed) h << "<p class=\"risk\">Not completed: " << escapeXml(a.message) << "</p>\n";
 
   h << "<h2>Frontier</h2>\n" << frontierSvg(a);
-  h << "<h2>Candidates and confirmation runs</h2>\n<table><tr><th>plan</th><th>mode</th><th>fp32 layers</th>"
+  h << "<h2>Candidates and confirmation runs</h2>\n<table><tr><th>plan</th><th>mode</th><th>fp32 layers</th><th>own recipe</th>"
        "<th>state bytes</th><th>memory saved</th><th>measured peak (MiB)</th><th>update lost (predicted)</th><th>val loss per seed</th><th>loss − fp32</th><th>95 % CI</th>"
        "<th>update lost (measured)</th><th>verdict</th></tr>\n";
   for (size_t i = 0; i < a.candidates.size(); ++i) {
@@ -133,6 +133,12 @@ std::string adviceReportHtml(const Advice& a) {
     h << "<tr" << (chosen ? " class=\"chosen\"" : "") << "><td>" << escapeXml(c.name) << "</td><td>"
       << optimizerModeId(c.config.mode) << "</td><td>";
     for (size_t k = 0; k < c.fp32Layers.size(); ++k) h << (k ? "<br>" : "") << escapeXml(c.fp32Layers[k]);
+    h << "</td><td>";
+    bool first = true;
+    for (const auto& [layer, recipe] : c.layerRecipes) {
+      h << (first ? "" : "<br>") << escapeXml(layer) << ": " << optimizerModeId(recipe);
+      first = false;
+    }
     h << "</td><td>" << c.stateBytes << "</td><td>" << pct(c.memorySaved) << "</td><td>"
       << (c.trainingPeakBytes ? fixed(double(*c.trainingPeakBytes) / (1024.0 * 1024.0), 2) : "–") << "</td><td>"
       << (c.predictedUpdateLost ? pct(*c.predictedUpdateLost) : "–") << "</td><td>";

@@ -238,20 +238,57 @@ class AdvisorRun {
     }
   }
 
-  // The cheapest candidate within tolerance; among equally cheap ones (every
-  // bf16 write rule saves the same bytes), the one whose write loses the
-  // least of the update (shadow, then measured), so that a short
-  // confirmation does not pick nearest rounding over SR on a tie. A reason
-  // for every other one.
+  // The cheapest candidate within tolerance. Among equally cheap ones (every
+  // bf16 write rule saves the same bytes): the one with the fewest layers the
+  // shadow puts at risk under their own write (so that a short confirmation
+  // does not pick nearest rounding over SR on a tie), then the fewest
+  // compensated elements (less work per step), then the least update lost
+  // (shadow, then measured). A reason for every other one.
   static double lostOrLarge(const std::optional<double>& v) { return v ? *v : 1e300; }
+  enum class Tie { AtRisk, Compensated, Lost, None };
+  static Tie tieBreak(const AdvisorCandidate& a, const AdvisorCandidate& b) {
+    if (a.layersAtRisk != b.layersAtRisk) return Tie::AtRisk;
+    if (a.compensatedElements != b.compensatedElements) return Tie::Compensated;
+    if (lostOrLarge(a.predictedUpdateLost) != lostOrLarge(b.predictedUpdateLost) ||
+        lostOrLarge(a.measuredUpdateLost) != lostOrLarge(b.measuredUpdateLost))
+      return Tie::Lost;
+    return Tie::None;
+  }
+  static bool safer(const AdvisorCandidate& a, const AdvisorCandidate& b) {
+    switch (tieBreak(a, b)) {
+      case Tie::AtRisk: return a.layersAtRisk < b.layersAtRisk;
+      case Tie::Compensated: return a.compensatedElements < b.compensatedElements;
+      case Tie::Lost:
+        if (lostOrLarge(a.predictedUpdateLost) != lostOrLarge(b.predictedUpdateLost))
+          return lostOrLarge(a.predictedUpdateLost) < lostOrLarge(b.predictedUpdateLost);
+        return lostOrLarge(a.measuredUpdateLost) < lostOrLarge(b.measuredUpdateLost);
+      case Tie::None: return false;
+    }
+    return false;
+  }
+  static std::string tieReason(const AdvisorCandidate& c, const AdvisorCandidate& chosen) {
+    const std::string head = "within tolerance and as cheap as the chosen (" + percent(c.memorySaved) + "), but ";
+    switch (tieBreak(c, chosen)) {
+      case Tie::AtRisk:
+        return head + "the shadow says " + std::to_string(c.layersAtRisk) +
+               " of its layers lose more of their update than the risk threshold (chosen: " +
+               std::to_string(chosen.layersAtRisk) + ")";
+      case Tie::Compensated:
+        return head + "it compensates the writes of more elements (" + std::to_string(c.compensatedElements) +
+               " vs " + std::to_string(chosen.compensatedElements) + "): more work per step for no saving";
+      case Tie::Lost:
+      case Tie::None: break;
+    }
+    const bool shadow = c.predictedUpdateLost && chosen.predictedUpdateLost;
+    const double mine = shadow ? *c.predictedUpdateLost : lostOrLarge(c.measuredUpdateLost);
+    const double theirs = shadow ? *chosen.predictedUpdateLost : lostOrLarge(chosen.measuredUpdateLost);
+    return head + "its writes lose more of the update (" + (shadow ? "shadow " : "measured ") +
+           (mine < 1e299 ? percent(mine) : std::string("unknown")) + " vs " +
+           (theirs < 1e299 ? percent(theirs) : std::string("unknown")) + ")";
+  }
   void choose() {
     const auto within = [this](const AdvisorCandidate& c) {
       return c.rejected.empty() && c.lossVsFp32 && *c.lossVsFp32 <= advice_.tolerance;
-    };
-    const auto safer = [](const AdvisorCandidate& a, const AdvisorCandidate& b) {
-      const double pa = lostOrLarge(a.predictedUpdateLost), pb = lostOrLarge(b.predictedUpdateLost);
-      if (pa != pb) return pa < pb;
-      return lostOrLarge(a.measuredUpdateLost) < lostOrLarge(b.measuredUpdateLost);
     };
     for (size_t i = 0; i < advice_.candidates.size(); ++i) {
       const AdvisorCandidate& c = advice_.candidates[i];
@@ -273,18 +310,10 @@ class AdvisorRun {
         continue;
       }
       const AdvisorCandidate& chosen = advice_.candidates.at(static_cast<size_t>(advice_.chosen));
-      if (c.stateBytes > chosen.stateBytes) {
-        c.rejected = "within tolerance, but saves less state memory than the chosen (" + percent(c.memorySaved) +
-                     " vs " + percent(chosen.memorySaved) + ")";
-      } else {
-        const bool shadow = c.predictedUpdateLost && chosen.predictedUpdateLost;
-        const double mine = shadow ? *c.predictedUpdateLost : lostOrLarge(c.measuredUpdateLost);
-        const double theirs = shadow ? *chosen.predictedUpdateLost : lostOrLarge(chosen.measuredUpdateLost);
-        c.rejected = "within tolerance and as cheap as the chosen (" + percent(c.memorySaved) +
-                     "), but its write loses more of the update (" + (shadow ? "shadow " : "measured ") +
-                     (mine < 1e299 ? percent(mine) : std::string("unknown")) + " vs " +
-                     (theirs < 1e299 ? percent(theirs) : std::string("unknown")) + ")";
-      }
+      c.rejected = c.stateBytes > chosen.stateBytes
+                       ? "within tolerance, but saves less state memory than the chosen (" + percent(c.memorySaved) +
+                             " vs " + percent(chosen.memorySaved) + ")"
+                       : tieReason(c, chosen);
     }
     if (advice_.chosen < 0) {
       advice_.message = "no candidate stays within the tolerance: keep fp32 (or mixed) for this run";

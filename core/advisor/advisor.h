@@ -1,6 +1,6 @@
 #pragma once
 // The precision advisor: the cheapest plan (optimizer mode + per-module
-// fp32/bf16 plan) whose short-run validation loss stays within a tolerance
+// fp32/bf16 precision and recipe) whose short-run validation loss stays within a tolerance
 // of fp32's, found by measurement. Three stages:
 //   1. shadow: one fp32 run that also measures, per layer, what a bf16
 //      nearest, stochastic and Kahan write would lose of each step's update
@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +65,15 @@ struct AdvisorCandidate {
   std::string description;  // how it was built, one line
   RunConfig config;         // a run config `precision-lab-cli run` accepts (mode + plan)
   std::vector<std::string> fp32Layers;  // modules kept fp32 by overrides
+  // Modules given their own recipe (config.plan.recipes): the compensated
+  // writes only where the mode's plain write loses too much.
+  std::map<std::string, OptimizerMode> layerRecipes;
+  // Predicted risk, counted: the bf16 layers whose own write the shadow says
+  // loses more than the risk threshold of their update (layerAtRisk).
+  int layersAtRisk = 0;
+  // Elements whose write is compensated (stochastic rounding draws a random
+  // number each, Kahan reads and writes a buffer): the step's extra work.
+  int64_t compensatedElements = 0;
   int64_t stateBytes = 0;   // predicted weights + gradients + optimizer state (precision/memory_estimate.h)
   double memorySaved = 0;   // 1 - stateBytes / fp32's
   std::vector<double> valLoss;  // final validation loss per seed (AdvisorOptions::seeds order); empty if not run
@@ -111,7 +121,8 @@ Advice runAdvisor(const AdvisorOptions& options, const AdvisorCallbacks& callbac
 //   "fp32_layers", "state_bytes", "memory_saved", "loss_vs_fp32",
 //   "loss_vs_fp32_ci", "val_loss", "rejected", "measured_update_lost",
 //   "measured_update_lost_se", "tokens_per_second", "predicted_update_lost",
-//   "training_peak_bytes"}],
+//   "training_peak_bytes", "layer_recipes": {module: recipe}, "layers_at_risk",
+//   "compensated_elements"}],
 // "layers": [{"layer", "elements", "update_lost": {"nearest", "stochastic",
 //   "kahan"}, "update_lost_se": {...}, "below_half_ulp"}],
 // "shadow_overhead"}.

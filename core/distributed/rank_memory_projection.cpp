@@ -6,13 +6,13 @@
 
 namespace plab {
 
-std::vector<MemoryBreakdown> projectRankMemory(const std::vector<ParameterGroup>& groups, OptimizerMode mode,
-                                               const AdamWOptions& options, int worldSize, bool sharded) {
+std::vector<MemoryBreakdown> projectRankMemory(const std::vector<ParameterGroup>& groups, const AdamWOptions& options,
+                                               int worldSize, bool sharded) {
   worldSize = std::max(worldSize, 1);
   MemoryBreakdown replicated;  // weights and gradients: every rank holds them whole
   std::vector<int64_t> sizes;
   for (const ParameterGroup& g : groups) {
-    const MemoryBreakdown m = elementBytes(g.elements, g.bf16, mode, options);
+    const MemoryBreakdown m = elementBytes(g.elements, g.bf16, g.mode, options);
     replicated.weights += m.weights;
     replicated.gradients += m.gradients;
     sizes.push_back(g.elements);
@@ -21,7 +21,7 @@ std::vector<MemoryBreakdown> projectRankMemory(const std::vector<ParameterGroup>
   const std::vector<ShardPiece> pieces = flatShards(sizes, sharded ? worldSize : 1);
   for (const ShardPiece& p : pieces) {
     const ParameterGroup& g = groups[p.param];
-    const MemoryBreakdown m = elementBytes(p.length, g.bf16, mode, options);
+    const MemoryBreakdown m = elementBytes(p.length, g.bf16, g.mode, options);
     // Unsharded, every rank keeps all of it.
     for (int r = 0; r < worldSize; ++r) {
       if (sharded && r != p.owner) continue;

@@ -12,7 +12,7 @@
 
 namespace plab {
 
-std::vector<MemoryBreakdown> projectRankMemory(const std::vector<ParameterGroup>& groups, OptimizerMode mode,
-                                               const AdamWOptions& options, int worldSize, bool sharded);
+std::vector<MemoryBreakdown> projectRankMemory(const std::vector<ParameterGroup>& groups, const AdamWOptions& options,
+                                               int worldSize, bool sharded);
 
 }  // namespace plab

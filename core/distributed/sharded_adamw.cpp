@@ -223,6 +223,7 @@ ShardedAdamW::ShardedAdamW(std::vector<TrainableParam> params, OptimizerMode mod
     TrainableParam shape;
     shape.name = tp.name;
     shape.layer = tp.layer;
+    shape.recipe = tp.recipe;
     shape.param = torch::empty(tp.param.sizes(), tp.param.options().device(torch::kMeta));
     shapes.push_back(std::move(shape));
     const auto owned = im.mineByParam.find(i);

@@ -46,6 +46,7 @@ ModuleNode moduleTree(const torch::nn::Module& module, const std::string& path, 
 
 struct Converter {
   const std::map<std::string, LayerPrecision>* resolved;  // null: everything fp32
+  const std::map<std::string, OptimizerMode>* recipes;    // path -> recipe; null: the mode everywhere
   OptimizerMode mode;
   std::unordered_set<const void*> seen;
   std::vector<TrainableParam> out;
@@ -65,10 +66,14 @@ struct Converter {
       const auto lowPrecision = modeUsesFp16(mode) ? torch::kFloat16 : torch::kBFloat16;
       const auto target = precision == LayerPrecision::Bf16 ? lowPrecision : torch::kFloat32;
       TrainableParam tp{joinPath(path, item.key()), path, param, torch::Tensor()};
+      if (recipes && target == lowPrecision) {
+        const auto r = recipes->find(path);
+        if (r != recipes->end() && r->second != mode) tp.recipe = r->second;
+      }
       if (param.scalar_type() != target) {
-        // Mixed mode keeps the unrounded fp32 values as the master copy; the
-        // old storage is free to adopt since set_data swaps in a new one.
-        if (state_layout::hasMaster(mode, true) && param.scalar_type() == torch::kFloat32)
+        // Mixed keeps the unrounded fp32 values as the master copy; the old
+        // storage is free to adopt since set_data swaps in a new one.
+        if (state_layout::hasMaster(tp.recipe.value_or(mode), true) && param.scalar_type() == torch::kFloat32)
           tp.fp32Source = param.detach();
         param.set_data(param.detach().to(target));
         if (param.grad().defined()) param.mutable_grad() = torch::Tensor();  // old dtype
@@ -85,9 +90,14 @@ std::vector<TrainableParam> applyPrecisionPlan(torch::nn::Module& model, const P
                                                OptimizerMode mode) {
   torch::NoGradGuard noGrad;
   std::map<std::string, LayerPrecision> resolved;
+  std::map<std::string, OptimizerMode> recipes;
   const bool fp32Only = mode == OptimizerMode::Fp32AdamW;  // the reference ignores the plan
-  if (!fp32Only) resolved = plan.resolve(moduleTree(model, "", ""));
-  Converter converter{fp32Only ? nullptr : &resolved, mode, {}, {}};
+  if (!fp32Only) {
+    const ModuleNode tree = moduleTree(model, "", "");
+    resolved = plan.resolve(tree);
+    recipes = plan.resolveRecipes(tree, mode);
+  }
+  Converter converter{fp32Only ? nullptr : &resolved, fp32Only ? nullptr : &recipes, mode, {}, {}};
   converter.visit(model, "");
   // The plan's GEMM formats go into the layers' slots (the reference keeps bf16: its own dtype).
   applyGemmFormats(model, plan, fp32Only);

@@ -6,22 +6,24 @@ namespace plab {
 namespace {
 
 void collect(const ModuleNode& node, const std::map<std::string, LayerPrecision>& resolved, OptimizerMode mode,
-             std::vector<ParameterGroup>& out) {
+             const std::map<std::string, OptimizerMode>& recipes, std::vector<ParameterGroup>& out) {
   // A module's own parameters come before its children's (named_parameters' order).
   if (node.ownParameters > 0) {
     const auto it = resolved.find(node.path);
-    const bool bf16InPlan = it != resolved.end() && it->second == LayerPrecision::Bf16;
-    out.push_back({node.path, node.ownParameters, bf16InPlan && mode != OptimizerMode::Fp32AdamW});
+    const bool bf16 = it != resolved.end() && it->second == LayerPrecision::Bf16 && mode != OptimizerMode::Fp32AdamW;
+    const auto recipe = recipes.find(node.path);
+    out.push_back({node.path, node.ownParameters, bf16, bf16 && recipe != recipes.end() ? recipe->second : mode});
   }
-  for (const ModuleNode& child : node.children) collect(child, resolved, mode, out);
+  for (const ModuleNode& child : node.children) collect(child, resolved, mode, recipes, out);
 }
 
 }  // namespace
 
 std::vector<ParameterGroup> parameterGroups(const ModuleNode& tree,
-                                            const std::map<std::string, LayerPrecision>& resolved, OptimizerMode mode) {
+                                            const std::map<std::string, LayerPrecision>& resolved, OptimizerMode mode,
+                                            const std::map<std::string, OptimizerMode>& recipes) {
   std::vector<ParameterGroup> out;
-  collect(tree, resolved, mode, out);
+  collect(tree, resolved, mode, recipes, out);
   return out;
 }
 
@@ -37,12 +39,19 @@ MemoryBreakdown elementBytes(int64_t n, bool bf16, OptimizerMode mode, const Ada
 }
 
 MemoryBreakdown estimateMemory(const ModuleNode& tree, const std::map<std::string, LayerPrecision>& resolved,
-                               OptimizerMode mode, const AdamWOptions& options) {
+                               OptimizerMode mode, const AdamWOptions& options,
+                               const std::map<std::string, OptimizerMode>& recipes) {
   MemoryBreakdown out;
-  for (const ParameterGroup& g : parameterGroups(tree, resolved, mode)) {
-    out += elementBytes(g.elements, g.bf16, mode, options);
-  }
+  for (const ParameterGroup& g : parameterGroups(tree, resolved, mode, recipes))
+    out += elementBytes(g.elements, g.bf16, g.mode, options);
   return out;
+}
+
+MemoryBreakdown estimateMemory(const ModuleNode& tree, const PrecisionPlan& plan, OptimizerMode mode,
+                               const AdamWOptions& options) {
+  const bool recipes = mode != OptimizerMode::Fp32AdamW && !plan.recipes.empty();
+  return estimateMemory(tree, plan.resolve(tree), mode, options,
+                        recipes ? plan.resolveRecipes(tree, mode) : std::map<std::string, OptimizerMode>{});
 }
 
 }  // namespace plab

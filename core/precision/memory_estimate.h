@@ -26,16 +26,25 @@ struct ParameterGroup {
   std::string path;
   int64_t elements = 0;
   bool bf16 = false;  // after the mode (fp32 AdamW keeps everything fp32)
+  OptimizerMode mode = OptimizerMode::Fp32AdamW;  // the recipe its bf16 elements step with
 };
 
 // Every module that owns parameters, in the model's parameter order.
+// `recipes` (PrecisionPlan::resolveRecipes) gives a bf16 module its own
+// recipe; a module it does not name steps with `mode`.
 std::vector<ParameterGroup> parameterGroups(const ModuleNode& tree,
-                                            const std::map<std::string, LayerPrecision>& resolved, OptimizerMode mode);
+                                            const std::map<std::string, LayerPrecision>& resolved, OptimizerMode mode,
+                                            const std::map<std::string, OptimizerMode>& recipes = {});
 
 // The bytes `elements` parameters of one group add (weights, gradients and state).
 MemoryBreakdown elementBytes(int64_t elements, bool bf16, OptimizerMode mode, const AdamWOptions& options);
 
 MemoryBreakdown estimateMemory(const ModuleNode& tree, const std::map<std::string, LayerPrecision>& resolved,
-                               OptimizerMode mode, const AdamWOptions& options);
+                               OptimizerMode mode, const AdamWOptions& options,
+                               const std::map<std::string, OptimizerMode>& recipes = {});
+
+// The same from a plan: its precision and, under a bf16 mode, its recipes.
+MemoryBreakdown estimateMemory(const ModuleNode& tree, const PrecisionPlan& plan, OptimizerMode mode,
+                               const AdamWOptions& options);
 
 }  // namespace plab

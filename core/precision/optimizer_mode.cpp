@@ -32,6 +32,8 @@ const std::vector<OptimizerMode>& everyOptimizerMode() {
 
 bool modeUsesFp16(OptimizerMode m) { return m == OptimizerMode::Fp16Plain || m == OptimizerMode::Fp16Mixed; }
 
+bool modeIsLayerRecipe(OptimizerMode m) { return m != OptimizerMode::Fp32AdamW && !modeUsesFp16(m); }
+
 bool modeScalesLoss(OptimizerMode m) { return m == OptimizerMode::Fp16Mixed; }
 
 std::string optimizerModeId(OptimizerMode m) {

@@ -40,6 +40,10 @@ const std::vector<OptimizerMode>& fp16OptimizerModes();
 const std::vector<OptimizerMode>& everyOptimizerMode();
 // Whether the plan's low-precision layers hold fp16 (else bf16) under this mode.
 bool modeUsesFp16(OptimizerMode m);
+// Whether a plan may give one subtree this recipe (PrecisionPlan::recipes):
+// the bf16 recipes ("bf16", "bf16-nearest", "bf16-kahan", "bf16-sr",
+// "mixed"), which differ only in how a bf16 layer's step is stored.
+bool modeIsLayerRecipe(OptimizerMode m);
 // Whether the mode scales the loss (torch.amp.GradScaler's semantics, precision/loss_scale/).
 bool modeScalesLoss(OptimizerMode m);
 std::string optimizerModeId(OptimizerMode m);       // "fp32", "bf16", "bf16-nearest", ...

@@ -197,11 +197,16 @@ PrecisionAdamW::PrecisionAdamW(std::vector<TrainableParam> params, OptimizerMode
 
     Slot s;
     const bool bf16 = dtype == lowDtype;  // low precision: bf16, or fp16 in the fp16 modes
-    s.moments = state_layout::moments(mode, options, bf16);
+    // The param's own recipe (a plan's per-subtree choice) or the run's.
+    const OptimizerMode recipe = tp.recipe.value_or(mode);
+    if (tp.recipe && (!modeIsLayerRecipe(*tp.recipe) || !modeIsLayerRecipe(mode)))
+      throw ConfigError("optimizer: parameter '" + tp.name + "' has recipe " + optimizerModeId(*tp.recipe) +
+                        " under mode " + optimizerModeId(mode) + "; per-layer recipes are bf16 recipes under a bf16 mode");
+    s.moments = state_layout::moments(recipe, options, bf16);
     if (!bf16) {
       s.rule = StepRule::Fp32;
     } else {
-      switch (mode) {
+      switch (recipe) {
         case OptimizerMode::Fp32MasterWeights:
         case OptimizerMode::Fp16Mixed: s.rule = StepRule::Master; break;
         case OptimizerMode::Bf16Nearest: s.rule = StepRule::Bf16Write; break;
@@ -235,7 +240,7 @@ PrecisionAdamW::PrecisionAdamW(std::vector<TrainableParam> params, OptimizerMode
         s.state.master = tp.param.detach().to(torch::kFloat32).contiguous();
       }
     }
-    if (state_layout::hasKahan(mode, bf16)) s.state.comp = torch::zeros_like(tp.param);
+    if (state_layout::hasKahan(recipe, bf16)) s.state.comp = torch::zeros_like(tp.param);
     const int64_t position = tp.streamIndex >= 0 ? tp.streamIndex : static_cast<int64_t>(impl_->slots.size());
     s.randomStream = static_cast<uint32_t>(4 * position);
     if (tp.firstElement < 0 || tp.firstElement % 8 != 0)
@@ -453,7 +458,7 @@ MemoryBreakdown predictMemory(const std::vector<TrainableParam>& params, Optimiz
   // The rules of the module-tree estimate, per tensor (2-byte bf16 or fp16).
   for (const TrainableParam& tp : params) {
     const bool lowPrecision = tp.param.scalar_type() == torch::kBFloat16 || tp.param.scalar_type() == torch::kFloat16;
-    mem += elementBytes(tp.param.numel(), lowPrecision, mode, options);
+    mem += elementBytes(tp.param.numel(), lowPrecision, tp.recipe.value_or(mode), options);
   }
   return mem;
 }

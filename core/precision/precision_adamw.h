@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ struct TrainableParam {
   // Philox group), so its random bits are those of the same elements of
   // the whole parameter.
   int64_t firstElement = 0;
+  // The recipe this bf16 param steps with when the plan gives its layer one
+  // (PrecisionPlan::recipes); unset: the run's mode.
+  std::optional<OptimizerMode> recipe = std::nullopt;
 };
 
 class PrecisionAdamW {
@@ -51,7 +55,8 @@ class PrecisionAdamW {
   OptimizerStepStats step(double lr, bool collectStats);
   void zeroGrad();  // releases the gradients (set_to_none)
   int64_t stepCount() const;
-  OptimizerMode mode() const;
+  OptimizerMode mode() const;  // the run's; a param's own recipe: recipeOf
+  OptimizerMode recipeOf(const TrainableParam& tp) const { return tp.recipe.value_or(mode()); }
 
   // Bytes held by the optimizer (moments, master, kahan) measured from
   // tensor storage, plus weights and grads of the params it owns.
@@ -96,7 +101,8 @@ class PrecisionAdamW {
 std::vector<TrainableParam> applyPrecisionPlan(torch::nn::Module& model, const PrecisionPlan& plan,
                                                OptimizerMode mode);
 
-// Predicted bytes for the model under plan+mode, from shapes alone.
+// Predicted bytes for the model under plan+mode (and each param's own
+// recipe), from shapes alone.
 MemoryBreakdown predictMemory(const std::vector<TrainableParam>& params, OptimizerMode mode,
                               const AdamWOptions& options);
 

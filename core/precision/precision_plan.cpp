@@ -39,6 +39,21 @@ bool inSubtree(const std::string& path, const std::string& ancestor) {
   return path.size() == ancestor.size() || path[ancestor.size()] == '.';
 }
 
+// The value of the deepest override whose subtree holds `path` (depth is the
+// path length, since one path is a prefix of the other); null when none does.
+template <typename T>
+const T* deepestOverride(const std::string& path, const std::map<std::string, T>& overrides) {
+  const T* best = nullptr;
+  size_t bestLength = 0;
+  for (const auto& [ancestor, value] : overrides) {
+    if (inSubtree(path, ancestor) && (!best || ancestor.size() >= bestLength)) {
+      best = &value;
+      bestLength = ancestor.size();
+    }
+  }
+  return best;
+}
+
 std::string precisionId(LayerPrecision p) { return p == LayerPrecision::Bf16 ? "bf16" : "fp32"; }
 
 }  // namespace
@@ -58,19 +73,8 @@ std::map<std::string, LayerPrecision> PrecisionPlan::resolve(const ModuleNode& t
       overrideUsed[path] = true;
     }
     if (node.ownParameters > 0) {
-      LayerPrecision precision = presetPrecision(*this, node.type);
-      // The deepest override whose subtree holds this module wins; depth is
-      // the path length since one path is a prefix of the other.
-      size_t bestLength = 0;
-      bool found = false;
-      for (const auto& [path, p] : overrides) {
-        if (inSubtree(node.path, path) && (!found || path.size() >= bestLength)) {
-          precision = p;
-          bestLength = path.size();
-          found = true;
-        }
-      }
-      out[node.path] = precision;
+      const LayerPrecision* chosen = deepestOverride(node.path, overrides);
+      out[node.path] = chosen ? *chosen : presetPrecision(*this, node.type);
     }
     for (const ModuleNode& child : node.children) visit(child);
   };
@@ -90,23 +94,43 @@ std::map<std::string, GemmFormat> PrecisionPlan::resolveGemmFormats(const Module
     if (overrideUsed.count(node.path)) overrideUsed[node.path] = true;
     const bool hasProduct = isLinearLike(node.type) && (node.ownParameters > 0 || !node.tiedTo.empty());
     if (hasProduct) {
-      GemmFormat format = gemm_format;
-      size_t bestLength = 0;
-      bool found = false;
-      for (const auto& [path, f] : gemm_formats) {
-        if (inSubtree(node.path, path) && (!found || path.size() >= bestLength)) {
-          format = f;
-          bestLength = path.size();
-          found = true;
-        }
-      }
-      out[node.path] = format;
+      const GemmFormat* chosen = deepestOverride(node.path, gemm_formats);
+      out[node.path] = chosen ? *chosen : gemm_format;
     }
     for (const ModuleNode& child : node.children) visit(child);
   };
   visit(tree);
   for (const auto& [path, used] : overrideUsed)
     if (!used) throw ConfigError("precision plan: gemm_formats '" + path + "' names no module of the model");
+  return out;
+}
+
+std::map<std::string, OptimizerMode> PrecisionPlan::resolveRecipes(const ModuleNode& tree,
+                                                                   OptimizerMode runMode) const {
+  if (!recipes.empty() && !modeIsLayerRecipe(runMode))
+    throw ConfigError("precision plan: recipes give bf16 layers their own recipe, but mode " +
+                      optimizerModeId(runMode) + (runMode == OptimizerMode::Fp32AdamW
+                                                      ? " trains everything in fp32"
+                                                      : " holds fp16 layers; use a bf16 mode"));
+  std::map<std::string, OptimizerMode> out;
+  std::map<std::string, bool> overrideUsed;
+  for (const auto& [path, m] : recipes) overrideUsed[path] = false;
+  std::function<void(const ModuleNode&)> visit = [&](const ModuleNode& node) {
+    if (overrideUsed.count(node.path)) {
+      if (!node.tiedTo.empty())
+        throw ConfigError("precision plan: recipes '" + node.path + "' names the tied output head, which has no "
+                          "weight of its own; set '" + node.tiedTo + "' instead");
+      overrideUsed[node.path] = true;
+    }
+    if (node.ownParameters > 0) {
+      const OptimizerMode* chosen = deepestOverride(node.path, recipes);
+      out[node.path] = chosen ? *chosen : runMode;
+    }
+    for (const ModuleNode& child : node.children) visit(child);
+  };
+  visit(tree);
+  for (const auto& [path, used] : overrideUsed)
+    if (!used) throw ConfigError("precision plan: recipes '" + path + "' names no module of the model");
   return out;
 }
 
@@ -146,6 +170,11 @@ nlohmann::json toJson(const PrecisionPlan& p) {
     for (const auto& [path, f] : p.gemm_formats) formats[path] = gemmFormatId(f);
     j["gemm_formats"] = formats;
   }
+  if (!p.recipes.empty()) {
+    nlohmann::json recipes = nlohmann::json::object();
+    for (const auto& [path, m] : p.recipes) recipes[path] = optimizerModeId(m);
+    j["recipes"] = recipes;
+  }
   return j;
 }
 
@@ -153,7 +182,7 @@ PrecisionPlan precisionPlanFromJson(const nlohmann::json& j) {
   using namespace json_strict;
   const std::string what = "plan";
   requireObject(j, what);
-  rejectUnknownKeys(j, what, {"preset", "norms_bf16", "embeddings_bf16", "overrides", "gemm_format", "gemm_formats"});
+  rejectUnknownKeys(j, what, {"preset", "norms_bf16", "embeddings_bf16", "overrides", "gemm_format", "gemm_formats", "recipes"});
   PrecisionPlan plan;
   std::string preset = planPresetId(plan.preset);
   readString(j, "preset", what, preset);
@@ -186,6 +215,24 @@ PrecisionPlan precisionPlanFromJson(const nlohmann::json& j) {
     requireObject(o, what + ".gemm_formats");
     for (auto it = o.begin(); it != o.end(); ++it)
       plan.gemm_formats[it.key()] = readFormat(it.value(), what + ".gemm_formats['" + it.key() + "']");
+  }
+  if (j.contains("recipes")) {
+    const auto& o = j.at("recipes");
+    requireObject(o, what + ".recipes");
+    for (auto it = o.begin(); it != o.end(); ++it) {
+      const std::string field = what + ".recipes['" + it.key() + "']";
+      if (!it.value().is_string()) throw ConfigError(field + ": expected a recipe id string");
+      OptimizerMode m;
+      try {
+        m = optimizerModeFromId(it.value().get<std::string>());
+      } catch (const ConfigError& e) {
+        throw ConfigError(field + ": " + e.what());
+      }
+      if (!modeIsLayerRecipe(m))
+        throw ConfigError(field + ": '" + optimizerModeId(m) +
+                          "' is not a bf16 layer recipe (bf16, bf16-nearest, bf16-kahan, bf16-sr, mixed)");
+      plan.recipes[it.key()] = m;
+    }
   }
   return plan;
 }

@@ -12,6 +12,7 @@
 
 #include "formats/gemm_format_id.h"
 #include "model/module_tree.h"
+#include "precision/optimizer_mode.h"
 
 namespace plab {
 
@@ -33,6 +34,12 @@ struct PrecisionPlan {
   // the tied head ("lm_head"): the format belongs to the product, not the weight.
   GemmFormat gemm_format = GemmFormat::Bf16;
   std::map<std::string, GemmFormat> gemm_formats;  // module path -> GEMM format for its subtree
+  // JSON "recipes": the optimizer recipe of a subtree's bf16 layers, instead
+  // of the run's mode (a bf16 recipe, modeIsLayerRecipe), so that one plan
+  // can give Kahan or stochastic rounding to the layers that need it and
+  // plain bf16 writes to the rest. fp32 layers step as fp32 whatever it
+  // says; the fp32 and fp16 modes take none (resolveRecipes throws).
+  std::map<std::string, OptimizerMode> recipes;  // module path -> recipe for its subtree
 
   // Precision of every module that owns parameters (path -> precision).
   std::map<std::string, LayerPrecision> resolve(const ModuleNode& tree) const;
@@ -44,6 +51,13 @@ struct PrecisionPlan {
   std::map<std::string, GemmFormat> resolveGemmFormats(const ModuleNode& tree) const;
   void setGemmSubtree(const std::string& modulePath, GemmFormat f) { gemm_formats[modulePath] = f; }
   bool usesLowPrecisionGemms() const;  // any format other than bf16 named
+
+  // The recipe of every module that owns parameters under a run in `runMode`
+  // (path -> recipe; runMode where no override applies). Throws ConfigError
+  // when a recipes path names no module or the tied head, or when recipes
+  // are set and runMode is fp32 or an fp16 recipe.
+  std::map<std::string, OptimizerMode> resolveRecipes(const ModuleNode& tree, OptimizerMode runMode) const;
+  void setRecipeSubtree(const std::string& modulePath, OptimizerMode m) { recipes[modulePath] = m; }
 };
 
 std::string planPresetId(PlanPreset p);   // "all-fp32", "linear-bf16", "all-bf16"

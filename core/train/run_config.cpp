@@ -100,6 +100,9 @@ void validate(const RunConfig& c) {
   require(c.eval_batches > 0, "'eval_batches' must be > 0");
   require(c.layer_stats_every > 0, "'layer_stats_every' must be > 0");
   require(c.update_window >= 0, "'update_window' must be >= 0 (0 turns the update-lost window off)");
+  require(c.plan.recipes.empty() || !modeUsesFp16(c.mode),
+          "'plan.recipes' gives bf16 layers their own recipe; mode " + optimizerModeId(c.mode) +
+              " holds fp16 layers (use a bf16 mode, or drop the recipes)");
   require(c.checkpoint_every >= 0, "'checkpoint_every' must be >= 0");
   require(std::isfinite(c.loss_scale_init) && c.loss_scale_init > 0 &&
               static_cast<double>(static_cast<float>(c.loss_scale_init)) == c.loss_scale_init,

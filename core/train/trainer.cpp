@@ -20,6 +20,7 @@
 #include "model/quantized_linear.h"
 #include "precision/decay_effect.h"
 #include "precision/loss_scale/dynamic_loss_scale.h"
+#include "precision/param_recipes.h"
 #include "precision/precision_adamw.h"
 #include "precision/state_layout.h"
 #include "train/checkpoint.h"
@@ -280,7 +281,8 @@ class Session {
     info.optimizerStateSharded = optimizer_->sharded();
     info.fp32Baseline = fp32AdamWBaseline(info.parameterCount);
     info.optimizerMode = optimizerModeId(cfg_.mode);
-    info.momentPrecision = momentPrecisionId(state_layout::moments(cfg_.mode, cfg_.adamw, info.bf16ParameterCount > 0));
+    info.momentPrecision = momentPrecisionOf(params_, cfg_.mode, cfg_.adamw);
+    pendingLayers_ = layersHoldingPending(params_, cfg_.mode);
     // Weight decay at every step of the schedule, in the bf16 layers' recipe
     // (fp32 layers, and every layer without bf16 ones, decay as fp32 does).
     const OptimizerMode decayMode = info.bf16ParameterCount > 0 ? cfg_.mode : OptimizerMode::Fp32AdamW;
@@ -419,9 +421,9 @@ class Session {
         ++roundedAwayCount_;
       }
       if (!stats.window.empty()) {
-        const bool holds = cfg_.mode == OptimizerMode::Bf16Kahan || state_layout::hasMaster(cfg_.mode, true);
-        for (const LayerWindowStats& w : stats.window) m.windowLayers.push_back(windowMetrics(w, holds));
-        const LayerWindowMetrics total = windowMetrics(totalOf(stats.window), holds);
+        for (const LayerWindowStats& w : stats.window)
+          m.windowLayers.push_back(windowMetrics(w, pendingLayers_.count(w.layer) > 0));
+        const LayerWindowMetrics total = windowMetrics(totalOf(stats.window), !pendingLayers_.empty());
         m.updateLost = total.updateLost;
         m.updateError = total.updateError;
         m.updateLostStdError = total.updateLostStdError;
@@ -554,6 +556,7 @@ class Session {
   double lastRoundedAway_ = 0;  // for the log line, with the step that measured it
   int64_t lastStatsStep_ = 0;
   double roundedAwaySum_ = 0;
+  std::set<std::string> pendingLayers_;  // layers whose recipe holds pending update (Kahan, master)
   int64_t roundedAwayCount_ = 0;
   double updateLostSum_ = 0, updateErrorSum_ = 0, updateLostVarianceSum_ = 0;
   int64_t windowCount_ = 0;

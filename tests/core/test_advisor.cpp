@@ -158,6 +158,10 @@ class TestAdvisor : public QObject {
     c.measuredUpdateLost = 0.01;
     c.predictedUpdateLost = 0.02;
     c.trainingPeakBytes = 12345;
+    c.config.plan.setRecipeSubtree("transformer.h.0", OptimizerMode::Bf16Kahan);
+    c.layerRecipes = c.config.plan.recipes;
+    c.layersAtRisk = 1;
+    c.compensatedElements = 4096;
     a.candidates = {c, c};
     a.candidates[1].rejected = "over";
     a.chosen = 0;
@@ -170,6 +174,10 @@ class TestAdvisor : public QObject {
     const Advice b = adviceFromJson(nlohmann::json::parse(j.dump()));
     QCOMPARE(adviceToJson(b), j);
     QVERIFY(b.candidates[0].config.plan.overrides.at("transformer.wte") == LayerPrecision::Fp32);
+    QVERIFY(b.candidates[0].layerRecipes.at("transformer.h.0") == OptimizerMode::Bf16Kahan);
+    QCOMPARE(j.at("chosen").at("layer_recipes").at("transformer.h.0").get<std::string>(), std::string("bf16-kahan"));
+    QCOMPARE(b.candidates[0].layersAtRisk, 1);
+    QCOMPARE(b.candidates[0].compensatedElements, int64_t(4096));
     QVERIFY_THROWS_EXCEPTION(ConfigError, adviceFromJson(nlohmann::json::object()));
   }
 
@@ -270,20 +278,24 @@ class TestAdvisor : public QObject {
             c.rejected.c_str());
     QVERIFY2(a.chosen >= 0, a.message.c_str());
     const AdvisorCandidate& chosen = a.candidates[static_cast<size_t>(a.chosen)];
-    // The write rule is run-wide (the mode): the chosen plan keeps those two
-    // layers fp32 or writes every layer with compensation (Kahan, stochastic
-    // rounding), and never puts another layer in fp32.
-    const bool compensated =
-        chosen.config.mode == OptimizerMode::Bf16Kahan || chosen.config.mode == OptimizerMode::Bf16StochasticRounding;
-    std::vector<std::string> fp32 = chosen.fp32Layers;
-    std::sort(fp32.begin(), fp32.end());
-    QVERIFY2(compensated ? fp32.empty() || fp32 == expected : fp32 == expected, chosen.name.c_str());
-    QVERIFY2(compensated || chosen.config.mode == OptimizerMode::Bf16Nearest, chosen.name.c_str());
+    // Exactly those two layers compensated (their own Kahan or SR recipe) or
+    // fp32; every other layer plain bf16 (nearest writes, no recipe of its own).
+    QVERIFY2(chosen.config.mode == OptimizerMode::Bf16Nearest, chosen.name.c_str());
+    std::vector<std::string> kept = chosen.fp32Layers;
+    for (const auto& [layer, recipe] : chosen.layerRecipes) {
+      QVERIFY2(recipe == OptimizerMode::Bf16Kahan || recipe == OptimizerMode::Bf16StochasticRounding, layer.c_str());
+      kept.push_back(layer);
+    }
+    std::sort(kept.begin(), kept.end());
+    QVERIFY2(kept == expected, chosen.name.c_str());
+    QVERIFY2(chosen.config.plan.recipes == chosen.layerRecipes, "the run config's plan carries the recipes");
+    QCOMPARE(chosen.layersAtRisk, 0);
     // The plan of exactly those layers in fp32 and the rest plain bf16 is a
-    // candidate, and keeps fp32's loss; plain bf16 everywhere does not.
+    // candidate, and keeps fp32's loss; plain bf16 everywhere does not
+    // (candidates with layer recipes of their own are checked above).
     bool sawPlainWithFp32 = false;
     for (const AdvisorCandidate& c : a.candidates) {
-      if (c.config.mode != OptimizerMode::Bf16Nearest) continue;
+      if (c.config.mode != OptimizerMode::Bf16Nearest || !c.layerRecipes.empty()) continue;
       std::vector<std::string> layers = c.fp32Layers;
       std::sort(layers.begin(), layers.end());
       if (layers.empty()) {

@@ -358,7 +358,7 @@ class TestDistributed : public QObject {
       const ModelOverview model = inspectModel(c.model);
       const auto projected =
           projectRankMemory(parameterGroups(model.modules, c.plan.resolve(model.modules), optimizerModeFromId(mode)),
-                            optimizerModeFromId(mode), c.adamw, 2, true);
+                            c.adamw, 2, true);
       std::ifstream inSummary(dir / "sharded" / "summary.json");
       const nlohmann::json summary = nlohmann::json::parse(inSummary);  // measured after the last step: gradients too
       for (int r = 0; r < 2; ++r) {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "precision/precision_adamw.h"
 #include "util/errors.h"
@@ -706,6 +707,78 @@ class OptimizerModesTest : public QObject {
     QVERIFY(std::abs(fp32 - std::pow(1 - 1e-4, 1000)) < 1e-4);
     QCOMPARE(plain, 1.0);
     QVERIFY(std::abs(kahan - fp32) < 1e-3);
+  }
+
+  // Per-layer recipes (PrecisionPlan::recipes): each param steps exactly as
+  // it would under a run-wide mode of its own recipe — bit for bit, random
+  // streams included — and only its layer holds that recipe's state.
+  void perParamRecipesStepAsTheirRunWideModes() {
+    torch::manual_seed(11);
+    const std::vector<std::pair<std::string, std::optional<OptimizerMode>>> layout = {
+        {"plain", std::nullopt},
+        {"kahan", OptimizerMode::Bf16Kahan},
+        {"sr", OptimizerMode::Bf16StochasticRounding},
+        {"master", OptimizerMode::Fp32MasterWeights},
+        {"torch", OptimizerMode::Bf16Plain}};
+    const torch::Tensor init = torch::randn({5, 300}) * 4;
+    auto build = [&](OptimizerMode mode, bool ownRecipes) {
+      std::vector<TrainableParam> params;
+      for (size_t i = 0; i < layout.size(); ++i) {
+        TrainableParam tp{layout[i].first + ".weight", layout[i].first, init[int64_t(i)].to(torch::kBFloat16).clone(), {}};
+        if (ownRecipes) tp.recipe = layout[i].second;
+        params.push_back(std::move(tp));
+      }
+      return params;
+    };
+    const OptimizerMode runMode = OptimizerMode::Bf16Nearest;
+    std::vector<TrainableParam> mixed = build(runMode, true);
+    PrecisionAdamW perLayer(mixed, runMode, AdamWOptions{}, 21);
+    // One optimizer per recipe over the same params, for the reference bits.
+    std::map<OptimizerMode, std::vector<TrainableParam>> wholes;
+    std::map<OptimizerMode, std::unique_ptr<PrecisionAdamW>> references;
+    for (OptimizerMode m : {runMode, OptimizerMode::Bf16Kahan, OptimizerMode::Bf16StochasticRounding,
+                            OptimizerMode::Fp32MasterWeights, OptimizerMode::Bf16Plain}) {
+      wholes[m] = build(m, false);
+      references[m] = std::make_unique<PrecisionAdamW>(wholes[m], m, AdamWOptions{}, 21);
+    }
+    for (int step = 0; step < 6; ++step) {
+      const torch::Tensor grads = torch::randn({5, 300}) * 1e-2;
+      for (size_t i = 0; i < layout.size(); ++i) {
+        mixed[i].param.mutable_grad() = grads[int64_t(i)].to(torch::kBFloat16);
+        for (auto& [m, params] : wholes) params[i].param.mutable_grad() = grads[int64_t(i)].to(torch::kBFloat16);
+      }
+      perLayer.step(1e-3, step % 2 == 0);
+      for (auto& [m, opt] : references) opt->step(1e-3, false);
+    }
+    for (size_t i = 0; i < layout.size(); ++i) {
+      const OptimizerMode own = layout[i].second.value_or(runMode);
+      QVERIFY2(torch::equal(mixed[i].param, wholes[own][i].param), layout[i].first.c_str());
+      QCOMPARE(perLayer.recipeOf(mixed[i]), own);
+      const std::string name = layout[i].first + ".weight";
+      QCOMPARE(perLayer.kahanCompensation(name).defined(), own == OptimizerMode::Bf16Kahan);
+      QCOMPARE(perLayer.masterWeight(name).defined(), own == OptimizerMode::Fp32MasterWeights);
+      QCOMPARE(perLayer.firstMoment(name).scalar_type(), references[own]->firstMoment(name).scalar_type());
+      QVERIFY(torch::equal(perLayer.secondMoment(name), references[own]->secondMoment(name)));
+    }
+    // Only the recipes' own state: the prediction from shapes matches the tensors.
+    QCOMPARE(predictMemory(mixed, runMode, AdamWOptions{}).total(), perLayer.measuredMemory().total());
+    QCOMPARE(perLayer.measuredMemory().kahan, int64_t(300 * 2));
+    QCOMPARE(perLayer.measuredMemory().master, int64_t(300 * 4));
+  }
+
+  void recipesNeedABf16Mode() {
+    TrainableParam tp{"w", "l", torch::ones({8}, torch::kBFloat16), {}};
+    tp.recipe = OptimizerMode::Bf16Kahan;
+    for (OptimizerMode runMode : {OptimizerMode::Fp16Mixed, OptimizerMode::Fp32AdamW}) {
+      try {
+        TrainableParam p = tp;
+        if (runMode == OptimizerMode::Fp16Mixed) p.param = torch::ones({8}, torch::kFloat16);
+        PrecisionAdamW({p}, runMode, AdamWOptions{}, 0);
+        QFAIL("no exception");
+      } catch (const ConfigError& e) {
+        QVERIFY2(QString(e.what()).contains("recipe"), e.what());
+      }
+    }
   }
 
   void rejectsUnsupportedDtype() {

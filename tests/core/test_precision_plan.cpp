@@ -1,10 +1,13 @@
 // Precision plans on a hand-built GPT-2-shaped module tree: presets, subtree
-// overrides (deepest wins), strict JSON, bf16 parameter counts.
+// overrides (deepest wins), per-layer recipes, strict JSON, bf16 parameter
+// counts.
 #include <QtTest/QtTest>
 
 #include <functional>
 
+#include "precision/memory_estimate.h"
 #include "precision/precision_plan.h"
+#include "precision/state_layout.h"
 #include "support/module_trees.h"
 #include "util/errors.h"
 
@@ -212,6 +215,73 @@ class PrecisionPlanTest : public QObject {
     QTest::newRow("override value") << R"({"overrides":{"lm_head":"fp16"}})" << "lm_head";
     QTest::newRow("override type") << R"({"overrides":{"lm_head":1}})" << "lm_head";
     QTest::newRow("not an object") << R"(["all-bf16"])" << "plan";
+    QTest::newRow("recipes type") << R"({"recipes":["bf16-sr"]})" << "recipes";
+    QTest::newRow("recipe unknown") << R"({"recipes":{"lm_head":"bf16-fast"}})" << "lm_head";
+    QTest::newRow("recipe not per layer") << R"({"recipes":{"lm_head":"fp16-mixed"}})" << "not a bf16 layer recipe";
+    QTest::newRow("recipe fp32") << R"({"recipes":{"lm_head":"fp32"}})" << "not a bf16 layer recipe";
+    QTest::newRow("recipe type") << R"({"recipes":{"lm_head":2}})" << "lm_head";
+  }
+
+  // Per-layer recipes: a subtree's bf16 layers step with their own recipe,
+  // the deepest override wins, everything else keeps the run's mode.
+  void recipesResolvePerSubtree() {
+    const ModuleNode tree = gpt2Tree();
+    PrecisionPlan plan;
+    plan.preset = PlanPreset::AllBf16;
+    plan.setRecipeSubtree("transformer.h.1", OptimizerMode::Bf16Kahan);
+    plan.setRecipeSubtree("transformer.h.1.mlp.c_fc", OptimizerMode::Bf16StochasticRounding);
+    plan.setRecipeSubtree("transformer.wte", OptimizerMode::Fp32MasterWeights);
+    const auto recipes = plan.resolveRecipes(tree, OptimizerMode::Bf16Nearest);
+    for (const ModuleNode* m : withParameters(tree)) {
+      OptimizerMode expected = OptimizerMode::Bf16Nearest;
+      if (under(m->path, "transformer.h.1")) expected = OptimizerMode::Bf16Kahan;  // not h.10
+      if (m->path == "transformer.h.1.mlp.c_fc") expected = OptimizerMode::Bf16StochasticRounding;
+      if (m->path == "transformer.wte") expected = OptimizerMode::Fp32MasterWeights;
+      QVERIFY2(recipes.at(m->path) == expected, m->path.c_str());
+    }
+    // JSON round trip; plans without recipes write no key.
+    const PrecisionPlan back = precisionPlanFromJson(nlohmann::json::parse(toJson(plan).dump()));
+    QVERIFY(back.recipes == plan.recipes);
+    QVERIFY(!toJson(PrecisionPlan{}).contains("recipes"));
+    // The memory estimate counts each layer's own state: Kahan's 2 bytes on
+    // h.1 but c_fc, a 4-byte master on wte.
+    const AdamWOptions o;
+    const int64_t nearest = estimateMemory(tree, plan.resolve(tree), OptimizerMode::Bf16Nearest, o).total();
+    const int64_t own = estimateMemory(tree, plan, OptimizerMode::Bf16Nearest, o).total();
+    const int64_t h1 = 8 + 48 + 16 + 8 + 64;  // c_fc (64) is SR: no buffer
+    // mixed: a 4-byte master, and fp32 moments where nearest keeps 2-byte ones.
+    const int64_t wteMaster = 100 * 4 + (state_layout::bf16Moments(OptimizerMode::Bf16Nearest, o, true) ? 100 * 4 : 0);
+    QCOMPARE(own - nearest, 2 * h1 + wteMaster);
+  }
+
+  void recipesErrors() {
+    const ModuleNode tree = gpt2Tree();
+    auto fails = [&](const PrecisionPlan& plan, OptimizerMode mode, const char* mentions) {
+      try {
+        plan.resolveRecipes(tree, mode);
+        QFAIL("no exception");
+      } catch (const ConfigError& e) {
+        QVERIFY2(QString(e.what()).contains(mentions), e.what());
+      }
+    };
+    PrecisionPlan typo;
+    typo.setRecipeSubtree("transformer.h.2", OptimizerMode::Bf16Kahan);
+    fails(typo, OptimizerMode::Bf16Nearest, "names no module");
+    PrecisionPlan ok;
+    ok.setRecipeSubtree("transformer.h.0", OptimizerMode::Bf16Kahan);
+    fails(ok, OptimizerMode::Fp16Mixed, "fp16");
+    fails(ok, OptimizerMode::Fp32AdamW, "fp32");
+    ModuleNode tied = gpt2Tree();
+    tied.children.erase(tied.children.begin() + 1);
+    addTiedHead(tied, "transformer.wte");
+    PrecisionPlan head;
+    head.setRecipeSubtree("lm_head", OptimizerMode::Bf16Kahan);
+    try {
+      head.resolveRecipes(tied, OptimizerMode::Bf16Nearest);
+      QFAIL("no exception");
+    } catch (const ConfigError& e) {
+      QVERIFY2(QString(e.what()).contains("tied output head"), e.what());
+    }
   }
   void jsonStrictErrors() {
     QFETCH(QString, json);

@@ -49,10 +49,10 @@ class TestRankMemoryProjection : public QObject {
     const ModuleNode tree = describeModulesFromConfig(llama7b());
     for (OptimizerMode mode : everyOptimizerMode()) {
       const auto groups = allBf16(tree, mode);
-      const MemoryBreakdown one = projectRankMemory(groups, mode, AdamWOptions{}, 1, true).front();
+      const MemoryBreakdown one = projectRankMemory(groups, AdamWOptions{}, 1, true).front();
       QCOMPARE(one.total(), estimateMemory(tree, allBf16Plan(tree), mode, AdamWOptions{}).total());
       for (int n : {2, 3, 8, 64, 1000}) {
-        const auto ranks = projectRankMemory(groups, mode, AdamWOptions{}, n, true);
+        const auto ranks = projectRankMemory(groups, AdamWOptions{}, n, true);
         QCOMPARE(int(ranks.size()), n);
         int64_t state = 0;
         for (const MemoryBreakdown& r : ranks) {
@@ -65,7 +65,7 @@ class TestRankMemoryProjection : public QObject {
           state += stateOf(r);
         }
         QCOMPARE(state, stateOf(one));
-        const auto replicated = projectRankMemory(groups, mode, AdamWOptions{}, n, false);
+        const auto replicated = projectRankMemory(groups, AdamWOptions{}, n, false);
         for (const MemoryBreakdown& r : replicated) QCOMPARE(r.total(), one.total());
       }
     }
@@ -75,12 +75,12 @@ class TestRankMemoryProjection : public QObject {
     const ModelConfig config = llama7b();
     QCOMPARE(config.parameterCount(), int64_t(6738415616));  // Llama-2-7b's published count
     const ModuleNode tree = describeModulesFromConfig(config);
-    const auto one = projectRankMemory(allBf16(tree, OptimizerMode::Bf16Kahan), OptimizerMode::Bf16Kahan,
+    const auto one = projectRankMemory(allBf16(tree, OptimizerMode::Bf16Kahan),
                                        AdamWOptions{}, 1, true).front();
     QCOMPARE(one.total(), 10 * config.parameterCount());
     // On 8 ranks: 4 bytes of weights and gradients stay, the 6 bytes of
     // moments and Kahan buffers are cut in 8.
-    const auto eight = projectRankMemory(allBf16(tree, OptimizerMode::Bf16Kahan), OptimizerMode::Bf16Kahan,
+    const auto eight = projectRankMemory(allBf16(tree, OptimizerMode::Bf16Kahan),
                                          AdamWOptions{}, 8, true);
     QVERIFY(std::abs(double(eight[3].total()) - double(config.parameterCount()) * (4 + 6.0 / 8)) <= kShardAlignment * 16);
   }
