@@ -758,6 +758,7 @@ class OptimizerModesTest : public QObject {
       QCOMPARE(perLayer.kahanCompensation(name).defined(), own == OptimizerMode::Bf16Kahan);
       QCOMPARE(perLayer.masterWeight(name).defined(), own == OptimizerMode::Fp32MasterWeights);
       QCOMPARE(perLayer.firstMoment(name).scalar_type(), references[own]->firstMoment(name).scalar_type());
+      QVERIFY(torch::equal(perLayer.firstMoment(name), references[own]->firstMoment(name)));
       QVERIFY(torch::equal(perLayer.secondMoment(name), references[own]->secondMoment(name)));
     }
     // Only the recipes' own state: the prediction from shapes matches the tensors.

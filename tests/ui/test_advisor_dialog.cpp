@@ -174,16 +174,24 @@ class TestAdvisorDialog : public QObject {
       if (static_cast<int>(i) != advice.chosen)
         QVERIFY2(!advice.candidates[i].rejected.empty(), advice.candidates[i].name.c_str());
     // Every reason is true of the figures: "saves less" only when it does;
-    // an equally cheap plan within tolerance loses more of the update in
-    // the shadow (at 4 steps nearest and SR both stay within tolerance).
+    // an equally cheap plan within tolerance has more layers at risk in the
+    // shadow, or compensates more elements, or loses more of the update (at
+    // 4 steps nearest and SR both stay within tolerance).
     if (advice.chosen >= 0) {
       const AdvisorCandidate& chosen = advice.candidates[static_cast<size_t>(advice.chosen)];
       for (const AdvisorCandidate& c : advice.candidates) {
         if (c.rejected.find("saves less") != std::string::npos) QVERIFY2(c.memorySaved < chosen.memorySaved, c.name.c_str());
         if (c.rejected.find("as cheap as") != std::string::npos) {
           QCOMPARE(c.stateBytes, chosen.stateBytes);
-          QVERIFY2(c.predictedUpdateLost && chosen.predictedUpdateLost && *c.predictedUpdateLost >= *chosen.predictedUpdateLost,
-                   c.name.c_str());
+          if (c.rejected.find("at risk") != std::string::npos || c.rejected.find("risk threshold") != std::string::npos)
+            QVERIFY2(c.layersAtRisk > chosen.layersAtRisk, c.name.c_str());
+          else if (c.rejected.find("compensates") != std::string::npos)
+            QVERIFY2(c.layersAtRisk == chosen.layersAtRisk && c.compensatedElements > chosen.compensatedElements,
+                     c.name.c_str());
+          else
+            QVERIFY2(c.predictedUpdateLost && chosen.predictedUpdateLost &&
+                         *c.predictedUpdateLost >= *chosen.predictedUpdateLost,
+                     c.name.c_str());
         }
       }
     }
@@ -192,6 +200,7 @@ class TestAdvisorDialog : public QObject {
       QTest::mouseClick(dialog->applyButton(), Qt::LeftButton);
       QCOMPARE(applied.count(), 1);
       QVERIFY(w.currentConfig().mode == advice.candidates[static_cast<size_t>(advice.chosen)].config.mode);
+      QVERIFY(w.currentConfig().plan.recipes == advice.candidates[static_cast<size_t>(advice.chosen)].config.plan.recipes);
     }
     if (!qEnvironmentVariableIsEmpty("PLAB_SCREENSHOT")) dialog->move(w.geometry().topLeft() + QPoint(300, 60));
     QVERIFY(plab::test::saveScreenIfAsked(1000));

@@ -133,9 +133,10 @@ class TestFormatsInApp : public QObject {
     QCOMPARE(map->shownRun(), 5);
     QVERIFY(!map->layerNames().isEmpty());
     QVERIFY(!map->layerNames().contains("lm_head"));
-    if (!qEnvironmentVariableIsEmpty("PLAB_SCREENSHOT")) {  // the layer tree's GEMM format column beside the heatmap
+    if (!qEnvironmentVariableIsEmpty("PLAB_SCREENSHOT")) {  // the layer tree's GEMM formats and a row recipe beside the heatmap
       w.findChild<QTabWidget*>("setupTabs")->setCurrentIndex(1);
       w.layerPanel()->setSubtreeGemmFormat("transformer.h.1", GemmFormat::Mxfp8);
+      w.layerPanel()->setSubtreeRecipe("transformer.wte", OptimizerMode::Bf16Kahan);  // a row's own recipe
     }
     QVERIFY(plab::test::saveScreenIfAsked());
   }

@@ -351,6 +351,42 @@ class TestLayerTree : public QObject {
     QVERIFY(!panel.plan().usesLowPrecisionGemms());
     QCOMPARE(panel.gemmFormatCombo()->currentText(), QString("bf16"));
   }
+
+  // A row's own recipe (plan.recipes): the Precision cell says it, the
+  // predicted memory counts its state, the root clears them, and an fp16
+  // mode is told it refuses such a plan.
+  void recipesPerSubtree() {
+    LayerTreePanel panel;
+    panel.setModules(tinyTree());
+    panel.setOptimizer(plab::OptimizerMode::Bf16Nearest, plab::AdamWOptions{});
+    panel.applyPreset(plab::PlanPreset::AllBf16);
+    const auto precision = [&panel](const std::string& path) {
+      return panel.itemForPath(path)->text(LayerTreePanel::PrecisionColumn);
+    };
+    QCOMPARE(precision("transformer.wte"), QString("bf16"));
+    const int64_t before = panel.predictedMemory().total();
+    QSignalSpy changed(&panel, &LayerTreePanel::planChanged);
+    panel.setSubtreeRecipe("transformer.wte", plab::OptimizerMode::Bf16Kahan);
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(precision("transformer.wte"), QString("bf16 · bf16-kahan"));
+    QCOMPARE(precision("transformer.h.0"), QString("bf16"));
+    QCOMPARE(precision(""), QString("bf16 · 2 recipes"));
+    QCOMPARE(panel.predictedMemory().total() - before, int64_t(100 * 2));  // Kahan's bf16 buffer on wte only
+    QVERIFY(panel.planLabel()->text().contains("1 row recipe"));
+    QVERIFY(panel.resolvedRecipes().at("transformer.wte") == plab::OptimizerMode::Bf16Kahan);
+    // Under the same recipe as the run's mode the cell says nothing more.
+    panel.setOptimizer(plab::OptimizerMode::Bf16Kahan, plab::AdamWOptions{});
+    QCOMPARE(precision("transformer.wte"), QString("bf16"));
+    panel.setOptimizer(plab::OptimizerMode::Fp16Mixed, plab::AdamWOptions{});
+    QVERIFY(panel.summaryLabel()->text().contains("fp16 mode refuses"));
+    panel.setOptimizer(plab::OptimizerMode::Bf16Nearest, plab::AdamWOptions{});
+    panel.setSubtreeRecipe("transformer.h.0.attn", plab::OptimizerMode::Bf16StochasticRounding);
+    QCOMPARE(precision("transformer.h.0.attn.c_proj"), QString("bf16 · bf16-sr"));
+    QCOMPARE(plab::toJson(panel.plan()).at("recipes").size(), size_t(2));
+    panel.setSubtreeRecipe("", std::nullopt);
+    QVERIFY(panel.plan().recipes.empty());
+    QCOMPARE(panel.predictedMemory().total(), before);
+  }
 };
 
 QTEST_MAIN(TestLayerTree)

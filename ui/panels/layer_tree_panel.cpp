@@ -15,6 +15,7 @@
 #include <functional>
 
 #include "formats/gemm_format_id.h"
+#include "panels/layer_recipes.h"
 #include "precision/memory_estimate.h"
 #include "util/errors.h"
 #include "util/format.h"
@@ -130,7 +131,7 @@ LayerTreePanel::LayerTreePanel(QWidget* parent) : QWidget(parent) {
                                   "The simulated format of the subtree's matrix products (right-click a row to "
                                   "change it); \"mixed\" when they differ, – without one");
   tree_->setContextMenuPolicy(Qt::CustomContextMenu);
-  connect(tree_, &QTreeWidget::customContextMenuRequested, this, &LayerTreePanel::showGemmMenu);
+  connect(tree_, &QTreeWidget::customContextMenuRequested, this, &LayerTreePanel::showRowMenu);
   tree_->headerItem()->setToolTip(UpdateLostColumn,
                                   "Mean over the last finished run's windows: the share of the intended update "
                                   "that never reached this layer's weights (nor waits in a Kahan buffer), ± one "
@@ -369,19 +370,36 @@ void LayerTreePanel::setSubtreeGemmFormat(const std::string& path, std::optional
   emit planChanged();
 }
 
-void LayerTreePanel::showGemmMenu(const QPoint& pos) {
+void LayerTreePanel::setSubtreeRecipe(const std::string& path, std::optional<plab::OptimizerMode> recipe) {
+  plan_ = withSubtreeRecipe(plan_, path, recipe);
+  refresh();
+  emit planChanged();
+}
+
+std::map<std::string, plab::OptimizerMode> LayerTreePanel::resolvedRecipes() const {
+  return hasModules_ ? resolvedRecipesOrEmpty(plan_, modules_, mode_) : std::map<std::string, plab::OptimizerMode>{};
+}
+
+void LayerTreePanel::showRowMenu(const QPoint& pos) {
   QTreeWidgetItem* item = tree_->itemAt(pos);
   if (!item) return;
   const std::string path = item->data(NameColumn, PathRole).toString().toStdString();
   const auto gemms = resolvedGemmFormats();
-  if (std::none_of(gemms.begin(), gemms.end(), [&](const auto& g) { return inSubtree(g.first, path); })) return;
+  const auto* node = findNode(modules_, path);
+  const bool hasProducts = std::any_of(gemms.begin(), gemms.end(), [&](const auto& g) { return inSubtree(g.first, path); });
+  const bool hasWeights = node && node->totalParameters > 0;
+  if (!hasProducts && !hasWeights) return;
   QMenu menu(this);
-  menu.setObjectName("gemmMenu");
-  menu.addSection(QString("GEMM format of %1").arg(path.empty() ? QString("the whole model") : QString::fromStdString(path)));
-  for (plab::GemmFormat f : plab::allGemmFormats())
-    menu.addAction(QString::fromStdString(plab::gemmFormatId(f)), this, [this, path, f] { setSubtreeGemmFormat(path, f); });
-  if (plan_.gemm_formats.count(path))
-    menu.addAction("as the plan-wide format (remove this row's choice)", this, [this, path] { setSubtreeGemmFormat(path, std::nullopt); });
+  menu.setObjectName("rowMenu");
+  if (hasProducts) {
+    menu.addSection(QString("GEMM format of %1").arg(path.empty() ? QString("the whole model") : QString::fromStdString(path)));
+    for (plab::GemmFormat f : plab::allGemmFormats())
+      menu.addAction(QString::fromStdString(plab::gemmFormatId(f)), this, [this, path, f] { setSubtreeGemmFormat(path, f); });
+    if (plan_.gemm_formats.count(path))
+      menu.addAction("as the plan-wide format (remove this row's choice)", this, [this, path] { setSubtreeGemmFormat(path, std::nullopt); });
+  }
+  if (hasWeights)
+    addRecipeSection(menu, path, plan_, mode_, [this, path](std::optional<plab::OptimizerMode> r) { setSubtreeRecipe(path, r); });
   menu.exec(tree_->viewport()->mapToGlobal(pos));
 }
 
@@ -391,7 +409,7 @@ int64_t LayerTreePanel::bf16Parameters() const {
 }
 
 plab::MemoryBreakdown LayerTreePanel::predictedMemory() const {
-  return plab::estimateMemory(modules_, resolved(), mode_, adamw_);
+  return plab::estimateMemory(modules_, resolved(), mode_, adamw_, resolvedRecipes());
 }
 
 plab::MemoryBreakdown LayerTreePanel::fp32Memory() const {
@@ -463,7 +481,10 @@ void LayerTreePanel::refresh() {
                                                : QString(" (preset %1, %2 row override%3)")
                                                      .arg(QString::fromStdString(plab::planPresetId(plan_.preset)))
                                                      .arg(plan_.overrides.size())
-                                                     .arg(plan_.overrides.size() == 1 ? "" : "s")));
+                                                     .arg(plan_.overrides.size() == 1 ? "" : "s")) +
+                      (plan_.recipes.empty() ? QString()
+                                             : QString("; %1 row recipe%2").arg(plan_.recipes.size())
+                                                   .arg(plan_.recipes.size() == 1 ? "" : "s")));
 
   if (!hasModules_) {
     summary_->setText("No model selected");
@@ -472,6 +493,7 @@ void LayerTreePanel::refresh() {
   }
   const auto res = resolved();
   const std::map<std::string, plab::GemmFormat> gemms = resolvedGemmFormats();
+  const std::map<std::string, plab::OptimizerMode> recipes = resolvedRecipes();
   std::function<void(QTreeWidgetItem*)> update = [&](QTreeWidgetItem* item) {
     const std::string path = item->data(NameColumn, PathRole).toString().toStdString();
     showGemmCell(item, path, gemms);
@@ -480,9 +502,10 @@ void LayerTreePanel::refresh() {
       const Qt::CheckState state = c.bf16 == 0 ? Qt::Unchecked
                                    : c.bf16 == c.total ? Qt::Checked : Qt::PartiallyChecked;
       item->setCheckState(NameColumn, state);
-      item->setText(PrecisionColumn, state == Qt::Checked ? low
-                                     : state == Qt::Unchecked ? "fp32"
-                                     : QString("mixed (%1 %2)").arg(percentText(double(c.bf16) / double(c.total), 0), low));
+      item->setText(PrecisionColumn, (state == Qt::Checked ? low
+                                      : state == Qt::Unchecked ? "fp32"
+                                      : QString("mixed (%1 %2)").arg(percentText(double(c.bf16) / double(c.total), 0), low)) +
+                                         recipeNote(*node, res, recipes, mode_));
       item->setForeground(PrecisionColumn, state == Qt::Unchecked ? QColor(30, 90, 200) : QColor(200, 90, 20));
     } else if (const auto* tied = node && !node->tiedTo.empty() ? findNode(modules_, node->tiedTo) : nullptr) {
       const SubtreeCount c = countSubtree(*tied, res);
@@ -500,7 +523,7 @@ void LayerTreePanel::refresh() {
 
   const int64_t total = modules_.totalParameters;
   const int64_t bf16 = plab::bf16ParameterCount(modules_, res);
-  const plab::MemoryBreakdown predicted = plab::estimateMemory(modules_, res, mode_, adamw_);
+  const plab::MemoryBreakdown predicted = plab::estimateMemory(modules_, res, mode_, adamw_, recipes);
   const plab::MemoryBreakdown baseline = plab::fp32AdamWBaseline(total);
   const int64_t saved = baseline.total() - predicted.total();
   const double savedFraction = baseline.total() > 0 ? double(saved) / double(baseline.total()) : 0.0;
@@ -521,6 +544,11 @@ void LayerTreePanel::refresh() {
   }
   if (mode_ == plab::OptimizerMode::Fp32AdamW && bf16 > 0)
     text += "<br><i>fp32 AdamW ignores the plan: everything trains in fp32.</i>";
+  if (!plan_.recipes.empty() && plab::modeUsesFp16(mode_))
+    text += "<br><b>The plan gives rows their own bf16 recipe: an fp16 mode refuses it (choose a bf16 mode, or "
+            "remove the rows' recipes).</b>";
+  else if (!plan_.recipes.empty() && plab::modeIsLayerRecipe(mode_) && recipes.empty())
+    text += "<br><b>The plan's recipes name a module this model does not have.</b>";
   summary_->setText(text);
   updating_ = false;
 }

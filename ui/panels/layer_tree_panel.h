@@ -72,6 +72,13 @@ class LayerTreePanel : public QWidget {
   // format applies again). The root row ("") sets the plan-wide format.
   void setSubtreeGemmFormat(const std::string& path, std::optional<plab::GemmFormat> format);
   QComboBox* gemmFormatCombo() const { return gemmDefault_; }  // the plan-wide format
+  // The context menu's other choice: the recipe of the subtree's bf16 layers
+  // (deeper recipes cleared); nullopt removes the row's own (the run's mode
+  // applies again).
+  void setSubtreeRecipe(const std::string& path, std::optional<plab::OptimizerMode> recipe);
+  // Path -> recipe of every module with parameters (the run's mode where the
+  // plan gives none); empty under a mode that takes no per-layer recipes.
+  std::map<std::string, plab::OptimizerMode> resolvedRecipes() const;
 
   QTreeWidget* tree() const { return tree_; }
   QTreeWidgetItem* itemForPath(const std::string& path) const;
@@ -102,7 +109,7 @@ class LayerTreePanel : public QWidget {
   void refresh();  // check states, precision column, plan name, summary from plan_
   void fitColumns();
   void onItemChanged(QTreeWidgetItem* item, int column);
-  void showGemmMenu(const QPoint& pos);
+  void showRowMenu(const QPoint& pos);  // a row's GEMM format and recipe
 
   QTreeWidget* tree_;
   QLabel* planLabel_;
