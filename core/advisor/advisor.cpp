@@ -266,6 +266,14 @@ class AdvisorRun {
     }
     return false;
   }
+  // A plan that costs a few bytes more (a Kahan buffer on the norms) reads
+  // the same at one decimal: then the bytes say how much more.
+  static std::string lessSavingReason(const AdvisorCandidate& c, const AdvisorCandidate& chosen) {
+    std::string figures = percent(c.memorySaved) + " vs " + percent(chosen.memorySaved);
+    if (percent(c.memorySaved) == percent(chosen.memorySaved))
+      figures += ": " + std::to_string(c.stateBytes - chosen.stateBytes) + " bytes more";
+    return "within tolerance, but saves less state memory than the chosen (" + figures + ")";
+  }
   static std::string tieReason(const AdvisorCandidate& c, const AdvisorCandidate& chosen) {
     const std::string head = "within tolerance and as cheap as the chosen (" + percent(c.memorySaved) + "), but ";
     switch (tieBreak(c, chosen)) {
@@ -310,10 +318,7 @@ class AdvisorRun {
         continue;
       }
       const AdvisorCandidate& chosen = advice_.candidates.at(static_cast<size_t>(advice_.chosen));
-      c.rejected = c.stateBytes > chosen.stateBytes
-                       ? "within tolerance, but saves less state memory than the chosen (" + percent(c.memorySaved) +
-                             " vs " + percent(chosen.memorySaved) + ")"
-                       : tieReason(c, chosen);
+      c.rejected = c.stateBytes > chosen.stateBytes ? lessSavingReason(c, chosen) : tieReason(c, chosen);
     }
     if (advice_.chosen < 0) {
       advice_.message = "no candidate stays within the tolerance: keep fp32 (or mixed) for this run";

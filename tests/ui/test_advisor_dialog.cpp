@@ -4,6 +4,7 @@
 // the window, and a real advisor run on the embedded model goes through the
 // dialog on its own thread with progress, and stops when asked.
 #include <QDoubleSpinBox>
+#include <QFile>
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
@@ -204,6 +205,50 @@ class TestAdvisorDialog : public QObject {
     }
     if (!qEnvironmentVariableIsEmpty("PLAB_SCREENSHOT")) dialog->move(w.geometry().topLeft() + QPoint(300, 60));
     QVERIFY(plab::test::saveScreenIfAsked(1000));
+  }
+
+  // Issue 21's "a model built from a config": a random-init Llama from a
+  // config.json (bytes tokenizer) through the model picker, the real
+  // advisor on it in the dialog, and Apply fills the tree with Llama paths.
+  void realAdvisorOnAModelBuiltFromAConfig() {
+    QTemporaryDir workspace, modelDir;
+    QFile config(modelDir.filePath("config.json"));
+    QVERIFY(config.open(QIODevice::WriteOnly));
+    config.write(R"({"model_type": "llama", "vocab_size": 260, "hidden_size": 32, "intermediate_size": 64,
+      "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "max_position_embeddings": 64, "tie_word_embeddings": false})");
+    config.close();
+    MainWindow w(workspace.path());
+    QVERIFY(plab::test::shownWithModel(w));
+    ModelSpec spec;
+    spec.source = "config";
+    spec.path = config.fileName().toStdString();
+    spec.tokenizer = "bytes";
+    w.modelPicker()->setModelSpec(spec);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.modelPicker()->isInspecting(), 60000);
+    QVERIFY2(w.modelPicker()->errorText().isEmpty(), qPrintable(w.modelPicker()->errorText()));
+    QVERIFY(w.modelPicker()->hasOverview());
+    QVERIFY(w.layerPanel()->itemForPath("model.layers.1.mlp.down_proj") != nullptr);
+    makeRunsTiny(w);
+    w.openAdvisor();
+    AdvisorDialog* dialog = w.advisorDialog();
+    QVERIFY(dialog);
+    dialog->stepsSpin()->setValue(4);
+    dialog->seedsSpin()->setValue(2);
+    QTest::mouseClick(dialog->startButton(), Qt::LeftButton);
+    QVERIFY(QTest::qWaitFor([&] { return !dialog->running(); }, 300000));
+    const Advice& advice = dialog->advice();
+    QVERIFY2(advice.completed, advice.message.c_str());
+    QCOMPARE(advice.candidates.front().config.model.source, std::string("config"));
+    bool sawLlamaLayer = false;
+    for (const LayerShadowFigures& l : advice.layers) sawLlamaLayer |= l.layer.rfind("model.layers.", 0) == 0;
+    QVERIFY(sawLlamaLayer);
+    QVERIFY2(advice.chosen >= 0, advice.message.c_str());
+    QTest::mouseClick(dialog->applyButton(), Qt::LeftButton);
+    const RunConfig& chosen = advice.candidates[static_cast<size_t>(advice.chosen)].config;
+    QVERIFY(w.currentConfig().mode == chosen.mode);
+    QVERIFY(w.currentConfig().plan.recipes == chosen.plan.recipes);
+    QCOMPARE(w.currentConfig().model.source, std::string("config"));
   }
 
   void stopEndsTheAdvisorEarly() {
