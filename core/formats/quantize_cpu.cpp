@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <vector>
 
 #include "util/parallel_chunks.h"
 #include "formats/quantize_column_tile.h"
@@ -18,6 +19,10 @@ namespace {
 
 constexpr int64_t kChunk = 1 << 14;      // elements per task of the elementwise passes
 constexpr int64_t kBlocksPerTask = 512;  // blocks per task of the block schemes
+// bf16 input to an elementwise scheme from this many elements on goes through
+// a table of all 65,536 bf16 inputs (tableQuantize); below it, the element
+// function on each element costs less than the table.
+constexpr int64_t kTableMinElements = int64_t(1) << 17;
 
 using Largest = uint32_t (*)(const QuantizeArgs&, int64_t, int64_t);
 using Range = void (*)(const QuantizeArgs&, float, int64_t, int64_t);
@@ -50,6 +55,33 @@ float amaxOf(const QuantizeArgs& a, Largest largestOf) {
   return amaxOfBits(largest.load());
 }
 
+// An elementwise scheme's output depends on nothing but the input and the
+// tensor scale, and a bf16 input takes 65,536 values: the variant's own range
+// computes them all once into a table (the element function on every bf16
+// pattern), and each element is then a table read, about 8x faster than the
+// element function even where it vectorises. The same bits by construction.
+void tableQuantize(const QuantizeArgs& a, float tensorScale, Range range) {
+  static const std::vector<uint16_t> patterns = [] {
+    std::vector<uint16_t> p(65536);
+    for (std::size_t i = 0; i < p.size(); ++i) p[i] = static_cast<uint16_t>(i);
+    return p;
+  }();
+  std::vector<float> table(patterns.size());
+  QuantizeArgs t = a;
+  t.in = patterns.data();
+  t.out = table.data();
+  t.rows = 1;
+  t.cols = static_cast<int64_t>(patterns.size());
+  range(t, tensorScale, 0, t.cols);
+  const auto* in = static_cast<const uint16_t*>(a.in);
+  const float* values = table.data();
+  const int64_t n = a.rows * a.cols;
+  parallelChunks((n + kChunk - 1) / kChunk, 1, [&](int64_t first, int64_t last) {
+    const int64_t end = std::min(n, last * kChunk);
+    for (int64_t i = first * kChunk; i < end; ++i) a.out[i] = values[in[i]];
+  });
+}
+
 }  // namespace
 
 std::vector<QuantizeCpuVariant> availableQuantizeCpuVariants() {
@@ -62,7 +94,12 @@ std::vector<QuantizeCpuVariant> availableQuantizeCpuVariants() {
 
 float quantizeCpu(const QuantizeArgs& a) {
   static const QuantizeCpuVariant best = availableQuantizeCpuVariants().back();
-  return quantizeCpu(a, best);
+  const int64_t n = a.rows * a.cols;
+  if (!a.inBf16 || blockSizeOf(a.scheme) != 0 || n < kTableMinElements) return quantizeCpu(a, best);
+  const VariantLoops loops = loopsOf(best);
+  const float tensorScale = hasTensorScale(a.scheme) ? tensorScaleOf(a.scheme, amaxOf(a, loops.largestOf)) : 1.0f;
+  tableQuantize(a, tensorScale, loops.rows);
+  return tensorScale;
 }
 
 float quantizeCpu(const QuantizeArgs& a, QuantizeCpuVariant variant) {

@@ -14,6 +14,9 @@ struct QuantizeArgs;
 enum class QuantizeCpuVariant { Baseline, Avx2 };
 // What this build has and this CPU runs, the fastest last (quantizeCpu's choice).
 std::vector<QuantizeCpuVariant> availableQuantizeCpuVariants();
+// One variant, the element function on every element (quantizeCpu(args),
+// quantize_kernels.h, may read a bf16 input's elements from a table of the
+// same function's values instead).
 float quantizeCpu(const QuantizeArgs& args, QuantizeCpuVariant variant);
 
 uint32_t largestMagnitudeBaseline(const QuantizeArgs& a, int64_t begin, int64_t end);

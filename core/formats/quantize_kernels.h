@@ -120,7 +120,9 @@ PLAB_HD void quantizeBlock(const QuantizeArgs& a, const In* in, float tensorScal
   a.blockScales[block] = code;
 }
 
-// CPU twin: at::parallel_for over fixed chunks of elements or blocks.
+// CPU twin: at::parallel_for over fixed chunks of elements or blocks (a
+// large bf16 input to an elementwise scheme: the element function's values
+// for all 65,536 bf16 inputs, then one table read per element; the same bits).
 // Returns the tensor scale (1 where the scheme has none): fp8, the factor
 // the values were multiplied by; NVFP4, torchao's per_tensor_scale.
 float quantizeCpu(const QuantizeArgs& args);

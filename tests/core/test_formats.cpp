@@ -287,6 +287,35 @@ class FormatsTest : public QObject {
     }
   }
 
+  // A large bf16 input to an elementwise scheme is read through a table of
+  // the element function's values (quantizeCpu(args)): bit for bit, NaN
+  // payloads included, what the element function gives on each element, on
+  // every bf16 pattern (finite ones only, then with Inf and NaN: a NaN
+  // tensor scale), shuffled, past the size where the table is used.
+  void bf16TableIsTheElementFunction() {
+    torch::manual_seed(7);
+    const torch::Tensor all = torch::arange(65536, torch::kInt32).to(torch::kInt16).view(torch::kBFloat16);
+    const torch::Tensor finite = all.masked_select(torch::isfinite(all));
+    for (const torch::Tensor& patterns : {finite, all}) {
+      const torch::Tensor in = patterns.repeat({4}).index_select(0, torch::randperm(4 * patterns.numel())).view({-1, 64});
+      for (Scheme scheme : {Scheme::Bf16, Scheme::Fp8E4m3Tensor, Scheme::Fp8E5m2Tensor}) {
+        QuantizeArgs a;
+        a.scheme = scheme;
+        a.in = in.data_ptr();
+        a.inBf16 = true;
+        a.rows = in.size(0);
+        a.cols = in.size(1);
+        const torch::Tensor table = torch::empty({a.rows, a.cols}), direct = torch::empty({a.rows, a.cols});
+        a.out = table.data_ptr<float>();
+        const float tableScale = quantizeCpu(a);
+        a.out = direct.data_ptr<float>();
+        const float directScale = quantizeCpu(a, QuantizeCpuVariant::Baseline);
+        QCOMPARE(u32(tableScale), u32(directScale));
+        QVERIFY(torch::equal(table.view(torch::kInt32), direct.view(torch::kInt32)));
+      }
+    }
+  }
+
   void threadsDoNotChangeTheBits() {
     torch::manual_seed(6);
     const torch::Tensor x = torch::randn({300, 1000}) * torch::rand({300, 1}) * 100;
