@@ -17,6 +17,41 @@ constexpr int64_t kColumnTile = 256;  // columns per tile
 
 PLAB_HD int64_t columnTilesPerGroup(int64_t cols) { return (cols + kColumnTile - 1) / kColumnTile; }
 
+// The rows [r0, r1) and columns [c0, c0 + n) of tile `tile`, and its group
+// (which block down the columns it is).
+struct ColumnTile {
+  int64_t group, groups, r0, r1, c0, n;
+};
+
+PLAB_HD ColumnTile columnTileOf(const QuantizeArgs& a, int64_t tile) {
+  const int64_t size = blockSizeOf(a.scheme);
+  const int64_t tilesPerGroup = columnTilesPerGroup(a.cols);
+  ColumnTile t;
+  t.groups = (a.rows + size - 1) / size;
+  t.group = tile / tilesPerGroup;
+  t.c0 = (tile % tilesPerGroup) * kColumnTile;
+  t.n = a.cols - t.c0 < kColumnTile ? a.cols - t.c0 : kColumnTile;
+  t.r0 = t.group * size;
+  t.r1 = t.r0 + size < a.rows ? t.r0 + size : a.rows;
+  return t;
+}
+
+// Only the scale codes of tile `tile`, into blockScales (the table path of
+// quantize_cpu.cpp then reads the elements from tables by code).
+template <typename In>
+PLAB_HD void columnTileCodes(const QuantizeArgs& a, const In* in, float tensorScale, int64_t tile) {
+  const ColumnTile t = columnTileOf(a, tile);
+  uint32_t amaxBits[kColumnTile];
+  for (int64_t c = 0; c < t.n; ++c) amaxBits[c] = 0;
+  for (int64_t r = t.r0; r < t.r1; ++r)
+    for (int64_t c = 0; c < t.n; ++c) {
+      const uint32_t m = magnitudeBits(loadInput(in, r * a.cols + t.c0 + c));
+      amaxBits[c] = m > amaxBits[c] ? m : amaxBits[c];
+    }
+  for (int64_t c = 0; c < t.n; ++c)
+    a.blockScales[(t.c0 + c) * t.groups + t.group] = blockScaleCode(a.scheme, amaxOfBits(amaxBits[c]), tensorScale);
+}
+
 template <typename In>
 PLAB_HD void quantizeColumnTile(const QuantizeArgs& a, const In* in, float tensorScale, int64_t tile) {
   const int64_t size = blockSizeOf(a.scheme);
@@ -35,17 +70,9 @@ PLAB_HD void quantizeColumnTile(const QuantizeArgs& a, const In* in, float tenso
       amaxBits[c] = m > amaxBits[c] ? m : amaxBits[c];
     }
   for (int64_t c = 0; c < n; ++c) {
-    const float amax = amaxOfBits(amaxBits[c]);
-    uint8_t code;
-    if (a.scheme == Scheme::Nvfp4) {
-      code = nvfp4BlockScale(amax, tensorScale);
-      scaleIn[c] = nvfp4Reciprocal(code, tensorScale);
-      multiplier[c] = nvfp4Multiplier(code, tensorScale);
-    } else {
-      code = mxScaleFloor(amax, a.scheme == Scheme::Mxfp8 ? kE4m3MaxPow2 : kE2m1MaxPow2);
-      scaleIn[c] = mxDivisor(code);
-      multiplier[c] = mxMultiplier(code);
-    }
+    const uint8_t code = blockScaleCode(a.scheme, amaxOfBits(amaxBits[c]), tensorScale);
+    scaleIn[c] = blockScaleIn(a.scheme, code, tensorScale);
+    multiplier[c] = blockMultiplier(a.scheme, code, tensorScale);
     a.blockScales[(c0 + c) * groups + group] = code;
   }
   for (int64_t r = r0; r < r1; ++r) {

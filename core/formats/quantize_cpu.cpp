@@ -3,6 +3,14 @@
 // quantize_cpu_loop.h this CPU supports (AVX2 where there is one). Every
 // block or element is computed the same way whichever thread or variant
 // runs it, so the result depends on neither.
+//
+// Tables (bf16 input, large tensors): an element's value depends on nothing
+// but its input, the tensor scale and (block schemes) its block's scale
+// code, and a bf16 input takes 65,536 values. So the variant's own element
+// loop computes, once per call, the values of all 65,536 bf16 inputs (per
+// scale code in use, for the block schemes), and each element is then one
+// table read: the same bits by construction, several times faster than the
+// element function even where it vectorises (measured in bench_quantize).
 #include <ATen/Parallel.h>
 
 #include <algorithm>
@@ -19,28 +27,42 @@ namespace {
 
 constexpr int64_t kChunk = 1 << 14;      // elements per task of the elementwise passes
 constexpr int64_t kBlocksPerTask = 512;  // blocks per task of the block schemes
-// bf16 input to an elementwise scheme from this many elements on goes through
-// a table of all 65,536 bf16 inputs (tableQuantize); below it, the element
-// function on each element costs less than the table.
+constexpr int64_t kPatterns = 65536;     // bf16 inputs: entries of one table
+// An elementwise scheme takes the table from this many elements on; below
+// it, the element function on each element costs less than the table.
 constexpr int64_t kTableMinElements = int64_t(1) << 17;
+// A block scheme takes the tables where they hold at most half as many
+// entries (65,536 per scale code in use) as the tensor has elements.
+constexpr int64_t kElementsPerTableEntry = 2;
 
 using Largest = uint32_t (*)(const QuantizeArgs&, int64_t, int64_t);
 using Range = void (*)(const QuantizeArgs&, float, int64_t, int64_t);
+using CodeElements = void (*)(const QuantizeArgs&, float, uint8_t, int64_t, int64_t);
 
 // The loops of one CPU variant.
 struct VariantLoops {
   Largest largestOf = largestMagnitudeBaseline;
   Range rows = quantizeRangeBaseline;
   Range columnTiles = quantizeColumnTilesBaseline;
+  Range blockCodes = blockCodesBaseline;
+  Range columnTileCodes = columnTileCodesBaseline;
+  CodeElements codeElements = codeElementsBaseline;
 };
 
 VariantLoops loopsOf(QuantizeCpuVariant variant) {
   VariantLoops l;
 #ifdef PLAB_QUANTIZE_X86
-  if (variant == QuantizeCpuVariant::Avx2) l = {largestMagnitudeAvx2, quantizeRangeAvx2, quantizeColumnTilesAvx2};
+  if (variant == QuantizeCpuVariant::Avx2)
+    l = {largestMagnitudeAvx2, quantizeRangeAvx2,   quantizeColumnTilesAvx2,
+         blockCodesAvx2,       columnTileCodesAvx2, codeElementsAvx2};
 #endif
   (void)variant;
   return l;
+}
+
+QuantizeCpuVariant bestVariant() {
+  static const QuantizeCpuVariant best = availableQuantizeCpuVariants().back();
+  return best;
 }
 
 float amaxOf(const QuantizeArgs& a, Largest largestOf) {
@@ -55,24 +77,33 @@ float amaxOf(const QuantizeArgs& a, Largest largestOf) {
   return amaxOfBits(largest.load());
 }
 
-// An elementwise scheme's output depends on nothing but the input and the
-// tensor scale, and a bf16 input takes 65,536 values: the variant's own range
-// computes them all once into a table (the element function on every bf16
-// pattern), and each element is then a table read, about 8x faster than the
-// element function even where it vectorises. The same bits by construction.
-void tableQuantize(const QuantizeArgs& a, float tensorScale, Range range) {
+const uint16_t* allBf16Patterns() {
   static const std::vector<uint16_t> patterns = [] {
-    std::vector<uint16_t> p(65536);
+    std::vector<uint16_t> p(kPatterns);
     for (std::size_t i = 0; i < p.size(); ++i) p[i] = static_cast<uint16_t>(i);
     return p;
   }();
-  std::vector<float> table(patterns.size());
+  return patterns.data();
+}
+
+// The values of all bf16 inputs, as `a`'s scheme quantizes them (block
+// schemes: in a block of scale code `code`), by the variant's own loop.
+void fillTable(const QuantizeArgs& a, float tensorScale, const VariantLoops& loops, uint8_t code, float* table) {
   QuantizeArgs t = a;
-  t.in = patterns.data();
-  t.out = table.data();
+  t.in = allBf16Patterns();
+  t.inBf16 = true;
+  t.out = table;
   t.rows = 1;
-  t.cols = static_cast<int64_t>(patterns.size());
-  range(t, tensorScale, 0, t.cols);
+  t.cols = kPatterns;
+  t.blockScales = nullptr;
+  if (blockSizeOf(a.scheme) == 0) loops.rows(t, tensorScale, 0, kPatterns);
+  else loops.codeElements(t, tensorScale, code, 0, kPatterns);
+}
+
+// An elementwise scheme through one table.
+void tableElements(const QuantizeArgs& a, float tensorScale, const VariantLoops& loops) {
+  std::vector<float> table(kPatterns);
+  fillTable(a, tensorScale, loops, 0, table.data());
   const auto* in = static_cast<const uint16_t*>(a.in);
   const float* values = table.data();
   const int64_t n = a.rows * a.cols;
@@ -80,6 +111,72 @@ void tableQuantize(const QuantizeArgs& a, float tensorScale, Range range) {
     const int64_t end = std::min(n, last * kChunk);
     for (int64_t i = first * kChunk; i < end; ++i) a.out[i] = values[in[i]];
   });
+}
+
+// One table per scale code in use (the codes already in a.blockScales, count
+// of them); empty where they would hold more entries than the rule allows.
+struct CodeTables {
+  std::vector<float> storage;
+  const float* of[256] = {};
+};
+
+bool buildCodeTables(const QuantizeArgs& a, float tensorScale, const VariantLoops& loops, int64_t codeCount,
+                     CodeTables& tables) {
+  bool used[256] = {};
+  for (int64_t i = 0; i < codeCount; ++i) used[a.blockScales[i]] = true;
+  std::vector<uint8_t> codes;
+  for (int c = 0; c < 256; ++c)
+    if (used[c]) codes.push_back(static_cast<uint8_t>(c));
+  const int64_t entries = static_cast<int64_t>(codes.size()) * kPatterns;
+  if (entries * kElementsPerTableEntry > a.rows * a.cols) return false;
+  tables.storage.resize(static_cast<std::size_t>(entries));
+  for (std::size_t k = 0; k < codes.size(); ++k) tables.of[codes[k]] = tables.storage.data() + k * kPatterns;
+  parallelChunks(static_cast<int64_t>(codes.size()), 1, [&](int64_t first, int64_t last) {
+    for (int64_t k = first; k < last; ++k)
+      fillTable(a, tensorScale, loops, codes[k], tables.storage.data() + k * kPatterns);
+  });
+  return true;
+}
+
+// A block scheme along the rows through the tables; false (nothing
+// written but the codes) where the rule says no tables.
+bool tableBlocks(const QuantizeArgs& a, float tensorScale, const VariantLoops& loops) {
+  const int64_t blocks = a.rows * blocksPerRow(a.scheme, a.cols);
+  parallelChunks(blocks, kBlocksPerTask, [&](int64_t first, int64_t last) { loops.blockCodes(a, tensorScale, first, last); });
+  CodeTables tables;
+  if (!buildCodeTables(a, tensorScale, loops, blocks, tables)) return false;
+  const auto* in = static_cast<const uint16_t*>(a.in);
+  parallelChunks(blocks, kBlocksPerTask, [&](int64_t first, int64_t last) {
+    for (int64_t b = first; b < last; ++b) {
+      int64_t begin, end;
+      blockRange(a, b, &begin, &end);
+      const float* values = tables.of[a.blockScales[b]];
+      for (int64_t i = begin; i < end; ++i) a.out[i] = values[in[i]];
+    }
+  });
+  return true;
+}
+
+// The same down the columns (quantize_column_tile.h's tiles).
+bool tableColumns(const QuantizeArgs& a, float tensorScale, const VariantLoops& loops) {
+  const int64_t size = blockSizeOf(a.scheme);
+  const int64_t tiles = (a.rows + size - 1) / size * columnTilesPerGroup(a.cols);
+  parallelChunks(tiles, 4, [&](int64_t first, int64_t last) { loops.columnTileCodes(a, tensorScale, first, last); });
+  CodeTables tables;
+  if (!buildCodeTables(a, tensorScale, loops, a.cols * ((a.rows + size - 1) / size), tables)) return false;
+  const auto* in = static_cast<const uint16_t*>(a.in);
+  parallelChunks(tiles, 4, [&](int64_t first, int64_t last) {
+    const float* values[kColumnTile];
+    for (int64_t tile = first; tile < last; ++tile) {
+      const ColumnTile t = columnTileOf(a, tile);
+      for (int64_t c = 0; c < t.n; ++c) values[c] = tables.of[a.blockScales[(t.c0 + c) * t.groups + t.group]];
+      for (int64_t r = t.r0; r < t.r1; ++r) {
+        const int64_t base = r * a.cols + t.c0;
+        for (int64_t c = 0; c < t.n; ++c) a.out[base + c] = values[c][in[base + c]];
+      }
+    }
+  });
+  return true;
 }
 
 }  // namespace
@@ -92,24 +189,24 @@ std::vector<QuantizeCpuVariant> availableQuantizeCpuVariants() {
   return out;
 }
 
-float quantizeCpu(const QuantizeArgs& a) {
-  static const QuantizeCpuVariant best = availableQuantizeCpuVariants().back();
-  const int64_t n = a.rows * a.cols;
-  if (!a.inBf16 || blockSizeOf(a.scheme) != 0 || n < kTableMinElements) return quantizeCpu(a, best);
-  const VariantLoops loops = loopsOf(best);
-  const float tensorScale = hasTensorScale(a.scheme) ? tensorScaleOf(a.scheme, amaxOf(a, loops.largestOf)) : 1.0f;
-  tableQuantize(a, tensorScale, loops.rows);
-  return tensorScale;
-}
+float quantizeCpu(const QuantizeArgs& a) { return quantizeCpu(a, bestVariant(), true); }
 
-float quantizeCpu(const QuantizeArgs& a, QuantizeCpuVariant variant) {
+float quantizeCpu(const QuantizeArgs& a, QuantizeCpuVariant variant) { return quantizeCpu(a, variant, false); }
+
+float quantizeCpu(const QuantizeArgs& a, QuantizeCpuVariant variant, bool tables) {
   const VariantLoops loops = loopsOf(variant);
   const Largest largestOf = loops.largestOf;
   const Range range = loops.rows;
   const int64_t n = a.rows * a.cols;
   if (n == 0) return hasTensorScale(a.scheme) ? tensorScaleOf(a.scheme, 0.0f) : 1.0f;
   const float tensorScale = hasTensorScale(a.scheme) ? tensorScaleOf(a.scheme, amaxOf(a, largestOf)) : 1.0f;
-  if (blockSizeOf(a.scheme) == 0) {
+  const bool blocks = blockSizeOf(a.scheme) != 0;
+  if (tables && a.inBf16 && !blocks && n >= kTableMinElements) {
+    tableElements(a, tensorScale, loops);
+    return tensorScale;
+  }
+  if (tables && a.inBf16 && blocks && tableBlocks(a, tensorScale, loops)) return tensorScale;
+  if (!blocks) {
     parallelChunks((n + kChunk - 1) / kChunk, 1, [&](int64_t first, int64_t last) {
       range(a, tensorScale, first * kChunk, std::min(n, last * kChunk));
     });
@@ -120,18 +217,20 @@ float quantizeCpu(const QuantizeArgs& a, QuantizeCpuVariant variant) {
   return tensorScale;
 }
 
-float quantizeColumnsCpu(const QuantizeArgs& a) {
-  static const QuantizeCpuVariant best = availableQuantizeCpuVariants().back();
-  return quantizeColumnsCpu(a, best);
-}
+float quantizeColumnsCpu(const QuantizeArgs& a) { return quantizeColumnsCpu(a, bestVariant(), true); }
 
 float quantizeColumnsCpu(const QuantizeArgs& a, QuantizeCpuVariant variant) {
+  return quantizeColumnsCpu(a, variant, false);
+}
+
+float quantizeColumnsCpu(const QuantizeArgs& a, QuantizeCpuVariant variant, bool tables) {
   const VariantLoops loops = loopsOf(variant);
   const Largest largestOf = loops.largestOf;
   const Range tiles = loops.columnTiles;
   const int64_t size = blockSizeOf(a.scheme);
-  if (size == 0 || a.rows * a.cols == 0) return quantizeCpu(a, variant);  // elementwise: the layout does not matter
+  if (size == 0 || a.rows * a.cols == 0) return quantizeCpu(a, variant, tables);  // elementwise: the layout does not matter
   const float tensorScale = hasTensorScale(a.scheme) ? tensorScaleOf(a.scheme, amaxOf(a, largestOf)) : 1.0f;
+  if (tables && a.inBf16 && tableColumns(a, tensorScale, loops)) return tensorScale;
   const int64_t count = (a.rows + size - 1) / size * columnTilesPerGroup(a.cols);
   parallelChunks(count, 4, [&](int64_t first, int64_t last) { tiles(a, tensorScale, first, last); });
   return tensorScale;

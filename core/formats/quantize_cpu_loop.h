@@ -57,4 +57,35 @@ void PLAB_QUANTIZE_JOIN(quantizeColumnTiles, PLAB_QUANTIZE_VARIANT)(const Quanti
   }
 }
 
+// Only the scale codes of blocks [first, last) (row blocks) or tiles
+// [first, last) (blocks down the columns), into blockScales.
+void PLAB_QUANTIZE_JOIN(blockCodes, PLAB_QUANTIZE_VARIANT)(const QuantizeArgs& a, float tensorScale, int64_t first,
+                                                           int64_t last) {
+  for (int64_t b = first; b < last; ++b) {
+    int64_t begin, end;
+    blockRange(a, b, &begin, &end);
+    const uint32_t largest = a.inBf16 ? largestMagnitudeBits(static_cast<const uint16_t*>(a.in), begin, end)
+                                      : largestMagnitudeBits(static_cast<const float*>(a.in), begin, end);
+    a.blockScales[b] = blockScaleCode(a.scheme, amaxOfBits(largest), tensorScale);
+  }
+}
+
+void PLAB_QUANTIZE_JOIN(columnTileCodes, PLAB_QUANTIZE_VARIANT)(const QuantizeArgs& a, float tensorScale,
+                                                                int64_t first, int64_t last) {
+  if (a.inBf16) {
+    const auto* in = static_cast<const uint16_t*>(a.in);
+    for (int64_t t = first; t < last; ++t) columnTileCodes(a, in, tensorScale, t);
+  } else {
+    const auto* in = static_cast<const float*>(a.in);
+    for (int64_t t = first; t < last; ++t) columnTileCodes(a, in, tensorScale, t);
+  }
+}
+
+// Elements [begin, end) of a block scheme as in a block of scale code `code`.
+void PLAB_QUANTIZE_JOIN(codeElements, PLAB_QUANTIZE_VARIANT)(const QuantizeArgs& a, float tensorScale, uint8_t code,
+                                                             int64_t begin, int64_t end) {
+  if (a.inBf16) quantizeBlockElements(a, static_cast<const uint16_t*>(a.in), tensorScale, code, begin, end);
+  else quantizeBlockElements(a, static_cast<const float*>(a.in), tensorScale, code, begin, end);
+}
+
 }  // namespace plab::formats

@@ -89,34 +89,64 @@ PLAB_HD void quantizeElements(const QuantizeArgs& a, const In* in, float tensorS
   }
 }
 
-// Block `block` (row-major over rows x blocksPerRow) of a block scheme.
+// A block scheme's scale code for a block of largest magnitude `amax`
+// (E8M0 for MX, e4m3 for NVFP4).
+PLAB_HD uint8_t blockScaleCode(Scheme s, float amax, float tensorScale) {
+  if (s == Scheme::Nvfp4) return nvfp4BlockScale(amax, tensorScale);
+  return mxScaleFloor(amax, s == Scheme::Mxfp8 ? kE4m3MaxPow2 : kE2m1MaxPow2);
+}
+
+// What a block's elements are scaled by on the way in (NVFP4: multiplied by
+// the reciprocal; MX: divided by the divisor) and multiplied by on the way
+// out, from the block's code: the elements depend on nothing else.
+PLAB_HD float blockScaleIn(Scheme s, uint8_t code, float tensorScale) {
+  return s == Scheme::Nvfp4 ? nvfp4Reciprocal(code, tensorScale) : mxDivisor(code);
+}
+PLAB_HD float blockMultiplier(Scheme s, uint8_t code, float tensorScale) {
+  return s == Scheme::Nvfp4 ? nvfp4Multiplier(code, tensorScale) : mxMultiplier(code);
+}
+
+// Elements [begin, end) of a block scheme, all in blocks of scale code `code`.
 template <typename In>
-PLAB_HD void quantizeBlock(const QuantizeArgs& a, const In* in, float tensorScale, int64_t block) {
+PLAB_HD void quantizeBlockElements(const QuantizeArgs& a, const In* in, float tensorScale, uint8_t code,
+                                   int64_t begin, int64_t end) {
+  const float scaleIn = blockScaleIn(a.scheme, code, tensorScale);
+  const float multiplier = blockMultiplier(a.scheme, code, tensorScale);
+  if (a.scheme == Scheme::Nvfp4) {
+    for (int64_t i = begin; i < end; ++i) a.out[i] = nvfp4Element(loadInput(in, i), scaleIn, multiplier);
+  } else if (a.scheme == Scheme::Mxfp8) {
+    for (int64_t i = begin; i < end; ++i) a.out[i] = mxfp8Element(loadInput(in, i), scaleIn, multiplier);
+  } else {
+    for (int64_t i = begin; i < end; ++i) a.out[i] = mxfp4Element(loadInput(in, i), scaleIn, multiplier);
+  }
+}
+
+// Elements [begin, end) of the block `block` (row-major over rows x
+// blocksPerRow) of a block scheme, and its largest magnitude as bits.
+PLAB_HD void blockRange(const QuantizeArgs& a, int64_t block, int64_t* begin, int64_t* end) {
   const int64_t perRow = blocksPerRow(a.scheme, a.cols);
   const int64_t row = block / perRow, size = blockSizeOf(a.scheme);
-  const int64_t begin = row * a.cols + (block % perRow) * size;
-  const int64_t end = begin + size < (row + 1) * a.cols ? begin + size : (row + 1) * a.cols;
+  *begin = row * a.cols + (block % perRow) * size;
+  *end = *begin + size < (row + 1) * a.cols ? *begin + size : (row + 1) * a.cols;
+}
+
+template <typename In>
+PLAB_HD uint32_t largestMagnitudeBits(const In* in, int64_t begin, int64_t end) {
   uint32_t amaxBits = 0;
   for (int64_t i = begin; i < end; ++i) {
     const uint32_t m = magnitudeBits(loadInput(in, i));
     amaxBits = m > amaxBits ? m : amaxBits;
   }
-  const float amax = amaxOfBits(amaxBits);
-  if (a.scheme == Scheme::Nvfp4) {
-    const uint8_t code = nvfp4BlockScale(amax, tensorScale);
-    const float reciprocal = nvfp4Reciprocal(code, tensorScale), multiplier = nvfp4Multiplier(code, tensorScale);
-    for (int64_t i = begin; i < end; ++i) a.out[i] = nvfp4Element(loadInput(in, i), reciprocal, multiplier);
-    a.blockScales[block] = code;
-    return;
-  }
-  const bool fp8 = a.scheme == Scheme::Mxfp8;
-  const uint8_t code = mxScaleFloor(amax, fp8 ? kE4m3MaxPow2 : kE2m1MaxPow2);
-  const float divisor = mxDivisor(code), multiplier = mxMultiplier(code);
-  if (fp8) {
-    for (int64_t i = begin; i < end; ++i) a.out[i] = mxfp8Element(loadInput(in, i), divisor, multiplier);
-  } else {
-    for (int64_t i = begin; i < end; ++i) a.out[i] = mxfp4Element(loadInput(in, i), divisor, multiplier);
-  }
+  return amaxBits;
+}
+
+// Block `block` of a block scheme: its scale code, then its elements.
+template <typename In>
+PLAB_HD void quantizeBlock(const QuantizeArgs& a, const In* in, float tensorScale, int64_t block) {
+  int64_t begin, end;
+  blockRange(a, block, &begin, &end);
+  const uint8_t code = blockScaleCode(a.scheme, amaxOfBits(largestMagnitudeBits(in, begin, end)), tensorScale);
+  quantizeBlockElements(a, in, tensorScale, code, begin, end);
   a.blockScales[block] = code;
 }
 

@@ -287,31 +287,53 @@ class FormatsTest : public QObject {
     }
   }
 
-  // A large bf16 input to an elementwise scheme is read through a table of
-  // the element function's values (quantizeCpu(args)): bit for bit, NaN
-  // payloads included, what the element function gives on each element, on
-  // every bf16 pattern (finite ones only, then with Inf and NaN: a NaN
-  // tensor scale), shuffled, past the size where the table is used.
-  void bf16TableIsTheElementFunction() {
+  // A large bf16 input is read through tables of the element function's
+  // values (quantizeCpu(args), quantizeColumnsCpu(args); block schemes: one
+  // table per scale code in use): bit for bit, NaN payloads included, what
+  // the element function gives on each element, and the same scale codes.
+  // Inputs: every bf16 pattern, shuffled (finite ones only, then with Inf and
+  // NaN: NaN tensor scales and NaN blocks), rows of normal values 2^-10 to
+  // 2^10 apart (many scale codes) and uniform values (few), past the sizes
+  // where tables are used (the last two: every scheme, rows and columns).
+  void bf16TablesAreTheElementFunction() {
     torch::manual_seed(7);
     const torch::Tensor all = torch::arange(65536, torch::kInt32).to(torch::kInt16).view(torch::kBFloat16);
     const torch::Tensor finite = all.masked_select(torch::isfinite(all));
-    for (const torch::Tensor& patterns : {finite, all}) {
-      const torch::Tensor in = patterns.repeat({4}).index_select(0, torch::randperm(4 * patterns.numel())).view({-1, 64});
-      for (Scheme scheme : {Scheme::Bf16, Scheme::Fp8E4m3Tensor, Scheme::Fp8E5m2Tensor}) {
-        QuantizeArgs a;
-        a.scheme = scheme;
-        a.in = in.data_ptr();
-        a.inBf16 = true;
-        a.rows = in.size(0);
-        a.cols = in.size(1);
-        const torch::Tensor table = torch::empty({a.rows, a.cols}), direct = torch::empty({a.rows, a.cols});
-        a.out = table.data_ptr<float>();
-        const float tableScale = quantizeCpu(a);
-        a.out = direct.data_ptr<float>();
-        const float directScale = quantizeCpu(a, QuantizeCpuVariant::Baseline);
-        QCOMPARE(u32(tableScale), u32(directScale));
-        QVERIFY(torch::equal(table.view(torch::kInt32), direct.view(torch::kInt32)));
+    auto shuffled = [](const torch::Tensor& p, int64_t copies) {
+      return p.repeat({copies}).index_select(0, torch::randperm(copies * p.numel())).view({-1, 256}).contiguous();
+    };
+    const torch::Tensor scaled =
+        (torch::randn({2048, 2048}) * torch::exp2(torch::randint(-10, 11, {2048, 1}).to(torch::kFloat32)))
+            .to(torch::kBFloat16);
+    const torch::Tensor uniform = (torch::rand({2048, 2048}) * 2 - 1).to(torch::kBFloat16);  // few NVFP4 codes
+    for (const torch::Tensor& in : {shuffled(finite, 16), shuffled(all, 16), scaled, uniform}) {
+      for (Scheme scheme : {Scheme::Bf16, Scheme::Fp8E4m3Tensor, Scheme::Fp8E5m2Tensor, Scheme::Mxfp8, Scheme::Mxfp4,
+                            Scheme::Nvfp4}) {
+        for (const bool columns : {false, true}) {
+          if (columns && blockSizeOf(scheme) == 0) continue;
+          QuantizeArgs a;
+          a.scheme = scheme;
+          a.in = in.data_ptr();
+          a.inBf16 = true;
+          a.rows = in.size(0);
+          a.cols = in.size(1);
+          const int64_t scaleCount = columns ? a.cols * blocksPerRow(scheme, a.rows) : a.rows * blocksPerRow(scheme, a.cols);
+          torch::Tensor values[2], codes[2];
+          float tensorScales[2];
+          for (int k = 0; k < 2; ++k) {
+            values[k] = torch::empty({a.rows, a.cols});
+            codes[k] = torch::zeros({std::max<int64_t>(scaleCount, 1)}, torch::kUInt8);
+            a.out = values[k].data_ptr<float>();
+            a.blockScales = codes[k].data_ptr<uint8_t>();
+            // The same variant with and without tables (variants may differ in NaN payloads: cpuVariantsAgree).
+            const bool tables = k == 0;
+            const QuantizeCpuVariant v = availableQuantizeCpuVariants().back();
+            tensorScales[k] = columns ? quantizeColumnsCpu(a, v, tables) : quantizeCpu(a, v, tables);
+          }
+          QCOMPARE(u32(tensorScales[0]), u32(tensorScales[1]));
+          QVERIFY(torch::equal(values[0].view(torch::kInt32), values[1].view(torch::kInt32)));
+          QVERIFY(torch::equal(codes[0], codes[1]));
+        }
       }
     }
   }
