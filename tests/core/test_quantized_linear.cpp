@@ -120,6 +120,32 @@ class QuantizedLinearTest : public QObject {
         }
   }
 
+  // The layer's products are torch's fp32 products on the quantized operands,
+  // bit for bit: y = at::linear(Q(x), Q(W), b) (written into a buffer of its
+  // own, the same kernel), dW = mm(Q(dY^T)^T, Q(x^T)^T), each rounded once to
+  // the layer's dtype; large enough (1024 x 300 weight) for the bf16 tables
+  // and the huge-page buffers.
+  void productsAreTorchsBitForBit() {
+    for (GemmFormat f : {GemmFormat::Fp8E4m3, GemmFormat::Mxfp8, GemmFormat::Nvfp4})
+      for (auto dtype : {torch::kFloat32, torch::kBFloat16})
+        for (bool withBias : {false, true}) {
+          const torch::Tensor x = spreadValues({4, 96, 300}, 11).to(dtype).requires_grad_();
+          const torch::Tensor w = spreadValues({1024, 300}, 12).to(dtype).requires_grad_();
+          const torch::Tensor b = withBias ? spreadValues({1024}, 13).to(dtype).requires_grad_() : torch::Tensor();
+          const torch::Tensor gy = spreadValues({4, 96, 1024}, 14).to(dtype);
+          const torch::Tensor y = quantizedLinear(x, w, b, f);
+          y.backward(gy);
+          const torch::Tensor x2 = x.detach().reshape({384, 300}), w2 = w.detach(), g2 = gy.reshape({384, 1024});
+          const torch::Tensor bias32 = withBias ? b.detach().to(torch::kFloat32) : torch::Tensor();
+          const torch::Tensor yTorch = at::linear(q(x2, f, GemmRole::Input), q(w2, f, GemmRole::Weight), bias32);
+          const torch::Tensor dwTorch = torch::mm(quantizeDequantizeColumns(g2, f, GemmRole::GradOutput).values.t(),
+                                                  quantizeDequantizeColumns(x2, f, GemmRole::Input).values);
+          const std::string what = gemmFormatId(f) + (dtype == torch::kBFloat16 ? " bf16" : " fp32");
+          QVERIFY2(sameBits(y.reshape({384, 1024}), yTorch.to(dtype)), what.c_str());
+          QVERIFY2(sameBits(w.grad(), dwTorch.to(dtype)), what.c_str());
+        }
+  }
+
   // The orientation matters for block formats: quantizing W along in-features
   // for dX (the wrong axis) would give other values.
   void blockFormatsQuantizeAlongTheReductionDimension() {
