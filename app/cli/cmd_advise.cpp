@@ -1,4 +1,5 @@
 // precision-lab-cli advise: the precision advisor (core/advisor/advisor.h).
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <csignal>
@@ -43,11 +44,32 @@ std::vector<uint64_t> parseSeeds(const std::string& text) {
   return seeds;
 }
 
+// "none", or format ids separated by commas (bf16 is the baseline, not a candidate).
+std::vector<GemmFormat> parseGemmFormats(const std::string& list) {
+  std::vector<GemmFormat> formats;
+  if (list == "none") return formats;
+  std::stringstream in(list);
+  for (std::string id; std::getline(in, id, ',');) {
+    GemmFormat f;
+    try {
+      f = gemmFormatFromId(id);
+    } catch (const ConfigError& e) {
+      throw UsageError(std::string("--gemm-formats: ") + e.what());
+    }
+    if (f == GemmFormat::Bf16) throw UsageError("--gemm-formats: bf16 is what the plans already run; list the others");
+    if (std::find(formats.begin(), formats.end(), f) != formats.end())
+      throw UsageError("--gemm-formats: '" + id + "' given twice");
+    formats.push_back(f);
+  }
+  if (formats.empty()) throw UsageError("--gemm-formats: no format given (or 'none')");
+  return formats;
+}
+
 }  // namespace
 
 const char* const kAdviseHelp =
     "usage: precision-lab-cli advise [CONFIG.json | --default] --out DIR [--steps N] [--seeds LIST]\n"
-    "                                [--tolerance NATS] [--overwrite]\n"
+    "                                [--tolerance NATS] [--gemm-formats LIST|none] [--overwrite]\n"
     "\n"
     "Finds the cheapest precision plan whose final validation loss stays within a\n"
     "tolerance of fp32's, by measurement:\n"
@@ -57,7 +79,10 @@ const char* const kAdviseHelp =
     "     layer, and each with fp32 for the layers its shadow write loses > 10, 50 or\n"
     "     90 % of;\n"
     "  3. every candidate and fp32 trained for the same steps on the same batches per\n"
-    "     seed; the cheapest whose mean paired loss gap is within the tolerance wins.\n"
+    "     seed; the cheapest whose mean paired loss gap is within the tolerance wins;\n"
+    "  4. the chosen plan with every matrix product in each GEMM format (simulated),\n"
+    "     measured in shadow in step 1 and confirmed like the candidates; the fewest\n"
+    "     bits per element within the tolerance is suggested (DIR/plan-gemm.json).\n"
     "\n"
     "  CONFIG.json    one run config (its model, data, lr, batch; mode and plan are replaced)\n"
     "  --default      the default experiment's run (embedded tiny GPT-2 fine-tune)\n"
@@ -70,6 +95,8 @@ const char* const kAdviseHelp =
     "  --seeds LIST   confirmation seeds, \"1-3\" (default) or \"1,2,7\"\n"
     "  --tolerance X  in nats (default: max(0.005, 2 x the fp32 runs' seed-to-seed spread,\n"
     "                 max - min of their final validation losses))\n"
+    "  --gemm-formats LIST  GEMM formats to measure and try, comma-separated (default\n"
+    "                 fp8-e4m3,mxfp8,mxfp4,nvfp4), or none\n"
     "  --overwrite    replace the results of an earlier advice in DIR\n"
     "Progress goes to stderr. Exit codes: 0 a plan was chosen, 1 none within tolerance or\n"
     "a run failed, 2 usage or config error, 130 interrupted.\n";
@@ -84,6 +111,7 @@ int adviseCommand(Args& args) {
   const auto steps = args.intValue("--steps", 1);
   const auto seedList = args.value("--seeds");
   const auto tolerance = args.value("--tolerance");
+  const auto gemmList = args.value("--gemm-formats");
   const bool overwrite = args.flag("--overwrite");
   const std::vector<std::string> pos = args.positionals(1);
   if (useDefault == !pos.empty())
@@ -100,6 +128,7 @@ int adviseCommand(Args& args) {
   }
   if (steps) options.steps = *steps;
   if (seedList) options.seeds = parseSeeds(*seedList);
+  if (gemmList) options.gemmFormats = parseGemmFormats(*gemmList);
   if (tolerance) {
     try {
       size_t used = 0;
@@ -125,7 +154,8 @@ int adviseCommand(Args& args) {
   const Advice advice = runAdvisor(options, callbacks);
   std::signal(SIGINT, SIG_DFL);
   writeAdviceFiles(*out, advice, options.base);
-  std::cerr << "wrote " << (fs::path(*out) / "advice.json").string() << ", plan.json, report.html ("
+  std::cerr << "wrote " << (fs::path(*out) / "advice.json").string() << ", plan.json, "
+            << (advice.gemmChosen >= 0 ? "plan-gemm.json, " : "") << "report.html ("
             << std::fixed << std::setprecision(0) << advice.seconds << " s)\n";
   if (gAdviseStop) return kInterrupted;
   if (!advice.completed) {

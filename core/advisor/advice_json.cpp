@@ -93,6 +93,18 @@ json adviceToJson(const Advice& a) {
   json fp32ValLoss = json::array();
   for (double v : a.fp32ValLoss) fp32ValLoss.push_back(number(v));
   const bool hasChoice = a.chosen >= 0 && a.chosen < static_cast<int>(a.candidates.size());
+  json gemmCandidates = json::array();
+  for (const AdvisorCandidate& c : a.gemmCandidates) gemmCandidates.push_back(candidateToJson(c));
+  json gemmLayers = json::array();
+  for (const LayerGemmShadow& g : a.gemmLayers)
+    gemmLayers.push_back({{"layer", g.layer},
+                          {"format", gemmFormatId(g.format)},
+                          {"role", gemmRoleId(g.role)},
+                          {"underflow", number(g.underflow)},
+                          {"saturation", number(g.saturation)},
+                          {"rel_error", number(g.relError)},
+                          {"steps", g.steps}});
+  const bool hasGemmChoice = a.gemmChosen >= 0 && a.gemmChosen < static_cast<int>(a.gemmCandidates.size());
   return {{"completed", a.completed},
           {"message", a.message},
           {"steps", a.steps},
@@ -105,7 +117,11 @@ json adviceToJson(const Advice& a) {
           {"chosen_index", hasChoice ? a.chosen : -1},
           {"candidates", candidates},
           {"layers", layers},
-          {"shadow_overhead", a.shadowOverhead ? number(*a.shadowOverhead) : json(nullptr)}};
+          {"shadow_overhead", a.shadowOverhead ? number(*a.shadowOverhead) : json(nullptr)},
+          {"gemm_layers", gemmLayers},
+          {"gemm_candidates", gemmCandidates},
+          {"gemm_chosen", hasGemmChoice ? gemmCandidates.at(static_cast<size_t>(a.gemmChosen)) : json(nullptr)},
+          {"gemm_chosen_index", hasGemmChoice ? a.gemmChosen : -1}};
 }
 
 Advice adviceFromJson(const json& j) {
@@ -142,6 +158,25 @@ Advice adviceFromJson(const json& j) {
     }
     if (j.contains("shadow_overhead") && j.at("shadow_overhead").is_number())
       a.shadowOverhead = j.at("shadow_overhead").get<double>();
+    // The GEMM formats' part (absent in advice written before it).
+    for (const json& c : j.value("gemm_candidates", json::array())) a.gemmCandidates.push_back(candidateFromJson(c));
+    a.gemmChosen = j.value("gemm_chosen_index", -1);
+    if (a.gemmChosen >= static_cast<int>(a.gemmCandidates.size()))
+      throw ConfigError("advice: 'gemm_chosen_index' out of range");
+    for (const json& g : j.value("gemm_layers", json::array())) {
+      LayerGemmShadow l;
+      l.layer = g.at("layer").get<std::string>();
+      l.format = gemmFormatFromId(g.at("format").get<std::string>());
+      const std::string role = g.at("role").get<std::string>();
+      if (role != gemmRoleId(GemmRole::Input) && role != gemmRoleId(GemmRole::Weight))
+        throw ConfigError("advice: gemm_layers role '" + role + "' is not input or weight");
+      l.role = role == gemmRoleId(GemmRole::Input) ? GemmRole::Input : GemmRole::Weight;
+      l.underflow = numberOf(g.at("underflow"));
+      l.saturation = numberOf(g.at("saturation"));
+      l.relError = numberOf(g.at("rel_error"));
+      l.steps = g.at("steps").get<int>();
+      a.gemmLayers.push_back(std::move(l));
+    }
     return a;
   } catch (const json::exception& e) {
     throw ConfigError(std::string("advice: malformed JSON (") + e.what() + ")");

@@ -95,6 +95,48 @@ std::string frontierSvg(const Advice& a) {
   return s.str();
 }
 
+// The GEMM formats: each tried on the chosen plan, and what each does to
+// every layer's input and weight in the shadow run.
+std::string gemmSectionHtml(const Advice& a) {
+  if (a.gemmCandidates.empty() && a.gemmLayers.empty()) return "";
+  std::ostringstream h;
+  h << "<h2>GEMM formats</h2>\n<p>Every matrix product of the chosen plan in one simulated format (fake "
+       "quantization, fp32 products; not run on fp8/fp4 tensor cores), confirmed like the candidates. The state "
+       "memory is the chosen plan's: a format changes the products, not what is stored. The format with the fewest "
+       "bits per element within the tolerance is marked";
+  if (a.gemmChosen >= 0) h << " (plan-gemm.json runs it)";
+  h << ".</p>\n<table><tr><th>plan</th><th>GEMM format</th><th>val loss per seed</th><th>loss − fp32</th>"
+       "<th>95 % CI</th><th>verdict</th></tr>\n";
+  for (size_t i = 0; i < a.gemmCandidates.size(); ++i) {
+    const AdvisorCandidate& c = a.gemmCandidates[i];
+    const bool chosen = static_cast<int>(i) == a.gemmChosen;
+    h << "<tr" << (chosen ? " class=\"chosen\"" : "") << "><td>" << escapeXml(c.name) << "</td><td>"
+      << gemmFormatId(c.config.plan.gemm_format) << "</td><td>";
+    for (size_t k = 0; k < c.valLoss.size(); ++k) h << (k ? " " : "") << fixed(c.valLoss[k], 4);
+    h << "</td><td>" << (c.lossVsFp32 ? signedFixed(*c.lossVsFp32, 4) : "–") << "</td><td>"
+      << (c.lossVsFp32 ? signedFixed(c.ciLow, 4) + " to " + signedFixed(c.ciHigh, 4) : "–") << "</td><td>"
+      << (chosen ? "chosen" : escapeXml(c.rejected)) << "</td></tr>\n";
+  }
+  h << "</table>\n<p>In shadow, during the fp32 run: each layer's input and weight quantized in each format on the "
+       "statistics steps (means): relative error ‖Q(x) − x‖ / ‖x‖, underflow (non-zero elements that quantize to "
+       "zero) and saturation. The output gradient is not shadowed.</p>\n<table><tr><th>layer</th><th>format</th>"
+       "<th>input rel. error</th><th>input underflow</th><th>weight rel. error</th><th>weight underflow</th>"
+       "<th>saturation (in / w)</th></tr>\n";
+  for (size_t i = 0; i < a.gemmLayers.size(); ++i) {
+    const LayerGemmShadow& in = a.gemmLayers[i];
+    if (in.role != GemmRole::Input) continue;
+    const LayerGemmShadow* w = nullptr;
+    for (const LayerGemmShadow& g : a.gemmLayers)
+      if (g.role == GemmRole::Weight && g.layer == in.layer && g.format == in.format) w = &g;
+    h << "<tr><td>" << escapeXml(in.layer) << "</td><td>" << gemmFormatId(in.format) << "</td><td>"
+      << pct(in.relError, 2) << "</td><td>" << pct(in.underflow, 2) << "</td><td>" << (w ? pct(w->relError, 2) : "–")
+      << "</td><td>" << (w ? pct(w->underflow, 2) : "–") << "</td><td>" << pct(in.saturation, 2) << " / "
+      << (w ? pct(w->saturation, 2) : "–") << "</td></tr>\n";
+  }
+  h << "</table>\n";
+  return h.str();
+}
+
 std::string adviceReportHtml(const Advice& a) {
   std::ostringstream h;
   h << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Precision advice</title><style>"
@@ -158,7 +200,7 @@ std::string adviceReportHtml(const Advice& a) {
     h << "<tr><td>" << escapeXml(l.layer) << "</td><td>" << l.elements << "</td><td>"
       << lostCell(l.lostNearest, l.lostNearestSe) << "</td><td>" << lostCell(l.lostStochastic, l.lostStochasticSe)
       << "</td><td>" << lostCell(l.lostKahan, l.lostKahanSe) << "</td><td>" << pct(l.belowHalfUlp) << "</td></tr>\n";
-  h << "</table>\n</body></html>\n";
+  h << "</table>\n" << gemmSectionHtml(a) << "</body></html>\n";
   return h.str();
 }
 
@@ -173,7 +215,15 @@ void writeAdviceFiles(const std::filesystem::path& dir, const Advice& advice, co
   }
   plan.output_dir.clear();
   plan.shadow_recipes = false;
+  plan.shadow_gemm_formats.clear();
   writeJsonFileAtomically(dir / "plan.json", plan.toJson());
+  if (advice.gemmChosen >= 0) {  // the chosen plan with the narrowest GEMM format within tolerance
+    RunConfig gemm = advice.gemmCandidates[static_cast<size_t>(advice.gemmChosen)].config;
+    gemm.output_dir.clear();
+    gemm.shadow_recipes = false;
+    gemm.shadow_gemm_formats.clear();
+    writeJsonFileAtomically(dir / "plan-gemm.json", gemm.toJson());
+  }
   writeFileAtomically(dir / "frontier.svg", frontierSvg(advice));
   writeFileAtomically(dir / "report.html", adviceReportHtml(advice));
 }

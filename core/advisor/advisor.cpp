@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <map>
+#include <tuple>
 #include <sstream>
 
 #include "advisor/candidate_plans.h"
@@ -26,6 +27,7 @@ std::string fixed(double v, int digits) {
 
 std::string signedNats(double v) { return (v >= 0 ? "+" : "") + fixed(v, 4); }
 std::string percent(double v) { return fixed(100 * v, 1) + " %"; }
+
 
 // A folder name from a candidate's name: letters, digits, '-'.
 std::string slug(const std::string& name) {
@@ -116,12 +118,15 @@ class AdvisorRun {
     RunConfig fp32 = o_.base;
     fp32.mode = OptimizerMode::Fp32AdamW;
     fp32.shadow_recipes = true;
+    fp32.shadow_gemm_formats = o_.gemmFormats;
     std::map<std::string, ShadowSums> sums;
     std::vector<std::string> order;
+    std::map<std::tuple<std::string, GemmFormat, GemmRole>, size_t> gemmIndex;  // into advice_.gemmLayers
     bool haveTree = false;
     const RunResult r = train(
         configFor(fp32, o_.seeds.front(), "fp32-shadow-seed" + std::to_string(o_.seeds.front())),
         [&](const StepMetrics& m) {
+          for (const GemmOperandStats& g : m.shadowGemm) addGemmShadow(g, gemmIndex);
           if (!m.shadowRecipes.is_array()) return;
           for (const nlohmann::json& e : m.shadowRecipes) {
             const std::string layer = e.at("layer").get<std::string>();
@@ -165,6 +170,81 @@ class AdvisorRun {
     }
     if (advice_.layers.empty())
       log("advisor: the shadow run closed no window (steps < update_window?): candidates without per-layer figures");
+    for (LayerGemmShadow& g : advice_.gemmLayers) {  // sums to means
+      g.underflow /= g.steps;
+      g.saturation /= g.steps;
+      g.relError /= g.steps;
+    }
+  }
+
+  void addGemmShadow(const GemmOperandStats& g, std::map<std::tuple<std::string, GemmFormat, GemmRole>, size_t>& index) {
+    const auto key = std::make_tuple(g.layer, g.format, g.role);
+    auto it = index.find(key);
+    if (it == index.end()) {
+      LayerGemmShadow l;
+      l.layer = g.layer;
+      l.format = g.format;
+      l.role = g.role;
+      it = index.emplace(key, advice_.gemmLayers.size()).first;
+      advice_.gemmLayers.push_back(l);
+    }
+    LayerGemmShadow& l = advice_.gemmLayers[it->second];
+    l.underflow += g.underflow;
+    l.saturation += g.saturation;
+    l.relError += g.relError;
+    l.steps += 1;
+  }
+
+  // The chosen plan with every product in each shadowed format, confirmed
+  // over the same seeds; the fewest bits per element within tolerance wins.
+  void confirmGemmFormats() {
+    if (advice_.chosen < 0 || o_.gemmFormats.empty()) {
+      total_ = done_;  // nothing to try them on
+      progress("done");
+      return;
+    }
+    const AdvisorCandidate& chosen = advice_.candidates[static_cast<size_t>(advice_.chosen)];
+    for (GemmFormat f : o_.gemmFormats) {
+      AdvisorCandidate c = chosen;
+      c.name = chosen.name + ", " + gemmFormatId(f) + " GEMMs";
+      c.description = "the chosen plan with every matrix product in " + gemmFormatId(f) + " (simulated)";
+      c.config.plan.gemm_format = f;
+      c.config.plan.gemm_formats.clear();
+      c.valLoss.clear();
+      c.tokensPerSecond.clear();
+      c.lossVsFp32.reset();
+      c.trainingPeakBytes.reset();
+      c.measuredUpdateLost.reset();
+      c.measuredUpdateLostSe.reset();
+      c.rejected.clear();
+      confirm(c);
+      advice_.gemmCandidates.push_back(std::move(c));
+    }
+    for (size_t i = 0; i < advice_.gemmCandidates.size(); ++i) {
+      const AdvisorCandidate& c = advice_.gemmCandidates[i];
+      if (!c.rejected.empty() || !c.lossVsFp32 || *c.lossVsFp32 > advice_.tolerance) continue;
+      if (advice_.gemmChosen < 0 ||
+          gemmBitsPerElement(c.config.plan.gemm_format) <
+              gemmBitsPerElement(advice_.gemmCandidates[static_cast<size_t>(advice_.gemmChosen)].config.plan.gemm_format))
+        advice_.gemmChosen = static_cast<int>(i);
+    }
+    for (size_t i = 0; i < advice_.gemmCandidates.size(); ++i) {
+      AdvisorCandidate& c = advice_.gemmCandidates[i];
+      if (static_cast<int>(i) == advice_.gemmChosen || !c.rejected.empty()) continue;
+      if (!c.lossVsFp32 || *c.lossVsFp32 > advice_.tolerance)
+        c.rejected = "loss " + signedNats(c.lossVsFp32.value_or(NAN)) + " nats vs fp32: over the tolerance " +
+                     fixed(advice_.tolerance, 4) + " by " + fixed(c.lossVsFp32.value_or(NAN) - advice_.tolerance, 4);
+      else
+        c.rejected = "within tolerance, but more bits per element than " +
+                     gemmFormatId(advice_.gemmCandidates[static_cast<size_t>(advice_.gemmChosen)].config.plan.gemm_format);
+    }
+    if (advice_.gemmChosen < 0) {
+      log("advisor: no GEMM format keeps the chosen plan within the tolerance: keep bf16 products");
+    } else {
+      const AdvisorCandidate& c = advice_.gemmCandidates[static_cast<size_t>(advice_.gemmChosen)];
+      log("advisor: GEMMs: " + gemmFormatId(c.config.plan.gemm_format) + " keeps the chosen plan within the tolerance (" +
+          signedNats(*c.lossVsFp32) + " nats vs fp32)");
+    }
   }
 
   void execute() {
@@ -176,9 +256,10 @@ class AdvisorRun {
     RunConfig fp32 = o_.base;
     fp32.mode = OptimizerMode::Fp32AdamW;
     fp32.shadow_recipes = false;
+    fp32.shadow_gemm_formats.clear();
     advice_.candidates = buildCandidates(o_.base, tree_, advice_.layers, o_.riskThreshold);
     advice_.fp32StateBytes = fp32StateBytes(tree_, o_.base.adamw);
-    total_ = static_cast<int>(seeds + advice_.candidates.size() * seeds);
+    total_ = static_cast<int>(seeds + (advice_.candidates.size() + o_.gemmFormats.size()) * seeds);
     log("advisor: " + std::to_string(advice_.candidates.size()) + " candidates, " + std::to_string(seeds) +
         " seed(s) each");
     double fp32Tps = 0;
@@ -207,6 +288,7 @@ class AdvisorRun {
 
     for (AdvisorCandidate& c : advice_.candidates) confirm(c);
     choose();
+    confirmGemmFormats();
     advice_.completed = true;
   }
 
@@ -340,6 +422,18 @@ class AdvisorRun {
 };
 
 }  // namespace
+
+double gemmBitsPerElement(GemmFormat f) {
+  switch (f) {
+    case GemmFormat::Bf16: return 16;
+    case GemmFormat::Fp8E4m3:
+    case GemmFormat::Fp8E5m2: return 8;
+    case GemmFormat::Mxfp8: return 8 + 8.0 / 32;
+    case GemmFormat::Mxfp4: return 4 + 8.0 / 32;
+    case GemmFormat::Nvfp4: return 4 + 8.0 / 16;
+  }
+  return 16;
+}
 
 Advice runAdvisor(const AdvisorOptions& options, const AdvisorCallbacks& callbacks) {
   try {

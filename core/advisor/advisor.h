@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "formats/gemm_format_id.h"
 #include "train/run_config.h"
 
 namespace plab {
@@ -37,6 +38,11 @@ struct AdvisorOptions {
   // A layer whose shadow nearest write loses more than this share of its
   // intended update (and more than 2 standard errors) is "at risk".
   double riskThreshold = 0.10;
+  // GEMM formats measured in shadow (the input and weight of every bf16
+  // product) and then tried on the chosen plan, every product in one of
+  // them; empty: neither.
+  std::vector<GemmFormat> gemmFormats = {GemmFormat::Fp8E4m3, GemmFormat::Mxfp8, GemmFormat::Mxfp4,
+                                         GemmFormat::Nvfp4};
 };
 
 constexpr double kMinTolerance = 0.005;  // nats
@@ -58,6 +64,18 @@ struct LayerShadowFigures {
   double lostStochastic = 0, lostStochasticSe = 0;
   double lostKahan = 0, lostKahanSe = 0;
   double belowHalfUlp = 0;  // share of non-zero intended updates smaller than half a bf16 ulp of the weight
+};
+
+// What one GEMM format would do to one operand of one layer's product
+// (model/shadow_gemm.h), averaged over the shadow run's statistics steps.
+struct LayerGemmShadow {
+  std::string layer;
+  GemmFormat format = GemmFormat::Bf16;
+  GemmRole role = GemmRole::Input;  // input or weight
+  double underflow = 0;   // share of non-zero elements quantized to zero
+  double saturation = 0;  // share clamped at the element type's largest value
+  double relError = 0;    // ||Q(x) - x|| / ||x||
+  int steps = 0;          // statistics steps averaged
 };
 
 struct AdvisorCandidate {
@@ -108,7 +126,17 @@ struct Advice {
   double seconds = 0;
   // Shadow cost: the shadow run's mean step time against the fp32 seed runs'.
   std::optional<double> shadowOverhead;  // fraction, e.g. 0.12 = 12 % slower
+  // The GEMM formats: per layer and operand in shadow, then the chosen plan
+  // with every product in each format, confirmed like the candidates (same
+  // state memory: the formats change the products, not what is stored).
+  std::vector<LayerGemmShadow> gemmLayers;
+  std::vector<AdvisorCandidate> gemmCandidates;
+  int gemmChosen = -1;  // index into gemmCandidates: the fewest bits within tolerance; -1: none
 };
+
+// Stored bits per element of a GEMM format, block scales included (an fp32
+// tensor scale is negligible): the advisor prefers the fewest.
+double gemmBitsPerElement(GemmFormat f);
 
 // Blocking; call it on a worker thread. Never throws: errors end in
 // Advice::completed false with a message.
@@ -125,7 +153,9 @@ Advice runAdvisor(const AdvisorOptions& options, const AdvisorCallbacks& callbac
 //   "compensated_elements"}],
 // "layers": [{"layer", "elements", "update_lost": {"nearest", "stochastic",
 //   "kahan"}, "update_lost_se": {...}, "below_half_ulp"}],
-// "shadow_overhead"}.
+// "shadow_overhead", "gemm_layers": [{"layer", "format", "role",
+// "underflow", "saturation", "rel_error", "steps"}], "gemm_candidates":
+// [<candidate>], "gemm_chosen": <candidate> or null, "gemm_chosen_index"}.
 nlohmann::json adviceToJson(const Advice& advice);
 Advice adviceFromJson(const nlohmann::json& j);  // throws ConfigError
 

@@ -97,6 +97,7 @@ std::vector<AdvisorCandidate> buildCandidates(const RunConfig& base, const Modul
     c.config.plan.recipes = recipes;
     for (const std::string& layer : fp32Layers) c.config.plan.setSubtree(layer, LayerPrecision::Fp32);
     c.config.shadow_recipes = false;
+    c.config.shadow_gemm_formats.clear();
     c.config.output_dir.clear();
     c.fp32Layers = fp32Layers;
     c.layerRecipes = recipes;

@@ -9,11 +9,13 @@
 namespace plab {
 
 class GemmStatsCollector;  // formats/gemm_stats.h
+class ShadowGemm;          // model/shadow_gemm.h
 
 struct GemmSlot {
   GemmFormat format = GemmFormat::Bf16;  // bf16: today's product in the layer's dtype, bit for bit
   std::string layer;                     // module path, as statistics name it
   GemmStatsCollector* stats = nullptr;   // not owned; null: no statistics
+  ShadowGemm* shadow = nullptr;          // not owned; null: no shadow formats (bf16 products only)
 };
 
 }  // namespace plab

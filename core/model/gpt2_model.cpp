@@ -4,6 +4,7 @@
 
 #include "model/input_checks.h"
 #include "model/quantized_linear.h"
+#include "model/shadow_gemm.h"
 
 namespace plab {
 
@@ -70,6 +71,7 @@ torch::Tensor Gpt2LMHeadModel::forward(const torch::Tensor& input_ids) {
   const torch::Tensor hidden = transformer->forward(input_ids);
   if (lm_head) return lm_head->forward(hidden).to(torch::kFloat32);
   // The tied head computes in the embedding's dtype.
+  recordShadowGemm(hidden, transformer->wte->weight, headGemm);
   return linearInGemmFormat(hidden, transformer->wte->weight, {}, headGemm).to(torch::kFloat32);
 }
 

@@ -6,6 +6,7 @@
 
 #include "model/bf16_linear.h"
 #include "model/quantized_linear.h"
+#include "model/shadow_gemm.h"
 #include "util/errors.h"
 
 namespace plab {
@@ -17,6 +18,7 @@ Conv1DImpl::Conv1DImpl(int64_t in, int64_t out) : torch::nn::Module("Conv1D") {
 }
 
 torch::Tensor Conv1DImpl::forward(const torch::Tensor& x) {
+  recordShadowGemm(x, weight.t(), gemm);
   return linearInGemmFormat(x, weight.t(), bias, gemm);  // x @ W + b, as a linear layer on the transposed view
 }
 
@@ -25,7 +27,10 @@ LinearImpl::LinearImpl(int64_t in, int64_t out, bool withBias) : torch::nn::Modu
   if (withBias) bias = register_parameter("bias", torch::zeros({out}));
 }
 
-torch::Tensor LinearImpl::forward(const torch::Tensor& x) { return linearInGemmFormat(x, weight, bias, gemm); }
+torch::Tensor LinearImpl::forward(const torch::Tensor& x) {
+  recordShadowGemm(x, weight, gemm);
+  return linearInGemmFormat(x, weight, bias, gemm);
+}
 
 EmbeddingImpl::EmbeddingImpl(int64_t count, int64_t dim) : torch::nn::Module("Embedding") {
   weight = register_parameter("weight", torch::empty({count, dim}));

@@ -4,6 +4,7 @@
 
 #include "model/input_checks.h"
 #include "model/quantized_linear.h"
+#include "model/shadow_gemm.h"
 #include "model/rope.h"
 
 namespace plab {
@@ -118,6 +119,7 @@ torch::Tensor LlamaForCausalLM::forward(const torch::Tensor& input_ids) {
   const torch::Tensor hidden = model->forward(input_ids);
   if (lm_head) return lm_head->forward(hidden).to(torch::kFloat32);
   // The tied head computes in the embedding's dtype.
+  recordShadowGemm(hidden, model->embed_tokens->weight, headGemm);
   return linearInGemmFormat(hidden, model->embed_tokens->weight, {}, headGemm).to(torch::kFloat32);
 }
 

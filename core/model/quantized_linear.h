@@ -10,6 +10,7 @@
 // A simulation: no fp8/fp4 tensor cores, torch's fp32 accumulation order.
 #include <torch/torch.h>
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -41,5 +42,9 @@ std::map<std::string, GemmFormat> applyGemmFormats(torch::nn::Module& model, con
 
 // Points every slot's statistics at `stats` (null: none).
 void attachGemmStats(torch::nn::Module& model, GemmStatsCollector* stats);
+
+// Every GEMM slot of `model`: its Linear and Conv1D layers' and, for a
+// CausalLM, the tied head's.
+void forEachGemmSlot(torch::nn::Module& model, const std::function<void(GemmSlot&)>& f);
 
 }  // namespace plab

@@ -78,7 +78,7 @@ const char* const kKnownKeys[] = {
     "lr_schedule", "warmup_steps", "min_lr_ratio",  "grad_clip",     "eval_every",
     "eval_batches", "layer_stats_every", "update_window", "checkpoint_every", "resume_from", "seed",
     "device",     "threads",       "reproducible",  "output_dir",    "loss_scale",
-    "shadow_recipes"};
+    "shadow_recipes", "shadow_gemm_formats"};
 
 void validate(const RunConfig& c) {
   auto require = [](bool ok, const std::string& msg) {
@@ -195,6 +195,15 @@ RunConfig RunConfig::fromJson(const nlohmann::json& j) {
   readBool(j, "reproducible", c.reproducible);
   readString(j, "output_dir", "", c.output_dir);
   readBool(j, "shadow_recipes", c.shadow_recipes);
+  if (j.contains("shadow_gemm_formats")) {
+    const json& formats = j.at("shadow_gemm_formats");
+    if (!formats.is_array() || formats.size() > 16)
+      throw ConfigError("run config: 'shadow_gemm_formats' must be an array of at most 16 GEMM format ids");
+    for (const json& f : formats) {
+      if (!f.is_string()) throw ConfigError("run config: 'shadow_gemm_formats' entries must be GEMM format ids");
+      c.shadow_gemm_formats.push_back(gemmFormatFromId(f.get<std::string>()));
+    }
+  }
   if (j.contains("loss_scale")) {
     const json& ls = j.at("loss_scale");
     requireObject(ls, "'loss_scale'");
@@ -238,6 +247,11 @@ nlohmann::json RunConfig::toJson() const {
   if (modeScalesLoss(mode))
     j["loss_scale"] = {{"init_scale", loss_scale_init}, {"growth_interval", loss_scale_growth_interval}};
   if (shadow_recipes) j["shadow_recipes"] = true;  // only when on: other runs' config.json unchanged
+  if (!shadow_gemm_formats.empty()) {
+    json formats = json::array();
+    for (GemmFormat f : shadow_gemm_formats) formats.push_back(gemmFormatId(f));
+    j["shadow_gemm_formats"] = formats;
+  }
   return j;
 }
 

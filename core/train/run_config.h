@@ -70,6 +70,11 @@ struct RunConfig {
   // lose of the fp32 layers' updates, in shadow (advisor/shadow_recipes.h);
   // metrics.jsonl key "shadow_recipes" on window steps. Off: files unchanged.
   bool shadow_recipes = false;
+  // Measure what each of these GEMM formats would do to the input and weight
+  // of every product that runs in bf16, in shadow (model/shadow_gemm.h);
+  // metrics.jsonl key "shadow_gemm" on step 1 and every 2 x update_window
+  // steps. Empty: files unchanged.
+  std::vector<GemmFormat> shadow_gemm_formats;
 
   // Strict: unknown keys and wrong types raise ConfigError naming the key.
   static RunConfig fromJson(const nlohmann::json& j);

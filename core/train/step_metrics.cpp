@@ -35,6 +35,50 @@ json moduleNodeToJson(const ModuleNode& n) {
   return j;
 }
 
+json gemmStatsJson(const std::vector<GemmOperandStats>& stats) {
+  json out = json::array();
+  for (const GemmOperandStats& g : stats)
+    out.push_back({{"layer", g.layer},
+                   {"role", gemmRoleId(g.role)},
+                   {"format", gemmFormatId(g.format)},
+                   {"underflow", number(g.underflow)},
+                   {"saturation", number(g.saturation)},
+                   {"dynamic_range_log2", number(g.dynamicRangeLog2)},
+                   {"rel_error", number(g.relError)},
+                   {"scale_log2_min", number(g.scaleLog2Min)},
+                   {"scale_log2_max", number(g.scaleLog2Max)}});
+  return out;
+}
+
+// "gemm_layers" or "shadow_gemm": an array of operand statistics.
+std::vector<GemmOperandStats> gemmStatsFromJson(const json& gemm, const std::string& key) {
+  if (!gemm.is_array()) throw ConfigError("step metrics: '" + key + "' must be an array");
+  std::vector<GemmOperandStats> out;
+  for (const json& g : gemm) {
+    auto text = [&](const char* field) {
+      if (!g.is_object() || !g.contains(field) || !g.at(field).is_string())
+        throw ConfigError("step metrics: each " + key + " entry needs a '" + field + "' string");
+      return g.at(field).get<std::string>();
+    };
+    GemmOperandStats s;
+    s.layer = text("layer");
+    const std::string role = text("role");
+    bool known = false;
+    for (GemmRole r : {GemmRole::Input, GemmRole::Weight, GemmRole::GradOutput})
+      if (gemmRoleId(r) == role) s.role = r, known = true;
+    if (!known) throw ConfigError("step metrics: " + key + " role '" + role + "' is not input, weight or grad_output");
+    s.format = gemmFormatFromId(text("format"));
+    s.underflow = readNumber(g, "underflow");
+    s.saturation = readNumber(g, "saturation");
+    s.dynamicRangeLog2 = readNumber(g, "dynamic_range_log2");
+    s.relError = readNumber(g, "rel_error");
+    s.scaleLog2Min = readNumber(g, "scale_log2_min");
+    s.scaleLog2Max = readNumber(g, "scale_log2_max");
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json toJson(const StepMetrics& m) {
@@ -84,20 +128,8 @@ nlohmann::json toJson(const StepMetrics& m) {
     }
     j["fp16_grad_layers"] = fp16;
   }
-  if (!m.gemmLayers.empty()) {
-    json gemm = json::array();
-    for (const GemmOperandStats& g : m.gemmLayers)
-      gemm.push_back({{"layer", g.layer},
-                      {"role", gemmRoleId(g.role)},
-                      {"format", gemmFormatId(g.format)},
-                      {"underflow", number(g.underflow)},
-                      {"saturation", number(g.saturation)},
-                      {"dynamic_range_log2", number(g.dynamicRangeLog2)},
-                      {"rel_error", number(g.relError)},
-                      {"scale_log2_min", number(g.scaleLog2Min)},
-                      {"scale_log2_max", number(g.scaleLog2Max)}});
-    j["gemm_layers"] = gemm;
-  }
+  if (!m.gemmLayers.empty()) j["gemm_layers"] = gemmStatsJson(m.gemmLayers);
+  if (!m.shadowGemm.empty()) j["shadow_gemm"] = gemmStatsJson(m.shadowGemm);
   if (!m.shadowRecipes.is_null()) j["shadow_recipes"] = m.shadowRecipes;
   return j;
 }
@@ -169,32 +201,8 @@ StepMetrics stepMetricsFromJson(const nlohmann::json& j) {
       m.fp16GradLayers.push_back(std::move(fm));
     }
   }
-  if (j.contains("gemm_layers")) {
-    const json& gemm = j.at("gemm_layers");
-    if (!gemm.is_array()) throw ConfigError("step metrics: 'gemm_layers' must be an array");
-    for (const json& g : gemm) {
-      auto text = [&](const char* key) {
-        if (!g.is_object() || !g.contains(key) || !g.at(key).is_string())
-          throw ConfigError(std::string("step metrics: each gemm_layers entry needs a '") + key + "' string");
-        return g.at(key).get<std::string>();
-      };
-      GemmOperandStats s;
-      s.layer = text("layer");
-      const std::string role = text("role");
-      bool known = false;
-      for (GemmRole r : {GemmRole::Input, GemmRole::Weight, GemmRole::GradOutput})
-        if (gemmRoleId(r) == role) s.role = r, known = true;
-      if (!known) throw ConfigError("step metrics: gemm_layers role '" + role + "' is not input, weight or grad_output");
-      s.format = gemmFormatFromId(text("format"));
-      s.underflow = readNumber(g, "underflow");
-      s.saturation = readNumber(g, "saturation");
-      s.dynamicRangeLog2 = readNumber(g, "dynamic_range_log2");
-      s.relError = readNumber(g, "rel_error");
-      s.scaleLog2Min = readNumber(g, "scale_log2_min");
-      s.scaleLog2Max = readNumber(g, "scale_log2_max");
-      m.gemmLayers.push_back(std::move(s));
-    }
-  }
+  if (j.contains("gemm_layers")) m.gemmLayers = gemmStatsFromJson(j.at("gemm_layers"), "gemm_layers");
+  if (j.contains("shadow_gemm")) m.shadowGemm = gemmStatsFromJson(j.at("shadow_gemm"), "shadow_gemm");
   if (j.contains("shadow_recipes")) m.shadowRecipes = j.at("shadow_recipes");
   // The step totals: absent on steps that did not measure them. Files
   // written before that repeated the last measured totals on those steps,

@@ -86,6 +86,10 @@ struct StepMetrics {
   // Runs with GEMM formats other than bf16, on statistics steps: each
   // quantized operand of each such layer (input, weight, output gradient).
   std::vector<GemmOperandStats> gemmLayers;
+  // Runs with shadow_gemm_formats, on step 1 and every second window: the input and weight
+  // of each bf16 product as each of those formats would quantize them
+  // (model/shadow_gemm.h); metrics.jsonl "shadow_gemm", the same fields.
+  std::vector<GemmOperandStats> shadowGemm;
   // Runs with shadow_recipes, on window steps: per layer what each bf16
   // write would have lost (advisor/shadow_recipes.h); null otherwise.
   nlohmann::json shadowRecipes;

@@ -18,6 +18,7 @@
 #include "model/model_factory.h"
 #include "model/module_tree.h"
 #include "model/quantized_linear.h"
+#include "model/shadow_gemm.h"
 #include "precision/decay_effect.h"
 #include "precision/loss_scale/dynamic_loss_scale.h"
 #include "precision/param_recipes.h"
@@ -235,6 +236,10 @@ class Session {
       gemmStats_ = std::make_unique<GemmStatsCollector>();  // the quantized operands' statistics (gemm_layers)
       attachGemmStats(*model_, gemmStats_.get());
     }
+    if (!cfg_.shadow_gemm_formats.empty()) {  // the advisor's candidate formats, on the bf16 products
+      shadowGemm_ = std::make_unique<ShadowGemm>(cfg_.shadow_gemm_formats);
+      attachShadowGemm(*model_, shadowGemm_.get());
+    }
     UpdateStatsOptions statsOptions;
     statsOptions.window = cfg_.update_window;
     optimizer_ = std::make_unique<ShardedAdamW>(params_, cfg_.mode, cfg_.adamw, cfg_.seed, statsOptions, *dp_,
@@ -373,6 +378,11 @@ class Session {
       // A statistics step: the optimizer's per-layer figures and the quantized operands'.
       const bool collect = step % cfg_.layer_stats_every == 0 || step == 1;
       if (gemmStats_ && collect) gemmStats_->arm();
+      // The shadow formats on step 1 and every second window only: four
+      // quantizations of every input and weight cost 2-3 plain steps (the
+      // advisor's shadow run stays within 30 % of a plain run).
+      const int64_t shadowGemmEvery = 2 * (cfg_.update_window > 0 ? cfg_.update_window : 20);
+      if (shadowGemm_ && (step == 1 || step % shadowGemmEvery == 0)) shadowGemm_->arm();
       for (int64_t micro = 0; micro < cfg_.grad_accum; ++micro) {
         auto [inputs, targets] = dataset_->trainBatch(cfg_.batch_size, rng_);  // the same global batch on every rank
         torch::Tensor loss = model_->loss(dp_->localRows(inputs).to(device_), dp_->localRows(targets).to(device_));
@@ -381,6 +391,7 @@ class Session {
         lossSum += loss.detach().to(torch::kDouble);
       }
       if (gemmStats_ && gemmStats_->armed()) m.gemmLayers = gemmStats_->disarm();
+      if (shadowGemm_ && shadowGemm_->armed()) m.shadowGemm = shadowGemm_->disarm();
       m.loss = dp_->mean(lossSum.item<double>() / static_cast<double>(cfg_.grad_accum),
                          "the loss of step " + std::to_string(step));
       dp_->averageGradients(params_, "the gradients of step " + std::to_string(step));
@@ -544,6 +555,7 @@ class Session {
   std::optional<DynamicLossScale> scaler_;   // fp16-mixed only
   std::unique_ptr<ShadowRecipes> shadow_;    // runs with shadow_recipes only
   std::unique_ptr<GemmStatsCollector> gemmStats_;  // runs with GEMM formats other than bf16 only
+  std::unique_ptr<ShadowGemm> shadowGemm_;         // runs with shadow_gemm_formats only
   int64_t skippedSteps_ = 0;                 // this process's, resumed runs counting from their first step
   std::vector<std::pair<torch::Tensor, torch::Tensor>> valBatches_;
   std::unique_ptr<MetricsWriter> writer_;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <tuple>
 
 #include "advisor/advice_report.h"
 #include "advisor/advisor.h"
@@ -166,7 +167,15 @@ class TestAdvisor : public QObject {
     a.candidates[1].rejected = "over";
     a.chosen = 0;
     a.layers.push_back({"transformer.wte", 100, 0.9, 0.01, 0.02, 0.03, 0.0, 0.001, 0.95});
+    a.gemmCandidates = {c, c};
+    a.gemmCandidates[0].config.plan.gemm_format = GemmFormat::Mxfp8;
+    a.gemmCandidates[1].config.plan.gemm_format = GemmFormat::Nvfp4;
+    a.gemmCandidates[1].rejected = "over";
+    a.gemmChosen = 0;
+    a.gemmLayers.push_back({"transformer.h.0.mlp.c_fc", GemmFormat::Nvfp4, GemmRole::Weight, 0.07, 0.001, 0.09, 3});
     const nlohmann::json j = adviceToJson(a);
+    QCOMPARE(j.at("gemm_chosen").at("plan").at("gemm_format").get<std::string>(), std::string("mxfp8"));
+    QCOMPARE(j.at("gemm_layers").at(0).at("role").get<std::string>(), std::string("weight"));
     QCOMPARE(j.at("tolerance").get<double>(), 0.005);
     QCOMPARE(j.at("chosen").at("memory_saved").get<double>(), 0.5);
     QCOMPARE(j.at("chosen").at("loss_vs_fp32").get<double>(), 0.001);
@@ -179,6 +188,61 @@ class TestAdvisor : public QObject {
     QCOMPARE(b.candidates[0].layersAtRisk, 1);
     QCOMPARE(b.candidates[0].compensatedElements, int64_t(4096));
     QVERIFY_THROWS_EXCEPTION(ConfigError, adviceFromJson(nlohmann::json::object()));
+    nlohmann::json badRole = j;
+    badRole["gemm_layers"][0]["role"] = "grad_output";  // never shadowed
+    QVERIFY_THROWS_EXCEPTION(ConfigError, adviceFromJson(badRole));
+    nlohmann::json badIndex = j;
+    badIndex["gemm_chosen_index"] = 7;
+    QVERIFY_THROWS_EXCEPTION(ConfigError, adviceFromJson(badIndex));
+  }
+
+  // Point 1 for the GEMM formats: what the shadow says a format does to an
+  // operand is what a run in that format measures, bit for bit, where the
+  // operand is the same: every weight at step 1, and the first product's
+  // input. And the shadow changes nothing of the training.
+  void shadowGemmFiguresEqualRealQuantizedOnes() {
+    auto stepOne = [](const RunConfig& c) {
+      Trainer t(c);
+      StepMetrics first;
+      Trainer::Callbacks cb;
+      cb.onStep = [&](const StepMetrics& m) {
+        if (m.step == 1) first = m;
+      };
+      const RunResult r = t.run(cb);
+      if (r.status != RunStatus::Completed) qFatal("run failed: %s", r.message.c_str());
+      return std::make_pair(first, r.finalLoss);
+    };
+    const std::vector<GemmFormat> formats = {GemmFormat::Fp8E4m3, GemmFormat::Mxfp8, GemmFormat::Mxfp4, GemmFormat::Nvfp4};
+    RunConfig plain = test::smallTrainingRun(OptimizerMode::Bf16Kahan, 3);
+    RunConfig shadowed = plain;
+    shadowed.shadow_gemm_formats = formats;
+    const auto [shadow, shadowLoss] = stepOne(shadowed);
+    QCOMPARE(shadowLoss, stepOne(plain).second);  // bit for bit the same training
+    QVERIFY(shadow.gemmLayers.empty());
+    QCOMPARE(shadow.shadowGemm.size() % (2 * formats.size()), size_t(0));
+    const std::string firstProduct = "transformer.h.0.attn.c_attn";
+    for (GemmFormat f : formats) {
+      RunConfig real = plain;
+      real.plan.gemm_format = f;
+      const StepMetrics measured = stepOne(real).first;
+      int compared = 0;
+      for (const GemmOperandStats& g : measured.gemmLayers) {
+        if (g.role == GemmRole::GradOutput || (g.role == GemmRole::Input && g.layer != firstProduct)) continue;
+        const auto it = std::find_if(shadow.shadowGemm.begin(), shadow.shadowGemm.end(), [&](const GemmOperandStats& s) {
+          return s.layer == g.layer && s.role == g.role && s.format == f;
+        });
+        QVERIFY2(it != shadow.shadowGemm.end(), g.layer.c_str());
+        QVERIFY(it->underflow == g.underflow);  // exactly, not QCOMPARE's fuzzy double
+        QVERIFY(it->saturation == g.saturation);
+        QVERIFY(it->relError == g.relError);
+        QVERIFY(it->dynamicRangeLog2 == g.dynamicRangeLog2);
+        QVERIFY(it->scaleLog2Min == g.scaleLog2Min);
+        QVERIFY(it->scaleLog2Max == g.scaleLog2Max);
+        ++compared;
+      }
+      // Every Linear/Conv1D weight and the tied head's, plus one input.
+      QVERIFY2(compared >= 9, gemmFormatId(f).c_str());
+    }
   }
 
   void atRiskNeedsTheShareAndTwoStandardErrors() {
@@ -253,6 +317,7 @@ class TestAdvisor : public QObject {
     o.base.eval_every = 0;
     o.base.eval_batches = 16;
     o.seeds = {1, 2, 3};
+    o.gemmFormats.clear();  // the recipes are the point here (the GEMM formats: below)
     std::vector<std::string> progress;
     AdvisorCallbacks cb;
     cb.onProgress = [&](int done, int total, const std::string& text) {
@@ -330,8 +395,45 @@ class TestAdvisor : public QObject {
     QVERIFY(a.tolerance >= kMinTolerance && a.tolerance >= 2 * a.fp32Spread);
     // Plain bf16 (nearest writes everywhere) is the README's 0.05-nat gap: rejected.
     for (const AdvisorCandidate& other : a.candidates)
-      if (other.config.mode == OptimizerMode::Bf16Nearest && other.fp32Layers.empty())
+      if (other.config.mode == OptimizerMode::Bf16Nearest && other.fp32Layers.empty() && other.layerRecipes.empty())
         QVERIFY2(*other.lossVsFp32 > a.tolerance, other.rejected.c_str());
+
+    // The GEMM formats: in shadow, for every product's input and weight, the
+    // 4-bit formats lose far more than the 8-bit ones (relative error); on
+    // the chosen plan, the 4-bit ones end behind MXFP8 (the formats
+    // experiment's result), and the suggestion is the fewest bits within tolerance.
+    std::map<std::tuple<std::string, GemmRole>, std::map<GemmFormat, double>> relError;
+    for (const LayerGemmShadow& g : a.gemmLayers) {
+      QVERIFY(g.steps >= 2);  // steps 1 and 40
+      relError[{g.layer, g.role}][g.format] = g.relError;
+    }
+    QVERIFY(relError.count({"lm_head", GemmRole::Weight}));
+    QVERIFY(relError.size() >= 2 * 9);  // 8 block products and the head, input and weight
+    for (const auto& [key, byFormat] : relError) {
+      QCOMPARE(byFormat.size(), o.gemmFormats.size());
+      for (GemmFormat four : {GemmFormat::Mxfp4, GemmFormat::Nvfp4})
+        for (GemmFormat eight : {GemmFormat::Fp8E4m3, GemmFormat::Mxfp8})
+          QVERIFY2(byFormat.at(four) > 2 * byFormat.at(eight), std::get<0>(key).c_str());
+    }
+    QCOMPARE(a.gemmCandidates.size(), o.gemmFormats.size());
+    std::map<GemmFormat, double> gemmLoss;
+    for (const AdvisorCandidate& g : a.gemmCandidates) {
+      QVERIFY2(g.lossVsFp32, g.name.c_str());
+      QCOMPARE(g.stateBytes, c.stateBytes);
+      QVERIFY(g.config.mode == c.config.mode);
+      gemmLoss[g.config.plan.gemm_format] = *g.lossVsFp32;
+      qInfo("%s: %+.4f nats vs fp32 %s", g.name.c_str(), *g.lossVsFp32, g.rejected.c_str());
+    }
+    QVERIFY(gemmLoss.at(GemmFormat::Mxfp4) > gemmLoss.at(GemmFormat::Mxfp8));
+    QVERIFY(gemmLoss.at(GemmFormat::Nvfp4) > gemmLoss.at(GemmFormat::Mxfp8));
+    for (size_t i = 0; i < a.gemmCandidates.size(); ++i) {
+      const AdvisorCandidate& g = a.gemmCandidates[i];
+      QCOMPARE(g.rejected.empty(), static_cast<int>(i) == a.gemmChosen);  // a reason for every other one
+      if (*g.lossVsFp32 > a.tolerance) continue;
+      QVERIFY(a.gemmChosen >= 0);
+      const GemmFormat suggested = a.gemmCandidates[static_cast<size_t>(a.gemmChosen)].config.plan.gemm_format;
+      QVERIFY(gemmBitsPerElement(suggested) <= gemmBitsPerElement(g.config.plan.gemm_format));
+    }
 
     const fs::path dir = o.outDir;
     writeAdviceFiles(dir, a, o.base);
@@ -346,6 +448,12 @@ class TestAdvisor : public QObject {
     const RunConfig planned = RunConfig::fromJson(plan.value);  // a run config `run` accepts
     QVERIFY(planned.mode == c.config.mode);
     QVERIFY(fs::file_size(dir / "report.html") > 1000);
+    QCOMPARE(fs::exists(dir / "plan-gemm.json"), a.gemmChosen >= 0);
+    if (a.gemmChosen >= 0) {
+      const RunConfig gemmPlan = RunConfig::fromJson(readJsonFile(dir / "plan-gemm.json").value);
+      QVERIFY(gemmPlan.plan.gemm_format == a.gemmCandidates[static_cast<size_t>(a.gemmChosen)].config.plan.gemm_format);
+      QVERIFY(gemmPlan.shadow_gemm_formats.empty());
+    }
   }
 };
 

@@ -202,6 +202,18 @@ class TestAdvisorDialog : public QObject {
       QCOMPARE(applied.count(), 1);
       QVERIFY(w.currentConfig().mode == advice.candidates[static_cast<size_t>(advice.chosen)].config.mode);
       QVERIFY(w.currentConfig().plan.recipes == advice.candidates[static_cast<size_t>(advice.chosen)].config.plan.recipes);
+      // The GEMM formats tried on the chosen plan, and the suggested one applied.
+      QCOMPARE(advice.gemmCandidates.size(), AdvisorOptions{}.gemmFormats.size());
+      QVERIFY(dialog->verdictLabel()->text().contains("GEMM formats"));
+      QCOMPARE(dialog->applyGemmButton()->isEnabled(), advice.gemmChosen >= 0);
+      if (advice.gemmChosen >= 0) {
+        const GemmFormat suggested = advice.gemmCandidates[static_cast<size_t>(advice.gemmChosen)].config.plan.gemm_format;
+        QTest::mouseClick(dialog->applyGemmButton(), Qt::LeftButton);
+        QCOMPARE(applied.count(), 2);
+        QVERIFY(w.currentConfig().plan.gemm_format == suggested);
+        QCOMPARE(w.layerPanel()->itemForPath("transformer.h.0.mlp.c_fc")->text(LayerTreePanel::GemmFormatColumn),
+                 QString::fromStdString(gemmFormatId(suggested)));
+      }
     }
     if (!qEnvironmentVariableIsEmpty("PLAB_SCREENSHOT")) dialog->move(w.geometry().topLeft() + QPoint(300, 60));
     QVERIFY(plab::test::saveScreenIfAsked(1000));

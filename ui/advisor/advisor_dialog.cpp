@@ -50,6 +50,27 @@ QTableWidget* table(const char* name, const QStringList& headers) {
 
 QString shadowCell(double lost, double se) { return percent(lost) + " ± " + percent(se); }
 
+// The GEMM formats tried on the chosen plan, one phrase each.
+QString gemmVerdict(const plab::Advice& advice) {
+  if (advice.gemmCandidates.empty()) return {};
+  QStringList parts;
+  for (const plab::AdvisorCandidate& c : advice.gemmCandidates) {
+    const bool within = c.lossVsFp32 && *c.lossVsFp32 <= advice.tolerance && c.rejected.find("failed") == std::string::npos;
+    parts << QString("%1 %2 (%3)")
+                 .arg(QString::fromStdString(plab::gemmFormatId(c.config.plan.gemm_format)),
+                      c.lossVsFp32 ? nats(*c.lossVsFp32) : QString("?"), within ? "within" : "over");
+  }
+  QString text = "<br><b>GEMM formats</b> on the chosen plan (simulated), loss vs fp32: " + parts.join(", ") + ". ";
+  if (advice.gemmChosen >= 0)
+    text += "Fewest bits within the tolerance: <b>" +
+            QString::fromStdString(plab::gemmFormatId(
+                advice.gemmCandidates[static_cast<size_t>(advice.gemmChosen)].config.plan.gemm_format)) +
+            "</b>.";
+  else
+    text += "None within the tolerance: keep bf16 products.";
+  return text;
+}
+
 }  // namespace
 
 AdvisorDialog::AdvisorDialog(const plab::RunConfig& base, QWidget* parent)
@@ -63,7 +84,8 @@ AdvisorDialog::AdvisorDialog(const plab::RunConfig& base, QWidget* parent)
       "Finds the cheapest plan whose validation loss stays within a tolerance of fp32's, by measurement: "
       "one fp32 run measures per layer what a bf16 nearest, stochastic and Kahan write would lose (shadow), "
       "candidate plans are built from those figures, and each is trained against fp32 on the same batches "
-      "over the seeds. Model, data and hyper-parameters are the current settings.");
+      "over the seeds; then the chosen plan is tried with every matrix product in fp8 and MX formats "
+      "(simulated; measured in shadow too). Model, data and hyper-parameters are the current settings.");
   intro->setWordWrap(true);
   layout->addWidget(intro);
 
@@ -143,6 +165,11 @@ AdvisorDialog::AdvisorDialog(const plab::RunConfig& base, QWidget* parent)
   apply_->setObjectName("advisorApply");
   apply_->setEnabled(false);
   apply_->setToolTip("Set the optimizer mode and the layer plan of the selected candidate (the chosen one at first)");
+  applyGemm_ = box->addButton("Apply with suggested GEMM format", QDialogButtonBox::ActionRole);
+  applyGemm_->setObjectName("advisorApplyGemm");
+  applyGemm_->setEnabled(false);
+  applyGemm_->setToolTip("Set the chosen plan with every matrix product in the GEMM format the advisor confirmed "
+                         "with the fewest bits per element (simulated)");
   box->addButton(QDialogButtonBox::Close);
   layout->addWidget(box);
 
@@ -152,6 +179,7 @@ AdvisorDialog::AdvisorDialog(const plab::RunConfig& base, QWidget* parent)
     status_->setText("stopping after the current step…");
   });
   connect(apply_, &QPushButton::clicked, this, &AdvisorDialog::applySelected);
+  connect(applyGemm_, &QPushButton::clicked, this, &AdvisorDialog::applySuggestedGemmFormat);
   connect(box, &QDialogButtonBox::rejected, this, &QDialog::close);
   connect(candidates_, &QTableWidget::itemSelectionChanged, this, [this] {
     const int row = candidates_->currentRow();
@@ -194,6 +222,7 @@ void AdvisorDialog::start() {
   verdict_->clear();
   log_->clear();
   apply_->setEnabled(false);
+  applyGemm_->setEnabled(false);
   start_->setEnabled(false);
   stop_->setEnabled(true);
   for (QWidget* w : {static_cast<QWidget*>(steps_), static_cast<QWidget*>(seeds_), static_cast<QWidget*>(tolerance_)})
@@ -271,8 +300,16 @@ void AdvisorDialog::showAdvice(const plab::Advice& advice) {
     text += QString(" Shadow run's mean step time vs the fp32 runs': %1%2 (it runs first, warm-up included).")
                 .arg(*advice.shadowOverhead >= 0 ? "+" : "")
                 .arg(percent(*advice.shadowOverhead, 0));
+  text += gemmVerdict(advice);
   verdict_->setText(text);
   apply_->setEnabled(candidates_->currentRow() >= 0 && !running());
+  applyGemm_->setEnabled(advice.gemmChosen >= 0 && !running());
+  applyGemm_->setText(advice.gemmChosen >= 0
+                          ? "Apply with " +
+                                QString::fromStdString(plab::gemmFormatId(
+                                    advice.gemmCandidates[static_cast<size_t>(advice.gemmChosen)].config.plan.gemm_format)) +
+                                " GEMMs"
+                          : "Apply with suggested GEMM format");
 }
 
 void AdvisorDialog::applySelected() {
@@ -281,6 +318,13 @@ void AdvisorDialog::applySelected() {
   emit planApplied(advice_.candidates[static_cast<size_t>(row)].config);
   status_->setText("applied " + QString::fromStdString(advice_.candidates[static_cast<size_t>(row)].name) +
                    " to the layer plan and the optimizer mode");
+}
+
+void AdvisorDialog::applySuggestedGemmFormat() {
+  if (advice_.gemmChosen < 0 || advice_.gemmChosen >= static_cast<int>(advice_.gemmCandidates.size())) return;
+  const plab::AdvisorCandidate& c = advice_.gemmCandidates[static_cast<size_t>(advice_.gemmChosen)];
+  emit planApplied(c.config);
+  status_->setText("applied " + QString::fromStdString(c.name) + " to the layer plan and the optimizer mode");
 }
 
 void AdvisorDialog::closeEvent(QCloseEvent* event) {

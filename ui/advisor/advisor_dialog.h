@@ -43,6 +43,7 @@ class AdvisorDialog : public QDialog {
   QPushButton* startButton() const { return start_; }
   QPushButton* stopButton() const { return stop_; }
   QPushButton* applyButton() const { return apply_; }
+  QPushButton* applyGemmButton() const { return applyGemm_; }
   QProgressBar* progressBar() const { return progress_; }
   QTableWidget* candidatesTable() const { return candidates_; }
   QTableWidget* layersTable() const { return layers_; }
@@ -58,6 +59,7 @@ class AdvisorDialog : public QDialog {
  private:
   void finished();
   void applySelected();
+  void applySuggestedGemmFormat();
   plab::RunConfig base_;
   plab::Advice advice_;
   AdvisorRunner* runner_;
@@ -67,6 +69,7 @@ class AdvisorDialog : public QDialog {
   QPushButton* start_;
   QPushButton* stop_;
   QPushButton* apply_;
+  QPushButton* applyGemm_;
   QProgressBar* progress_;
   QLabel* status_;
   QLabel* verdict_;
