@@ -8,13 +8,17 @@
 // each row's time divided by that round's bf16 time, so load that comes and
 // goes moves both alike. The row "+stats" is nvfp4 with the precision-debugger
 // statistics (gemm_layers) measured on every step; the statistics' cost at a
-// cadence of N steps is (stats row - nvfp4 row) / N of a step.
+// cadence of N steps is (stats row - nvfp4 row) / N of a step. "cpu ms" and
+// "cpu vs bf16" are the same for the process's CPU time during the step (all
+// threads): on a shared machine, where other processes take turns on the
+// cores, they move less than wall time (with 1 thread, the step's own work).
 //   bench_gemm_formats [config.json] [batch=8] [seq=128] [rounds=8] [warmup=2] [threads=0: OMP_NUM_THREADS or all]
 //                      [formats=all: e.g. "mxfp8,nvfp4"; bf16 and the stats row always run]
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -32,6 +36,12 @@ using namespace plab;
 
 namespace {
 
+double processCpuMs() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
@@ -45,7 +55,7 @@ struct Row {
   std::shared_ptr<CausalLM> model;
   std::unique_ptr<PrecisionAdamW> optimizer;
   GemmStatsCollector collector;
-  std::vector<double> ms, ratios;
+  std::vector<double> ms, ratios, cpuMs, cpuRatios;
   size_t statsEntries = 0;
 };
 
@@ -90,31 +100,39 @@ int main(int argc, char** argv) {
   torch::manual_seed(2);
   const torch::Tensor ids = torch::randint(config.vocab_size, {batch, seq + 1}, torch::kInt64);
   const torch::Tensor inputs = ids.narrow(1, 0, seq), targets = ids.narrow(1, 1, seq);
+  double cpu = 0;  // the last step's CPU time
   auto step = [&](Row& r) {
+    const double c0 = processCpuMs();
     const auto t0 = std::chrono::steady_clock::now();
     r.optimizer->zeroGrad();
     if (r.stats) r.collector.arm();
     r.model->loss(inputs, targets).backward();
     if (r.stats) r.statsEntries = r.collector.disarm().size();
     r.optimizer->step(1e-5, false);
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    cpu = processCpuMs() - c0;
+    return wall;
   };
 
   for (int round = 0; round < warmup + rounds; ++round) {
-    std::vector<double> t(rows.size());
+    std::vector<double> t(rows.size()), c(rows.size());
     for (size_t k = 0; k < rows.size(); ++k) {
       const size_t i = (k + round) % rows.size();  // the order rotates
       t[i] = step(*rows[i]);
+      c[i] = cpu;
     }
     if (round < warmup) continue;
     for (size_t i = 0; i < rows.size(); ++i) {
       rows[i]->ms.push_back(t[i]);
       rows[i]->ratios.push_back(t[i] / t[0]);
+      rows[i]->cpuMs.push_back(c[i]);
+      rows[i]->cpuRatios.push_back(c[i] / c[0]);
     }
   }
-  std::printf("%-12s %10s %9s\n", "gemm format", "step ms", "vs bf16");
+  std::printf("%-12s %10s %9s %10s %12s\n", "gemm format", "step ms", "vs bf16", "cpu ms", "cpu vs bf16");
   for (const auto& r : rows)
-    std::printf("%-12s %10.1f %8.2fx%s\n", r->label.c_str(), median(r->ms), median(r->ratios),
+    std::printf("%-12s %10.1f %8.2fx %10.1f %11.2fx%s\n", r->label.c_str(), median(r->ms), median(r->ratios),
+                median(r->cpuMs), median(r->cpuRatios),
                 r->stats ? ("  (" + std::to_string(r->statsEntries) + " operands measured)").c_str() : "");
   double nv = 0;
   for (const auto& r : rows)

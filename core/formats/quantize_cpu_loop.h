@@ -59,14 +59,53 @@ void PLAB_QUANTIZE_JOIN(quantizeColumnTiles, PLAB_QUANTIZE_VARIANT)(const Quanti
 
 // Only the scale codes of blocks [first, last) (row blocks) or tiles
 // [first, last) (blocks down the columns), into blockScales.
+// (Groups of blocks: first each block's largest magnitude, a whole block in
+// a loop of fixed length, then the codes of the group in one loop, which
+// vectorises.)
+template <int kSize, typename In>
+uint32_t PLAB_QUANTIZE_JOIN(blockLargest, PLAB_QUANTIZE_VARIANT)(const In* in, int64_t begin, int64_t end) {
+  if (end - begin != kSize) return largestMagnitudeBits(in, begin, end);
+  uint32_t largest = 0;
+  for (int i = 0; i < kSize; ++i) {
+    const uint32_t m = magnitudeBits(loadInput(in, begin + i));
+    largest = m > largest ? m : largest;
+  }
+  return largest;
+}
+
+template <int kSize, typename In>
+void PLAB_QUANTIZE_JOIN(blockCodesOf, PLAB_QUANTIZE_VARIANT)(const QuantizeArgs& a, const In* in, float tensorScale,
+                                                             int64_t first, int64_t last) {
+  constexpr int64_t kGroup = 256;
+  uint32_t largest[kGroup];
+  for (int64_t g = first; g < last; g += kGroup) {
+    const int64_t count = last - g < kGroup ? last - g : kGroup;
+    for (int64_t j = 0; j < count; ++j) {
+      int64_t begin, end;
+      blockRange(a, g + j, &begin, &end);
+      largest[j] = PLAB_QUANTIZE_JOIN(blockLargest, PLAB_QUANTIZE_VARIANT)<kSize>(in, begin, end);
+    }
+    uint8_t* codes = a.blockScales + g;
+    if (a.scheme == Scheme::Nvfp4) {
+      for (int64_t j = 0; j < count; ++j) codes[j] = nvfp4BlockScale(amaxOfBits(largest[j]), tensorScale);
+    } else {
+      const int maxPow2 = a.scheme == Scheme::Mxfp8 ? kE4m3MaxPow2 : kE2m1MaxPow2;
+      for (int64_t j = 0; j < count; ++j) codes[j] = mxScaleFloor(amaxOfBits(largest[j]), maxPow2);
+    }
+  }
+}
+
 void PLAB_QUANTIZE_JOIN(blockCodes, PLAB_QUANTIZE_VARIANT)(const QuantizeArgs& a, float tensorScale, int64_t first,
                                                            int64_t last) {
-  for (int64_t b = first; b < last; ++b) {
-    int64_t begin, end;
-    blockRange(a, b, &begin, &end);
-    const uint32_t largest = a.inBf16 ? largestMagnitudeBits(static_cast<const uint16_t*>(a.in), begin, end)
-                                      : largestMagnitudeBits(static_cast<const float*>(a.in), begin, end);
-    a.blockScales[b] = blockScaleCode(a.scheme, amaxOfBits(largest), tensorScale);
+  const bool nvfp4 = a.scheme == Scheme::Nvfp4;
+  if (a.inBf16) {
+    const auto* in = static_cast<const uint16_t*>(a.in);
+    if (nvfp4) PLAB_QUANTIZE_JOIN(blockCodesOf, PLAB_QUANTIZE_VARIANT)<kNvfp4Block>(a, in, tensorScale, first, last);
+    else PLAB_QUANTIZE_JOIN(blockCodesOf, PLAB_QUANTIZE_VARIANT)<kMxBlock>(a, in, tensorScale, first, last);
+  } else {
+    const auto* in = static_cast<const float*>(a.in);
+    if (nvfp4) PLAB_QUANTIZE_JOIN(blockCodesOf, PLAB_QUANTIZE_VARIANT)<kNvfp4Block>(a, in, tensorScale, first, last);
+    else PLAB_QUANTIZE_JOIN(blockCodesOf, PLAB_QUANTIZE_VARIANT)<kMxBlock>(a, in, tensorScale, first, last);
   }
 }
 
