@@ -117,8 +117,8 @@ std::string gemmSectionHtml(const Advice& a) {
       << (c.lossVsFp32 ? signedFixed(c.ciLow, 4) + " to " + signedFixed(c.ciHigh, 4) : "–") << "</td><td>"
       << (chosen ? "chosen" : escapeXml(c.rejected)) << "</td></tr>\n";
   }
-  h << "</table>\n<p>In shadow, during the fp32 run: each layer's input and weight quantized in each format on the "
-       "statistics steps (means): relative error ‖Q(x) − x‖ / ‖x‖, underflow (non-zero elements that quantize to "
+  h << "</table>\n<p>In shadow, during the fp32 run: each layer's input and weight quantized in each format on step 1 and "
+       "every second window (means): relative error ‖Q(x) − x‖ / ‖x‖, underflow (non-zero elements that quantize to "
        "zero) and saturation. The output gradient is not shadowed.</p>\n<table><tr><th>layer</th><th>format</th>"
        "<th>input rel. error</th><th>input underflow</th><th>weight rel. error</th><th>weight underflow</th>"
        "<th>saturation (in / w)</th></tr>\n";
