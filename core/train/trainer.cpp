@@ -10,15 +10,11 @@
 #include <random>
 #include <sstream>
 
-#include "advisor/shadow_recipes.h"
 #include "data/text_dataset.h"
 #include "distributed/data_parallel.h"
 #include "distributed/sharded_adamw.h"
-#include "formats/gemm_stats.h"
 #include "model/model_factory.h"
 #include "model/module_tree.h"
-#include "model/quantized_linear.h"
-#include "model/shadow_gemm.h"
 #include "precision/decay_effect.h"
 #include "precision/loss_scale/dynamic_loss_scale.h"
 #include "precision/param_recipes.h"
@@ -30,6 +26,7 @@
 #include "train/metrics_writer.h"
 #include "train/model_loading.h"
 #include "train/run_peak.h"
+#include "train/step_probes.h"
 #include "util/step_memory.h"
 #include "util/atomic_file.h"
 #include "train/torch_runtime.h"
@@ -232,21 +229,12 @@ class Session {
     // source copies) then live on the training device.
     model_->to(device);
     params_ = applyPrecisionPlan(*model_, cfg_.plan, cfg_.mode);
-    if (cfg_.plan.usesLowPrecisionGemms() && cfg_.mode != OptimizerMode::Fp32AdamW) {
-      gemmStats_ = std::make_unique<GemmStatsCollector>();  // the quantized operands' statistics (gemm_layers)
-      attachGemmStats(*model_, gemmStats_.get());
-    }
-    if (!cfg_.shadow_gemm_formats.empty()) {  // the advisor's candidate formats, on the bf16 products
-      shadowGemm_ = std::make_unique<ShadowGemm>(cfg_.shadow_gemm_formats);
-      attachShadowGemm(*model_, shadowGemm_.get());
-    }
     UpdateStatsOptions statsOptions;
     statsOptions.window = cfg_.update_window;
     optimizer_ = std::make_unique<ShardedAdamW>(params_, cfg_.mode, cfg_.adamw, cfg_.seed, statsOptions, *dp_,
                                                 optimizerStateSharding(world_.worldSize));
     for (TrainableParam& p : params_) p.fp32Source = torch::Tensor();  // adopted by the optimizer (its owner's)
-    if (cfg_.shadow_recipes)  // the advisor's per-layer figures (advisor/shadow_recipes.h)
-      shadow_ = std::make_unique<ShadowRecipes>(params_, cfg_.update_window > 0 ? cfg_.update_window : 20, cfg_.seed);
+    probes_ = std::make_unique<StepProbes>(*model_, cfg_, params_);
     if (modeScalesLoss(cfg_.mode)) {
       LossScaleConfig lossScale;
       lossScale.initScale = cfg_.loss_scale_init;
@@ -377,12 +365,7 @@ class Session {
       torch::Tensor lossSum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device_));
       // A statistics step: the optimizer's per-layer figures and the quantized operands'.
       const bool collect = step % cfg_.layer_stats_every == 0 || step == 1;
-      if (gemmStats_ && collect) gemmStats_->arm();
-      // The shadow formats on step 1 and every second window only: four
-      // quantizations of every input and weight cost 2-3 plain steps (the
-      // advisor's shadow run stays within 30 % of a plain run).
-      const int64_t shadowGemmEvery = 2 * (cfg_.update_window > 0 ? cfg_.update_window : 20);
-      if (shadowGemm_ && (step == 1 || step % shadowGemmEvery == 0)) shadowGemm_->arm();
+      probes_->beforeForward(step, collect);
       for (int64_t micro = 0; micro < cfg_.grad_accum; ++micro) {
         auto [inputs, targets] = dataset_->trainBatch(cfg_.batch_size, rng_);  // the same global batch on every rank
         torch::Tensor loss = model_->loss(dp_->localRows(inputs).to(device_), dp_->localRows(targets).to(device_));
@@ -390,8 +373,7 @@ class Session {
         (scaler_ ? scaler_->scaleLoss(share) : share).backward();  // scaler.scale(loss).backward()
         lossSum += loss.detach().to(torch::kDouble);
       }
-      if (gemmStats_ && gemmStats_->armed()) m.gemmLayers = gemmStats_->disarm();
-      if (shadowGemm_ && shadowGemm_->armed()) m.shadowGemm = shadowGemm_->disarm();
+      probes_->afterBackward(m);
       m.loss = dp_->mean(lossSum.item<double>() / static_cast<double>(cfg_.grad_accum),
                          "the loss of step " + std::to_string(step));
       dp_->averageGradients(params_, "the gradients of step " + std::to_string(step));
@@ -411,9 +393,9 @@ class Session {
 
       // GradScaler.step: a step with Inf/NaN gradients leaves weights,
       // moments and step counts alone; then GradScaler.update.
-      if (shadow_ && !skip) shadow_->beforeStep();
+      if (!skip) probes_->beforeOptimizerStep();
       const OptimizerStepStats stats = skip ? OptimizerStepStats{} : optimizer_->step(m.lr, collect);
-      if (shadow_ && !skip) m.shadowRecipes = shadow_->afterStep();
+      if (!skip) probes_->afterOptimizerStep(m);
       if (scaler_) scaler_->update();
       if (skip) {
         ++skippedSteps_;
@@ -553,9 +535,7 @@ class Session {
   std::vector<TrainableParam> params_;
   std::unique_ptr<ShardedAdamW> optimizer_;  // ZeRO-1 over the ranks, or one PrecisionAdamW
   std::optional<DynamicLossScale> scaler_;   // fp16-mixed only
-  std::unique_ptr<ShadowRecipes> shadow_;    // runs with shadow_recipes only
-  std::unique_ptr<GemmStatsCollector> gemmStats_;  // runs with GEMM formats other than bf16 only
-  std::unique_ptr<ShadowGemm> shadowGemm_;         // runs with shadow_gemm_formats only
+  std::unique_ptr<StepProbes> probes_;       // GEMM operand statistics and the advisor's shadows
   int64_t skippedSteps_ = 0;                 // this process's, resumed runs counting from their first step
   std::vector<std::pair<torch::Tensor, torch::Tensor>> valBatches_;
   std::unique_ptr<MetricsWriter> writer_;
