@@ -37,8 +37,12 @@ formats::Scheme schemeOf(GemmFormat f, GemmRole role) {
 torch::Tensor emptyOnHugePages(at::IntArrayRef sizes, const torch::TensorOptions& options) {
   torch::Tensor t = torch::empty(sizes, options);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
+  // Only from 64 MiB on: glibc may serve anything up to 32 MiB (its largest
+  // mmap threshold) from heaps it reuses, where the hint would outlive the
+  // tensor and reach other allocations (with the hint from 4 MiB on, the
+  // bf16 rows of bench_gemm_formats, which never quantize, ran 9 % slower).
   constexpr uintptr_t kHugePage = uintptr_t(2) << 20;
-  if (t.is_cpu() && t.nbytes() >= 2 * kHugePage) {
+  if (t.is_cpu() && t.nbytes() >= (uintptr_t(64) << 20)) {
     const auto start = reinterpret_cast<uintptr_t>(t.data_ptr());
     const uintptr_t begin = (start + kHugePage - 1) & ~(kHugePage - 1), end = (start + t.nbytes()) & ~(kHugePage - 1);
     if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // a hint only
