@@ -26,6 +26,7 @@
 #include "train/metrics_writer.h"
 #include "train/model_loading.h"
 #include "train/run_peak.h"
+#include "train/running_statistics.h"
 #include "train/step_probes.h"
 #include "util/step_memory.h"
 #include "util/atomic_file.h"
@@ -136,27 +137,6 @@ double gradNorm(const std::vector<TrainableParam>& params) {
   }
   if (sums.empty()) return 0.0;
   return std::sqrt(torch::stack(sums).to(torch::kDouble).sum().item<double>());
-}
-
-LayerStepMetrics layerMetrics(const LayerUpdateStats& s) {
-  LayerStepMetrics l;
-  l.layer = s.layer;
-  l.roundedAwayFraction = s.intendedNonZero > 0 ? double(s.roundedAway) / double(s.intendedNonZero) : 0.0;
-  l.updateRatio = s.intendedNormSq > 0 ? std::sqrt(s.effectiveNormSq / s.intendedNormSq) : 1.0;
-  return l;
-}
-
-// Pending is reported where something holds it (Kahan's buffer, mixed's
-// master copy), else left out.
-LayerWindowMetrics windowMetrics(const LayerWindowStats& s, bool holdsPending) {
-  LayerWindowMetrics w;
-  w.layer = s.layer;
-  w.updateLost = s.updateLost();
-  w.updateError = s.updateError();
-  w.updateLostStdError = s.updateLostStdError();
-  if (holdsPending) w.updatePending = s.updatePending();
-  w.elements = s.trackedElements;
-  return w;
 }
 
 void scaleGrads(const std::vector<TrainableParam>& params, double factor) {
@@ -275,7 +255,7 @@ class Session {
     info.fp32Baseline = fp32AdamWBaseline(info.parameterCount);
     info.optimizerMode = optimizerModeId(cfg_.mode);
     info.momentPrecision = momentPrecisionOf(params_, cfg_.mode, cfg_.adamw);
-    pendingLayers_ = layersHoldingPending(params_, cfg_.mode);
+    statistics_.emplace(layersHoldingPending(params_, cfg_.mode));
     // Weight decay at every step of the schedule, in the bf16 layers' recipe
     // (fp32 layers, and every layer without bf16 ones, decay as fp32 does).
     const OptimizerMode decayMode = info.bf16ParameterCount > 0 ? cfg_.mode : OptimizerMode::Fp32AdamW;
@@ -402,30 +382,7 @@ class Session {
         log("step " + std::to_string(step) + ": Inf/NaN in the fp16 gradients at loss scale " + fmt(*m.lossScale) +
             ": step skipped, scale now " + fmt(scaler_->scale()));
       }
-      if (collect && !skip) {
-        for (const LayerUpdateStats& s : stats.layers) m.layers.push_back(layerMetrics(s));
-        const LayerStepMetrics total = layerMetrics(totalOf(stats.layers));
-        // Only measuring steps carry the totals; the others leave them unset.
-        m.roundedAwayFraction = total.roundedAwayFraction;
-        m.updateRatio = total.updateRatio;
-        lastRoundedAway_ = total.roundedAwayFraction;
-        lastStatsStep_ = step;
-        roundedAwaySum_ += lastRoundedAway_;
-        ++roundedAwayCount_;
-      }
-      if (!stats.window.empty()) {
-        for (const LayerWindowStats& w : stats.window)
-          m.windowLayers.push_back(windowMetrics(w, pendingLayers_.count(w.layer) > 0));
-        const LayerWindowMetrics total = windowMetrics(totalOf(stats.window), !pendingLayers_.empty());
-        m.updateLost = total.updateLost;
-        m.updateError = total.updateError;
-        m.updateLostStdError = total.updateLostStdError;
-        m.updatePending = total.updatePending;
-        updateLostSum_ += *m.updateLost;
-        updateErrorSum_ += *m.updateError;
-        updateLostVarianceSum_ += *m.updateLostStdError * *m.updateLostStdError;
-        ++windowCount_;
-      }
+      statistics_->add(step, collect && !skip, stats, m);
       m.memory = optimizer_->measuredMemory();
       if (probe)
         if (const auto probed = peak_->add(step, *probe, stateAtStart))
@@ -441,11 +398,7 @@ class Session {
         m.valLoss = evaluate();
         lastValLoss_ = m.valLoss;
         log("step " + std::to_string(step) + "/" + std::to_string(cfg_.steps) + ": train loss " + fmt(m.loss) +
-            ", val loss " + fmt(*m.valLoss) +
-            (lastStatsStep_ > 0 ? ", rounded away " + fmt(100 * lastRoundedAway_, 3) + "% (step " +
-                                      std::to_string(lastStatsStep_) + ")"
-                                : "") +
-            (windowCount_ > 0 ? ", update lost " + fmt(100 * updateLostSum_ / double(windowCount_), 3) + "%" : ""));
+            ", val loss " + fmt(*m.valLoss) + statistics_->logSuffix());
       }
       m.elapsedSeconds = std::chrono::duration<double>(Clock::now() - start).count() - pausedSeconds;
       record(m);
@@ -503,13 +456,7 @@ class Session {
       r.skippedSteps = skippedSteps_;
       r.finalLossScale = scaler_->scale();
     }
-    r.meanRoundedAwayFraction = roundedAwayCount_ > 0 ? roundedAwaySum_ / double(roundedAwayCount_) : 0.0;
-    if (windowCount_ > 0) {
-      r.meanUpdateLost = updateLostSum_ / double(windowCount_);
-      r.meanUpdateError = updateErrorSum_ / double(windowCount_);
-      // Windows are taken as independent: the mean's se is sqrt(sum se^2) / n.
-      r.meanUpdateLostStdError = std::sqrt(updateLostVarianceSum_) / double(windowCount_);
-    }
+    if (statistics_) statistics_->fill(r);
     const double baseline = double(info_.fp32Baseline.total());
     r.memorySavedFraction = baseline > 0 ? 1.0 - double(r.memory.total()) / baseline : 0.0;
     return r;
@@ -545,13 +492,7 @@ class Session {
   RunStatus status_ = RunStatus::Failed;
   std::string message_;
   double trainSeconds_ = 0;
-  double lastRoundedAway_ = 0;  // for the log line, with the step that measured it
-  int64_t lastStatsStep_ = 0;
-  double roundedAwaySum_ = 0;
-  std::set<std::string> pendingLayers_;  // layers whose recipe holds pending update (Kahan, master)
-  int64_t roundedAwayCount_ = 0;
-  double updateLostSum_ = 0, updateErrorSum_ = 0, updateLostVarianceSum_ = 0;
-  int64_t windowCount_ = 0;
+  std::optional<RunningStatistics> statistics_;  // set up with the optimizer
   std::optional<double> lastValLoss_;
 };
 
