@@ -5,7 +5,9 @@
 // alternating; "ms" and "ref ms" are medians over the rounds and "vs ref" the
 // median of each round's ratio, so a load that comes and goes moves both alike.
 // The first row pairs the reference with itself: how near 1.00 it reads is
-// the run's noise. GB/s counts 4 bytes read and 4 written per element.
+// the run's noise. GB/s counts 4 bytes read and 4 written per element. The
+// "bf16 in" rows quantize the same tensor rounded to bf16 ("cols": blocks down
+// the columns, quantizeDequantizeColumns), as a bf16 model's operands are.
 //   bench_quantize [rows=4096] [cols=4096] [rounds=15] [threads=1]
 #include <torch/torch.h>
 
@@ -58,6 +60,14 @@ int main(int argc, char** argv) {
   for (GemmFormat f : allGemmFormats())
     table.push_back({gemmFormatId(f), [&x, f] { quantizeDequantize(x, f, GemmRole::Input); }});
   table.push_back({"fp8-e4m3 grad-output", [&x] { quantizeDequantize(x, GemmFormat::Fp8E4m3, GemmRole::GradOutput); }});
+  // A bf16 input (a bf16 model's operands): the quantizers read it through
+  // tables of the element function's values (formats/quantize_cpu.cpp).
+  const torch::Tensor xb = x.to(torch::kBFloat16);
+  for (GemmFormat f : allGemmFormats())
+    if (f != GemmFormat::Bf16)
+      table.push_back({gemmFormatId(f) + " bf16 in", [&xb, f] { quantizeDequantize(xb, f, GemmRole::Input); }});
+  for (GemmFormat f : {GemmFormat::Mxfp8, GemmFormat::Nvfp4})
+    table.push_back({gemmFormatId(f) + " bf16 cols", [&xb, f] { quantizeDequantizeColumns(xb, f, GemmRole::Input); }});
   for (const Row& r : table) {
     r.run();  // warm-up: page in the output
     reference();

@@ -31,8 +31,12 @@ constexpr int64_t kPatterns = 65536;     // bf16 inputs: entries of one table
 // An elementwise scheme takes the table from this many elements on; below
 // it, the element function on each element costs less than the table.
 constexpr int64_t kTableMinElements = int64_t(1) << 17;
-// A block scheme takes the tables where they hold at most half as many
-// entries (65,536 per scale code in use) as the tensor has elements.
+// A block scheme takes the tables from this many elements on (the tied
+// head's operands; below it the tables' set-up outweighs them: with tables
+// from 2^17 elements on, mxfp8 steps ran slower on 2 threads), where they
+// hold at most half as many entries (65,536 per scale code in use) as the
+// tensor has elements.
+constexpr int64_t kBlockTableMinElements = int64_t(1) << 22;
 constexpr int64_t kElementsPerTableEntry = 2;
 
 using Largest = uint32_t (*)(const QuantizeArgs&, int64_t, int64_t);
@@ -128,7 +132,7 @@ bool buildCodeTables(const QuantizeArgs& a, float tensorScale, const VariantLoop
   for (int c = 0; c < 256; ++c)
     if (used[c]) codes.push_back(static_cast<uint8_t>(c));
   const int64_t entries = static_cast<int64_t>(codes.size()) * kPatterns;
-  if (entries * kElementsPerTableEntry > a.rows * a.cols) return false;
+  if (a.rows * a.cols < kBlockTableMinElements || entries * kElementsPerTableEntry > a.rows * a.cols) return false;
   tables.storage.resize(static_cast<std::size_t>(entries));
   for (std::size_t k = 0; k < codes.size(); ++k) tables.of[codes[k]] = tables.storage.data() + k * kPatterns;
   parallelChunks(static_cast<int64_t>(codes.size()), 1, [&](int64_t first, int64_t last) {
@@ -141,6 +145,7 @@ bool buildCodeTables(const QuantizeArgs& a, float tensorScale, const VariantLoop
 // A block scheme along the rows through the tables; false (nothing
 // written but the codes) where the rule says no tables.
 bool tableBlocks(const QuantizeArgs& a, float tensorScale, const VariantLoops& loops) {
+  if (a.rows * a.cols < kBlockTableMinElements) return false;
   const int64_t blocks = a.rows * blocksPerRow(a.scheme, a.cols);
   parallelChunks(blocks, kBlocksPerTask, [&](int64_t first, int64_t last) { loops.blockCodes(a, tensorScale, first, last); });
   CodeTables tables;
@@ -159,6 +164,7 @@ bool tableBlocks(const QuantizeArgs& a, float tensorScale, const VariantLoops& l
 
 // The same down the columns (quantize_column_tile.h's tiles).
 bool tableColumns(const QuantizeArgs& a, float tensorScale, const VariantLoops& loops) {
+  if (a.rows * a.cols < kBlockTableMinElements) return false;
   const int64_t size = blockSizeOf(a.scheme);
   const int64_t tiles = (a.rows + size - 1) / size * columnTilesPerGroup(a.cols);
   parallelChunks(tiles, 4, [&](int64_t first, int64_t last) { loops.columnTileCodes(a, tensorScale, first, last); });
