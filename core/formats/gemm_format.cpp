@@ -1,11 +1,5 @@
 #include "formats/gemm_format.h"
 
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
-
-#include <cstdint>
-
 #include "formats/quantize_kernels.h"
 #include "util/errors.h"
 
@@ -34,23 +28,6 @@ formats::Scheme schemeOf(GemmFormat f, GemmRole role) {
 
 }  // namespace formats
 
-torch::Tensor emptyOnHugePages(at::IntArrayRef sizes, const torch::TensorOptions& options) {
-  torch::Tensor t = torch::empty(sizes, options);
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  // Only from 64 MiB on: glibc may serve anything up to 32 MiB (its largest
-  // mmap threshold) from heaps it reuses, where the hint would outlive the
-  // tensor and reach other allocations (with the hint from 4 MiB on, the
-  // bf16 rows of bench_gemm_formats, which never quantize, ran 9 % slower).
-  constexpr uintptr_t kHugePage = uintptr_t(2) << 20;
-  if (t.is_cpu() && t.nbytes() >= (uintptr_t(64) << 20)) {
-    const auto start = reinterpret_cast<uintptr_t>(t.data_ptr());
-    const uintptr_t begin = (start + kHugePage - 1) & ~(kHugePage - 1), end = (start + t.nbytes()) & ~(kHugePage - 1);
-    if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // a hint only
-  }
-#endif
-  return t;
-}
-
 QuantizedTensor quantizeDequantize(const torch::Tensor& x, GemmFormat format, GemmRole role) {
   if (x.scalar_type() != torch::kFloat32 && x.scalar_type() != torch::kBFloat16)
     throw std::invalid_argument("quantizeDequantize: fp32 or bf16 input expected, got " +
@@ -63,7 +40,7 @@ QuantizedTensor quantizeDequantize(const torch::Tensor& x, GemmFormat format, Ge
   a.cols = in.dim() == 0 ? 1 : in.size(-1);
   a.rows = a.cols == 0 ? 0 : in.numel() / a.cols;
   QuantizedTensor q;
-  q.values = emptyOnHugePages(in.sizes(), in.options().dtype(torch::kFloat32));
+  q.values = torch::empty(in.sizes(), in.options().dtype(torch::kFloat32));
   a.out = q.values.data_ptr<float>();
   const int64_t perRow = formats::blocksPerRow(a.scheme, a.cols);
   if (perRow > 0) {
@@ -105,7 +82,7 @@ QuantizedTensor quantizeDequantizeColumns(const torch::Tensor& x, GemmFormat for
   a.rows = in.size(0);
   a.cols = in.size(1);
   QuantizedTensor q;
-  q.values = emptyOnHugePages(in.sizes(), in.options().dtype(torch::kFloat32));
+  q.values = torch::empty(in.sizes(), in.options().dtype(torch::kFloat32));
   a.out = q.values.data_ptr<float>();
   q.blockScales = torch::empty({a.cols, formats::blocksPerRow(scheme, a.rows)}, in.options().dtype(torch::kUInt8));
   a.blockScales = q.blockScales.data_ptr<uint8_t>();

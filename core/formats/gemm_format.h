@@ -32,11 +32,4 @@ QuantizedTensor quantizeDequantize(const torch::Tensor& x, GemmFormat format, Ge
 // without the transposed copy on the CPU (elsewhere it is made).
 QuantizedTensor quantizeDequantizeColumns(const torch::Tensor& x, GemmFormat format, GemmRole role);
 
-// torch::empty, and for a CPU tensor of 64 MiB or more on Linux a hint
-// (madvise) that its pages be 2 MiB transparent huge pages where the system
-// allows them: a fresh tensor's first write then takes one page fault per
-// 2 MiB instead of per 4 KiB (a 206 MB fp32 buffer: 11 instead of 55 ms,
-// measured). The quantized copies and the quantized layers' fp32 products use it.
-torch::Tensor emptyOnHugePages(at::IntArrayRef sizes, const torch::TensorOptions& options);
-
 }  // namespace plab

@@ -38,6 +38,7 @@ constexpr int64_t kTableMinElements = int64_t(1) << 17;
 // tensor has elements.
 constexpr int64_t kBlockTableMinElements = int64_t(1) << 22;
 constexpr int64_t kElementsPerTableEntry = 2;
+constexpr std::size_t kMaxCodeTables = 128;  // and at most this many tables (32 MiB)
 
 using Largest = uint32_t (*)(const QuantizeArgs&, int64_t, int64_t);
 using Range = void (*)(const QuantizeArgs&, float, int64_t, int64_t);
@@ -104,12 +105,20 @@ void fillTable(const QuantizeArgs& a, float tensorScale, const VariantLoops& loo
   else loops.codeElements(t, tensorScale, code, 0, kPatterns);
 }
 
+// The calling thread's table storage, kept from call to call (at most 32
+// MiB, 128 tables of 256 KiB), so that no call allocates and zero-fills it.
+float* tableStorage(int64_t entries) {
+  thread_local std::vector<float> storage;
+  if (static_cast<int64_t>(storage.size()) < entries) storage.resize(static_cast<std::size_t>(entries));
+  return storage.data();
+}
+
 // An elementwise scheme through one table.
 void tableElements(const QuantizeArgs& a, float tensorScale, const VariantLoops& loops) {
-  std::vector<float> table(kPatterns);
-  fillTable(a, tensorScale, loops, 0, table.data());
+  float* table = tableStorage(kPatterns);
+  fillTable(a, tensorScale, loops, 0, table);
   const auto* in = static_cast<const uint16_t*>(a.in);
-  const float* values = table.data();
+  const float* values = table;
   const int64_t n = a.rows * a.cols;
   parallelChunks((n + kChunk - 1) / kChunk, 1, [&](int64_t first, int64_t last) {
     const int64_t end = std::min(n, last * kChunk);
@@ -120,7 +129,7 @@ void tableElements(const QuantizeArgs& a, float tensorScale, const VariantLoops&
 // One table per scale code in use (the codes already in a.blockScales, count
 // of them); empty where they would hold more entries than the rule allows.
 struct CodeTables {
-  std::vector<float> storage;
+  float* storage = nullptr;
   const float* of[256] = {};
 };
 
@@ -132,12 +141,14 @@ bool buildCodeTables(const QuantizeArgs& a, float tensorScale, const VariantLoop
   for (int c = 0; c < 256; ++c)
     if (used[c]) codes.push_back(static_cast<uint8_t>(c));
   const int64_t entries = static_cast<int64_t>(codes.size()) * kPatterns;
-  if (a.rows * a.cols < kBlockTableMinElements || entries * kElementsPerTableEntry > a.rows * a.cols) return false;
-  tables.storage.resize(static_cast<std::size_t>(entries));
-  for (std::size_t k = 0; k < codes.size(); ++k) tables.of[codes[k]] = tables.storage.data() + k * kPatterns;
+  if (a.rows * a.cols < kBlockTableMinElements || entries * kElementsPerTableEntry > a.rows * a.cols ||
+      codes.size() > kMaxCodeTables)
+    return false;
+  tables.storage = tableStorage(entries);
+  for (std::size_t k = 0; k < codes.size(); ++k) tables.of[codes[k]] = tables.storage + k * kPatterns;
   parallelChunks(static_cast<int64_t>(codes.size()), 1, [&](int64_t first, int64_t last) {
     for (int64_t k = first; k < last; ++k)
-      fillTable(a, tensorScale, loops, codes[k], tables.storage.data() + k * kPatterns);
+      fillTable(a, tensorScale, loops, codes[k], tables.storage + k * kPatterns);
   });
   return true;
 }

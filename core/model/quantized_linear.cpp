@@ -20,12 +20,6 @@ using torch::autograd::variable_list;
 // so the backward reuses one quantized copy instead of quantizing again.
 bool perTensor(GemmFormat f) { return f == GemmFormat::Fp8E4m3 || f == GemmFormat::Fp8E5m2; }
 
-// t.to(dtype) (the same copy kernel), into a buffer on huge pages.
-torch::Tensor castOnHugePages(const torch::Tensor& t, torch::ScalarType dtype) {
-  if (t.scalar_type() == dtype) return t;
-  return emptyOnHugePages(t.sizes(), t.options().dtype(dtype)).copy_(t);
-}
-
 torch::Tensor quantized(const torch::Tensor& x, GemmFormat f, GemmRole role, GemmStatsCollector* stats,
                         const std::string& layer) {
   QuantizedTensor q = quantizeDequantize(x, f, role);
@@ -59,15 +53,10 @@ torch::Tensor forwardProduct(AutogradContext* ctx, const torch::Tensor& x, const
   const torch::Tensor qx = quantized(x2d, a.format, GemmRole::Input, a.stats, a.layer);
   const torch::Tensor qw = quantized(weight, a.format, GemmRole::Weight, a.stats, a.layer);
   const torch::Tensor bias32 = bias.defined() ? bias.to(torch::kFloat32) : bias;
-  // at::linear's own products on 2-D operands (addmm with a bias, mm without:
-  // the bias joins the fp32 product before its one rounding), written into
-  // buffers on huge pages.
-  torch::Tensor y = emptyOnHugePages({qx.size(0), qw.size(0)}, qx.options());
-  if (bias32.defined()) at::addmm_out(y, bias32, qx, qw.t());
-  else at::mm_out(y, qx, qw.t());
+  torch::Tensor y = at::linear(qx, qw, bias32);  // the bias joins the fp32 product before its one rounding
   auto sizes = x.sizes().vec();
   sizes.back() = weight.size(0);
-  return castOnHugePages(y.view(sizes), weight.scalar_type());
+  return y.view(sizes).to(weight.scalar_type());
 }
 
 variable_list backwardProducts(AutogradContext* ctx, const torch::Tensor& grad, bool withBias) {
@@ -86,10 +75,9 @@ variable_list backwardProducts(AutogradContext* ctx, const torch::Tensor& grad, 
   const torch::Tensor qgTokens =
       perTensor(a.format) ? qg : quantizeDequantizeColumns(g, a.format, GemmRole::GradOutput).values;  // [N, out]
   const torch::Tensor qxTokens = quantizeDequantizeColumns(x2d, a.format, GemmRole::Input).values;      // [N, in]
-  const torch::Tensor dx = torch::mm(qg, qwOut);  // [N, out] x [out, in]
-  torch::Tensor dw = emptyOnHugePages({weight.size(0), weight.size(1)}, qxTokens.options());
-  at::mm_out(dw, qgTokens.t(), qxTokens);  // [out, N] x [N, in]
-  variable_list grads = {dx.view(x.sizes()).to(x.scalar_type()), castOnHugePages(dw, weight.scalar_type())};
+  const torch::Tensor dx = torch::mm(qg, qwOut);              // [N, out] x [out, in]
+  const torch::Tensor dw = torch::mm(qgTokens.t(), qxTokens);  // [out, N] x [N, in]
+  variable_list grads = {dx.view(x.sizes()).to(x.scalar_type()), dw.to(weight.scalar_type())};
   if (withBias) grads.push_back(g.sum(0, false, torch::kFloat32).to(weight.scalar_type()));
   return grads;
 }

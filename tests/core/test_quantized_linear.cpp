@@ -121,10 +121,9 @@ class QuantizedLinearTest : public QObject {
   }
 
   // The layer's products are torch's fp32 products on the quantized operands,
-  // bit for bit: y = at::linear(Q(x), Q(W), b) (written into a buffer of its
-  // own, the same kernel), dW = mm(Q(dY^T)^T, Q(x^T)^T), each rounded once to
-  // the layer's dtype; large enough (1024 x 300 weight) for the bf16 tables
-  // and the huge-page buffers.
+  // bit for bit: y = at::linear(Q(x), Q(W), b), dW = mm(Q(dY^T)^T, Q(x^T)^T),
+  // each rounded once to the layer's dtype; large enough (1024 x 300 weight)
+  // for the bf16 tables.
   void productsAreTorchsBitForBit() {
     for (GemmFormat f : {GemmFormat::Fp8E4m3, GemmFormat::Mxfp8, GemmFormat::Nvfp4})
       for (auto dtype : {torch::kFloat32, torch::kBFloat16})
