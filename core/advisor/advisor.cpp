@@ -195,6 +195,16 @@ class AdvisorRun {
     l.steps += 1;
   }
 
+  // A confirmed candidate (no failed run) whose mean paired gap to fp32 is
+  // within the tolerance; the reason given to one that is not.
+  bool withinTolerance(const AdvisorCandidate& c) const {
+    return c.rejected.empty() && c.lossVsFp32 && *c.lossVsFp32 <= advice_.tolerance;
+  }
+  std::string overToleranceReason(const AdvisorCandidate& c) const {
+    return "loss " + signedNats(c.lossVsFp32.value_or(NAN)) + " nats vs fp32: over the tolerance " +
+           fixed(advice_.tolerance, 4) + " by " + fixed(c.lossVsFp32.value_or(NAN) - advice_.tolerance, 4);
+  }
+
   // The chosen plan with every product in each shadowed format, confirmed
   // over the same seeds; the fewest bits per element within tolerance wins.
   void confirmGemmFormats() {
@@ -222,7 +232,7 @@ class AdvisorRun {
     }
     for (size_t i = 0; i < advice_.gemmCandidates.size(); ++i) {
       const AdvisorCandidate& c = advice_.gemmCandidates[i];
-      if (!c.rejected.empty() || !c.lossVsFp32 || *c.lossVsFp32 > advice_.tolerance) continue;
+      if (!withinTolerance(c)) continue;
       if (advice_.gemmChosen < 0 ||
           gemmBitsPerElement(c.config.plan.gemm_format) <
               gemmBitsPerElement(advice_.gemmCandidates[static_cast<size_t>(advice_.gemmChosen)].config.plan.gemm_format))
@@ -231,9 +241,8 @@ class AdvisorRun {
     for (size_t i = 0; i < advice_.gemmCandidates.size(); ++i) {
       AdvisorCandidate& c = advice_.gemmCandidates[i];
       if (static_cast<int>(i) == advice_.gemmChosen || !c.rejected.empty()) continue;
-      if (!c.lossVsFp32 || *c.lossVsFp32 > advice_.tolerance)
-        c.rejected = "loss " + signedNats(c.lossVsFp32.value_or(NAN)) + " nats vs fp32: over the tolerance " +
-                     fixed(advice_.tolerance, 4) + " by " + fixed(c.lossVsFp32.value_or(NAN) - advice_.tolerance, 4);
+      if (!withinTolerance(c))
+        c.rejected = overToleranceReason(c);
       else
         c.rejected = "within tolerance, but more bits per element than " +
                      gemmFormatId(advice_.gemmCandidates[static_cast<size_t>(advice_.gemmChosen)].config.plan.gemm_format);
@@ -377,12 +386,9 @@ class AdvisorRun {
            (theirs < 1e299 ? percent(theirs) : std::string("unknown")) + ")";
   }
   void choose() {
-    const auto within = [this](const AdvisorCandidate& c) {
-      return c.rejected.empty() && c.lossVsFp32 && *c.lossVsFp32 <= advice_.tolerance;
-    };
     for (size_t i = 0; i < advice_.candidates.size(); ++i) {
       const AdvisorCandidate& c = advice_.candidates[i];
-      if (!within(c)) continue;
+      if (!withinTolerance(c)) continue;
       if (advice_.chosen < 0) {
         advice_.chosen = static_cast<int>(i);
         continue;
@@ -394,9 +400,8 @@ class AdvisorRun {
     for (size_t i = 0; i < advice_.candidates.size(); ++i) {
       AdvisorCandidate& c = advice_.candidates[i];
       if (static_cast<int>(i) == advice_.chosen || !c.rejected.empty()) continue;
-      if (!c.lossVsFp32 || *c.lossVsFp32 > advice_.tolerance) {
-        c.rejected = "loss " + signedNats(c.lossVsFp32.value_or(NAN)) + " nats vs fp32: over the tolerance " +
-                     fixed(advice_.tolerance, 4) + " by " + fixed(c.lossVsFp32.value_or(NAN) - advice_.tolerance, 4);
+      if (!withinTolerance(c)) {
+        c.rejected = overToleranceReason(c);
         continue;
       }
       const AdvisorCandidate& chosen = advice_.candidates.at(static_cast<size_t>(advice_.chosen));
