@@ -1,6 +1,7 @@
 #include "precision/precision_plan.h"
 
 #include <functional>
+#include <set>
 
 #include "precision/json_strict.h"
 #include "util/errors.h"
@@ -54,54 +55,59 @@ const T* deepestOverride(const std::string& path, const std::map<std::string, T>
   return best;
 }
 
+// Visits every module of `tree` (onNode), calling onNamed first on a module
+// one of `overrides` names; then refuses an override that named none (a
+// typo would otherwise change nothing): "<what> '<path>' names no module".
+template <typename T, typename NamedFn, typename NodeFn>
+void visitWithOverrides(const ModuleNode& tree, const std::map<std::string, T>& overrides, const std::string& what,
+                        NamedFn onNamed, NodeFn onNode) {
+  std::set<std::string> unused;
+  for (const auto& [path, value] : overrides) unused.insert(path);
+  std::function<void(const ModuleNode&)> visit = [&](const ModuleNode& node) {
+    if (overrides.count(node.path)) {
+      onNamed(node);
+      unused.erase(node.path);
+    }
+    onNode(node);
+    for (const ModuleNode& child : node.children) visit(child);
+  };
+  visit(tree);
+  if (!unused.empty())
+    throw ConfigError("precision plan: " + what + " '" + *unused.begin() + "' names no module of the model");
+}
+
 std::string precisionId(LayerPrecision p) { return p == LayerPrecision::Bf16 ? "bf16" : "fp32"; }
 
 }  // namespace
 
 std::map<std::string, LayerPrecision> PrecisionPlan::resolve(const ModuleNode& tree) const {
   std::map<std::string, LayerPrecision> out;
-  std::map<std::string, bool> overrideUsed;
-  for (const auto& [path, p] : overrides) overrideUsed[path] = false;
-
-  std::function<void(const ModuleNode&)> visit = [&](const ModuleNode& node) {
-    for (const auto& [path, p] : overrides) {
-      if (path != node.path) continue;
-      // It would be used and change nothing: the head computes in its owner's precision.
-      if (!node.tiedTo.empty())
-        throw ConfigError("precision plan: override '" + path + "' names the tied output head, which has no weight "
-                          "of its own; set '" + node.tiedTo + "' instead (the head computes in its precision)");
-      overrideUsed[path] = true;
-    }
-    if (node.ownParameters > 0) {
-      const LayerPrecision* chosen = deepestOverride(node.path, overrides);
-      out[node.path] = chosen ? *chosen : presetPrecision(*this, node.type);
-    }
-    for (const ModuleNode& child : node.children) visit(child);
-  };
-  visit(tree);
-
-  // A typo in an override path would otherwise silently do nothing.
-  for (const auto& [path, used] : overrideUsed)
-    if (!used) throw ConfigError("precision plan: override '" + path + "' names no module of the model");
+  visitWithOverrides(
+      tree, overrides, "override",
+      [](const ModuleNode& node) {
+        // It would be used and change nothing: the head computes in its owner's precision.
+        if (!node.tiedTo.empty())
+          throw ConfigError("precision plan: override '" + node.path + "' names the tied output head, which has no "
+                            "weight of its own; set '" + node.tiedTo + "' instead (the head computes in its precision)");
+      },
+      [&](const ModuleNode& node) {
+        if (node.ownParameters == 0) return;
+        const LayerPrecision* chosen = deepestOverride(node.path, overrides);
+        out[node.path] = chosen ? *chosen : presetPrecision(*this, node.type);
+      });
   return out;
 }
 
 std::map<std::string, GemmFormat> PrecisionPlan::resolveGemmFormats(const ModuleNode& tree) const {
   std::map<std::string, GemmFormat> out;
-  std::map<std::string, bool> overrideUsed;
-  for (const auto& [path, f] : gemm_formats) overrideUsed[path] = false;
-  std::function<void(const ModuleNode&)> visit = [&](const ModuleNode& node) {
-    if (overrideUsed.count(node.path)) overrideUsed[node.path] = true;
-    const bool hasProduct = isLinearLike(node.type) && (node.ownParameters > 0 || !node.tiedTo.empty());
-    if (hasProduct) {
-      const GemmFormat* chosen = deepestOverride(node.path, gemm_formats);
-      out[node.path] = chosen ? *chosen : gemm_format;
-    }
-    for (const ModuleNode& child : node.children) visit(child);
-  };
-  visit(tree);
-  for (const auto& [path, used] : overrideUsed)
-    if (!used) throw ConfigError("precision plan: gemm_formats '" + path + "' names no module of the model");
+  visitWithOverrides(
+      tree, gemm_formats, "gemm_formats", [](const ModuleNode&) {},
+      [&](const ModuleNode& node) {
+        const bool hasProduct = isLinearLike(node.type) && (node.ownParameters > 0 || !node.tiedTo.empty());
+        if (!hasProduct) return;
+        const GemmFormat* chosen = deepestOverride(node.path, gemm_formats);
+        out[node.path] = chosen ? *chosen : gemm_format;
+      });
   return out;
 }
 
@@ -113,24 +119,18 @@ std::map<std::string, OptimizerMode> PrecisionPlan::resolveRecipes(const ModuleN
                                                       ? " trains everything in fp32"
                                                       : " holds fp16 layers; use a bf16 mode"));
   std::map<std::string, OptimizerMode> out;
-  std::map<std::string, bool> overrideUsed;
-  for (const auto& [path, m] : recipes) overrideUsed[path] = false;
-  std::function<void(const ModuleNode&)> visit = [&](const ModuleNode& node) {
-    if (overrideUsed.count(node.path)) {
-      if (!node.tiedTo.empty())
-        throw ConfigError("precision plan: recipes '" + node.path + "' names the tied output head, which has no "
-                          "weight of its own; set '" + node.tiedTo + "' instead");
-      overrideUsed[node.path] = true;
-    }
-    if (node.ownParameters > 0) {
-      const OptimizerMode* chosen = deepestOverride(node.path, recipes);
-      out[node.path] = chosen ? *chosen : runMode;
-    }
-    for (const ModuleNode& child : node.children) visit(child);
-  };
-  visit(tree);
-  for (const auto& [path, used] : overrideUsed)
-    if (!used) throw ConfigError("precision plan: recipes '" + path + "' names no module of the model");
+  visitWithOverrides(
+      tree, recipes, "recipes",
+      [](const ModuleNode& node) {
+        if (!node.tiedTo.empty())
+          throw ConfigError("precision plan: recipes '" + node.path + "' names the tied output head, which has no "
+                            "weight of its own; set '" + node.tiedTo + "' instead");
+      },
+      [&](const ModuleNode& node) {
+        if (node.ownParameters == 0) return;
+        const OptimizerMode* chosen = deepestOverride(node.path, recipes);
+        out[node.path] = chosen ? *chosen : runMode;
+      });
   return out;
 }
 
