@@ -7,7 +7,9 @@
 // The first row pairs the reference with itself: how near 1.00 it reads is
 // the run's noise. GB/s counts 4 bytes read and 4 written per element. The
 // "bf16 in" rows quantize the same tensor rounded to bf16 ("cols": blocks down
-// the columns, quantizeDequantizeColumns), as a bf16 model's operands are.
+// the columns, quantizeDequantizeColumns), as a bf16 model's operands are;
+// the "operand" rows are what a bf16 layer's products take (quantizeForGemm:
+// bf16 values without the tensor scale, 2 bytes written per element).
 //   bench_quantize [rows=4096] [cols=4096] [rounds=15] [threads=1]
 #include <torch/torch.h>
 
@@ -68,6 +70,16 @@ int main(int argc, char** argv) {
       table.push_back({gemmFormatId(f) + " bf16 in", [&xb, f] { quantizeDequantize(xb, f, GemmRole::Input); }});
   for (GemmFormat f : {GemmFormat::Mxfp8, GemmFormat::Nvfp4})
     table.push_back({gemmFormatId(f) + " bf16 cols", [&xb, f] { quantizeDequantizeColumns(xb, f, GemmRole::Input); }});
+  // The GEMM operands a bf16 layer takes (quantizeForGemm: bf16 in, bf16 out).
+  for (GemmFormat f : allGemmFormats())
+    if (f != GemmFormat::Bf16)
+      table.push_back({gemmFormatId(f) + " operand", [&xb, f] {
+                         quantizeForGemm(xb, f, GemmRole::Input, torch::kBFloat16);
+                       }});
+  for (GemmFormat f : {GemmFormat::Mxfp8, GemmFormat::Nvfp4})
+    table.push_back({gemmFormatId(f) + " operand cols", [&xb, f] {
+                       quantizeForGemmColumns(xb, f, GemmRole::Input, torch::kBFloat16);
+                     }});
   for (const Row& r : table) {
     r.run();  // warm-up: page in the output
     reference();

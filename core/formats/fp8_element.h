@@ -109,13 +109,4 @@ PLAB_HD float fp8TensorScale(float amax, float formatMax) {
   return static_cast<float>(static_cast<double>(formatMax) / a);
 }
 
-// One element of torchao's per-tensor fp8 cast and its dequantization:
-// x * scale, clamped to the format's range, cast, then divided by the scale.
-PLAB_HD float fp8TensorElementE4m3(float x, float scale) {
-  return e4m3ToFloat(e4m3FromFloat(clampSymmetric(x * scale, kE4m3Max))) / scale;
-}
-PLAB_HD float fp8TensorElementE5m2(float x, float scale) {
-  return e5m2ToFloat(e5m2FromFloat(clampSymmetric(x * scale, kE5m2Max))) / scale;
-}
-
 }  // namespace plab::formats

@@ -32,4 +32,29 @@ QuantizedTensor quantizeDequantize(const torch::Tensor& x, GemmFormat format, Ge
 // without the transposed copy on the CPU (elsewhere it is made).
 QuantizedTensor quantizeDequantizeColumns(const torch::Tensor& x, GemmFormat format, GemmRole role);
 
+// A GEMM operand as a format's GEMM takes it: the quantized values without
+// the tensor scale, which the product applies to its result (fp8: the
+// e4m3 / e5m2 values; NVFP4: e2m1 times the e4m3 block scale; MX: the
+// values, whose E8M0 scales are powers of two). bf16 holds every one of
+// them exactly, but MX values under 2^-126 (bf16 subnormals) in blocks of
+// scale code 0-2, which round to the nearest multiple of 2^-133.
+struct GemmOperand {
+  torch::Tensor values;  // `dtype` (bf16 or fp32), x's shape
+  // fp32 scalar on x's device that the values times the scale dequantize
+  // with: fp8 1 / tensor scale (torchao's _scaled_mm scale); NVFP4 the fp32
+  // tensor scale; MX 1.
+  torch::Tensor scale;
+  torch::Tensor blockScales;  // as QuantizedTensor's
+  torch::Tensor tensorScale;  // as QuantizedTensor's
+};
+
+// The same quantization as quantizeDequantize / quantizeDequantizeColumns
+// (the same codes and scales), as a GEMM operand in `dtype`.
+GemmOperand quantizeForGemm(const torch::Tensor& x, GemmFormat format, GemmRole role, torch::ScalarType dtype);
+// `tensorScaleOfX`, if defined, is the tensorScale an earlier quantization
+// of this same x in this format and role gave (its rows: quantizeForGemm):
+// taken instead of reading x for its amax again.
+GemmOperand quantizeForGemmColumns(const torch::Tensor& x, GemmFormat format, GemmRole role,
+                                   torch::ScalarType dtype, const torch::Tensor& tensorScaleOfX = {});
+
 }  // namespace plab

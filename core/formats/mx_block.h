@@ -8,6 +8,7 @@
 
 #include "formats/fp4_element.h"
 #include "formats/fp8_element.h"
+#include "formats/minifloat_grid.h"
 
 namespace plab::formats {
 
@@ -45,10 +46,10 @@ PLAB_HD float mxMultiplier(uint8_t code) {
 // One element quantized and dequantized. e4m3: x / divisor clamped to +-448
 // (torchao clamps before the cast), e2m1: the cast saturates by itself.
 PLAB_HD float mxfp8Element(float x, float divisor, float multiplier) {
-  return e4m3ToFloat(e4m3FromFloat(clampSymmetric(x / divisor, kE4m3Max))) * multiplier;
+  return e4m3Grid(x / divisor) * multiplier;
 }
 PLAB_HD float mxfp4Element(float x, float divisor, float multiplier) {
-  return e2m1ToFloat(e2m1FromFloat(x / divisor)) * multiplier;
+  return e2m1Grid(x / divisor) * multiplier;
 }
 
 }  // namespace plab::formats

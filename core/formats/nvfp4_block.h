@@ -9,6 +9,7 @@
 
 #include "formats/fp4_element.h"
 #include "formats/fp8_element.h"
+#include "formats/minifloat_grid.h"
 
 namespace plab::formats {
 
@@ -42,7 +43,7 @@ PLAB_HD float nvfp4Reciprocal(uint8_t blockCode, float tensorScale) {
 PLAB_HD float nvfp4Multiplier(uint8_t blockCode, float tensorScale) { return tensorScale * e4m3ToFloat(blockCode); }
 
 PLAB_HD float nvfp4Element(float x, float reciprocal, float multiplier) {
-  return e2m1ToFloat(e2m1FromFloat(clampSymmetric(x * reciprocal, kE2m1Max))) * multiplier;
+  return e2m1Grid(x * reciprocal) * multiplier;
 }
 
 }  // namespace plab::formats

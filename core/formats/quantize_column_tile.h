@@ -36,53 +36,32 @@ PLAB_HD ColumnTile columnTileOf(const QuantizeArgs& a, int64_t tile) {
   return t;
 }
 
-// Only the scale codes of tile `tile`, into blockScales (the table path of
-// quantize_cpu.cpp then reads the elements from tables by code).
-template <typename In>
-PLAB_HD void columnTileCodes(const QuantizeArgs& a, const In* in, float tensorScale, int64_t tile) {
+template <typename In, typename Out>
+PLAB_HD void quantizeColumnTile(const QuantizeArgs& a, const In* in, Out* out, float tensorScale, int64_t tile) {
   const ColumnTile t = columnTileOf(a, tile);
-  uint32_t amaxBits[kColumnTile];
-  for (int64_t c = 0; c < t.n; ++c) amaxBits[c] = 0;
-  for (int64_t r = t.r0; r < t.r1; ++r)
-    for (int64_t c = 0; c < t.n; ++c) {
-      const uint32_t m = magnitudeBits(loadInput(in, r * a.cols + t.c0 + c));
-      amaxBits[c] = m > amaxBits[c] ? m : amaxBits[c];
-    }
-  for (int64_t c = 0; c < t.n; ++c)
-    a.blockScales[(t.c0 + c) * t.groups + t.group] = blockScaleCode(a.scheme, amaxOfBits(amaxBits[c]), tensorScale);
-}
-
-template <typename In>
-PLAB_HD void quantizeColumnTile(const QuantizeArgs& a, const In* in, float tensorScale, int64_t tile) {
-  const int64_t size = blockSizeOf(a.scheme);
-  const int64_t groups = (a.rows + size - 1) / size;
-  const int64_t tilesPerGroup = columnTilesPerGroup(a.cols);
-  const int64_t group = tile / tilesPerGroup;
-  const int64_t c0 = (tile % tilesPerGroup) * kColumnTile;
-  const int64_t n = a.cols - c0 < kColumnTile ? a.cols - c0 : kColumnTile;
-  const int64_t r0 = group * size, r1 = r0 + size < a.rows ? r0 + size : a.rows;
+  const int64_t n = t.n;
   uint32_t amaxBits[kColumnTile];
   float scaleIn[kColumnTile], multiplier[kColumnTile];
   for (int64_t c = 0; c < n; ++c) amaxBits[c] = 0;
-  for (int64_t r = r0; r < r1; ++r)
+  for (int64_t r = t.r0; r < t.r1; ++r)
     for (int64_t c = 0; c < n; ++c) {
-      const uint32_t m = magnitudeBits(loadInput(in, r * a.cols + c0 + c));
+      const uint32_t m = magnitudeBits(loadInput(in, r * a.cols + t.c0 + c));
       amaxBits[c] = m > amaxBits[c] ? m : amaxBits[c];
     }
   for (int64_t c = 0; c < n; ++c) {
     const uint8_t code = blockScaleCode(a.scheme, amaxOfBits(amaxBits[c]), tensorScale);
     scaleIn[c] = blockScaleIn(a.scheme, code, tensorScale);
-    multiplier[c] = blockMultiplier(a.scheme, code, tensorScale);
-    a.blockScales[(c0 + c) * groups + group] = code;
+    multiplier[c] = blockMultiplier(a.scheme, code, outputTensorScale(a, tensorScale));
+    a.blockScales[(t.c0 + c) * t.groups + t.group] = code;
   }
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t base = r * a.cols + c0;
+  for (int64_t r = t.r0; r < t.r1; ++r) {
+    const int64_t base = r * a.cols + t.c0;
     if (a.scheme == Scheme::Nvfp4) {
-      for (int64_t c = 0; c < n; ++c) a.out[base + c] = nvfp4Element(loadInput(in, base + c), scaleIn[c], multiplier[c]);
+      for (int64_t c = 0; c < n; ++c) storeValue(out, base + c, nvfp4Element(loadInput(in, base + c), scaleIn[c], multiplier[c]));
     } else if (a.scheme == Scheme::Mxfp8) {
-      for (int64_t c = 0; c < n; ++c) a.out[base + c] = mxfp8Element(loadInput(in, base + c), scaleIn[c], multiplier[c]);
+      for (int64_t c = 0; c < n; ++c) storeValue(out, base + c, mxfp8Element(loadInput(in, base + c), scaleIn[c], multiplier[c]));
     } else {
-      for (int64_t c = 0; c < n; ++c) a.out[base + c] = mxfp4Element(loadInput(in, base + c), scaleIn[c], multiplier[c]);
+      for (int64_t c = 0; c < n; ++c) storeValue(out, base + c, mxfp4Element(loadInput(in, base + c), scaleIn[c], multiplier[c]));
     }
   }
 }

@@ -31,34 +31,40 @@ uint32_t PLAB_QUANTIZE_JOIN(largestMagnitude, PLAB_QUANTIZE_VARIANT)(const Quant
   return largest;
 }
 
+// Calls f(in, out) with a's input and output as their types (fp32 or bf16
+// each). Internal linkage, as the element functions: one per variant.
+template <typename F>
+static void withInputAndOutput(const QuantizeArgs& a, F&& f) {
+  if (a.inBf16) {
+    const auto* in = static_cast<const uint16_t*>(a.in);
+    if (a.outBf16) f(in, a.outBf16);
+    else f(in, a.out);
+  } else {
+    const auto* in = static_cast<const float*>(a.in);
+    if (a.outBf16) f(in, a.outBf16);
+    else f(in, a.out);
+  }
+}
+
 void PLAB_QUANTIZE_JOIN(quantizeRange, PLAB_QUANTIZE_VARIANT)(const QuantizeArgs& a, float tensorScale,
                                                               int64_t first, int64_t last) {
   const bool blocks = blockSizeOf(a.scheme) != 0;
-  if (a.inBf16) {
-    const auto* in = static_cast<const uint16_t*>(a.in);
-    if (!blocks) quantizeElements(a, in, tensorScale, first, last);
-    else for (int64_t b = first; b < last; ++b) quantizeBlock(a, in, tensorScale, b);
-  } else {
-    const auto* in = static_cast<const float*>(a.in);
-    if (!blocks) quantizeElements(a, in, tensorScale, first, last);
-    else for (int64_t b = first; b < last; ++b) quantizeBlock(a, in, tensorScale, b);
-  }
+  withInputAndOutput(a, [&](const auto* in, auto* out) {
+    if (!blocks) quantizeElements(a, in, out, tensorScale, first, last);
+    else for (int64_t b = first; b < last; ++b) quantizeBlock(a, in, out, tensorScale, b);
+  });
 }
 
 // Tiles [first, last) of a block scheme quantized down the columns (quantize_column_tile.h).
 void PLAB_QUANTIZE_JOIN(quantizeColumnTiles, PLAB_QUANTIZE_VARIANT)(const QuantizeArgs& a, float tensorScale,
                                                                     int64_t first, int64_t last) {
-  if (a.inBf16) {
-    const auto* in = static_cast<const uint16_t*>(a.in);
-    for (int64_t t = first; t < last; ++t) quantizeColumnTile(a, in, tensorScale, t);
-  } else {
-    const auto* in = static_cast<const float*>(a.in);
-    for (int64_t t = first; t < last; ++t) quantizeColumnTile(a, in, tensorScale, t);
-  }
+  withInputAndOutput(a, [&](const auto* in, auto* out) {
+    for (int64_t t = first; t < last; ++t) quantizeColumnTile(a, in, out, tensorScale, t);
+  });
 }
 
-// Only the scale codes of blocks [first, last) (row blocks) or tiles
-// [first, last) (blocks down the columns), into blockScales.
+// Only the scale codes of row blocks [first, last), into blockScales (the
+// tables of quantize_cpu.cpp then give the elements).
 // (Groups of blocks: first each block's largest magnitude, a whole block in
 // a loop of fixed length, then the codes of the group in one loop, which
 // vectorises.)
@@ -109,22 +115,12 @@ void PLAB_QUANTIZE_JOIN(blockCodes, PLAB_QUANTIZE_VARIANT)(const QuantizeArgs& a
   }
 }
 
-void PLAB_QUANTIZE_JOIN(columnTileCodes, PLAB_QUANTIZE_VARIANT)(const QuantizeArgs& a, float tensorScale,
-                                                                int64_t first, int64_t last) {
-  if (a.inBf16) {
-    const auto* in = static_cast<const uint16_t*>(a.in);
-    for (int64_t t = first; t < last; ++t) columnTileCodes(a, in, tensorScale, t);
-  } else {
-    const auto* in = static_cast<const float*>(a.in);
-    for (int64_t t = first; t < last; ++t) columnTileCodes(a, in, tensorScale, t);
-  }
-}
-
 // Elements [begin, end) of a block scheme as in a block of scale code `code`.
 void PLAB_QUANTIZE_JOIN(codeElements, PLAB_QUANTIZE_VARIANT)(const QuantizeArgs& a, float tensorScale, uint8_t code,
                                                              int64_t begin, int64_t end) {
-  if (a.inBf16) quantizeBlockElements(a, static_cast<const uint16_t*>(a.in), tensorScale, code, begin, end);
-  else quantizeBlockElements(a, static_cast<const float*>(a.in), tensorScale, code, begin, end);
+  withInputAndOutput(a, [&](const auto* in, auto* out) {
+    quantizeBlockElements(a, in, out, tensorScale, code, begin, end);
+  });
 }
 
 }  // namespace plab::formats

@@ -28,7 +28,6 @@ uint32_t largestMagnitudeBaseline(const QuantizeArgs& a, int64_t begin, int64_t 
 void quantizeRangeBaseline(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
 void quantizeColumnTilesBaseline(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
 void blockCodesBaseline(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
-void columnTileCodesBaseline(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
 void codeElementsBaseline(const QuantizeArgs& a, float tensorScale, uint8_t code, int64_t begin, int64_t end);
 // Blocks down the columns (quantize_column_tile.h): block schemes only.
 float quantizeColumnsCpu(const QuantizeArgs& args, QuantizeCpuVariant variant);
@@ -37,7 +36,6 @@ uint32_t largestMagnitudeAvx2(const QuantizeArgs& a, int64_t begin, int64_t end)
 void quantizeRangeAvx2(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
 void quantizeColumnTilesAvx2(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
 void blockCodesAvx2(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
-void columnTileCodesAvx2(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
 void codeElementsAvx2(const QuantizeArgs& a, float tensorScale, uint8_t code, int64_t begin, int64_t end);
 #endif
 

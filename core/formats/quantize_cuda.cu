@@ -46,7 +46,7 @@ __global__ void elementKernel(QuantizeArgs a, const In* in, const uint32_t* amax
   const int64_t n = a.rows * a.cols;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    quantizeElements(a, in, scale, i, i + 1);
+    quantizeElements(a, in, a.out, scale, i, i + 1);
 }
 
 template <typename In>
@@ -56,7 +56,7 @@ __global__ void blockKernel(QuantizeArgs a, const In* in, const uint32_t* amaxBi
   const int64_t blocks = a.rows * blocksPerRow(a.scheme, a.cols);
   for (int64_t b = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; b < blocks;
        b += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    quantizeBlock(a, in, scale, b);
+    quantizeBlock(a, in, a.out, scale, b);
 }
 
 int gridFor(int64_t items) {

@@ -16,6 +16,7 @@
 
 #include "formats/fp8_element.h"
 #include "formats/gemm_format_id.h"
+#include "formats/minifloat_grid.h"
 #include "formats/mx_block.h"
 #include "formats/nvfp4_block.h"
 #include "precision/kernels/bf16_bits.h"
@@ -46,6 +47,17 @@ struct QuantizeArgs {
   const void* in = nullptr;  // const float* or, with inBf16, const uint16_t* (bf16 bits)
   bool inBf16 = false;
   float* out = nullptr;      // rows * cols, may not alias in
+  // CPU only: bf16 bits instead of `out` (rows * cols). Only for
+  // gemmOperand values, which bf16 holds exactly.
+  uint16_t* outBf16 = nullptr;
+  // The values as a GEMM takes them (quantizeForGemm): without the tensor
+  // scale, which the product applies to its result. fp8: the e4m3 / e5m2
+  // values; NVFP4: e2m1 x e4m3 block scale; MX: the values (E8M0 scales are
+  // powers of two). The scale codes and the tensor scale are the same.
+  bool gemmOperand = false;
+  // CPU only: this tensor's tensor scale, known from an earlier call on the
+  // same tensor (its rows, when quantizing its columns): no amax pass.
+  const float* knownTensorScale = nullptr;
   int64_t rows = 0, cols = 0;
   uint8_t* blockScales = nullptr;  // rows * blocksPerRow(cols) codes (E8M0 or e4m3); block schemes only
 };
@@ -77,15 +89,28 @@ PLAB_HD float tensorScaleOf(Scheme s, float amax) {
   return 1.0f;
 }
 
-// Elements [begin, end) of an elementwise scheme (Bf16, the per-tensor fp8 ones).
-template <typename In>
-PLAB_HD void quantizeElements(const QuantizeArgs& a, const In* in, float tensorScale, int64_t begin, int64_t end) {
+// Where a value goes: fp32, or bf16 bits (the GEMM operands on the CPU).
+PLAB_HD void storeValue(float* out, int64_t i, float v) { out[i] = v; }
+PLAB_HD void storeValue(uint16_t* out, int64_t i, float v) { out[i] = kernels::bf16Nearest(v); }
+
+// The tensor scale the values leave with: none for a GEMM operand.
+PLAB_HD float outputTensorScale(const QuantizeArgs& a, float tensorScale) {
+  return a.gemmOperand ? 1.0f : tensorScale;
+}
+
+// Elements [begin, end) of an elementwise scheme (Bf16, the per-tensor fp8
+// ones), into `out` (a.out or a.outBf16).
+template <typename In, typename Out>
+PLAB_HD void quantizeElements(const QuantizeArgs& a, const In* in, Out* out, float tensorScale, int64_t begin,
+                              int64_t end) {
+  const float divisor = outputTensorScale(a, tensorScale);
   if (a.scheme == Scheme::Bf16) {
-    for (int64_t i = begin; i < end; ++i) a.out[i] = kernels::bf16ToFloat(kernels::bf16Nearest(loadInput(in, i)));
+    for (int64_t i = begin; i < end; ++i)
+      storeValue(out, i, kernels::bf16ToFloat(kernels::bf16Nearest(loadInput(in, i))));
   } else if (a.scheme == Scheme::Fp8E4m3Tensor) {
-    for (int64_t i = begin; i < end; ++i) a.out[i] = fp8TensorElementE4m3(loadInput(in, i), tensorScale);
+    for (int64_t i = begin; i < end; ++i) storeValue(out, i, fp8TensorElementE4m3(loadInput(in, i), tensorScale, divisor));
   } else {
-    for (int64_t i = begin; i < end; ++i) a.out[i] = fp8TensorElementE5m2(loadInput(in, i), tensorScale);
+    for (int64_t i = begin; i < end; ++i) storeValue(out, i, fp8TensorElementE5m2(loadInput(in, i), tensorScale, divisor));
   }
 }
 
@@ -106,18 +131,19 @@ PLAB_HD float blockMultiplier(Scheme s, uint8_t code, float tensorScale) {
   return s == Scheme::Nvfp4 ? nvfp4Multiplier(code, tensorScale) : mxMultiplier(code);
 }
 
-// Elements [begin, end) of a block scheme, all in blocks of scale code `code`.
-template <typename In>
-PLAB_HD void quantizeBlockElements(const QuantizeArgs& a, const In* in, float tensorScale, uint8_t code,
+// Elements [begin, end) of a block scheme, all in blocks of scale code
+// `code`, into `out` (a.out or a.outBf16).
+template <typename In, typename Out>
+PLAB_HD void quantizeBlockElements(const QuantizeArgs& a, const In* in, Out* out, float tensorScale, uint8_t code,
                                    int64_t begin, int64_t end) {
   const float scaleIn = blockScaleIn(a.scheme, code, tensorScale);
-  const float multiplier = blockMultiplier(a.scheme, code, tensorScale);
+  const float multiplier = blockMultiplier(a.scheme, code, outputTensorScale(a, tensorScale));
   if (a.scheme == Scheme::Nvfp4) {
-    for (int64_t i = begin; i < end; ++i) a.out[i] = nvfp4Element(loadInput(in, i), scaleIn, multiplier);
+    for (int64_t i = begin; i < end; ++i) storeValue(out, i, nvfp4Element(loadInput(in, i), scaleIn, multiplier));
   } else if (a.scheme == Scheme::Mxfp8) {
-    for (int64_t i = begin; i < end; ++i) a.out[i] = mxfp8Element(loadInput(in, i), scaleIn, multiplier);
+    for (int64_t i = begin; i < end; ++i) storeValue(out, i, mxfp8Element(loadInput(in, i), scaleIn, multiplier));
   } else {
-    for (int64_t i = begin; i < end; ++i) a.out[i] = mxfp4Element(loadInput(in, i), scaleIn, multiplier);
+    for (int64_t i = begin; i < end; ++i) storeValue(out, i, mxfp4Element(loadInput(in, i), scaleIn, multiplier));
   }
 }
 
@@ -141,12 +167,12 @@ PLAB_HD uint32_t largestMagnitudeBits(const In* in, int64_t begin, int64_t end) 
 }
 
 // Block `block` of a block scheme: its scale code, then its elements.
-template <typename In>
-PLAB_HD void quantizeBlock(const QuantizeArgs& a, const In* in, float tensorScale, int64_t block) {
+template <typename In, typename Out>
+PLAB_HD void quantizeBlock(const QuantizeArgs& a, const In* in, Out* out, float tensorScale, int64_t block) {
   int64_t begin, end;
   blockRange(a, block, &begin, &end);
   const uint8_t code = blockScaleCode(a.scheme, amaxOfBits(largestMagnitudeBits(in, begin, end)), tensorScale);
-  quantizeBlockElements(a, in, tensorScale, code, begin, end);
+  quantizeBlockElements(a, in, out, tensorScale, code, begin, end);
   a.blockScales[block] = code;
 }
 

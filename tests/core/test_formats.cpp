@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "formats/gemm_format.h"
+#include "formats/minifloat_grid.h"
 #include "formats/quantize_cpu_variants.h"
 #include "formats/quantize_kernels.h"
 #include "util/errors.h"
@@ -110,6 +111,40 @@ class FormatsTest : public QObject {
   }
 
   // The casts against LibTorch 2.13's own .to(float8_*) (what torchao calls).
+  // The element functions round onto the value grid directly
+  // (minifloat_grid.h): the same value as the cast to the minifloat and back,
+  // on every rounding pattern (each sign, exponent and leading mantissa bits
+  // with the low bits at and around every tie; subnormals, Inf, NaN), each
+  // saturating as clampSymmetric at the format's largest value: bit for bit, NaN included for e4m3 and e5m2; e2m1
+  // (whose cast leaves a finite code for NaN) NaN for NaN.
+  void gridRoundingIsTheCastAndBack() {
+    const torch::Tensor patterns = roundingPatterns();
+    const float* p = patterns.data_ptr<float>();
+    int64_t mismatches = 0;
+    for (int64_t i = 0; i < patterns.numel(); ++i) {
+      const float e4 = clampSymmetric(p[i], kE4m3Max), e5 = clampSymmetric(p[i], kE5m2Max);
+      const float e2 = clampSymmetric(p[i], kE2m1Max);
+      if (u32(e4m3Grid(p[i])) != u32(e4m3ToFloat(e4m3FromFloat(e4)))) ++mismatches;
+      if (u32(e5m2Grid(p[i])) != u32(e5m2ToFloat(e5m2FromFloat(e5)))) ++mismatches;
+      const float g = e2m1Grid(p[i]), cast = e2m1ToFloat(e2m1FromFloat(e2));
+      if (std::isnan(e2) ? !std::isnan(g) : u32(g) != u32(cast)) ++mismatches;
+    }
+    QCOMPARE(mismatches, int64_t(0));
+    // Hand values: ties to even at each grid, subnormal steps, the largest values.
+    QCOMPARE(e4m3Grid(0x1p-10f), 0.0f);         // half of the smallest subnormal 2^-9: tie to 0
+    QCOMPARE(e4m3Grid(3 * 0x1p-10f), 0x1p-8f);  // 1.5 steps: tie to 2 steps
+    QCOMPARE(e4m3Grid(1.0625f), 1.0f);          // tie between 1 and 1.125: even
+    QCOMPARE(e4m3Grid(448.0f), 448.0f);
+    QCOMPARE(e4m3Grid(-1e30f), -448.0f);
+    QCOMPARE(e2m1Grid(0.25f), 0.0f);
+    QCOMPARE(e2m1Grid(0.75f), 1.0f);
+    QCOMPARE(e2m1Grid(5.0f), 4.0f);
+    QCOMPARE(e2m1Grid(-5.5f), -6.0f);
+    QCOMPARE(e5m2Grid(0x1p-17f), 0.0f);
+    QCOMPARE(e5m2Grid(57344.0f), 57344.0f);
+    QCOMPARE(e5m2Grid(std::numeric_limits<float>::infinity()), 57344.0f);
+  }
+
   void fp8CastsMatchTorch() {
     const torch::Tensor x = roundingPatterns();
     const float* xp = x.data_ptr<float>();
@@ -229,7 +264,8 @@ class FormatsTest : public QObject {
     const torch::Tensor x = patterns.slice(0, 0, patterns.numel() / 80 * 80).view({-1, 80});
     for (const torch::Tensor& in : {x, x.to(torch::kBFloat16)}) {
       for (Scheme scheme : {Scheme::Bf16, Scheme::Fp8E4m3Tensor, Scheme::Fp8E5m2Tensor, Scheme::Mxfp8, Scheme::Mxfp4,
-                            Scheme::Nvfp4}) {
+                            Scheme::Nvfp4})
+      for (const bool operand : {false, true}) {  // dequantized fp32, or GEMM operands in bf16
         std::vector<torch::Tensor> outs, scales;
         std::vector<float> tensorScales;
         for (QuantizeCpuVariant v : availableQuantizeCpuVariants()) {
@@ -239,14 +275,16 @@ class FormatsTest : public QObject {
           a.inBf16 = in.scalar_type() == torch::kBFloat16;
           a.rows = in.size(0);
           a.cols = in.size(1);
-          outs.push_back(torch::empty({a.rows, a.cols}));
+          a.gemmOperand = operand;
+          outs.push_back(torch::empty({a.rows, a.cols}, operand ? torch::kBFloat16 : torch::kFloat32));
           scales.push_back(torch::zeros({a.rows, std::max<int64_t>(1, blocksPerRow(scheme, a.cols))}, torch::kUInt8));
-          a.out = outs.back().data_ptr<float>();
+          if (operand) a.outBf16 = reinterpret_cast<uint16_t*>(outs.back().data_ptr<at::BFloat16>());
+          else a.out = outs.back().data_ptr<float>();
           a.blockScales = scales.back().data_ptr<uint8_t>();
           tensorScales.push_back(quantizeCpu(a, v));
         }
         for (size_t v = 1; v < outs.size(); ++v) {
-          QVERIFY(sameBitsOrBothNaN(outs[v], outs[0]));
+          QVERIFY(sameBitsOrBothNaN(outs[v].to(torch::kFloat32), outs[0].to(torch::kFloat32)));
           QVERIFY(torch::equal(scales[v], scales[0]));
           QCOMPARE(u32(tensorScales[v]), u32(tensorScales[0]));
         }
@@ -288,8 +326,9 @@ class FormatsTest : public QObject {
   }
 
   // A large bf16 input is read through tables of the element function's
-  // values (quantizeCpu(args), quantizeColumnsCpu(args); block schemes: one
-  // table per scale code in use): bit for bit, NaN payloads included, what
+  // values (quantizeCpu(args); block schemes: one table per scale code in
+  // use; quantizeColumnsCpu(args) takes none, held to it all the same): bit
+  // for bit, NaN payloads included, what
   // the element function gives on each element, and the same scale codes.
   // Inputs: every bf16 pattern, shuffled (finite ones only, then with Inf and
   // NaN: NaN tensor scales and NaN blocks), rows of normal values 2^-10 to
@@ -318,24 +357,99 @@ class FormatsTest : public QObject {
           a.rows = in.size(0);
           a.cols = in.size(1);
           const int64_t scaleCount = columns ? a.cols * blocksPerRow(scheme, a.rows) : a.rows * blocksPerRow(scheme, a.cols);
-          torch::Tensor values[2], codes[2];
-          float tensorScales[2];
-          for (int k = 0; k < 2; ++k) {
-            values[k] = torch::empty({a.rows, a.cols});
-            codes[k] = torch::zeros({std::max<int64_t>(scaleCount, 1)}, torch::kUInt8);
-            a.out = values[k].data_ptr<float>();
-            a.blockScales = codes[k].data_ptr<uint8_t>();
-            // The same variant with and without tables (variants may differ in NaN payloads: cpuVariantsAgree).
-            const bool tables = k == 0;
-            const QuantizeCpuVariant v = availableQuantizeCpuVariants().back();
-            tensorScales[k] = columns ? quantizeColumnsCpu(a, v, tables) : quantizeCpu(a, v, tables);
+          // Dequantized fp32 values, then GEMM operands in bf16 (tables of bf16 bits).
+          for (const bool operand : {false, true}) {
+            torch::Tensor values[2], codes[2];
+            float tensorScales[2];
+            a.gemmOperand = operand;
+            for (int k = 0; k < 2; ++k) {
+              values[k] = torch::empty({a.rows, a.cols}, operand ? torch::kBFloat16 : torch::kFloat32);
+              codes[k] = torch::zeros({std::max<int64_t>(scaleCount, 1)}, torch::kUInt8);
+              a.out = operand ? nullptr : values[k].data_ptr<float>();
+              a.outBf16 = operand ? reinterpret_cast<uint16_t*>(values[k].data_ptr<at::BFloat16>()) : nullptr;
+              a.blockScales = codes[k].data_ptr<uint8_t>();
+              // The same variant with and without tables (variants may differ in NaN payloads: cpuVariantsAgree).
+              const bool tables = k == 0;
+              const QuantizeCpuVariant v = availableQuantizeCpuVariants().back();
+              tensorScales[k] = columns ? quantizeColumnsCpu(a, v, tables) : quantizeCpu(a, v, tables);
+            }
+            QCOMPARE(u32(tensorScales[0]), u32(tensorScales[1]));
+            const auto bits = operand ? torch::kInt16 : torch::kInt32;
+            QVERIFY(torch::equal(values[0].view(bits), values[1].view(bits)));
+            QVERIFY(torch::equal(codes[0], codes[1]));
           }
-          QCOMPARE(u32(tensorScales[0]), u32(tensorScales[1]));
-          QVERIFY(torch::equal(values[0].view(torch::kInt32), values[1].view(torch::kInt32)));
-          QVERIFY(torch::equal(codes[0], codes[1]));
         }
       }
     }
+  }
+
+  // The GEMM operands (quantizeForGemm): the same codes and scales as the
+  // dequantized values, without the tensor scale, exact in bf16. fp8: the
+  // dequantized value is the operand divided by the tensor scale (bit for
+  // bit, as torchao's dequantization) and the operand's scale is 1 / tensor
+  // scale; MX: the operand is the dequantized value; NVFP4: the operand over
+  // its block's e4m3 scale is an e2m1 value e, the dequantized value is
+  // e * (tensor scale * block scale) and the operand's scale the tensor
+  // scale. Rows and columns, fp32 and bf16 inputs, every format and role, a
+  // short last block; wide values (no MX block of scale code under 3).
+  void gemmOperandsAreTheValuesWithoutTheTensorScale() {
+    torch::manual_seed(9);
+    const torch::Tensor base = torch::randn({96, 200}) * torch::exp(2 * torch::randn({96, 200}));
+    for (const torch::Tensor& x : {base, base.to(torch::kBFloat16)})
+      for (GemmFormat f : allGemmFormats())
+        for (GemmRole r : {GemmRole::Input, GemmRole::Weight, GemmRole::GradOutput})
+          for (const bool columns : {false, true}) {
+            const std::string what = gemmFormatId(f) + " " + gemmRoleId(r) + (columns ? " columns" : " rows") +
+                                     (x.scalar_type() == torch::kBFloat16 ? " bf16 in" : " fp32 in");
+            const QuantizedTensor q = columns ? quantizeDequantizeColumns(x, f, r) : quantizeDequantize(x, f, r);
+            const GemmOperand op32 = columns ? quantizeForGemmColumns(x, f, r, torch::kFloat32)
+                                             : quantizeForGemm(x, f, r, torch::kFloat32);
+            const GemmOperand op16 = columns ? quantizeForGemmColumns(x, f, r, torch::kBFloat16)
+                                             : quantizeForGemm(x, f, r, torch::kBFloat16);
+            QVERIFY2(op16.values.scalar_type() == torch::kBFloat16 && op16.values.sizes() == x.sizes(), what.c_str());
+            // bf16 holds the operand exactly.
+            QVERIFY2(torch::equal(op16.values.to(torch::kFloat32).contiguous().view(torch::kInt32),
+                                  op32.values.contiguous().view(torch::kInt32)),
+                     what.c_str());
+            QVERIFY2(torch::equal(op16.scale, op32.scale), what.c_str());
+            if (columns) {  // the rows' tensor scale handed over: the same operand
+              const GemmOperand rows = quantizeForGemm(x, f, r, torch::kBFloat16);
+              const GemmOperand known = quantizeForGemmColumns(x, f, r, torch::kBFloat16, rows.tensorScale);
+              QVERIFY2(torch::equal(known.values.contiguous().view(torch::kInt16),
+                                    op16.values.contiguous().view(torch::kInt16)) &&
+                           torch::equal(known.tensorScale, op16.tensorScale),
+                       what.c_str());
+            }
+            const torch::Tensor v = op32.values.contiguous(), deq = q.values.contiguous();
+            const Scheme scheme = schemeOf(f, r);
+            if (scheme == Scheme::Fp8E4m3Tensor || scheme == Scheme::Fp8E5m2Tensor) {
+              QVERIFY2(torch::equal((v / q.tensorScale).view(torch::kInt32), deq.view(torch::kInt32)), what.c_str());
+              QVERIFY2(torch::equal(op32.scale, q.tensorScale.reciprocal()), what.c_str());
+            } else if (scheme == Scheme::Nvfp4) {
+              // Block scale of each element: codes [rows, blocks] (columns: [cols, blocks] as for x^T).
+              const torch::Tensor vr = columns ? v.t().contiguous() : v, dr = columns ? deq.t().contiguous() : deq;
+              const float ts = q.tensorScale.item<float>();
+              const auto* codes = q.blockScales.contiguous().data_ptr<uint8_t>();
+              const int64_t rows = vr.size(0), cols = vr.size(1), perRow = q.blockScales.size(1);
+              const float* pv = vr.data_ptr<float>();
+              const float* pd = dr.data_ptr<float>();
+              bool ok = true;
+              for (int64_t i = 0; i < rows && ok; ++i)
+                for (int64_t j = 0; j < cols && ok; ++j) {
+                  const float blockScale = e4m3ToFloat(codes[i * perRow + j / 16]);
+                  const float e = pv[i * cols + j] / blockScale;
+                  const float magnitude = std::fabs(e);
+                  const bool e2m1 = magnitude == 0 || magnitude == 0.5f || magnitude == 1 || magnitude == 1.5f ||
+                                    magnitude == 2 || magnitude == 3 || magnitude == 4 || magnitude == 6;
+                  ok = e2m1 && e * blockScale == pv[i * cols + j] && u32(e * (ts * blockScale)) == u32(pd[i * cols + j]);
+                }
+              QVERIFY2(ok, what.c_str());
+              QVERIFY2(torch::equal(op32.scale, q.tensorScale), what.c_str());
+            } else {
+              QVERIFY2(torch::equal(v.view(torch::kInt32), deq.view(torch::kInt32)), what.c_str());
+              QCOMPARE(op32.scale.item<float>(), 1.0f);
+            }
+          }
   }
 
   void threadsDoNotChangeTheBits() {
