@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "util/parallel_chunks.h"
 #include "formats/quantize_kernels.h"
@@ -75,12 +76,43 @@ void addBlock(const float* x, const float* q, int64_t n, float factor, double mu
   }
 }
 
-}  // namespace
+// `t` on the CPU, contiguous, fp32 or bf16 (other types converted to fp32).
+torch::Tensor readableOnCpu(const torch::Tensor& t) {
+  torch::Tensor c = t.detach().to(torch::kCPU).contiguous();
+  return c.scalar_type() == torch::kFloat32 || c.scalar_type() == torch::kBFloat16 ? c : c.to(torch::kFloat32);
+}
 
-GemmOperandStats measureQuantizedOperand(const torch::Tensor& x, const QuantizedTensor& q, GemmFormat format,
-                                         GemmRole role) {
-  const torch::Tensor x32 = x.detach().to(torch::kCPU, torch::kFloat32).contiguous();
-  const torch::Tensor q32 = q.values.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+// Row r of a readableOnCpu tensor as fp32: in place, or converted into `buffer`.
+const float* rowOf(const torch::Tensor& t, int64_t r, int64_t cols, std::vector<float>& buffer) {
+  if (t.scalar_type() == torch::kFloat32) return t.data_ptr<float>() + r * cols;
+  const auto* bits = reinterpret_cast<const uint16_t*>(t.data_ptr<at::BFloat16>()) + r * cols;
+  for (int64_t i = 0; i < cols; ++i) buffer[static_cast<std::size_t>(i)] = kernels::bf16ToFloat(bits[i]);
+  return buffer.data();
+}
+
+// One row's dequantized values from a GEMM operand's row (see
+// measureGemmOperand), into `out`.
+void dequantizeOperandRow(const float* op, int64_t cols, Scheme scheme, const uint8_t* rowCodes, float tensorScale,
+                          float* out) {
+  if (scheme == Scheme::Fp8E4m3Tensor || scheme == Scheme::Fp8E5m2Tensor) {
+    for (int64_t i = 0; i < cols; ++i) out[i] = op[i] / tensorScale;
+  } else if (scheme == Scheme::Nvfp4) {
+    for (int64_t i = 0; i < cols; ++i) {
+      const uint8_t code = rowCodes[i / formats::kNvfp4Block];
+      const float blockScale = formats::e4m3ToFloat(code);
+      // A zero block scale leaves only (signed) zeros: the value is the operand.
+      out[i] = blockScale == 0.0f ? op[i] : (op[i] / blockScale) * formats::nvfp4Multiplier(code, tensorScale);
+    }
+  } else {
+    for (int64_t i = 0; i < cols; ++i) out[i] = op[i];
+  }
+}
+
+GemmOperandStats measure(const torch::Tensor& x, const QuantizedTensor& q, GemmFormat format, GemmRole role,
+                         bool operandValues) {
+  // fp32 and bf16 are read as they are, a row at a time (no full-size fp32
+  // copies: a bf16 layer's operands are 13-51 M elements at 16 M parameters).
+  const torch::Tensor x32 = readableOnCpu(x), q32 = readableOnCpu(q.values);
   const torch::Tensor codes = q.blockScales.defined() ? q.blockScales.to(torch::kCPU).contiguous() : torch::Tensor();
   const float tensorScale = q.tensorScale.defined() ? q.tensorScale.item<float>() : 1.0f;
   const Scheme scheme = formats::schemeOf(format, role);
@@ -90,17 +122,22 @@ GemmOperandStats measureQuantizedOperand(const torch::Tensor& x, const Quantized
   const int64_t perRow = formats::blocksPerRow(scheme, cols);
   const float threshold = saturationThreshold(scheme);
   const bool perTensor = scheme == Scheme::Fp8E4m3Tensor || scheme == Scheme::Fp8E5m2Tensor;
-  const float* xp = x32.data_ptr<float>();
-  const float* qp = q32.data_ptr<float>();
+
   const uint8_t* cp = codes.defined() ? codes.data_ptr<uint8_t>() : nullptr;
 
   std::map<int64_t, Sums> parts;  // by first row: merged in row order, whatever the threads
   std::mutex merge;
   parallelChunks(rows, 16, [&](int64_t first, int64_t last) {
     Sums s;
+    std::vector<float> xRow(static_cast<std::size_t>(cols)), qRow(static_cast<std::size_t>(cols));
+    std::vector<float> dequantized(operandValues ? static_cast<std::size_t>(cols) : 0);
     for (int64_t r = first; r < last; ++r) {
-      const float* xr = xp + r * cols;
-      const float* qr = qp + r * cols;
+      const float* xr = rowOf(x32, r, cols, xRow);
+      const float* qr = rowOf(q32, r, cols, qRow);
+      if (operandValues) {
+        dequantizeOperandRow(qr, cols, scheme, cp ? cp + r * perRow : nullptr, tensorScale, dequantized.data());
+        qr = dequantized.data();
+      }
       if (block == 0) {
         const float factor = perTensor ? tensorScale : 1.0f;
         const double multiplier = perTensor ? 1.0 / double(tensorScale) : 0.0;
@@ -142,6 +179,22 @@ GemmOperandStats measureQuantizedOperand(const torch::Tensor& x, const Quantized
   return out;
 }
 
+}  // namespace
+
+GemmOperandStats measureQuantizedOperand(const torch::Tensor& x, const QuantizedTensor& q, GemmFormat format,
+                                         GemmRole role) {
+  return measure(x, q, format, role, false);
+}
+
+GemmOperandStats measureGemmOperand(const torch::Tensor& x, const GemmOperand& op, GemmFormat format,
+                                    GemmRole role) {
+  QuantizedTensor q;
+  q.values = op.values;
+  q.blockScales = op.blockScales;
+  q.tensorScale = op.tensorScale;
+  return measure(x, q, format, role, true);
+}
+
 void GemmStatsCollector::arm() {
   std::lock_guard<std::mutex> lock(mutex_);
   seen_.clear();
@@ -158,10 +211,20 @@ std::vector<GemmOperandStats> GemmStatsCollector::disarm() {
 
 void GemmStatsCollector::record(const std::string& layer, GemmRole role, GemmFormat format, const torch::Tensor& x,
                                 const QuantizedTensor& q) {
+  recordOnce(layer, role, [&] { return measureQuantizedOperand(x, q, format, role); });
+}
+
+void GemmStatsCollector::record(const std::string& layer, GemmRole role, GemmFormat format, const torch::Tensor& x,
+                                const GemmOperand& op) {
+  recordOnce(layer, role, [&] { return measureGemmOperand(x, op, format, role); });
+}
+
+void GemmStatsCollector::recordOnce(const std::string& layer, GemmRole role,
+                                    const std::function<GemmOperandStats()>& measureIt) {
   if (!armed()) return;
   std::lock_guard<std::mutex> lock(mutex_);
   if (!seen_.insert({layer, role}).second) return;
-  GemmOperandStats s = measureQuantizedOperand(x, q, format, role);
+  GemmOperandStats s = measureIt();
   s.layer = layer;
   stats_.push_back(std::move(s));
 }

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <functional>
 #include <set>
 #include <utility>
 #include <vector>
@@ -20,6 +21,13 @@ namespace plab {
 // operand is copied to the CPU first (statistics steps only).
 GemmOperandStats measureQuantizedOperand(const torch::Tensor& x, const QuantizedTensor& q, GemmFormat format,
                                          GemmRole role);
+// The same from the GEMM operand quantizeForGemm(x, format, role, ...)
+// returned: its dequantized values, recomputed element by element from it
+// (the operand divided by the fp8 tensor scale; NVFP4's over its block
+// scale, times tensor scale x block scale), are quantizeDequantize's bit
+// for bit, so the figures are equal.
+GemmOperandStats measureGemmOperand(const torch::Tensor& x, const GemmOperand& op, GemmFormat format,
+                                    GemmRole role);
 
 class GemmStatsCollector {
  public:
@@ -30,8 +38,12 @@ class GemmStatsCollector {
   // entry since arm() (gradient accumulation: the first micro-batch's).
   void record(const std::string& layer, GemmRole role, GemmFormat format, const torch::Tensor& x,
               const QuantizedTensor& q);
+  void record(const std::string& layer, GemmRole role, GemmFormat format, const torch::Tensor& x,
+              const GemmOperand& op);
 
  private:
+  void recordOnce(const std::string& layer, GemmRole role, const std::function<GemmOperandStats()>& measure);
+
   std::atomic<bool> armed_{false};
   std::mutex mutex_;
   std::set<std::pair<std::string, GemmRole>> seen_;

@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "formats/gemm_format.h"
+#include "formats/gemm_product.h"
 #include "formats/gemm_stats.h"
 #include "model/bf16_linear.h"
 #include "model/causal_lm.h"
@@ -27,6 +28,23 @@ torch::Tensor quantized(const torch::Tensor& x, GemmFormat f, GemmRole role, Gem
   return q.values;
 }
 
+// A bf16 layer's products take bf16 operands where LibTorch multiplies bf16
+// natively (CUDA, a CPU with AVX512-BF16 / AMX), else fp32 ones holding the
+// same values (bf16_linear.h: the CPU's slow bf16 path is avoided the same way).
+torch::ScalarType operandDtype(const torch::Tensor& weight) {
+  const bool native = !weight.is_cpu() || cpuBf16GemmPath() == Bf16GemmPath::Native;
+  return native ? torch::kBFloat16 : torch::kFloat32;
+}
+
+// The operand of a bf16 layer's product; with `stats` armed, its statistics
+// (the same figures as from the dequantized values: measureGemmOperand).
+GemmOperand operand(const torch::Tensor& x, GemmFormat f, GemmRole role, GemmStatsCollector* stats,
+                    const std::string& layer, torch::ScalarType dtype) {
+  GemmOperand op = quantizeForGemm(x, f, role, dtype);
+  if (stats && stats->armed()) stats->record(layer, role, f, x, op);
+  return op;
+}
+
 struct Args {
   GemmFormat format;
   GemmStatsCollector* stats;
@@ -45,18 +63,49 @@ Args restore(AutogradContext* ctx) {
           ctx->saved_data["layer"].toStringRef()};
 }
 
+// A bf16 layer's y: bf16 products of the operands (gemm_product.h).
+torch::Tensor forwardBf16(AutogradContext* ctx, const torch::Tensor& x2d, const torch::Tensor& weight,
+                          const torch::Tensor& bias, const Args& a) {
+  const auto dtype = operandDtype(weight);
+  const GemmOperand qx = operand(x2d, a.format, GemmRole::Input, a.stats, a.layer, dtype);
+  const GemmOperand qw = operand(weight, a.format, GemmRole::Weight, a.stats, a.layer, dtype);
+  ctx->saved_data["weight_scale"] = qw.tensorScale;  // for W's columns in backward
+  if (productHasScales(a.format))
+    return finishBf16Product(at::linear(qx.values, qw.values), a.format, qx, qw, bias);
+  // Without scales the bias joins the product before its one rounding.
+  const torch::Tensor b = bias.defined() ? bias.to(dtype) : bias;
+  return finishBf16Product(at::linear(qx.values, qw.values, b), a.format, qx, qw, {});
+}
+
 torch::Tensor forwardProduct(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
                              const torch::Tensor& bias, const Args& a) {
   ctx->save_for_backward({x, weight});
   save(ctx, a);
   const torch::Tensor x2d = x.reshape({-1, x.size(-1)});
+  auto sizes = x.sizes().vec();
+  sizes.back() = weight.size(0);
+  if (weight.scalar_type() == torch::kBFloat16) return forwardBf16(ctx, x2d, weight, bias, a).view(sizes);
+  // Other layers: fp32 products of the dequantized values, as torchao's emulation.
   const torch::Tensor qx = quantized(x2d, a.format, GemmRole::Input, a.stats, a.layer);
   const torch::Tensor qw = quantized(weight, a.format, GemmRole::Weight, a.stats, a.layer);
   const torch::Tensor bias32 = bias.defined() ? bias.to(torch::kFloat32) : bias;
   torch::Tensor y = at::linear(qx, qw, bias32);  // the bias joins the fp32 product before its one rounding
-  auto sizes = x.sizes().vec();
-  sizes.back() = weight.size(0);
   return y.view(sizes).to(weight.scalar_type());
+}
+
+// A bf16 layer's dX and dW (gemm_product.h), operands as in backwardProducts.
+std::pair<torch::Tensor, torch::Tensor> backwardBf16(const torch::Tensor& g, const torch::Tensor& x2d,
+                                                     const torch::Tensor& weight, const torch::Tensor& weightScale,
+                                                     const Args& a) {
+  const auto dtype = operandDtype(weight);
+  const GemmOperand qg = operand(g, a.format, GemmRole::GradOutput, a.stats, a.layer, dtype);
+  // W's tensor scale from the forward (the weight has not changed since).
+  const GemmOperand qwOut = quantizeForGemmColumns(weight, a.format, GemmRole::Weight, dtype, weightScale);
+  const GemmOperand qgTokens =
+      perTensor(a.format) ? qg : quantizeForGemmColumns(g, a.format, GemmRole::GradOutput, dtype, qg.tensorScale);
+  const GemmOperand qxTokens = quantizeForGemmColumns(x2d, a.format, GemmRole::Input, dtype);
+  return {finishBf16Product(torch::mm(qg.values, qwOut.values), a.format, qg, qwOut, {}),
+          finishBf16Product(torch::mm(qgTokens.values.t(), qxTokens.values), a.format, qgTokens, qxTokens, {})};
 }
 
 variable_list backwardProducts(AutogradContext* ctx, const torch::Tensor& grad, bool withBias) {
@@ -67,6 +116,12 @@ variable_list backwardProducts(AutogradContext* ctx, const torch::Tensor& grad, 
   // The quantizers read bf16 (or fp32) as it is: no fp32 copy of dY.
   const torch::Tensor g = grad.reshape({-1, grad.size(-1)}).contiguous();  // [N, out]
   const torch::Tensor x2d = x.reshape({-1, x.size(-1)});                    // [N, in]
+  if (weight.scalar_type() == torch::kBFloat16) {
+    auto [dx, dw] = backwardBf16(g, x2d, weight, ctx->saved_data["weight_scale"].toTensor(), a);
+    variable_list grads = {dx.view(x.sizes()), dw};
+    if (withBias) grads.push_back(g.sum(0, false, torch::kFloat32).to(weight.scalar_type()));
+    return grads;
+  }
   const torch::Tensor qg = quantized(g, a.format, GemmRole::GradOutput, a.stats, a.layer);
   // Each operand with the product's reduction dimension last: W along out,
   // dY and x along the tokens. quantizeDequantizeColumns quantizes down the

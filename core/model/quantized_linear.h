@@ -4,10 +4,13 @@
 //   forward  y  = Q_in(x) · Q_w(W)^T                (both along in-features)
 //   backward dX = Q_g(dY) · Q_w(W^T)^T              (both along out-features)
 //            dW = Q_g(dY^T) · Q_in(x^T)^T           (both along the tokens)
-// Q_g quantizes in GemmRole::GradOutput (e5m2 in fp8-e4m3). The products are
-// fp32 GEMMs on the dequantized operands (fp32 accumulation); y, dX, dW and
-// the bias gradient (unquantized, fp32 sum) are cast to the layer's dtype.
-// A simulation: no fp8/fp4 tensor cores, torch's fp32 accumulation order.
+// Q_g quantizes in GemmRole::GradOutput (e5m2 in fp8-e4m3). A bf16 layer
+// multiplies the operands as the format's GEMM takes them (gemm_product.h:
+// bf16 values, exact; fp32 accumulation; the tensor scales applied to the
+// bf16 result); any other layer takes fp32 products of the dequantized
+// operands, as torchao's emulation does. The bias gradient is the fp32 sum
+// of dY, unquantized. y, dX, dW and it are in the layer's dtype.
+// A simulation: no fp8/fp4 tensor cores, LibTorch's accumulation order.
 #include <torch/torch.h>
 
 #include <functional>

@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 #include <cmath>
 #include <fstream>
+#include <limits>
 
 #include "formats/gemm_stats.h"
 #include "model/quantized_linear.h"
@@ -78,6 +79,30 @@ class GemmStatsTest : public QObject {
     QVERIFY(std::abs(s.scaleLog2Max - std::log2(block.max().item<double>())) < 1e-9);
     QVERIFY(std::abs(s.relError - relError(x, GemmFormat::Nvfp4, GemmRole::GradOutput)) < 1e-6);
     QVERIFY(s.relError > 0.01);  // 4-bit elements: percent-level error
+  }
+
+  // A bf16 layer hands the collector its GEMM operands (quantizeForGemm):
+  // the figures from them equal those from the dequantized values exactly,
+  // every format and role, rows with a short block, all-zero rows (NVFP4
+  // block scale 0), a NaN and an Inf, fp32 and bf16 operands.
+  void operandFiguresEqualDequantizedOnes() {
+    torch::manual_seed(5);
+    torch::Tensor x = torch::randn({40, 90}) * torch::exp(2 * torch::randn({40, 90}));
+    x[3].zero_();
+    x[7][11] = std::numeric_limits<float>::quiet_NaN();
+    x[9][20] = std::numeric_limits<float>::infinity();
+    for (GemmFormat f : allGemmFormats())
+      for (GemmRole r : {GemmRole::Input, GemmRole::Weight, GemmRole::GradOutput})
+        for (auto dtype : {torch::kFloat32, torch::kBFloat16}) {
+          const torch::Tensor in = (r == GemmRole::GradOutput ? x.slice(0, 0, 5) : x).to(dtype);  // and a finite one
+          const GemmOperandStats a = measure(in, f, r);
+          const GemmOperandStats b = measureGemmOperand(in, quantizeForGemm(in, f, r, dtype), f, r);
+          const std::string what = gemmFormatId(f) + " " + gemmRoleId(r);
+          auto same = [](double u, double v) { return u == v || (std::isnan(u) && std::isnan(v)); };
+          QVERIFY2(same(a.underflow, b.underflow) && same(a.saturation, b.saturation), what.c_str());
+          QVERIFY2(same(a.dynamicRangeLog2, b.dynamicRangeLog2) && same(a.relError, b.relError), what.c_str());
+          QVERIFY2(same(a.scaleLog2Min, b.scaleLog2Min) && same(a.scaleLog2Max, b.scaleLog2Max), what.c_str());
+        }
   }
 
   void collectorKeepsOneEntryPerLayerAndRole() {

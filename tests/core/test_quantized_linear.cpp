@@ -6,6 +6,7 @@
 #include <QtTest/QtTest>
 
 #include "formats/gemm_format.h"
+#include "formats/operand_buffers.h"
 #include "model/bf16_linear.h"
 #include "model/causal_lm.h"
 #include "model/layers.h"
@@ -120,10 +121,13 @@ class QuantizedLinearTest : public QObject {
         }
   }
 
-  // The layer's products are torch's fp32 products on the quantized operands,
-  // bit for bit: y = at::linear(Q(x), Q(W), b), dW = mm(Q(dY^T)^T, Q(x^T)^T),
-  // each rounded once to the layer's dtype; large enough (1024 x 300 weight)
-  // for the bf16 tables.
+  // An fp32 layer's products are torch's fp32 products on the dequantized
+  // operands, bit for bit: y = at::linear(Q(x), Q(W), b), dW = mm(Q(dY^T)^T,
+  // Q(x^T)^T), each rounded once to the layer's dtype. A bf16 layer's are
+  // the GEMM operands' bf16 products (gemm_product.h): without scales (MX)
+  // at::linear(x_op, W_op, b) in bf16; with them (fp8, NVFP4) bf16(fp32(
+  // at::linear(x_op, W_op)) * s_x * s_W + b). Large enough (1024 x 300
+  // weight) for the bf16 tables.
   void productsAreTorchsBitForBit() {
     for (GemmFormat f : {GemmFormat::Fp8E4m3, GemmFormat::Mxfp8, GemmFormat::Nvfp4})
       for (auto dtype : {torch::kFloat32, torch::kBFloat16})
@@ -135,14 +139,115 @@ class QuantizedLinearTest : public QObject {
           const torch::Tensor y = quantizedLinear(x, w, b, f);
           y.backward(gy);
           const torch::Tensor x2 = x.detach().reshape({384, 300}), w2 = w.detach(), g2 = gy.reshape({384, 1024});
-          const torch::Tensor bias32 = withBias ? b.detach().to(torch::kFloat32) : torch::Tensor();
-          const torch::Tensor yTorch = at::linear(q(x2, f, GemmRole::Input), q(w2, f, GemmRole::Weight), bias32);
-          const torch::Tensor dwTorch = torch::mm(quantizeDequantizeColumns(g2, f, GemmRole::GradOutput).values.t(),
-                                                  quantizeDequantizeColumns(x2, f, GemmRole::Input).values);
           const std::string what = gemmFormatId(f) + (dtype == torch::kBFloat16 ? " bf16" : " fp32");
+          torch::Tensor yTorch, dwTorch;
+          if (dtype == torch::kFloat32) {
+            const torch::Tensor bias32 = withBias ? b.detach().to(torch::kFloat32) : torch::Tensor();
+            yTorch = at::linear(q(x2, f, GemmRole::Input), q(w2, f, GemmRole::Weight), bias32);
+            dwTorch = torch::mm(quantizeDequantizeColumns(g2, f, GemmRole::GradOutput).values.t(),
+                                quantizeDequantizeColumns(x2, f, GemmRole::Input).values);
+          } else {
+            const auto bf = torch::kBFloat16;
+            const GemmOperand ox = quantizeForGemm(x2, f, GemmRole::Input, bf);
+            const GemmOperand ow = quantizeForGemm(w2, f, GemmRole::Weight, bf);
+            const GemmOperand og = quantizeForGemmColumns(g2, f, GemmRole::GradOutput, bf);
+            const GemmOperand oxT = quantizeForGemmColumns(x2, f, GemmRole::Input, bf);
+            const bool scaled = f != GemmFormat::Mxfp8;
+            if (scaled) {
+              yTorch = at::linear(ox.values, ow.values).to(torch::kFloat32) * (ox.scale * ow.scale);
+              if (withBias) yTorch = yTorch + b.detach().to(torch::kFloat32);
+              dwTorch = torch::mm(og.values.t(), oxT.values).to(torch::kFloat32) * (og.scale * oxT.scale);
+            } else {
+              yTorch = at::linear(ox.values, ow.values, withBias ? b.detach() : torch::Tensor());
+              dwTorch = torch::mm(og.values.t(), oxT.values);
+            }
+          }
           QVERIFY2(sameBits(y.reshape({384, 1024}), yTorch.to(dtype)), what.c_str());
           QVERIFY2(sameBits(w.grad(), dwTorch.to(dtype)), what.c_str());
         }
+  }
+
+  // Independently of how the products are assembled: a bf16 layer's y and dW
+  // are the exact (fp64) products of the dequantized operands, within the
+  // bf16 roundings (2^-8 of the product and 2^-8 of the result: the formats
+  // with scales round the product, then the scaled sum with the bias) and
+  // fp32 accumulation (2^-20 of the sum of magnitudes). A wrong scale or
+  // operand would miss by far more.
+  void bf16ProductsAreTheDequantizedOperandsProducts() {
+    for (GemmFormat f : lowFormats())
+      for (bool withBias : {false, true}) {
+        const auto bf = torch::kBFloat16, f64 = torch::kFloat64;
+        const torch::Tensor x = spreadValues({2, 80, 96}, 21).to(bf).requires_grad_();
+        const torch::Tensor w = spreadValues({200, 96}, 22).to(bf).requires_grad_();
+        const torch::Tensor b = withBias ? spreadValues({200}, 23).to(bf).requires_grad_() : torch::Tensor();
+        const torch::Tensor gy = spreadValues({2, 80, 200}, 24).to(bf);
+        const torch::Tensor y = quantizedLinear(x, w, b, f);
+        y.backward(gy);
+        const torch::Tensor x2 = x.detach().reshape({160, 96}), w2 = w.detach(), g2 = gy.reshape({160, 200});
+        const torch::Tensor qx = q(x2, f, GemmRole::Input).to(f64), qw = q(w2, f, GemmRole::Weight).to(f64);
+        const torch::Tensor product = torch::mm(qx, qw.t());
+        const torch::Tensor yExact = withBias ? product + b.detach().to(f64) : product;
+        const torch::Tensor qg = quantizeDequantizeColumns(g2, f, GemmRole::GradOutput).values.to(f64);
+        const torch::Tensor qxT = quantizeDequantizeColumns(x2, f, GemmRole::Input).values.to(f64);
+        const torch::Tensor dwExact = torch::mm(qg.t(), qxT);
+        auto within = [](const torch::Tensor& got, const torch::Tensor& exact, const torch::Tensor& product,
+                         const torch::Tensor& sumOfMagnitudes) {
+          const torch::Tensor bound =
+              (product.abs() + exact.abs()) * std::ldexp(1.0, -8) + sumOfMagnitudes * std::ldexp(1.0, -20);
+          return ((got.to(torch::kFloat64) - exact).abs() <= bound).all().item<bool>();
+        };
+        const std::string what = gemmFormatId(f) + (withBias ? " bias" : "");
+        QVERIFY2(within(y.reshape({160, 200}), yExact, product, torch::mm(qx.abs(), qw.abs().t())), what.c_str());
+        QVERIFY2(within(w.grad(), dwExact, dwExact, torch::mm(qg.abs().t(), qxT.abs())), what.c_str());
+      }
+  }
+
+  // gemm_product.cpp multiplies a bf16 CPU tensor by a 0-dim fp32 tensor
+  // and relies on LibTorch doing it in fp32 (one rounding to bf16), not on a
+  // scale rounded to bf16 first.
+  void bf16TimesScaleIsOneRounding() {
+    const torch::Tensor s = spreadValues({4096}, 31).to(torch::kBFloat16);
+    const torch::Tensor scale = torch::tensor(1.2345678f).reshape({});
+    QVERIFY(sameBits(s.mul(scale), (s.to(torch::kFloat32) * scale).to(torch::kBFloat16)));
+    QVERIFY(sameBits(s.clone().mul_(scale), s.mul(scale)));
+    QVERIFY(!sameBits(s.mul(scale), s.mul(scale.to(torch::kBFloat16))));
+  }
+
+  // The operand buffers (formats/operand_buffers.h) come back for the next
+  // call: a second step of the same layer allocates none, and what the pool
+  // holds stays within its bound.
+  void operandBuffersAreReused() {
+    const torch::Tensor x = spreadValues({2048, 256}, 51).to(torch::kBFloat16).requires_grad_();
+    const torch::Tensor w = spreadValues({1024, 256}, 52).to(torch::kBFloat16).requires_grad_();
+    auto step = [&] {
+      const torch::Tensor y = quantizedLinear(x, w, {}, GemmFormat::Nvfp4);
+      y.backward(torch::ones_like(y));
+    };
+    step();
+    const std::size_t held = pooledOperandBytes();
+    QVERIFY(held >= kMinPooledBytes);  // dY [2048, 1024] in bf16: 4 MiB, rows and columns
+    step();
+    QCOMPARE(pooledOperandBytes(), held);
+    QVERIFY(held <= kMaxPooledBytes);
+  }
+
+  // On a CPU without native bf16 the bf16 layer's operands are fp32 holding
+  // the same values: the same results up to the order of fp32 accumulation.
+  void upcastPathGivesTheSameProducts() {
+    for (GemmFormat f : lowFormats()) {
+      const torch::Tensor x = spreadValues({160, 96}, 41).to(torch::kBFloat16);
+      const torch::Tensor w = spreadValues({200, 96}, 42).to(torch::kBFloat16);
+      const Bf16GemmPath before = cpuBf16GemmPath();
+      setCpuBf16GemmPath(Bf16GemmPath::Native);
+      const torch::Tensor native = quantizedLinear(x, w, {}, f).to(torch::kFloat32);
+      setCpuBf16GemmPath(Bf16GemmPath::Upcast);
+      const torch::Tensor upcast = quantizedLinear(x, w, {}, f).to(torch::kFloat32);
+      setCpuBf16GemmPath(before);
+      const double differing = (native != upcast).to(torch::kFloat32).mean().item<double>();
+      const std::string what = gemmFormatId(f) + ": " + std::to_string(differing) + " of the elements differ";
+      QVERIFY2(differing < 0.05, what.c_str());
+      QVERIFY2(((native - upcast).abs() <= native.abs() * std::ldexp(1.0, -7)).all().item<bool>(), what.c_str());
+    }
   }
 
   // The orientation matters for block formats: quantizing W along in-features

@@ -9,9 +9,18 @@ training do:
   dx = Q_g(gy) . Q_w(w^T)^T                (gy and w along out-features)
   dw = Q_g(gy^T) . Q_in(x^T)^T             (gy and x along the tokens)
   db = sum of gy over the tokens (unquantized)
-in fp32 products (same layouts as the project's, so the same kernels), cast to the
-layer's dtype. y, dx, dw and db must agree bit for bit (fp32 and bf16 layers, every
-format but bf16, three seeds; sizes are whole blocks, as torchao requires).
+fp32 layers: fp32 products of torchao's dequantized values (torchao's emulation),
+cast to the layer's dtype. bf16 layers: bf16 products of the operands as a
+format's GEMM takes them (core/formats/gemm_product.h), built from torchao's
+quantized tensors: fp8 the Float8 tensor's fp8 data with scale 1/scale (the
+scale torchao hands torch._scaled_mm); MX the MXTensor dequantized to bf16
+(torchao's MX emulation; E8M0 scales keep it exact); NVFP4 the e2m1 data times
+the e4m3 block scales, with the per-tensor scale as the product's scale (the
+operands torchao hands torch._scaled_mm). With a scale (fp8, NVFP4):
+bf16(fp32(bf16 product) * scale_a * scale_b + b); without (MX): the bf16
+product with the bias joined. y, dx, dw and db must agree bit for bit (fp32 and
+bf16 layers, every format but bf16, three seeds; sizes are whole blocks, as
+torchao requires).
 """
 import sys
 
@@ -20,6 +29,11 @@ import torch  # noqa: E402
 import torchao  # noqa: E402
 from safetensors.torch import load_file, save_file  # noqa: E402
 from formats_vs_torchao import torchao_quantize  # noqa: E402
+from torchao.float8.float8_training_tensor import hp_tensor_and_scale_to_float8  # noqa: E402
+from torchao.float8.float8_utils import tensor_to_scale  # noqa: E402
+from torchao.prototype.mx_formats.kernels import f4_unpacked_to_f32, unpack_uint4  # noqa: E402
+from torchao.prototype.mx_formats.mx_tensor import MXTensor  # noqa: E402
+from torchao.prototype.mx_formats.nvfp4_tensor import NVFP4Tensor, per_tensor_amax_to_scale  # noqa: E402
 
 FORMATS = ["fp8-e4m3", "fp8-e5m2", "mxfp8", "mxfp4", "nvfp4"]
 N, IN, OUT = 64, 96, 160
@@ -31,6 +45,8 @@ def q(t, fmt, role):
 
 def reference(x, w, b, gy, fmt):
     dtype = w.dtype
+    if dtype == torch.bfloat16:
+        return reference_bf16(x, w, b, gy, fmt)
     y = torch.nn.functional.linear(q(x, fmt, "input"), q(w, fmt, "weight"), b.float())
     w_out = q(w.t(), fmt, "weight").t().contiguous()          # [out, in], blocks along out
     g_tok = q(gy.t(), fmt, "grad-output").t().contiguous()    # [N, out], blocks along the tokens
@@ -39,6 +55,49 @@ def reference(x, w, b, gy, fmt):
     dw = torch.mm(g_tok.t(), x_tok)
     db = gy.sum(0, dtype=torch.float32)
     return {"y": y.to(dtype), "dx": dx.to(dtype), "dw": dw.to(dtype), "db": db.to(dtype)}
+
+
+def operand(t, fmt, role):
+    """(bf16 values, fp32 scale): the GEMM operand torchao's quantized tensor hands its product."""
+    t = t.contiguous()
+    if fmt.startswith("fp8"):
+        dtype = torch.float8_e5m2 if fmt == "fp8-e5m2" or role == "grad-output" else torch.float8_e4m3fn
+        scale = tensor_to_scale(t.float(), dtype)
+        data = hp_tensor_and_scale_to_float8(t.float(), scale, dtype)._data
+        return data.to(torch.bfloat16), scale.reciprocal()
+    if fmt in ("mxfp8", "mxfp4"):
+        elem = torch.float8_e4m3fn if fmt == "mxfp8" else torch.float4_e2m1fn_x2
+        return MXTensor.to_mx(t, elem, 32).dequantize(torch.bfloat16), torch.tensor(1.0)
+    pts = per_tensor_amax_to_scale(torch.max(torch.abs(t)))
+    n = NVFP4Tensor.to_nvfp4(t, per_tensor_scale=pts)
+    rows = t.shape[0]
+    e2m1 = f4_unpacked_to_f32(unpack_uint4(n.qdata)).reshape(rows, -1, 16)
+    values = (e2m1 * n.scale.float().reshape(rows, -1, 1)).reshape(t.shape)
+    assert torch.equal(values.to(torch.bfloat16).float(), values)  # exact in bf16
+    return values.to(torch.bfloat16), pts.float()
+
+
+def finish(product, a, b, fmt, bias=None):
+    if fmt in ("mxfp8", "mxfp4"):
+        return product
+    out = product.float() * (a[1] * b[1])
+    return (out if bias is None else out + bias.float()).to(torch.bfloat16)
+
+
+def reference_bf16(x, w, b, gy, fmt):
+    mx = fmt in ("mxfp8", "mxfp4")
+    ox, ow, og = operand(x, fmt, "input"), operand(w, fmt, "weight"), operand(gy, fmt, "grad-output")
+    y = finish(torch.nn.functional.linear(ox[0], ow[0], b if mx else None), ox, ow, fmt, None if mx else b)
+    w_out = operand(w.t(), fmt, "weight")
+    w_out = (w_out[0].t().contiguous(), w_out[1])            # [out, in], blocks along out
+    g_tok = operand(gy.t(), fmt, "grad-output")
+    g_tok = (g_tok[0].t().contiguous(), g_tok[1])            # [N, out], blocks along the tokens
+    x_tok = operand(x.t(), fmt, "input")
+    x_tok = (x_tok[0].t().contiguous(), x_tok[1])            # [N, in], blocks along the tokens
+    dx = finish(torch.mm(og[0], w_out[0]), og, w_out, fmt)
+    dw = finish(torch.mm(g_tok[0].t(), x_tok[0]), g_tok, x_tok, fmt)
+    db = gy.sum(0, dtype=torch.float32)
+    return {"y": y, "dx": dx, "dw": dw, "db": db.to(torch.bfloat16)}
 
 
 def check_layers(probe, tally, work):
