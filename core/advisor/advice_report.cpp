@@ -101,7 +101,8 @@ std::string gemmSectionHtml(const Advice& a) {
   if (a.gemmCandidates.empty() && a.gemmLayers.empty()) return "";
   std::ostringstream h;
   h << "<h2>GEMM formats</h2>\n<p>Every matrix product of the chosen plan in one simulated format (fake "
-       "quantization, fp32 products; not run on fp8/fp4 tensor cores), confirmed like the candidates. The state "
+       "quantization, LibTorch's bf16 or fp32 products; not run on fp8/fp4 tensor cores), confirmed like the "
+       "candidates. The state "
        "memory is the chosen plan's: a format changes the products, not what is stored. The format with the fewest "
        "bits per element within the tolerance is marked";
   if (a.gemmChosen >= 0) h << " (plan-gemm.json runs it)";

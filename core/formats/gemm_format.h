@@ -1,9 +1,11 @@
 #pragma once
 // The number format a Linear layer's GEMMs are simulated in, and the fake
-// quantization that simulates it: each GEMM operand is quantized and
-// dequantized back to fp32 (bit-exact with torchao's reference quantizers),
-// and the product is then taken in fp32. Simulated, not run on fp8 or fp4
-// tensor cores. README's "GEMM formats" table says what each one computes.
+// quantization that simulates it: each GEMM operand is quantized (bit-exact
+// with torchao's reference quantizers) and either dequantized back to fp32
+// (quantizeDequantize: the statistics, fp32 layers' products) or handed to
+// a bf16 product as the GEMM takes it (quantizeForGemm, gemm_product.h).
+// Simulated, not run on fp8 or fp4 tensor cores. README's "GEMM formats"
+// tables say what each one computes.
 #include <torch/torch.h>
 
 #include "formats/gemm_format_id.h"

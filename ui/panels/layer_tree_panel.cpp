@@ -539,8 +539,8 @@ void LayerTreePanel::refresh() {
     if (gemms.empty())
       text += "<br><b>The plan's GEMM formats name a module this model does not have.</b>";
     else
-      text += "<br><i>Low-precision GEMMs are simulated (fake quantization, fp32 products), not run on fp8/fp4 "
-              "tensor cores.</i>";
+      text += "<br><i>Low-precision GEMMs are simulated (fake quantization; a bf16 layer multiplies the "
+              "quantized values in bf16, an fp32 layer in fp32), not run on fp8/fp4 tensor cores.</i>";
   }
   if (mode_ == plab::OptimizerMode::Fp32AdamW && bf16 > 0)
     text += "<br><i>fp32 AdamW ignores the plan: everything trains in fp32.</i>";
