@@ -55,6 +55,12 @@ torch::Tensor outputFor(const torch::Tensor& in, Output o, formats::QuantizeArgs
   return values;
 }
 
+// An earlier call's tensor scale of the same tensor, if defined (CPU).
+void setKnownTensorScale(formats::QuantizeArgs& a, const torch::Tensor& tensorScale) {
+  a.hasKnownTensorScale = tensorScale.defined();
+  if (a.hasKnownTensorScale) a.knownTensorScale = tensorScale.item<float>();
+}
+
 QuantizedTensor quantizeRows(const torch::Tensor& x, GemmFormat format, GemmRole role, Output o,
                              const torch::Tensor& knownTensorScale = {}) {
   checkInput(x, "quantizeDequantize");
@@ -90,8 +96,7 @@ QuantizedTensor quantizeRows(const torch::Tensor& x, GemmFormat format, GemmRole
   }
 #endif
   if (!in.is_cpu()) throw std::invalid_argument("quantizeDequantize: no kernels for device " + in.device().str());
-  const float known = knownTensorScale.defined() ? knownTensorScale.item<float>() : 0.0f;
-  if (knownTensorScale.defined()) a.knownTensorScale = &known;
+  setKnownTensorScale(a, knownTensorScale);
   q.tensorScale = torch::tensor(formats::quantizeCpu(a), torch::kFloat32).reshape({});
   return q;
 }
@@ -119,8 +124,7 @@ QuantizedTensor quantizeColumns(const torch::Tensor& x, GemmFormat format, GemmR
   q.values = outputFor(in, o, a);
   q.blockScales = torch::empty({a.cols, formats::blocksPerRow(scheme, a.rows)}, in.options().dtype(torch::kUInt8));
   a.blockScales = q.blockScales.data_ptr<uint8_t>();
-  const float known = knownTensorScale.defined() ? knownTensorScale.item<float>() : 0.0f;
-  if (knownTensorScale.defined()) a.knownTensorScale = &known;
+  setKnownTensorScale(a, knownTensorScale);
   q.tensorScale = torch::tensor(formats::quantizeColumnsCpu(a), torch::kFloat32).reshape({});
   return q;
 }

@@ -91,7 +91,8 @@ const float* rowOf(const torch::Tensor& t, int64_t r, int64_t cols, std::vector<
 }
 
 // One row's dequantized values from a GEMM operand's row (see
-// measureGemmOperand), into `out`.
+// measureGemmOperand), into `out`: the schemes with a tensor scale (an MX or
+// bf16 operand is its dequantized values already).
 void dequantizeOperandRow(const float* op, int64_t cols, Scheme scheme, const uint8_t* rowCodes, float tensorScale,
                           float* out) {
   if (scheme == Scheme::Fp8E4m3Tensor || scheme == Scheme::Fp8E5m2Tensor) {
@@ -103,8 +104,6 @@ void dequantizeOperandRow(const float* op, int64_t cols, Scheme scheme, const ui
       // A zero block scale leaves only (signed) zeros: the value is the operand.
       out[i] = blockScale == 0.0f ? op[i] : (op[i] / blockScale) * formats::nvfp4Multiplier(code, tensorScale);
     }
-  } else {
-    for (int64_t i = 0; i < cols; ++i) out[i] = op[i];
   }
 }
 
@@ -122,7 +121,7 @@ GemmOperandStats measure(const torch::Tensor& x, const QuantizedTensor& q, GemmF
   const int64_t perRow = formats::blocksPerRow(scheme, cols);
   const float threshold = saturationThreshold(scheme);
   const bool perTensor = scheme == Scheme::Fp8E4m3Tensor || scheme == Scheme::Fp8E5m2Tensor;
-
+  const bool dequantize = operandValues && formats::hasTensorScale(scheme);
   const uint8_t* cp = codes.defined() ? codes.data_ptr<uint8_t>() : nullptr;
 
   std::map<int64_t, Sums> parts;  // by first row: merged in row order, whatever the threads
@@ -130,11 +129,11 @@ GemmOperandStats measure(const torch::Tensor& x, const QuantizedTensor& q, GemmF
   parallelChunks(rows, 16, [&](int64_t first, int64_t last) {
     Sums s;
     std::vector<float> xRow(static_cast<std::size_t>(cols)), qRow(static_cast<std::size_t>(cols));
-    std::vector<float> dequantized(operandValues ? static_cast<std::size_t>(cols) : 0);
+    std::vector<float> dequantized(dequantize ? static_cast<std::size_t>(cols) : 0);
     for (int64_t r = first; r < last; ++r) {
       const float* xr = rowOf(x32, r, cols, xRow);
       const float* qr = rowOf(q32, r, cols, qRow);
-      if (operandValues) {
+      if (dequantize) {
         dequantizeOperandRow(qr, cols, scheme, cp ? cp + r * perRow : nullptr, tensorScale, dequantized.data());
         qr = dequantized.data();
       }

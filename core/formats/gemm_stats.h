@@ -5,8 +5,8 @@
 #include <torch/torch.h>
 
 #include <atomic>
-#include <mutex>
 #include <functional>
+#include <mutex>
 #include <set>
 #include <utility>
 #include <vector>

@@ -9,13 +9,14 @@
 // Each saturates at the format's largest value first, as clampSymmetric
 // before the cast does (on the magnitude's bits: an unsigned min, which,
 // unlike the clamp's two float selects followed by the rounding, the
-// compiler vectorises). Then normal values round their mantissa to nearest, ties to even, by integer
-// arithmetic on the bits (a carry moves into the exponent); values below the
-// smallest normal land on multiples of the smallest subnormal q through
-// (|x| + C) - C with C = q * 2^23, which rounds to nearest even in fp32
-// (round-to-nearest mode, the default everywhere this runs; an fp32 subnormal
-// input read as zero under DAZ rounds to 0, as it does anyway). Constant
-// shifts and selects only: the loops over elements vectorise.
+// compiler vectorises). Then normal values round their mantissa to nearest,
+// ties to even, by integer arithmetic on the bits (a carry moves into the
+// exponent); values below the smallest normal land on multiples of the
+// smallest subnormal q through (|x| + C) - C with C = q * 2^23, which rounds
+// to nearest even in fp32 (round-to-nearest mode, the default everywhere
+// this runs; an fp32 subnormal input read as zero under DAZ rounds to 0, as
+// it does anyway). Constant shifts and selects only: the loops over
+// elements vectorise.
 #include <cstdint>
 
 #include "formats/fp8_element.h"
@@ -64,9 +65,8 @@ PLAB_HD float e2m1Grid(float x) {
 
 // One element of torchao's per-tensor fp8 cast and its dequantization:
 // x * scale, clamped to the format's range, cast (e4m3Grid, e5m2Grid), then
-// divided by `divisor`:
-// the scale (the dequantized value), or 1 (the fp8 value itself, as an fp8
-// GEMM takes it; exact).
+// divided by `divisor`: the scale (the dequantized value), or 1 (the fp8
+// value itself, as an fp8 GEMM takes it; exact).
 PLAB_HD float fp8TensorElementE4m3(float x, float scale, float divisor) {
   return e4m3Grid(x * scale) / divisor;
 }

@@ -4,8 +4,8 @@
 // (the tied head's output gradient), and a fresh buffer that size costs its
 // page faults on every call: glibc hands such sizes straight to mmap, so a
 // freed one goes back to the kernel. bench_quantize (1024 x 50,257 bf16, one
-// thread) quantized an nvfp4 operand in 145 ms into a fresh buffer and 79 ms
-// into a reused one.
+// thread) quantized an nvfp4 operand in 145 ms into a fresh buffer and 95 ms
+// where glibc reused the memory (the same code, before the grid rounding).
 //
 // A freed buffer of at least kMinPooledBytes goes back to a pool instead,
 // for the next request of the same size; the pool holds at most

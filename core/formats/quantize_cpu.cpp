@@ -83,7 +83,7 @@ float amaxOf(const QuantizeArgs& a, Largest largestOf) {
 // The tensor scale of `a`'s scheme: known, or from the amax (one pass).
 float tensorScaleFor(const QuantizeArgs& a, Largest largestOf) {
   if (!hasTensorScale(a.scheme)) return 1.0f;
-  return a.knownTensorScale ? *a.knownTensorScale : tensorScaleOf(a.scheme, amaxOf(a, largestOf));
+  return a.hasKnownTensorScale ? a.knownTensorScale : tensorScaleOf(a.scheme, amaxOf(a, largestOf));
 }
 
 const uint16_t* allBf16Patterns() {

@@ -57,7 +57,8 @@ struct QuantizeArgs {
   bool gemmOperand = false;
   // CPU only: this tensor's tensor scale, known from an earlier call on the
   // same tensor (its rows, when quantizing its columns): no amax pass.
-  const float* knownTensorScale = nullptr;
+  bool hasKnownTensorScale = false;
+  float knownTensorScale = 0.0f;
   int64_t rows = 0, cols = 0;
   uint8_t* blockScales = nullptr;  // rows * blocksPerRow(cols) codes (E8M0 or e4m3); block schemes only
 };

@@ -93,7 +93,7 @@ torch::Tensor forwardProduct(AutogradContext* ctx, const torch::Tensor& x, const
   return y.view(sizes).to(weight.scalar_type());
 }
 
-// A bf16 layer's dX and dW (gemm_product.h), operands as in backwardProducts.
+// A bf16 layer's dX and dW (gemm_product.h), operands as in backwardFp32.
 std::pair<torch::Tensor, torch::Tensor> backwardBf16(const torch::Tensor& g, const torch::Tensor& x2d,
                                                      const torch::Tensor& weight, const torch::Tensor& weightScale,
                                                      const Args& a) {
@@ -108,20 +108,9 @@ std::pair<torch::Tensor, torch::Tensor> backwardBf16(const torch::Tensor& g, con
           finishBf16Product(torch::mm(qgTokens.values.t(), qxTokens.values), a.format, qgTokens, qxTokens, {})};
 }
 
-variable_list backwardProducts(AutogradContext* ctx, const torch::Tensor& grad, bool withBias) {
-  const auto saved = ctx->get_saved_variables();
-  const torch::Tensor& x = saved[0];
-  const torch::Tensor& weight = saved[1];
-  const Args a = restore(ctx);
-  // The quantizers read bf16 (or fp32) as it is: no fp32 copy of dY.
-  const torch::Tensor g = grad.reshape({-1, grad.size(-1)}).contiguous();  // [N, out]
-  const torch::Tensor x2d = x.reshape({-1, x.size(-1)});                    // [N, in]
-  if (weight.scalar_type() == torch::kBFloat16) {
-    auto [dx, dw] = backwardBf16(g, x2d, weight, ctx->saved_data["weight_scale"].toTensor(), a);
-    variable_list grads = {dx.view(x.sizes()), dw};
-    if (withBias) grads.push_back(g.sum(0, false, torch::kFloat32).to(weight.scalar_type()));
-    return grads;
-  }
+// Any other layer's dX and dW: fp32 products of the dequantized operands.
+std::pair<torch::Tensor, torch::Tensor> backwardFp32(const torch::Tensor& g, const torch::Tensor& x2d,
+                                                     const torch::Tensor& weight, const Args& a) {
   const torch::Tensor qg = quantized(g, a.format, GemmRole::GradOutput, a.stats, a.layer);
   // Each operand with the product's reduction dimension last: W along out,
   // dY and x along the tokens. quantizeDequantizeColumns quantizes down the
@@ -130,8 +119,21 @@ variable_list backwardProducts(AutogradContext* ctx, const torch::Tensor& grad, 
   const torch::Tensor qgTokens =
       perTensor(a.format) ? qg : quantizeDequantizeColumns(g, a.format, GemmRole::GradOutput).values;  // [N, out]
   const torch::Tensor qxTokens = quantizeDequantizeColumns(x2d, a.format, GemmRole::Input).values;      // [N, in]
-  const torch::Tensor dx = torch::mm(qg, qwOut);              // [N, out] x [out, in]
-  const torch::Tensor dw = torch::mm(qgTokens.t(), qxTokens);  // [out, N] x [N, in]
+  return {torch::mm(qg, qwOut),               // [N, out] x [out, in]
+          torch::mm(qgTokens.t(), qxTokens)};  // [out, N] x [N, in]
+}
+
+variable_list backwardProducts(AutogradContext* ctx, const torch::Tensor& grad, bool withBias) {
+  const auto saved = ctx->get_saved_variables();
+  const torch::Tensor& x = saved[0];
+  const torch::Tensor& weight = saved[1];
+  const Args a = restore(ctx);
+  // The quantizers read bf16 (or fp32) as it is: no fp32 copy of dY.
+  const torch::Tensor g = grad.reshape({-1, grad.size(-1)}).contiguous();  // [N, out]
+  const torch::Tensor x2d = x.reshape({-1, x.size(-1)});                    // [N, in]
+  const auto [dx, dw] = weight.scalar_type() == torch::kBFloat16
+                            ? backwardBf16(g, x2d, weight, ctx->saved_data["weight_scale"].toTensor(), a)
+                            : backwardFp32(g, x2d, weight, a);
   variable_list grads = {dx.view(x.sizes()).to(x.scalar_type()), dw.to(weight.scalar_type())};
   if (withBias) grads.push_back(g.sum(0, false, torch::kFloat32).to(weight.scalar_type()));
   return grads;
