@@ -1,29 +1,24 @@
 #pragma once
 // The product of two GEMM operands (gemm_format.h's GemmOperand) in a bf16
 // layer, as a format's GEMM computes it: the operands' values (exact in
-// bf16) multiplied with fp32 accumulation and rounded to bf16, as LibTorch's
-// bf16 products (and the hardware's) do; then, for the formats with a
-// tensor scale (fp8, NVFP4), that result times the two operands' scales in
-// fp32, plus the bias, rounded to bf16 again. Hardware applies the scales
-// before its one rounding (torch._scaled_mm's epilogue): here the result
-// carries one bf16 rounding more, because LibTorch's CPU bf16 product
-// returns bf16 only. README "GEMM formats" says how each format differs.
+// bf16) multiplied with fp32 accumulation, times the two operands' scales
+// (fp8: 1/s each; NVFP4: the tensor scales; MX: 1) and plus the bias in
+// fp32, rounded to bf16 once — what torch._scaled_mm's epilogue does. One
+// at::addmm with alpha = scale_a * scale_b: LibTorch applies alpha to the
+// fp32 accumulator before its one rounding (test_quantized_linear::
+// addmmScalesBeforeItsOneRounding). README "GEMM formats" says how each
+// format differs from hardware.
 #include <torch/torch.h>
 
 #include "formats/gemm_format.h"
 
 namespace plab {
 
-// Whether `format`'s products apply the operands' scales after the product.
-bool productHasScales(GemmFormat format);
-
-// `product` is the operands' values multiplied (bf16 from bf16 operands, or
-// fp32 from fp32 ones, which this rounds to bf16 first: the same value up to
-// the order of accumulation); it is consumed (a bf16 product is scaled in
-// place). For a format without scales, the bias (if
-// any) must have joined the product already; here it is rounded to bf16.
-// With scales, returns bf16(fp32(product) * scale_a * scale_b + bias).
-torch::Tensor finishBf16Product(torch::Tensor product, GemmFormat format, const GemmOperand& a,
-                                const GemmOperand& b, const torch::Tensor& bias);
+// a [m, k] times b [k, n] (values of opA and opB, or views of them; bf16,
+// or fp32 holding the same values where the CPU has no native bf16
+// products, then rounded to bf16 from fp32); bias [n] or undefined. Returns
+// bf16 [m, n].
+torch::Tensor bf16GemmProduct(const torch::Tensor& a, const torch::Tensor& b, const GemmOperand& opA,
+                              const GemmOperand& opB, const torch::Tensor& bias);
 
 }  // namespace plab

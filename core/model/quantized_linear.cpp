@@ -70,11 +70,7 @@ torch::Tensor forwardBf16(AutogradContext* ctx, const torch::Tensor& x2d, const 
   const GemmOperand qx = operand(x2d, a.format, GemmRole::Input, a.stats, a.layer, dtype);
   const GemmOperand qw = operand(weight, a.format, GemmRole::Weight, a.stats, a.layer, dtype);
   ctx->saved_data["weight_scale"] = qw.tensorScale;  // for W's columns in backward
-  if (productHasScales(a.format))
-    return finishBf16Product(at::linear(qx.values, qw.values), a.format, qx, qw, bias);
-  // Without scales the bias joins the product before its one rounding.
-  const torch::Tensor b = bias.defined() ? bias.to(dtype) : bias;
-  return finishBf16Product(at::linear(qx.values, qw.values, b), a.format, qx, qw, {});
+  return bf16GemmProduct(qx.values, qw.values.t(), qx, qw, bias);
 }
 
 torch::Tensor forwardProduct(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
@@ -104,8 +100,8 @@ std::pair<torch::Tensor, torch::Tensor> backwardBf16(const torch::Tensor& g, con
   const GemmOperand qgTokens =
       perTensor(a.format) ? qg : quantizeForGemmColumns(g, a.format, GemmRole::GradOutput, dtype, qg.tensorScale);
   const GemmOperand qxTokens = quantizeForGemmColumns(x2d, a.format, GemmRole::Input, dtype);
-  return {finishBf16Product(torch::mm(qg.values, qwOut.values), a.format, qg, qwOut, {}),
-          finishBf16Product(torch::mm(qgTokens.values.t(), qxTokens.values), a.format, qgTokens, qxTokens, {})};
+  return {bf16GemmProduct(qg.values, qwOut.values, qg, qwOut, {}),
+          bf16GemmProduct(qgTokens.values.t(), qxTokens.values, qgTokens, qxTokens, {})};
 }
 
 // Any other layer's dX and dW: fp32 products of the dequantized operands.

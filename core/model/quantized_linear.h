@@ -6,8 +6,8 @@
 //            dW = Q_g(dY^T) · Q_in(x^T)^T           (both along the tokens)
 // Q_g quantizes in GemmRole::GradOutput (e5m2 in fp8-e4m3). A bf16 layer
 // multiplies the operands as the format's GEMM takes them (gemm_product.h:
-// bf16 values, exact; fp32 accumulation; the tensor scales applied to the
-// bf16 result); any other layer takes fp32 products of the dequantized
+// bf16 values, exact; fp32 accumulation; the tensor scales and the bias
+// applied before one rounding to bf16); any other layer takes fp32 products of the dequantized
 // operands, as torchao's emulation does. The bias gradient is the fp32 sum
 // of dY, unquantized. y, dX, dW and it are in the layer's dtype.
 // A simulation: no fp8/fp4 tensor cores, LibTorch's accumulation order.

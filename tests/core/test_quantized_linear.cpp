@@ -124,10 +124,9 @@ class QuantizedLinearTest : public QObject {
   // An fp32 layer's products are torch's fp32 products on the dequantized
   // operands, bit for bit: y = at::linear(Q(x), Q(W), b), dW = mm(Q(dY^T)^T,
   // Q(x^T)^T), each rounded once to the layer's dtype. A bf16 layer's are
-  // the GEMM operands' bf16 products (gemm_product.h): without scales (MX)
-  // at::linear(x_op, W_op, b) in bf16; with them (fp8, NVFP4) bf16(fp32(
-  // at::linear(x_op, W_op)) * s_x * s_W + b). Large enough (1024 x 300
-  // weight) for the bf16 tables.
+  // the GEMM operands' bf16 products (gemm_product.h): at::addmm(b, x_op,
+  // W_op^T, alpha = s_x * s_W) in bf16 (MX: alpha 1, at::linear's own
+  // call). Large enough (1024 x 300 weight) for the bf16 tables.
   void productsAreTorchsBitForBit() {
     for (GemmFormat f : {GemmFormat::Fp8E4m3, GemmFormat::Mxfp8, GemmFormat::Nvfp4})
       for (auto dtype : {torch::kFloat32, torch::kBFloat16})
@@ -152,15 +151,10 @@ class QuantizedLinearTest : public QObject {
             const GemmOperand ow = quantizeForGemm(w2, f, GemmRole::Weight, bf);
             const GemmOperand og = quantizeForGemmColumns(g2, f, GemmRole::GradOutput, bf);
             const GemmOperand oxT = quantizeForGemmColumns(x2, f, GemmRole::Input, bf);
-            const bool scaled = f != GemmFormat::Mxfp8;
-            if (scaled) {
-              yTorch = at::linear(ox.values, ow.values).to(torch::kFloat32) * (ox.scale * ow.scale);
-              if (withBias) yTorch = yTorch + b.detach().to(torch::kFloat32);
-              dwTorch = torch::mm(og.values.t(), oxT.values).to(torch::kFloat32) * (og.scale * oxT.scale);
-            } else {
-              yTorch = at::linear(ox.values, ow.values, withBias ? b.detach() : torch::Tensor());
-              dwTorch = torch::mm(og.values.t(), oxT.values);
-            }
+            const torch::Tensor zero = torch::zeros({}, torch::kBFloat16);
+            yTorch = at::addmm(withBias ? b.detach() : zero, ox.values, ow.values.t(), withBias ? 1 : 0,
+                               (ox.scale * ow.scale).item<double>());
+            dwTorch = at::addmm(zero, og.values.t(), oxT.values, 0, (og.scale * oxT.scale).item<double>());
           }
           QVERIFY2(sameBits(y.reshape({384, 1024}), yTorch.to(dtype)), what.c_str());
           QVERIFY2(sameBits(w.grad(), dwTorch.to(dtype)), what.c_str());
@@ -168,11 +162,10 @@ class QuantizedLinearTest : public QObject {
   }
 
   // Independently of how the products are assembled: a bf16 layer's y and dW
-  // are the exact (fp64) products of the dequantized operands, within the
-  // bf16 roundings (2^-8 of the product and 2^-8 of the result: the formats
-  // with scales round the product, then the scaled sum with the bias) and
-  // fp32 accumulation (2^-20 of the sum of magnitudes). A wrong scale or
-  // operand would miss by far more.
+  // are the exact (fp64) products of the dequantized operands, within their
+  // one bf16 rounding (2^-8 of the result bounds half an ulp) and fp32
+  // accumulation (2^-20 of the sum of magnitudes). A wrong scale or operand,
+  // or a second rounding of the product before the scales, would miss.
   void bf16ProductsAreTheDequantizedOperandsProducts() {
     for (GemmFormat f : lowFormats())
       for (bool withBias : {false, true}) {
@@ -190,27 +183,31 @@ class QuantizedLinearTest : public QObject {
         const torch::Tensor qg = quantizeDequantizeColumns(g2, f, GemmRole::GradOutput).values.to(f64);
         const torch::Tensor qxT = quantizeDequantizeColumns(x2, f, GemmRole::Input).values.to(f64);
         const torch::Tensor dwExact = torch::mm(qg.t(), qxT);
-        auto within = [](const torch::Tensor& got, const torch::Tensor& exact, const torch::Tensor& product,
-                         const torch::Tensor& sumOfMagnitudes) {
-          const torch::Tensor bound =
-              (product.abs() + exact.abs()) * std::ldexp(1.0, -8) + sumOfMagnitudes * std::ldexp(1.0, -20);
+        auto within = [](const torch::Tensor& got, const torch::Tensor& exact, const torch::Tensor& sumOfMagnitudes) {
+          const torch::Tensor bound = exact.abs() * std::ldexp(1.0, -8) + sumOfMagnitudes * std::ldexp(1.0, -20);
           return ((got.to(torch::kFloat64) - exact).abs() <= bound).all().item<bool>();
         };
         const std::string what = gemmFormatId(f) + (withBias ? " bias" : "");
-        QVERIFY2(within(y.reshape({160, 200}), yExact, product, torch::mm(qx.abs(), qw.abs().t())), what.c_str());
-        QVERIFY2(within(w.grad(), dwExact, dwExact, torch::mm(qg.abs().t(), qxT.abs())), what.c_str());
+        QVERIFY2(within(y.reshape({160, 200}), yExact, torch::mm(qx.abs(), qw.abs().t())), what.c_str());
+        QVERIFY2(within(w.grad(), dwExact, torch::mm(qg.abs().t(), qxT.abs())), what.c_str());
       }
   }
 
-  // gemm_product.cpp multiplies a bf16 CPU tensor by a 0-dim fp32 tensor
-  // and relies on LibTorch doing it in fp32 (one rounding to bf16), not on a
-  // scale rounded to bf16 first.
-  void bf16TimesScaleIsOneRounding() {
-    const torch::Tensor s = spreadValues({4096}, 31).to(torch::kBFloat16);
-    const torch::Tensor scale = torch::tensor(1.2345678f).reshape({});
-    QVERIFY(sameBits(s.mul(scale), (s.to(torch::kFloat32) * scale).to(torch::kBFloat16)));
-    QVERIFY(sameBits(s.clone().mul_(scale), s.mul(scale)));
-    QVERIFY(!sameBits(s.mul(scale), s.mul(scale.to(torch::kBFloat16))));
+  // gemm_product.cpp relies on LibTorch's bf16 at::addmm applying alpha to
+  // the fp32 accumulator before its one rounding (as a tensor core's
+  // epilogue), not to a bf16-rounded product: with integer operands (exact
+  // sums) every element equals the exact scaled sum rounded once, and a
+  // product rounded first, then scaled, differs in many.
+  void addmmScalesBeforeItsOneRounding() {
+    torch::manual_seed(61);
+    const torch::Tensor a = (torch::randn({256, 128}) * 4).round().to(torch::kBFloat16);
+    const torch::Tensor b = (torch::randn({128, 512}) * 4).round().to(torch::kBFloat16);
+    const double alpha = 1.2345678f;
+    const torch::Tensor got = at::addmm(torch::zeros({}, torch::kBFloat16), a, b, 0, alpha);
+    const torch::Tensor exact = torch::mm(a.to(torch::kFloat64), b.to(torch::kFloat64)) * alpha;
+    QVERIFY(sameBits(got, exact.to(torch::kFloat32).to(torch::kBFloat16)));
+    const torch::Tensor twice = (torch::mm(a, b).to(torch::kFloat32) * alpha).to(torch::kBFloat16);
+    QVERIFY((twice != got).to(torch::kFloat32).mean().item<double>() > 0.01);
   }
 
   // The operand buffers (formats/operand_buffers.h) come back for the next

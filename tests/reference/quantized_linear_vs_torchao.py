@@ -16,9 +16,9 @@ quantized tensors: fp8 the Float8 tensor's fp8 data with scale 1/scale (the
 scale torchao hands torch._scaled_mm); MX the MXTensor dequantized to bf16
 (torchao's MX emulation; E8M0 scales keep it exact); NVFP4 the e2m1 data times
 the e4m3 block scales, with the per-tensor scale as the product's scale (the
-operands torchao hands torch._scaled_mm). With a scale (fp8, NVFP4):
-bf16(fp32(bf16 product) * scale_a * scale_b + b); without (MX): the bf16
-product with the bias joined. y, dx, dw and db must agree bit for bit (fp32 and
+operands torchao hands torch._scaled_mm). The product is torch.addmm(b, a, b,
+alpha=scale_a * scale_b) in bf16: the scales and the bias applied to the fp32
+accumulator before one rounding, as _scaled_mm's epilogue (MX: alpha 1). y, dx, dw and db must agree bit for bit (fp32 and
 bf16 layers, every format but bf16, three seeds; sizes are whole blocks, as
 torchao requires).
 """
@@ -77,25 +77,23 @@ def operand(t, fmt, role):
     return values.to(torch.bfloat16), pts.float()
 
 
-def finish(product, a, b, fmt, bias=None):
-    if fmt in ("mxfp8", "mxfp4"):
-        return product
-    out = product.float() * (a[1] * b[1])
-    return (out if bias is None else out + bias.float()).to(torch.bfloat16)
+def product(a, b, op_a, op_b, bias=None):
+    alpha = float(op_a[1] * op_b[1])
+    self = torch.zeros((), dtype=torch.bfloat16) if bias is None else bias
+    return torch.addmm(self, a, b, beta=0 if bias is None else 1, alpha=alpha)
 
 
 def reference_bf16(x, w, b, gy, fmt):
-    mx = fmt in ("mxfp8", "mxfp4")
     ox, ow, og = operand(x, fmt, "input"), operand(w, fmt, "weight"), operand(gy, fmt, "grad-output")
-    y = finish(torch.nn.functional.linear(ox[0], ow[0], b if mx else None), ox, ow, fmt, None if mx else b)
+    y = product(ox[0], ow[0].t(), ox, ow, b)
     w_out = operand(w.t(), fmt, "weight")
     w_out = (w_out[0].t().contiguous(), w_out[1])            # [out, in], blocks along out
     g_tok = operand(gy.t(), fmt, "grad-output")
     g_tok = (g_tok[0].t().contiguous(), g_tok[1])            # [N, out], blocks along the tokens
     x_tok = operand(x.t(), fmt, "input")
     x_tok = (x_tok[0].t().contiguous(), x_tok[1])            # [N, in], blocks along the tokens
-    dx = finish(torch.mm(og[0], w_out[0]), og, w_out, fmt)
-    dw = finish(torch.mm(g_tok[0].t(), x_tok[0]), g_tok, x_tok, fmt)
+    dx = product(og[0], w_out[0], og, w_out)
+    dw = product(g_tok[0].t(), x_tok[0], g_tok, x_tok)
     db = gy.sum(0, dtype=torch.float32)
     return {"y": y, "dx": dx, "dw": dw, "db": db.to(torch.bfloat16)}
 
