@@ -62,8 +62,8 @@ int main(int argc, char** argv) {
   for (GemmFormat f : allGemmFormats())
     table.push_back({gemmFormatId(f), [&x, f] { quantizeDequantize(x, f, GemmRole::Input); }});
   table.push_back({"fp8-e4m3 grad-output", [&x] { quantizeDequantize(x, GemmFormat::Fp8E4m3, GemmRole::GradOutput); }});
-  // A bf16 input (a bf16 model's operands): the quantizers read it through
-  // tables of the element function's values (formats/quantize_cpu.cpp).
+  // A bf16 input (a bf16 model's operands): the elementwise schemes read it
+  // through tables of the element function's values (formats/quantize_cpu.cpp).
   const torch::Tensor xb = x.to(torch::kBFloat16);
   for (GemmFormat f : allGemmFormats())
     if (f != GemmFormat::Bf16)

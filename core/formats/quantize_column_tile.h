@@ -48,12 +48,10 @@ PLAB_HD void quantizeColumnTile(const QuantizeArgs& a, const In* in, Out* out, f
       const uint32_t m = magnitudeBits(loadInput(in, r * a.cols + t.c0 + c));
       amaxBits[c] = m > amaxBits[c] ? m : amaxBits[c];
     }
-  for (int64_t c = 0; c < n; ++c) {
-    const uint8_t code = blockScaleCode(a.scheme, amaxOfBits(amaxBits[c]), tensorScale);
-    scaleIn[c] = blockScaleIn(a.scheme, code, tensorScale);
-    multiplier[c] = blockMultiplier(a.scheme, code, outputTensorScale(a, tensorScale));
-    a.blockScales[(t.c0 + c) * t.groups + t.group] = code;
-  }
+  uint8_t codes[kColumnTile];
+  blockCodesOfLargest(a.scheme, amaxBits, n, tensorScale, codes);
+  blockFactorsOfCodes(a.scheme, codes, n, tensorScale, outputTensorScale(a, tensorScale), scaleIn, multiplier);
+  for (int64_t c = 0; c < n; ++c) a.blockScales[(t.c0 + c) * t.groups + t.group] = codes[c];
   for (int64_t r = t.r0; r < t.r1; ++r) {
     const int64_t base = r * a.cols + t.c0;
     if (a.scheme == Scheme::Nvfp4) {

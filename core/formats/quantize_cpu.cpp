@@ -1,16 +1,22 @@
 // The CPU twin of the GEMM formats' fake quantization: splits elements or
 // blocks into fixed chunks on torch's thread pool and runs the variant of
-// quantize_cpu_loop.h this CPU supports (AVX2 where there is one). Every
-// block or element is computed the same way whichever thread or variant
-// runs it, so the result depends on neither.
+// quantize_cpu_loop.h this CPU supports (AVX-512 or AVX2 where there is
+// one). Every block or element is computed the same way whichever thread or
+// variant runs it, so the result depends on neither.
 //
-// Tables (bf16 input, large tensors): an element's value depends on nothing
-// but its input, the tensor scale and (block schemes) its block's scale
-// code, and a bf16 input takes 65,536 values. So the variant's own element
-// loop computes, once per call, the values of all 65,536 bf16 inputs (per
-// scale code in use, for the block schemes), and each element is then one
-// table read: the same bits by construction, several times faster than the
-// element function even where it vectorises (measured in bench_quantize).
+// Fast paths, each held bit for bit to the element function on every
+// element (test_formats::fastPathsAreTheElementFunction):
+// - elementwise schemes, large bf16 input: an element's value depends on
+//   nothing but its input and the tensor scale, and a bf16 input takes
+//   65,536 values. So the variant's own element loop computes, once per
+//   call, the values of all 65,536 bf16 inputs, and each element is then one
+//   table read (several times faster than the element function even where
+//   it vectorises: bench_quantize);
+// - block schemes along the rows: groups of blocks in one pass, codes and
+//   factors in vectorised loops, each whole block's elements in one loop of
+//   fixed length (quantize_cpu_loop.h rowBlocks). Per-code tables did this
+//   before and were slower (bench_quantize 1024 x 50,257 bf16 operand rows,
+//   one thread, AVX-512: nvfp4 40 ms against 60, mxfp8 28 against 33).
 #include <ATen/Parallel.h>
 
 #include <algorithm>
@@ -31,33 +37,25 @@ constexpr int64_t kPatterns = 65536;     // bf16 inputs: entries of one table
 // An elementwise scheme takes the table from this many elements on; below
 // it, the element function on each element costs less than the table.
 constexpr int64_t kTableMinElements = int64_t(1) << 17;
-// A block scheme takes the tables from this many elements on (the tied
-// head's operands; below it the tables' set-up outweighs them: with tables
-// from 2^17 elements on, mxfp8 steps ran slower on 2 threads), where they
-// hold at most half as many entries (65,536 per scale code in use) as the
-// tensor has elements.
-constexpr int64_t kBlockTableMinElements = int64_t(1) << 22;
-constexpr int64_t kElementsPerTableEntry = 2;
-constexpr std::size_t kMaxCodeTables = 128;  // and at most this many tables (32 MiB)
 
 using Largest = uint32_t (*)(const QuantizeArgs&, int64_t, int64_t);
 using Range = void (*)(const QuantizeArgs&, float, int64_t, int64_t);
-using CodeElements = void (*)(const QuantizeArgs&, float, uint8_t, int64_t, int64_t);
 
 // The loops of one CPU variant.
 struct VariantLoops {
   Largest largestOf = largestMagnitudeBaseline;
   Range rows = quantizeRangeBaseline;
   Range columnTiles = quantizeColumnTilesBaseline;
-  Range blockCodes = blockCodesBaseline;
-  CodeElements codeElements = codeElementsBaseline;
+  Range rowBlocks = rowBlocksBaseline;
 };
 
 VariantLoops loopsOf(QuantizeCpuVariant variant) {
   VariantLoops l;
 #ifdef PLAB_QUANTIZE_X86
   if (variant == QuantizeCpuVariant::Avx2)
-    l = {largestMagnitudeAvx2, quantizeRangeAvx2, quantizeColumnTilesAvx2, blockCodesAvx2, codeElementsAvx2};
+    l = {largestMagnitudeAvx2, quantizeRangeAvx2, quantizeColumnTilesAvx2, rowBlocksAvx2};
+  if (variant == QuantizeCpuVariant::Avx512)
+    l = {largestMagnitudeAvx512, quantizeRangeAvx512, quantizeColumnTilesAvx512, rowBlocksAvx512};
 #endif
   (void)variant;
   return l;
@@ -105,36 +103,32 @@ uint16_t* outputOf<uint16_t>(const QuantizeArgs& a) { return a.outBf16; }
 void setOutput(QuantizeArgs& a, float* out) { a.out = out, a.outBf16 = nullptr; }
 void setOutput(QuantizeArgs& a, uint16_t* out) { a.out = nullptr, a.outBf16 = out; }
 
-// The values of all bf16 inputs, as `a`'s scheme quantizes them (block
-// schemes: in a block of scale code `code`), by the variant's own loop, in
-// a's output type.
+// The values of all bf16 inputs, as `a`'s elementwise scheme quantizes
+// them, by the variant's own loop, in a's output type.
 template <typename Out>
-void fillTable(const QuantizeArgs& a, float tensorScale, const VariantLoops& loops, uint8_t code, Out* table) {
+void fillTable(const QuantizeArgs& a, float tensorScale, const VariantLoops& loops, Out* table) {
   QuantizeArgs t = a;
   t.in = allBf16Patterns();
   t.inBf16 = true;
   setOutput(t, table);
   t.rows = 1;
   t.cols = kPatterns;
-  t.blockScales = nullptr;
-  if (blockSizeOf(a.scheme) == 0) loops.rows(t, tensorScale, 0, kPatterns);
-  else loops.codeElements(t, tensorScale, code, 0, kPatterns);
+  loops.rows(t, tensorScale, 0, kPatterns);
 }
 
-// The calling thread's table storage, kept from call to call (at most 32
-// MiB, 128 fp32 tables of 256 KiB), so that no call allocates and zero-fills it.
+// The calling thread's table storage, kept from call to call (256 KiB), so
+// that no call allocates and zero-fills it.
 template <typename Out>
-Out* tableStorage(int64_t entries) {
-  thread_local std::vector<Out> storage;
-  if (static_cast<int64_t>(storage.size()) < entries) storage.resize(static_cast<std::size_t>(entries));
+Out* tableStorage() {
+  thread_local std::vector<Out> storage(kPatterns);
   return storage.data();
 }
 
 // An elementwise scheme through one table.
 template <typename Out>
 void tableElements(const QuantizeArgs& a, float tensorScale, const VariantLoops& loops) {
-  Out* table = tableStorage<Out>(kPatterns);
-  fillTable(a, tensorScale, loops, 0, table);
+  Out* table = tableStorage<Out>();
+  fillTable(a, tensorScale, loops, table);
   const auto* in = static_cast<const uint16_t*>(a.in);
   const Out* values = table;
   Out* out = outputOf<Out>(a);
@@ -145,63 +139,14 @@ void tableElements(const QuantizeArgs& a, float tensorScale, const VariantLoops&
   });
 }
 
-// One table per scale code in use (the codes already in a.blockScales, count
-// of them); empty where they would hold more entries than the rule allows.
-template <typename Out>
-struct CodeTables {
-  Out* storage = nullptr;
-  const Out* of[256] = {};
-};
-
-template <typename Out>
-bool buildCodeTables(const QuantizeArgs& a, float tensorScale, const VariantLoops& loops, int64_t codeCount,
-                     CodeTables<Out>& tables) {
-  bool used[256] = {};
-  for (int64_t i = 0; i < codeCount; ++i) used[a.blockScales[i]] = true;
-  std::vector<uint8_t> codes;
-  for (int c = 0; c < 256; ++c)
-    if (used[c]) codes.push_back(static_cast<uint8_t>(c));
-  const int64_t entries = static_cast<int64_t>(codes.size()) * kPatterns;
-  if (a.rows * a.cols < kBlockTableMinElements || entries * kElementsPerTableEntry > a.rows * a.cols ||
-      codes.size() > kMaxCodeTables)
-    return false;
-  tables.storage = tableStorage<Out>(entries);
-  for (std::size_t k = 0; k < codes.size(); ++k) tables.of[codes[k]] = tables.storage + k * kPatterns;
-  parallelChunks(static_cast<int64_t>(codes.size()), 1, [&](int64_t first, int64_t last) {
-    for (int64_t k = first; k < last; ++k)
-      fillTable(a, tensorScale, loops, codes[k], tables.storage + k * kPatterns);
-  });
-  return true;
-}
-
-// A block scheme along the rows through the tables; false (nothing
-// written but the codes) where the rule says no tables.
-template <typename Out>
-bool tableBlocks(const QuantizeArgs& a, float tensorScale, const VariantLoops& loops) {
-  if (a.rows * a.cols < kBlockTableMinElements) return false;
-  const int64_t blocks = a.rows * blocksPerRow(a.scheme, a.cols);
-  parallelChunks(blocks, kBlocksPerTask, [&](int64_t first, int64_t last) { loops.blockCodes(a, tensorScale, first, last); });
-  CodeTables<Out> tables;
-  if (!buildCodeTables(a, tensorScale, loops, blocks, tables)) return false;
-  const auto* in = static_cast<const uint16_t*>(a.in);
-  Out* out = outputOf<Out>(a);
-  parallelChunks(blocks, kBlocksPerTask, [&](int64_t first, int64_t last) {
-    for (int64_t b = first; b < last; ++b) {
-      int64_t begin, end;
-      blockRange(a, b, &begin, &end);
-      const Out* values = tables.of[a.blockScales[b]];
-      for (int64_t i = begin; i < end; ++i) out[i] = values[in[i]];
-    }
-  });
-  return true;
-}
-
 }  // namespace
 
 std::vector<QuantizeCpuVariant> availableQuantizeCpuVariants() {
   std::vector<QuantizeCpuVariant> out = {QuantizeCpuVariant::Baseline};
 #ifdef PLAB_QUANTIZE_X86
   if (__builtin_cpu_supports("avx2")) out.push_back(QuantizeCpuVariant::Avx2);
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+    out.push_back(QuantizeCpuVariant::Avx512);
 #endif
   return out;
 }
@@ -210,53 +155,40 @@ float quantizeCpu(const QuantizeArgs& a) { return quantizeCpu(a, bestVariant(), 
 
 float quantizeCpu(const QuantizeArgs& a, QuantizeCpuVariant variant) { return quantizeCpu(a, variant, false); }
 
-float quantizeCpu(const QuantizeArgs& a, QuantizeCpuVariant variant, bool tables) {
+float quantizeCpu(const QuantizeArgs& a, QuantizeCpuVariant variant, bool fastPaths) {
   const VariantLoops loops = loopsOf(variant);
-  const Largest largestOf = loops.largestOf;
-  const Range range = loops.rows;
   const int64_t n = a.rows * a.cols;
   if (n == 0) return hasTensorScale(a.scheme) ? tensorScaleOf(a.scheme, 0.0f) : 1.0f;
-  const float tensorScale = tensorScaleFor(a, largestOf);
+  const float tensorScale = tensorScaleFor(a, loops.largestOf);
   const bool blocks = blockSizeOf(a.scheme) != 0;
-  if (tables && a.inBf16 && !blocks && n >= kTableMinElements) {
+  if (fastPaths && a.inBf16 && !blocks && n >= kTableMinElements) {
     if (a.outBf16) tableElements<uint16_t>(a, tensorScale, loops);
     else tableElements<float>(a, tensorScale, loops);
-    return tensorScale;
-  }
-  if (tables && a.inBf16 && blocks &&
-      (a.outBf16 ? tableBlocks<uint16_t>(a, tensorScale, loops) : tableBlocks<float>(a, tensorScale, loops)))
-    return tensorScale;
-  if (!blocks) {
+  } else if (!blocks) {
     parallelChunks((n + kChunk - 1) / kChunk, 1, [&](int64_t first, int64_t last) {
-      range(a, tensorScale, first * kChunk, std::min(n, last * kChunk));
+      loops.rows(a, tensorScale, first * kChunk, std::min(n, last * kChunk));
     });
   } else {
+    const Range blocksOf = fastPaths ? loops.rowBlocks : loops.rows;
     parallelChunks(a.rows * blocksPerRow(a.scheme, a.cols), kBlocksPerTask,
-                     [&](int64_t first, int64_t last) { range(a, tensorScale, first, last); });
+                   [&](int64_t first, int64_t last) { blocksOf(a, tensorScale, first, last); });
   }
   return tensorScale;
 }
 
-float quantizeColumnsCpu(const QuantizeArgs& a) { return quantizeColumnsCpu(a, bestVariant(), true); }
-
-float quantizeColumnsCpu(const QuantizeArgs& a, QuantizeCpuVariant variant) {
-  return quantizeColumnsCpu(a, variant, false);
+float quantizeColumnsCpu(const QuantizeArgs& a) {
+  return blockSizeOf(a.scheme) == 0 ? quantizeCpu(a) : quantizeColumnsCpu(a, bestVariant());
 }
 
-float quantizeColumnsCpu(const QuantizeArgs& a, QuantizeCpuVariant variant, bool tables) {
+// No tables or second path down the columns: a tile's elements run along
+// contiguous columns and the element functions vectorise there.
+float quantizeColumnsCpu(const QuantizeArgs& a, QuantizeCpuVariant variant) {
   const VariantLoops loops = loopsOf(variant);
-  const Largest largestOf = loops.largestOf;
-  const Range tiles = loops.columnTiles;
   const int64_t size = blockSizeOf(a.scheme);
-  if (size == 0 || a.rows * a.cols == 0) return quantizeCpu(a, variant, tables);  // elementwise: the layout does not matter
-  const float tensorScale = tensorScaleFor(a, largestOf);
-  // No tables down the columns: a tile's elements run along contiguous
-  // columns and the element functions vectorise there (bench_quantize,
-  // 1024 x 50,257 bf16, one thread: mxfp8 39 ms against 67 through tables,
-  // nvfp4 64 against 89).
-  (void)tables;
+  if (size == 0 || a.rows * a.cols == 0) return quantizeCpu(a, variant);  // elementwise: the layout does not matter
+  const float tensorScale = tensorScaleFor(a, loops.largestOf);
   const int64_t count = (a.rows + size - 1) / size * columnTilesPerGroup(a.cols);
-  parallelChunks(count, 4, [&](int64_t first, int64_t last) { tiles(a, tensorScale, first, last); });
+  parallelChunks(count, 4, [&](int64_t first, int64_t last) { loops.columnTiles(a, tensorScale, first, last); });
   return tensorScale;
 }
 

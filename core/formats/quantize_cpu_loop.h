@@ -1,5 +1,6 @@
 // The CPU twin's ranges of work, compiled once per instruction set: included
-// by quantize_cpu_baseline.cpp and quantize_cpu_avx2.cpp, each defining
+// by quantize_cpu_baseline.cpp, quantize_cpu_avx2.cpp and
+// quantize_cpu_avx512.cpp, each defining
 // PLAB_QUANTIZE_VARIANT to its suffix. The element functions are branch-free
 // (selects), so that with AVX2 (variable shifts) the element loops
 // vectorise; every variant computes the same bits. Nothing here includes
@@ -63,63 +64,78 @@ void PLAB_QUANTIZE_JOIN(quantizeColumnTiles, PLAB_QUANTIZE_VARIANT)(const Quanti
   });
 }
 
-// Only the scale codes of row blocks [first, last), into blockScales (the
-// tables of quantize_cpu.cpp then give the elements).
-// (Groups of blocks: first each block's largest magnitude, a whole block in
-// a loop of fixed length, then the codes of the group in one loop, which
-// vectorises.)
-template <int kSize, typename In>
-uint32_t PLAB_QUANTIZE_JOIN(blockLargest, PLAB_QUANTIZE_VARIANT)(const In* in, int64_t begin, int64_t end) {
-  if (end - begin != kSize) return largestMagnitudeBits(in, begin, end);
-  uint32_t largest = 0;
-  for (int i = 0; i < kSize; ++i) {
-    const uint32_t m = magnitudeBits(loadInput(in, begin + i));
-    largest = m > largest ? m : largest;
-  }
-  return largest;
-}
+namespace {  // one per variant, as the element functions (internal linkage)
 
-template <int kSize, typename In>
-void PLAB_QUANTIZE_JOIN(blockCodesOf, PLAB_QUANTIZE_VARIANT)(const QuantizeArgs& a, const In* in, float tensorScale,
-                                                             int64_t first, int64_t last) {
-  constexpr int64_t kGroup = 256;
+// Row blocks one after the other: blockRange's elements without its two
+// integer divisions per block (which cost as much as a block's elements).
+struct RowBlockWalk {
+  int64_t cols, size, perRow, row, k;
+  RowBlockWalk(const QuantizeArgs& a, int64_t block)
+      : cols(a.cols), size(blockSizeOf(a.scheme)), perRow(blocksPerRow(a.scheme, a.cols)),
+        row(block / perRow), k(block % perRow) {}
+  int64_t begin() const { return row * cols + k * size; }
+  int64_t end() const { return k + 1 < perRow ? begin() + size : (row + 1) * cols; }
+  void next() {
+    if (++k == perRow) k = 0, ++row;
+  }
+};
+
+// Row blocks [first, last) of a block scheme in one pass over the input, in
+// groups: each block's largest magnitude (a whole block in a loop of fixed
+// length), the group's codes and factors (loops that vectorise), then each
+// whole block's elements in a loop of fixed length (one or two vectors), the
+// group still in the L1 cache. The same functions as quantizeBlock: the same bits.
+template <int kSize, typename In, typename Out, typename Element>
+void rowBlocksOf(const QuantizeArgs& a, const In* in, Out* out, float tensorScale, int64_t first, int64_t last,
+                 Element element) {
+  constexpr int64_t kGroup = 64;
+  const float outScale = outputTensorScale(a, tensorScale);
   uint32_t largest[kGroup];
+  float scaleIn[kGroup], multiplier[kGroup];
+  RowBlockWalk codesWalk(a, first), elementsWalk(a, first);
   for (int64_t g = first; g < last; g += kGroup) {
     const int64_t count = last - g < kGroup ? last - g : kGroup;
-    for (int64_t j = 0; j < count; ++j) {
-      int64_t begin, end;
-      blockRange(a, g + j, &begin, &end);
-      largest[j] = PLAB_QUANTIZE_JOIN(blockLargest, PLAB_QUANTIZE_VARIANT)<kSize>(in, begin, end);
+    for (int64_t j = 0; j < count; ++j, codesWalk.next()) {
+      const int64_t begin = codesWalk.begin(), end = codesWalk.end();
+      if (end - begin != kSize) {
+        largest[j] = largestMagnitudeBits(in, begin, end);
+        continue;
+      }
+      uint32_t m = 0;
+      for (int i = 0; i < kSize; ++i) m = m > magnitudeBits(loadInput(in, begin + i)) ? m : magnitudeBits(loadInput(in, begin + i));
+      largest[j] = m;
     }
-    uint8_t* codes = a.blockScales + g;
-    if (a.scheme == Scheme::Nvfp4) {
-      for (int64_t j = 0; j < count; ++j) codes[j] = nvfp4BlockScale(amaxOfBits(largest[j]), tensorScale);
-    } else {
-      const int maxPow2 = a.scheme == Scheme::Mxfp8 ? kE4m3MaxPow2 : kE2m1MaxPow2;
-      for (int64_t j = 0; j < count; ++j) codes[j] = mxScaleFloor(amaxOfBits(largest[j]), maxPow2);
+    blockCodesOfLargest(a.scheme, largest, count, tensorScale, a.blockScales + g);
+    blockFactorsOfCodes(a.scheme, a.blockScales + g, count, tensorScale, outScale, scaleIn, multiplier);
+    for (int64_t j = 0; j < count; ++j, elementsWalk.next()) {
+      const int64_t begin = elementsWalk.begin(), end = elementsWalk.end();
+      const float s = scaleIn[j], m = multiplier[j];
+      if (end - begin == kSize) {
+        const In* __restrict x = in + begin;
+        Out* __restrict y = out + begin;
+        for (int i = 0; i < kSize; ++i) storeValue(y, i, element(loadInput(x, i), s, m));
+      } else {
+        for (int64_t i = begin; i < end; ++i) storeValue(out, i, element(loadInput(in, i), s, m));
+      }
     }
   }
 }
 
-void PLAB_QUANTIZE_JOIN(blockCodes, PLAB_QUANTIZE_VARIANT)(const QuantizeArgs& a, float tensorScale, int64_t first,
-                                                           int64_t last) {
-  const bool nvfp4 = a.scheme == Scheme::Nvfp4;
-  if (a.inBf16) {
-    const auto* in = static_cast<const uint16_t*>(a.in);
-    if (nvfp4) PLAB_QUANTIZE_JOIN(blockCodesOf, PLAB_QUANTIZE_VARIANT)<kNvfp4Block>(a, in, tensorScale, first, last);
-    else PLAB_QUANTIZE_JOIN(blockCodesOf, PLAB_QUANTIZE_VARIANT)<kMxBlock>(a, in, tensorScale, first, last);
-  } else {
-    const auto* in = static_cast<const float*>(a.in);
-    if (nvfp4) PLAB_QUANTIZE_JOIN(blockCodesOf, PLAB_QUANTIZE_VARIANT)<kNvfp4Block>(a, in, tensorScale, first, last);
-    else PLAB_QUANTIZE_JOIN(blockCodesOf, PLAB_QUANTIZE_VARIANT)<kMxBlock>(a, in, tensorScale, first, last);
-  }
-}
+}  // namespace
 
-// Elements [begin, end) of a block scheme as in a block of scale code `code`.
-void PLAB_QUANTIZE_JOIN(codeElements, PLAB_QUANTIZE_VARIANT)(const QuantizeArgs& a, float tensorScale, uint8_t code,
-                                                             int64_t begin, int64_t end) {
+void PLAB_QUANTIZE_JOIN(rowBlocks, PLAB_QUANTIZE_VARIANT)(const QuantizeArgs& a, float tensorScale, int64_t first,
+                                                          int64_t last) {
   withInputAndOutput(a, [&](const auto* in, auto* out) {
-    quantizeBlockElements(a, in, out, tensorScale, code, begin, end);
+    // Lambdas, not the functions' pointers: one instantiation per element function, inlined.
+    if (a.scheme == Scheme::Nvfp4)
+      rowBlocksOf<kNvfp4Block>(a, in, out, tensorScale, first, last,
+                               [](float x, float s, float m) { return nvfp4Element(x, s, m); });
+    else if (a.scheme == Scheme::Mxfp8)
+      rowBlocksOf<kMxBlock>(a, in, out, tensorScale, first, last,
+                            [](float x, float s, float m) { return mxfp8Element(x, s, m); });
+    else
+      rowBlocksOf<kMxBlock>(a, in, out, tensorScale, first, last,
+                            [](float x, float s, float m) { return mxfp4Element(x, s, m); });
   });
 }
 

@@ -11,32 +11,33 @@ namespace plab::formats {
 struct QuantizeArgs;
 
 // The variants by name, so that tests can hold each one to the baseline.
-enum class QuantizeCpuVariant { Baseline, Avx2 };
+enum class QuantizeCpuVariant { Baseline, Avx2, Avx512 };
 // What this build has and this CPU runs, the fastest last (quantizeCpu's choice).
 std::vector<QuantizeCpuVariant> availableQuantizeCpuVariants();
-// One variant, the element function on every element (quantizeCpu(args),
-// quantize_kernels.h, may read a bf16 input's elements from a table of the
-// same function's values instead).
+// One variant, the element function on every element (blocks: quantizeBlock
+// on each block, as the CUDA kernel does).
 float quantizeCpu(const QuantizeArgs& args, QuantizeCpuVariant variant);
-// quantizeCpu(args) and quantizeColumnsCpu(args) with or without the tables
-// (the tables only where they apply: a large enough bf16 input), so that
-// tests can hold one to the other.
-float quantizeCpu(const QuantizeArgs& args, QuantizeCpuVariant variant, bool tables);
-float quantizeColumnsCpu(const QuantizeArgs& args, QuantizeCpuVariant variant, bool tables);
+// The same with or without the fast paths quantizeCpu(args) takes (tables of
+// a large bf16 input's values for the elementwise schemes, row blocks in
+// groups for the block schemes: quantize_cpu.cpp), so that tests can hold
+// one to the other.
+float quantizeCpu(const QuantizeArgs& args, QuantizeCpuVariant variant, bool fastPaths);
+// Blocks down the columns (quantize_column_tile.h): block schemes only.
+float quantizeColumnsCpu(const QuantizeArgs& args, QuantizeCpuVariant variant);
 
 uint32_t largestMagnitudeBaseline(const QuantizeArgs& a, int64_t begin, int64_t end);
 void quantizeRangeBaseline(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
 void quantizeColumnTilesBaseline(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
-void blockCodesBaseline(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
-void codeElementsBaseline(const QuantizeArgs& a, float tensorScale, uint8_t code, int64_t begin, int64_t end);
-// Blocks down the columns (quantize_column_tile.h): block schemes only.
-float quantizeColumnsCpu(const QuantizeArgs& args, QuantizeCpuVariant variant);
+void rowBlocksBaseline(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
 #ifdef PLAB_QUANTIZE_X86
 uint32_t largestMagnitudeAvx2(const QuantizeArgs& a, int64_t begin, int64_t end);
 void quantizeRangeAvx2(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
 void quantizeColumnTilesAvx2(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
-void blockCodesAvx2(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
-void codeElementsAvx2(const QuantizeArgs& a, float tensorScale, uint8_t code, int64_t begin, int64_t end);
+void rowBlocksAvx2(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
+uint32_t largestMagnitudeAvx512(const QuantizeArgs& a, int64_t begin, int64_t end);
+void quantizeRangeAvx512(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
+void quantizeColumnTilesAvx512(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
+void rowBlocksAvx512(const QuantizeArgs& a, float tensorScale, int64_t first, int64_t last);
 #endif
 
 }  // namespace plab::formats

@@ -132,6 +132,33 @@ PLAB_HD float blockMultiplier(Scheme s, uint8_t code, float tensorScale) {
   return s == Scheme::Nvfp4 ? nvfp4Multiplier(code, tensorScale) : mxMultiplier(code);
 }
 
+// The scale codes of n blocks from their largest magnitudes (bits), and
+// the factors of n blocks from their codes: each a loop with the scheme
+// chosen outside it, so that it vectorises (with the scheme inside, the
+// per-block work cost as much as the block's elements).
+PLAB_HD void blockCodesOfLargest(Scheme s, const uint32_t* largest, int64_t n, float tensorScale, uint8_t* codes) {
+  if (s == Scheme::Nvfp4) {
+    for (int64_t j = 0; j < n; ++j) codes[j] = nvfp4BlockScale(amaxOfBits(largest[j]), tensorScale);
+  } else {
+    const int maxPow2 = s == Scheme::Mxfp8 ? kE4m3MaxPow2 : kE2m1MaxPow2;
+    for (int64_t j = 0; j < n; ++j) codes[j] = mxScaleFloor(amaxOfBits(largest[j]), maxPow2);
+  }
+}
+PLAB_HD void blockFactorsOfCodes(Scheme s, const uint8_t* codes, int64_t n, float tensorScale, float outScale,
+                                 float* scaleIn, float* multiplier) {
+  if (s == Scheme::Nvfp4) {
+    for (int64_t j = 0; j < n; ++j) {
+      scaleIn[j] = nvfp4Reciprocal(codes[j], tensorScale);
+      multiplier[j] = nvfp4Multiplier(codes[j], outScale);
+    }
+  } else {
+    for (int64_t j = 0; j < n; ++j) {
+      scaleIn[j] = mxDivisor(codes[j]);
+      multiplier[j] = mxMultiplier(codes[j]);
+    }
+  }
+}
+
 // Elements [begin, end) of a block scheme, all in blocks of scale code
 // `code`, into `out` (a.out or a.outBf16).
 template <typename In, typename Out>

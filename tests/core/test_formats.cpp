@@ -256,9 +256,9 @@ class FormatsTest : public QObject {
              static_cast<float>(57344.0 / 3.0));
   }
 
-  // Every CPU variant (baseline, AVX2) computes the baseline's bits, on the
-  // rounding patterns (Inf, NaN, subnormals included) in rows of 80 (short
-  // last blocks), fp32 and bf16 input.
+  // Every CPU variant (baseline, AVX2, AVX-512), with and without the fast
+  // paths, computes the baseline's bits, on the rounding patterns (Inf, NaN,
+  // subnormals included) in rows of 80 (short last blocks), fp32 and bf16 input.
   void cpuVariantsAgree() {
     const torch::Tensor patterns = roundingPatterns();
     const torch::Tensor x = patterns.slice(0, 0, patterns.numel() / 80 * 80).view({-1, 80});
@@ -268,7 +268,8 @@ class FormatsTest : public QObject {
       for (const bool operand : {false, true}) {  // dequantized fp32, or GEMM operands in bf16
         std::vector<torch::Tensor> outs, scales;
         std::vector<float> tensorScales;
-        for (QuantizeCpuVariant v : availableQuantizeCpuVariants()) {
+        for (QuantizeCpuVariant v : availableQuantizeCpuVariants())
+        for (const bool fastPaths : {false, true}) {
           QuantizeArgs a;
           a.scheme = scheme;
           a.in = in.data_ptr();
@@ -281,7 +282,7 @@ class FormatsTest : public QObject {
           if (operand) a.outBf16 = reinterpret_cast<uint16_t*>(outs.back().data_ptr<at::BFloat16>());
           else a.out = outs.back().data_ptr<float>();
           a.blockScales = scales.back().data_ptr<uint8_t>();
-          tensorScales.push_back(quantizeCpu(a, v));
+          tensorScales.push_back(quantizeCpu(a, v, fastPaths));
         }
         for (size_t v = 1; v < outs.size(); ++v) {
           QVERIFY(sameBitsOrBothNaN(outs[v].to(torch::kFloat32), outs[0].to(torch::kFloat32)));
@@ -325,16 +326,19 @@ class FormatsTest : public QObject {
     }
   }
 
-  // A large bf16 input is read through tables of the element function's
-  // values (quantizeCpu(args); block schemes: one table per scale code in
-  // use; quantizeColumnsCpu(args) takes none, held to it all the same): bit
-  // for bit, NaN payloads included, what
-  // the element function gives on each element, and the same scale codes.
-  // Inputs: every bf16 pattern, shuffled (finite ones only, then with Inf and
-  // NaN: NaN tensor scales and NaN blocks), rows of normal values 2^-10 to
-  // 2^10 apart (many scale codes) and uniform values (few), past the sizes
-  // where tables are used (the last two: every scheme, rows and columns).
-  void bf16TablesAreTheElementFunction() {
+  // The fast paths (quantizeCpu(args): tables of a large bf16 input's values
+  // for the elementwise schemes, row blocks in groups for the block schemes)
+  // give bit for bit what the element function gives on each element, and
+  // the same scale codes; blocks down the columns (quantizeColumnsCpu) what
+  // the element function gives on the transposed copy's blocks. NaN where it
+  // gives NaN, its sign and payload aside, as in reference_formats: which NaN
+  // a product of two NaNs returns depends on the operand order each loop's
+  // compiled code picks. Inputs: every bf16 pattern, shuffled (finite ones only,
+  // then with Inf and NaN: NaN tensor scales and NaN blocks), rows of normal
+  // values 2^-10 to 2^10 apart (many scale codes) and uniform values (few),
+  // past the sizes where tables are used, each in bf16 and fp32 and with rows
+  // that end in a short block (the last 5 columns dropped).
+  void fastPathsAreTheElementFunction() {
     torch::manual_seed(7);
     const torch::Tensor all = torch::arange(65536, torch::kInt32).to(torch::kInt16).view(torch::kBFloat16);
     const torch::Tensor finite = all.masked_select(torch::isfinite(all));
@@ -345,38 +349,55 @@ class FormatsTest : public QObject {
         (torch::randn({2048, 2048}) * torch::exp2(torch::randint(-10, 11, {2048, 1}).to(torch::kFloat32)))
             .to(torch::kBFloat16);
     const torch::Tensor uniform = (torch::rand({2048, 2048}) * 2 - 1).to(torch::kBFloat16);  // few NVFP4 codes
-    for (const torch::Tensor& in : {shuffled(finite, 16), shuffled(all, 16), scaled, uniform}) {
+    std::vector<torch::Tensor> inputs;
+    for (const torch::Tensor& x : {shuffled(finite, 16), shuffled(all, 16), scaled, uniform})
+      for (const torch::Tensor& y : {x, x.slice(1, 0, x.size(1) - 5).contiguous()}) {
+        inputs.push_back(y);
+        inputs.push_back(y.to(torch::kFloat32));
+      }
+    const QuantizeCpuVariant v = availableQuantizeCpuVariants().back();
+    for (const torch::Tensor& in : inputs) {
+      const torch::Tensor inT = in.t().contiguous();
       for (Scheme scheme : {Scheme::Bf16, Scheme::Fp8E4m3Tensor, Scheme::Fp8E5m2Tensor, Scheme::Mxfp8, Scheme::Mxfp4,
                             Scheme::Nvfp4}) {
         for (const bool columns : {false, true}) {
           if (columns && blockSizeOf(scheme) == 0) continue;
-          QuantizeArgs a;
-          a.scheme = scheme;
-          a.in = in.data_ptr();
-          a.inBf16 = true;
-          a.rows = in.size(0);
-          a.cols = in.size(1);
-          const int64_t scaleCount = columns ? a.cols * blocksPerRow(scheme, a.rows) : a.rows * blocksPerRow(scheme, a.cols);
-          // Dequantized fp32 values, then GEMM operands in bf16 (tables of bf16 bits).
+          // Dequantized fp32 values, then GEMM operands in bf16.
           for (const bool operand : {false, true}) {
             torch::Tensor values[2], codes[2];
             float tensorScales[2];
-            a.gemmOperand = operand;
             for (int k = 0; k < 2; ++k) {
+              // k 0: the fast path (columns: in place); k 1: the element function (columns: on the copy).
+              const torch::Tensor& x = columns && k == 1 ? inT : in;
+              QuantizeArgs a;
+              a.scheme = scheme;
+              a.in = x.data_ptr();
+              a.inBf16 = x.scalar_type() == torch::kBFloat16;
+              a.rows = x.size(0);
+              a.cols = x.size(1);
+              a.gemmOperand = operand;
               values[k] = torch::empty({a.rows, a.cols}, operand ? torch::kBFloat16 : torch::kFloat32);
-              codes[k] = torch::zeros({std::max<int64_t>(scaleCount, 1)}, torch::kUInt8);
+              const torch::Tensor& blocksOf = columns ? inT : in;  // the blocks run along its rows
+              codes[k] = torch::zeros({std::max<int64_t>(blocksOf.size(0) * blocksPerRow(scheme, blocksOf.size(1)), 1)},
+                                      torch::kUInt8);
               a.out = operand ? nullptr : values[k].data_ptr<float>();
               a.outBf16 = operand ? reinterpret_cast<uint16_t*>(values[k].data_ptr<at::BFloat16>()) : nullptr;
               a.blockScales = codes[k].data_ptr<uint8_t>();
-              // The same variant with and without tables (variants may differ in NaN payloads: cpuVariantsAgree).
-              const bool tables = k == 0;
-              const QuantizeCpuVariant v = availableQuantizeCpuVariants().back();
-              tensorScales[k] = columns ? quantizeColumnsCpu(a, v, tables) : quantizeCpu(a, v, tables);
+              // (One variant for both: variants may differ in NaN payloads, cpuVariantsAgree.)
+              if (columns && k == 0) {
+                a.rows = in.size(0), a.cols = in.size(1);
+                tensorScales[k] = quantizeColumnsCpu(a, v);
+                values[k] = values[k].t().contiguous();
+              } else {
+                tensorScales[k] = quantizeCpu(a, v, k == 0);
+              }
             }
+            const std::string what = std::to_string(static_cast<int>(scheme)) + (columns ? " columns" : " rows") +
+                                     (operand ? " operand " : " ") + std::string(c10::toString(in.scalar_type())) +
+                                     " " + std::to_string(in.size(1));
             QCOMPARE(u32(tensorScales[0]), u32(tensorScales[1]));
-            const auto bits = operand ? torch::kInt16 : torch::kInt32;
-            QVERIFY(torch::equal(values[0].view(bits), values[1].view(bits)));
-            QVERIFY(torch::equal(codes[0], codes[1]));
+            QVERIFY2(sameBitsOrBothNaN(values[0].to(torch::kFloat32), values[1].to(torch::kFloat32)), what.c_str());
+            QVERIFY2(torch::equal(codes[0], codes[1]), what.c_str());
           }
         }
       }
