@@ -54,6 +54,30 @@ bool sameBitsOrBothNaN(const torch::Tensor& a, const torch::Tensor& b) {
          torch::equal(a.masked_fill(nan, 0).view(torch::kInt32), b.masked_fill(nan, 0).view(torch::kInt32));
 }
 
+// The kernel arguments for quantizing the 2-D `in` with `scheme` into fresh
+// outputs: values (dequantized fp32, or GEMM operands in bf16) and room for
+// codeCount scale codes (at least one).
+struct KernelCall {
+  QuantizeArgs args;
+  torch::Tensor values, codes;
+};
+KernelCall kernelCall(const torch::Tensor& in, Scheme scheme, bool operand, int64_t codeCount) {
+  KernelCall c;
+  QuantizeArgs& a = c.args;
+  a.scheme = scheme;
+  a.in = in.data_ptr();
+  a.inBf16 = in.scalar_type() == torch::kBFloat16;
+  a.rows = in.size(0);
+  a.cols = in.size(1);
+  a.gemmOperand = operand;
+  c.values = torch::empty({a.rows, a.cols}, operand ? torch::kBFloat16 : torch::kFloat32);
+  c.codes = torch::zeros({std::max<int64_t>(codeCount, 1)}, torch::kUInt8);
+  if (operand) a.outBf16 = reinterpret_cast<uint16_t*>(c.values.data_ptr<at::BFloat16>());
+  else a.out = c.values.data_ptr<float>();
+  a.blockScales = c.codes.data_ptr<uint8_t>();
+  return c;
+}
+
 }  // namespace
 
 class FormatsTest : public QObject {
@@ -270,19 +294,10 @@ class FormatsTest : public QObject {
         std::vector<float> tensorScales;
         for (QuantizeCpuVariant v : availableQuantizeCpuVariants())
         for (const bool fastPaths : {false, true}) {
-          QuantizeArgs a;
-          a.scheme = scheme;
-          a.in = in.data_ptr();
-          a.inBf16 = in.scalar_type() == torch::kBFloat16;
-          a.rows = in.size(0);
-          a.cols = in.size(1);
-          a.gemmOperand = operand;
-          outs.push_back(torch::empty({a.rows, a.cols}, operand ? torch::kBFloat16 : torch::kFloat32));
-          scales.push_back(torch::zeros({a.rows, std::max<int64_t>(1, blocksPerRow(scheme, a.cols))}, torch::kUInt8));
-          if (operand) a.outBf16 = reinterpret_cast<uint16_t*>(outs.back().data_ptr<at::BFloat16>());
-          else a.out = outs.back().data_ptr<float>();
-          a.blockScales = scales.back().data_ptr<uint8_t>();
-          tensorScales.push_back(quantizeCpu(a, v, fastPaths));
+          const KernelCall c = kernelCall(in, scheme, operand, in.size(0) * blocksPerRow(scheme, in.size(1)));
+          tensorScales.push_back(quantizeCpu(c.args, v, fastPaths));
+          outs.push_back(c.values);
+          scales.push_back(c.codes);
         }
         for (size_t v = 1; v < outs.size(); ++v) {
           QVERIFY(sameBitsOrBothNaN(outs[v].to(torch::kFloat32), outs[0].to(torch::kFloat32)));
@@ -305,17 +320,10 @@ class FormatsTest : public QObject {
         std::vector<torch::Tensor> outs, scales;
         std::vector<float> tensorScales;
         for (QuantizeCpuVariant v : availableQuantizeCpuVariants()) {
-          QuantizeArgs a;
-          a.scheme = scheme;
-          a.in = in.data_ptr();
-          a.inBf16 = in.scalar_type() == torch::kBFloat16;
-          a.rows = in.size(0);
-          a.cols = in.size(1);
-          outs.push_back(torch::empty({a.rows, a.cols}));
-          scales.push_back(torch::zeros({a.cols, blocksPerRow(scheme, a.rows)}, torch::kUInt8));
-          a.out = outs.back().data_ptr<float>();
-          a.blockScales = scales.back().data_ptr<uint8_t>();
-          tensorScales.push_back(quantizeColumnsCpu(a, v));
+          const KernelCall c = kernelCall(in, scheme, false, in.size(1) * blocksPerRow(scheme, in.size(0)));
+          tensorScales.push_back(quantizeColumnsCpu(c.args, v));
+          outs.push_back(c.values);
+          scales.push_back(c.codes);
         }
         for (size_t v = 1; v < outs.size(); ++v) {
           QVERIFY(sameBitsOrBothNaN(outs[v], outs[0]));
@@ -368,29 +376,18 @@ class FormatsTest : public QObject {
             float tensorScales[2];
             for (int k = 0; k < 2; ++k) {
               // k 0: the fast path (columns: in place); k 1: the element function (columns: on the copy).
-              const torch::Tensor& x = columns && k == 1 ? inT : in;
-              QuantizeArgs a;
-              a.scheme = scheme;
-              a.in = x.data_ptr();
-              a.inBf16 = x.scalar_type() == torch::kBFloat16;
-              a.rows = x.size(0);
-              a.cols = x.size(1);
-              a.gemmOperand = operand;
-              values[k] = torch::empty({a.rows, a.cols}, operand ? torch::kBFloat16 : torch::kFloat32);
-              const torch::Tensor& blocksOf = columns ? inT : in;  // the blocks run along its rows
-              codes[k] = torch::zeros({std::max<int64_t>(blocksOf.size(0) * blocksPerRow(scheme, blocksOf.size(1)), 1)},
-                                      torch::kUInt8);
-              a.out = operand ? nullptr : values[k].data_ptr<float>();
-              a.outBf16 = operand ? reinterpret_cast<uint16_t*>(values[k].data_ptr<at::BFloat16>()) : nullptr;
-              a.blockScales = codes[k].data_ptr<uint8_t>();
               // (One variant for both: variants may differ in NaN payloads, cpuVariantsAgree.)
+              const torch::Tensor& blocksAlongRows = columns ? inT : in;
+              const int64_t codeCount = blocksAlongRows.size(0) * blocksPerRow(scheme, blocksAlongRows.size(1));
+              const KernelCall c = kernelCall(columns && k == 1 ? inT : in, scheme, operand, codeCount);
               if (columns && k == 0) {
-                a.rows = in.size(0), a.cols = in.size(1);
-                tensorScales[k] = quantizeColumnsCpu(a, v);
-                values[k] = values[k].t().contiguous();
+                tensorScales[k] = quantizeColumnsCpu(c.args, v);
+                values[k] = c.values.t().contiguous();
               } else {
-                tensorScales[k] = quantizeCpu(a, v, k == 0);
+                tensorScales[k] = quantizeCpu(c.args, v, k == 0);
+                values[k] = c.values;
               }
+              codes[k] = c.codes;
             }
             const std::string what = std::to_string(static_cast<int>(scheme)) + (columns ? " columns" : " rows") +
                                      (operand ? " operand " : " ") + std::string(c10::toString(in.scalar_type())) +
