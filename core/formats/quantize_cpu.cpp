@@ -4,8 +4,8 @@
 // one). Every block or element is computed the same way whichever thread or
 // variant runs it, so the result depends on neither.
 //
-// Fast paths, each held bit for bit to the element function on every
-// element (test_formats::fastPathsAreTheElementFunction):
+// Fast paths, each held bit for bit (NaN payloads aside) to the element
+// function on every element (test_formats::fastPathsAreTheElementFunction):
 // - elementwise schemes, large bf16 input: an element's value depends on
 //   nothing but its input and the tensor scale, and a bf16 input takes
 //   65,536 values. So the variant's own element loop computes, once per
