@@ -101,8 +101,11 @@ void rowBlocksOf(const QuantizeArgs& a, const In* in, Out* out, float tensorScal
         largest[j] = largestMagnitudeBits(in, begin, end);
         continue;
       }
-      uint32_t m = 0;
-      for (int i = 0; i < kSize; ++i) m = m > magnitudeBits(loadInput(in, begin + i)) ? m : magnitudeBits(loadInput(in, begin + i));
+      uint32_t m = 0;  // a whole block: a loop of fixed length
+      for (int i = 0; i < kSize; ++i) {
+        const uint32_t v = magnitudeBits(loadInput(in, begin + i));
+        m = m > v ? m : v;
+      }
       largest[j] = m;
     }
     blockCodesOfLargest(a.scheme, largest, count, tensorScale, a.blockScales + g);

@@ -13,6 +13,7 @@
 // torchao requires whole blocks; tests/reference/formats_vs_torchao.py gives
 // it the rows padded that way.
 #include <cstdint>
+#include <type_traits>
 
 #include "formats/fp8_element.h"
 #include "formats/gemm_format_id.h"
@@ -133,30 +134,31 @@ PLAB_HD float blockMultiplier(Scheme s, uint8_t code, float tensorScale) {
 }
 
 // The scale codes of n blocks from their largest magnitudes (bits), and
-// the factors of n blocks from their codes: each a loop with the scheme
-// chosen outside it, so that it vectorises (with the scheme inside, the
-// per-block work cost as much as the block's elements).
+// the factors of n blocks from their codes, by the per-block functions
+// above: one loop per scheme, the scheme a constant inside it, so that each
+// folds to one scheme's arithmetic and vectorises (with the scheme read
+// inside the loop, the per-block work cost as much as the block's elements).
+template <Scheme S>
+using SchemeConstant = std::integral_constant<Scheme, S>;  // a type whose ::value is the scheme
 PLAB_HD void blockCodesOfLargest(Scheme s, const uint32_t* largest, int64_t n, float tensorScale, uint8_t* codes) {
-  if (s == Scheme::Nvfp4) {
-    for (int64_t j = 0; j < n; ++j) codes[j] = nvfp4BlockScale(amaxOfBits(largest[j]), tensorScale);
-  } else {
-    const int maxPow2 = s == Scheme::Mxfp8 ? kE4m3MaxPow2 : kE2m1MaxPow2;
-    for (int64_t j = 0; j < n; ++j) codes[j] = mxScaleFloor(amaxOfBits(largest[j]), maxPow2);
-  }
+  auto codesOf = [&](auto scheme) {
+    for (int64_t j = 0; j < n; ++j)
+      codes[j] = blockScaleCode(decltype(scheme)::value, amaxOfBits(largest[j]), tensorScale);
+  };
+  if (s == Scheme::Nvfp4) codesOf(SchemeConstant<Scheme::Nvfp4>{});
+  else if (s == Scheme::Mxfp8) codesOf(SchemeConstant<Scheme::Mxfp8>{});
+  else codesOf(SchemeConstant<Scheme::Mxfp4>{});
 }
 PLAB_HD void blockFactorsOfCodes(Scheme s, const uint8_t* codes, int64_t n, float tensorScale, float outScale,
                                  float* scaleIn, float* multiplier) {
-  if (s == Scheme::Nvfp4) {
+  auto factorsOf = [&](auto scheme) {
     for (int64_t j = 0; j < n; ++j) {
-      scaleIn[j] = nvfp4Reciprocal(codes[j], tensorScale);
-      multiplier[j] = nvfp4Multiplier(codes[j], outScale);
+      scaleIn[j] = blockScaleIn(decltype(scheme)::value, codes[j], tensorScale);
+      multiplier[j] = blockMultiplier(decltype(scheme)::value, codes[j], outScale);
     }
-  } else {
-    for (int64_t j = 0; j < n; ++j) {
-      scaleIn[j] = mxDivisor(codes[j]);
-      multiplier[j] = mxMultiplier(codes[j]);
-    }
-  }
+  };
+  if (s == Scheme::Nvfp4) factorsOf(SchemeConstant<Scheme::Nvfp4>{});
+  else factorsOf(SchemeConstant<Scheme::Mxfp8>{});  // MX: the same factors for both element types
 }
 
 // Elements [begin, end) of a block scheme, all in blocks of scale code
