@@ -69,52 +69,61 @@ void MainWindow::loadWorkspace() {
   }
   workspaceLabel_->setText("Workspace: " + QDir::toNativeSeparators(workspace_.path()));
   workspaceLabel_->setToolTip("Every run is saved in its own folder here (File > Change workspace…)");
-  QString linksProblem;
-  const int added = addRunFolders(workspace_.runFolders(&linksProblem), false);
-  if (!linksProblem.isEmpty()) appendLog("ignored the linked runs: " + linksProblem);
-  if (added > 0) appendLog(QString("workspace %1: %2 runs").arg(workspace_.path()).arg(added));
+  // In the background: the window is usable at once and the table fills
+  // as the runs' indexes are read (report/run_index.h).
+  QStringList known;
+  for (int i = 0; i < store_.size(); ++i) known << store_.folder(i);
+  loadingRuns_ = true;
+  loadProblems_.clear();
+  statusText_->setText("Reading the workspace's runs…");
+  loader_->loadWorkspace(
+      workspace_, known, [this](RunFolderLoader::Batch batch) { addLoadedRuns(std::move(batch)); },
+      [this](int count, const QString& problem) {
+        if (!problem.isEmpty()) appendLog("ignored the linked runs: " + problem);
+        if (count > 0) appendLog(QString("workspace %1: %2 runs").arg(workspace_.path()).arg(count));
+        runsLoaded(count, QString());
+      });
 }
 
-int MainWindow::addRunFolders(const QStringList& folders, bool linked) {
-  int added = 0;
-  QStringList problems;
-  loadingRuns_ = true;
-  for (const QString& folder : folders) {
-    if (store_.findFolder(folder) >= 0) continue;
-    const bool outside = linked || !workspace_.owns(folder);
-    try {
-      const plab::StoredRun run = readStoredRun(folder.toStdString());  // with a data-parallel run's per-rank memory
-      store_.addStoredRun(run, outside);
-      if (!run.displayProblem.empty())
-        appendLog("ignored the run's name and visibility: " + QString::fromStdString(run.displayProblem));
-      if (run.metricsLinesSkipped > 0)
-        appendLog(QString("%1: %2 metrics.jsonl lines skipped (not JSON: torn by a crash)")
-                      .arg(folder)
-                      .arg(run.metricsLinesSkipped));
-    } catch (const std::exception& e) {
+bool MainWindow::isLoadingRuns() const { return loadingRuns_; }
+
+void MainWindow::addLoadedRuns(std::vector<LoadedRunFolder> batch) {
+  std::vector<RunStore::StoredRunToAdd> runs;
+  runs.reserve(batch.size());
+  for (LoadedRunFolder& loaded : batch) {
+    if (!loaded.read) {
       // Listed as unreadable, with the reason, rather than dropped; nothing
       // in the folder is written.
-      QString reason = QString::fromUtf8(e.what());
-      if (reason.startsWith(folder + "/")) reason.remove(0, folder.size() + 1);
-      store_.addUnreadableRun(folder, reason, outside);
-      problems << QString::fromUtf8(e.what());
+      store_.addUnreadableRun(loaded.folder, loaded.problem, loaded.linked);
+      loadProblems_ << loaded.folder + ": " + loaded.problem;
+      continue;
     }
-    ++added;
+    if (!loaded.run.displayProblem.empty())
+      appendLog("ignored the run's name and visibility: " + QString::fromStdString(loaded.run.displayProblem));
+    if (loaded.run.metricsLinesSkipped > 0)
+      appendLog(QString("%1: %2 metrics.jsonl lines skipped (not JSON: torn by a crash)")
+                    .arg(loaded.folder)
+                    .arg(loaded.run.metricsLinesSkipped));
+    runs.push_back({std::move(loaded.run), loaded.linked, /*detailed=*/false});
   }
+  store_.addStoredRuns(std::move(runs));
+  statusText_->setText(QString("Reading runs… %1 listed").arg(store_.size()));
+}
+
+void MainWindow::runsLoaded(int count, const QString&) {
   loadingRuns_ = false;
-  refreshTable();
-  updateButtons();
   // Next session's run names continue the numbering: run7-bf16 after run6-fp32.
   static const QRegularExpression numbered("^run(\\d+)-");
   for (int i = 0; i < store_.size(); ++i) {
     const auto m = numbered.match(QString::fromStdString(store_.record(i).config.name));
     if (m.hasMatch()) runCounter_ = std::max(runCounter_, m.captured(1).toInt());
   }
-  for (const QString& p : problems) appendLog("could not read a run: " + p);
-  if (!problems.isEmpty())
-    showError("Some runs could not be read", problems.join("\n"));
+  for (const QString& p : loadProblems_) appendLog("could not read a run: " + p);
+  if (!loadProblems_.isEmpty()) showError("Some runs could not be read", loadProblems_.join("\n"));
+  loadProblems_.clear();
+  statusText_->setText(count > 0 ? QString("%1 runs listed").arg(store_.size()) : QString("Ready"));
+  updateButtons();
   charts_->markDirty();
-  return added;
 }
 
 bool MainWindow::setWorkspace(const QString& path) {
@@ -122,6 +131,8 @@ bool MainWindow::setWorkspace(const QString& path) {
     showError("Change workspace", "Stop the runs first: they are writing into the current workspace.");
     return false;
   }
+  loader_->cancel();
+  loadingRuns_ = false;
   store_.clear();
   workspace_ = Workspace(path);
   controller_->setOutputRoot(workspace_.path());
@@ -153,10 +164,24 @@ int MainWindow::openRunFolder(const QString& folder) {
       appendLog(QString("could not remember %1 in the workspace: %2").arg(folder, QString::fromUtf8(e.what())));
     }
   }
-  const int added = addRunFolders(runs, outside);
-  appendLog(QString("opened %1: %2 new runs").arg(folder).arg(added));
-  statusText_->setText(QString("Opened %1 runs from %2").arg(added).arg(folder));
-  return added;
+  QStringList unlisted;
+  for (const QString& run : runs)
+    if (store_.findFolder(run) < 0) unlisted << run;
+  if (unlisted.isEmpty()) {
+    statusText_->setText(QString("%1 holds no run that is not listed already").arg(folder));
+    return 0;
+  }
+  loadingRuns_ = true;
+  loadProblems_.clear();
+  statusText_->setText(QString("Reading %1 runs from %2…").arg(unlisted.size()).arg(folder));
+  loader_->loadFolders(
+      workspace_, unlisted, outside, [this](RunFolderLoader::Batch batch) { addLoadedRuns(std::move(batch)); },
+      [this, folder](int count, const QString&) {
+        appendLog(QString("opened %1: %2 new runs").arg(folder).arg(count));
+        runsLoaded(count, QString());
+        statusText_->setText(QString("Opened %1 runs from %2").arg(count).arg(folder));
+      });
+  return static_cast<int>(unlisted.size());
 }
 
 void MainWindow::openRunDialog() {
@@ -190,6 +215,11 @@ void MainWindow::setRunVisible(int run, bool visible) {
   if (run < 0 || run >= store_.size()) return;
   store_.setVisible(run, visible);
   writeDisplay(run);
+}
+
+void MainWindow::setRunsVisible(const std::vector<int>& runs, bool visible) {
+  for (int run : runs)
+    if (run >= 0 && run < store_.size() && store_.isVisible(run) != visible) setRunVisible(run, visible);
 }
 
 void MainWindow::setFp32Reference(int run, const QString& folderName) {

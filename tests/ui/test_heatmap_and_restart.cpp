@@ -13,6 +13,7 @@
 #include "charts/chart_panel.h"
 #include "charts/layer_heatmap.h"
 #include "main_window.h"
+#include "window_waits.h"
 #include "panels/layer_tree_panel.h"
 #include "panels/model_picker.h"
 #include "report/run_folder_reader.h"
@@ -120,6 +121,7 @@ class TestHeatmapAndRestart : public QObject {
     c.mode = OptimizerMode::Bf16Plain;
     test::writeStoredRun(fs::path(workspace.path().toStdString()) / "stored-bf16-20260101-120000", c, 6);
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QCOMPARE(w.store()->size(), 1);
     QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
     QTreeWidgetItem* head = w.layerPanel()->itemForPath("lm_head");

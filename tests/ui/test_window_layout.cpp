@@ -17,6 +17,7 @@
 #include "charts/update_lost_chart.h"
 #include "comparison/comparison_table.h"
 #include "main_window.h"
+#include "window_waits.h"
 #include "support/run_folders.h"
 
 using namespace plab::ui;
@@ -90,6 +91,7 @@ class TestWindowLayout : public QObject {
     QTemporaryDir workspace;
     writeComparison(workspace.path());
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QVERIFY(showAt(w, size));
     ChartPanel* p = w.chartPanel();
     p->heatmapMetricCombo()->setCurrentIndex(1);  // rounded away: what these runs measured per layer
@@ -125,6 +127,7 @@ class TestWindowLayout : public QObject {
     QTemporaryDir workspace;
     writeComparison(workspace.path());
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QVERIFY(showAt(w, {1600, 1000}));
     w.resize(1280, 720);
     QTest::qWait(200);
@@ -138,12 +141,13 @@ class TestWindowLayout : public QObject {
     QTemporaryDir workspace;
     writeComparison(workspace.path());
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QVERIFY(showAt(w, {1600, 1000}));
     ComparisonTable* table = w.comparisonTable();
     const int left = table->columnViewportPosition(ComparisonTable::VerdictColumn);
     QVERIFY2(left >= 0 && left + 200 <= table->viewport()->width(),
              qPrintable(QString("verdict at x %1 of %2").arg(left).arg(table->viewport()->width())));
-    QVERIFY(table->item(1, ComparisonTable::VerdictColumn)->text().contains("vs fp32 twin"));
+    QVERIFY(table->cellText(1, ComparisonTable::VerdictColumn).contains("vs fp32 twin"));
   }
 
   void wrapping() {

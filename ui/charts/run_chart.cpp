@@ -287,7 +287,7 @@ std::vector<QString> RunChart::legendLabels(const std::vector<plab::RunRecord>& 
   }
   constexpr int kMaxChars = 24;
   for (QString& l : labels)
-    if (l.size() > kMaxChars) l = l.left(kMaxChars / 2 - 1) + "…" + l.right(kMaxChars / 2);
+    if (l.size() > kMaxChars) l = l.left(kMaxChars - 1) + "…";
   // Two long names can elide to one text: those stay whole.
   for (size_t i = 0; i < labels.size(); ++i)
     for (size_t j = 0; j < labels.size(); ++j)
