@@ -38,6 +38,7 @@
 #include "report/report_export.h"
 #include "run/run_config_check.h"
 #include "run/run_details.h"
+#include "util/background_task.h"
 #include "util/errors.h"
 #include "util/format.h"
 #include "util/run_folder.h"
@@ -110,6 +111,7 @@ MainWindow::MainWindow(const QString& workspace, QWidget* parent) : QMainWindow(
 
 MainWindow::~MainWindow() {
   loader_->cancel();
+  displayWrites_.reset();  // waits for display.json writes in flight
   controller_->shutdown();
 }
 
@@ -343,6 +345,10 @@ void MainWindow::connectSignals() {
     layerPanel_->setMeasurements(QString::fromStdString(store_.record(run).config.name), layerMeasurements(store_.record(run)));
   });
   connect(&store_, &RunStore::runRemoved, this, [this] { layerPanelRun_ = -1; });
+  connect(&store_, &RunStore::visibilityChanged, this, [this] {
+    table_->runModel()->refreshChecks();
+    updateButtons();
+  });
   connect(&store_, &RunStore::cleared, this, [this] { layerPanelRun_ = -1; });
   connect(&store_, &RunStore::cleared, this, [this] {
     refreshTable();

@@ -5,6 +5,7 @@
 // Every run is written into its own folder in the workspace, and the
 // workspace's runs are listed again when the window opens.
 #include <QMainWindow>
+#include <memory>
 
 #include "run/run_controller.h"
 #include "run/run_folder_loader.h"
@@ -30,6 +31,7 @@ class DatasetPanel;
 class LayerTreePanel;
 class ModelPicker;
 class AdvisorDialog;
+class BackgroundTasks;
 class OptimizerPanel;
 class ReportExport;
 class RunDetails;
@@ -158,6 +160,7 @@ class MainWindow : public QMainWindow {
   void addLoadedRuns(std::vector<LoadedRunFolder> batch);
   void runsLoaded(int count, const QString& problem);
   void writeDisplay(int run);
+  plab::RunDisplay displayOf(int run) const;
   void connectSignals();
   void connectExport();
   void updateButtons();
@@ -209,6 +212,7 @@ class MainWindow : public QMainWindow {
   QLabel* startBlocked_ = nullptr;
   ReportExport* reportExport_ = nullptr;
   QProgressDialog* exportProgress_ = nullptr;
+  std::unique_ptr<BackgroundTasks> displayWrites_;  // display.json of many runs at once, off the GUI thread
   QString lastError_;
   int runCounter_ = 0;
   plab::RunConfig baseConfig_ = plab::defaultRunConfig();  // what currentConfig() starts from

@@ -26,6 +26,7 @@
 #include "report/run_folder_reader.h"
 #include "run/stored_run_reader.h"
 #include "util/atomic_file.h"
+#include "util/background_task.h"
 #include "util/errors.h"
 
 namespace plab::ui {
@@ -190,16 +191,20 @@ void MainWindow::openRunDialog() {
   if (!dir.isEmpty()) openRunFolder(dir);
 }
 
-void MainWindow::writeDisplay(int run) {
-  const QString folder = store_.folder(run);
-  if (folder.isEmpty() || !QFileInfo(folder).isDir()) return;  // queued: nothing on disk yet
-  if (store_.state(run) == RunState::Unreadable) return;        // nothing in it is written
+plab::RunDisplay MainWindow::displayOf(int run) const {
   plab::RunDisplay display;
   display.name = store_.record(run).config.name;
   display.hidden = !store_.isVisible(run);
   display.fp32Reference = store_.record(run).fp32Reference;
+  return display;
+}
+
+void MainWindow::writeDisplay(int run) {
+  const QString folder = store_.folder(run);
+  if (folder.isEmpty() || !QFileInfo(folder).isDir()) return;  // queued: nothing on disk yet
+  if (store_.state(run) == RunState::Unreadable) return;        // nothing in it is written
   try {
-    plab::writeRunDisplay(folder.toStdString(), display);
+    plab::writeRunDisplay(folder.toStdString(), displayOf(run));
   } catch (const std::exception& e) {
     appendLog("could not save the run's name, visibility and fp32 reference: " + QString::fromUtf8(e.what()));
   }
@@ -218,8 +223,38 @@ void MainWindow::setRunVisible(int run, bool visible) {
 }
 
 void MainWindow::setRunsVisible(const std::vector<int>& runs, bool visible) {
+  if (runs.size() == 1) return setRunVisible(runs.front(), visible);
+  std::vector<int> changed;
   for (int run : runs)
-    if (run >= 0 && run < store_.size() && store_.isVisible(run) != visible) setRunVisible(run, visible);
+    if (run >= 0 && run < store_.size() && store_.isVisible(run) != visible) changed.push_back(run);
+  if (changed.empty()) return;
+  store_.setVisible(changed, visible);
+  // A group of hundreds: their display.json files are written off the GUI
+  // thread (each is synced to disk), in one task.
+  std::vector<std::pair<std::string, plab::RunDisplay>> writes;
+  for (int run : changed) {
+    const QString folder = store_.folder(run);
+    if (folder.isEmpty() || store_.state(run) == RunState::Unreadable) continue;
+    writes.emplace_back(folder.toStdString(), displayOf(run));
+  }
+  if (!displayWrites_) displayWrites_ = std::make_unique<BackgroundTasks>(this);
+  displayWrites_->run<QString>(
+      [writes] {
+        QString problems;
+        for (const auto& [folder, display] : writes) {
+          if (!std::filesystem::is_directory(folder)) continue;
+          try {
+            plab::writeRunDisplay(folder, display);
+          } catch (const std::exception& e) {
+            problems += QString::fromUtf8(e.what()) + "\n";
+          }
+        }
+        return problems;
+      },
+      [this](const QString& problems) {
+        if (!problems.isEmpty()) appendLog("could not save the runs' visibility: " + problems.trimmed());
+      },
+      [this](const QString& message) { appendLog("could not save the runs' visibility: " + message); });
 }
 
 void MainWindow::setFp32Reference(int run, const QString& folderName) {

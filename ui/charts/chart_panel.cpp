@@ -263,6 +263,7 @@ ChartPanel::ChartPanel(const RunStore* store, RunDetails* details, QWidget* pare
                       &RunStore::detailLoaded})
     connect(store_, signal, this, &ChartPanel::markDirty);
   connect(store_, &RunStore::runsAdded, this, &ChartPanel::markDirty);
+  connect(store_, &RunStore::visibilityChanged, this, &ChartPanel::markDirty);
   connect(store_, &RunStore::cleared, this, &ChartPanel::markDirty);
   connect(store_, &RunStore::filterChanged, this, &ChartPanel::markDirty);
 }
@@ -302,6 +303,7 @@ void ChartPanel::refreshNow() {
   // The heatmap: one run, the chosen one or the one that loses the most,
   // with its per-layer records (read in the background when listed without).
   const int run = heatmapRun(drawn);
+  heatmapStoreRun_ = run;
   heatmap_->setSelectedRun(run >= 0 ? 0 : -1);
   std::vector<ChartSeries> one;
   if (run >= 0) {

@@ -58,6 +58,7 @@ class ChartPanel : public QWidget {
   QTabBar* panelTabs() const { return panelTabs_; }
   QLabel* drawNote() const { return note_; }
   QCheckBox* membersCheckBox() const { return members_; }  // a group's runs as lines too
+  int heatmapStoreRun() const { return heatmapStoreRun_; }  // the store index the heatmap shows (or waits for), -1: none
 
   LossChart* lossChart() const { return loss_; }
   MemoryChart* memoryChart() const { return memory_; }
@@ -110,6 +111,7 @@ class ChartPanel : public QWidget {
   QSlider* smoothing_;
   QTimer* timer_;
   std::vector<int> heatmapChoices_;  // the runs in the heatmap's chooser
+  int heatmapStoreRun_ = -1;
   bool dirty_ = false;
 };
 

@@ -180,6 +180,16 @@ void RunTableModel::refreshGroups() {
   }
 }
 
+void RunTableModel::refreshChecks() {
+  if (top_.empty()) return;
+  emit dataChanged(index(0, NameColumn), index(static_cast<int>(top_.size()) - 1, NameColumn), {Qt::CheckStateRole});
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const QModelIndex parent = createIndex(groupRow_[g], 0, quintptr(0));
+    emit dataChanged(index(0, NameColumn, parent),
+                     index(static_cast<int>(groups_[g].members.size()) - 1, NameColumn, parent), {Qt::CheckStateRole});
+  }
+}
+
 QModelIndex RunTableModel::index(int row, int column, const QModelIndex& parent) const {
   if (column < 0 || column >= ColumnCount || row < 0) return {};
   if (!parent.isValid()) return row < static_cast<int>(top_.size()) ? createIndex(row, column, quintptr(0)) : QModelIndex();

@@ -61,6 +61,7 @@ class RunTableModel : public QAbstractItemModel {
   void rebuild();            // the list of runs or the grouping changed
   void refreshRun(int run);  // one run's figures changed (and what is measured against it)
   void refreshGroups();      // the filter changed: group figures are over the runs it shows
+  void refreshChecks();      // runs were ticked or unticked
 
  private:
   struct RunTexts {

@@ -187,6 +187,17 @@ void RunStore::setVisible(int run, bool visible) {
   emit runChanged(run);
 }
 
+void RunStore::setVisible(const std::vector<int>& runs, bool visible) {
+  bool changed = false;
+  for (int run : runs) {
+    if (run < 0 || run >= size()) continue;
+    Meta& m = meta_.at(static_cast<size_t>(run));
+    changed = changed || m.visible != visible;
+    m.visible = visible;
+  }
+  if (changed) emit visibilityChanged();
+}
+
 void RunStore::rename(int run, const QString& name) {
   plab::RunRecord& r = records_.at(static_cast<size_t>(run));
   r.config.name = r.info.runName = name.toStdString();

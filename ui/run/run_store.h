@@ -51,6 +51,8 @@ class RunStore : public QObject {
   void setState(int run, RunState state);
   void setFolder(int run, const QString& folder, const QDateTime& started);
   void setVisible(int run, bool visible);
+  // Many at once (a group ticked): one visibilityChanged signal.
+  void setVisible(const std::vector<int>& runs, bool visible);
   void rename(int run, const QString& name);
   // The fp32 run `run` is measured against, by folder name ("": the twin
   // rule picks; RunRecord::fp32Reference).
@@ -113,6 +115,7 @@ class RunStore : public QObject {
   void runAdded(int run);
   void runsAdded(int first, int count);  // addStoredRuns
   void detailLoaded(int run);            // setDetail: per-layer records arrived
+  void visibilityChanged();              // setVisible of many runs
   void runChanged(int run);        // info, result, state, name, folder or visibility
   void stepAppended(int run);
   void runRemoved(int run);        // indices after run have shifted down by one
