@@ -34,7 +34,7 @@ const char* const kTopHelp =
     "                   the cheapest precision plan within a tolerance of fp32's loss, by measurement\n"
     "\n"
     "optimizer modes: fp32, bf16, bf16-nearest, bf16-kahan, bf16-sr, mixed, fp16, fp16-mixed\n"
-    "                 (README: the mode table; the default experiment runs the first six)\n"
+    "                 (docs/modes.md: the mode table; the default experiment runs the first six)\n"
     "`precision-lab-cli <command> --help` describes a command in detail.\n"
     "Exit codes: 0 ok, 1 run/command failed, 2 usage or config error, 130 interrupted.\n";
 
