@@ -263,9 +263,10 @@ QWidget* MainWindow::buildResultsPanel() {
   log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   resultTabs_->addTab(log_, "Log");
   splitter->addWidget(resultTabs_);
-  splitter->setStretchFactor(0, 3);
+  // The table shows several rows at once (groups of a workspace), not one.
+  splitter->setStretchFactor(0, 2);
   splitter->setStretchFactor(1, 1);
-  splitter->setSizes({700, 220});
+  splitter->setSizes({620, 300});
   return splitter;
 }
 
@@ -297,14 +298,7 @@ void MainWindow::connectSignals() {
 
   connect(modelPicker_, &ModelPicker::modelInspected, this, [this](const plab::ModelOverview& o) {
     layerPanel_->setModules(o.modules);
-    // After a restart too: the newest run of this model that measured layers
-    // (its per-layer records read first when it was listed without them).
-    if (const int run = newestMeasuredRun(store_, modelPicker_->spec()); run >= 0) {
-      if (details_->request(run))
-        layerPanel_->setMeasurements(QString::fromStdString(store_.record(run).config.name), layerMeasurements(store_.record(run)));
-      else
-        layerPanelRun_ = run;
-    }
+    showNewestMeasurements();
     statusText_->setText(QString("Model ready: %1 parameters").arg(humanCount(o.parameterCount)));
     appendLog("model: " + QString::fromStdString(o.sourceDescription) + ", " + humanCount(o.parameterCount) +
               " parameters");
@@ -405,11 +399,24 @@ void MainWindow::connectSignals() {
                                                        : QString("Its %1 measured steps are kept and can be exported.")
                                                              .arg(r.steps.size())));
     if (r.result.status == plab::RunStatus::Completed) progress_->setValue(progress_->maximum());
+    indexFinishedRun(run);
     if (!r.steps.empty()) layerPanel_->setMeasurements(name, layerMeasurements(r));
     charts_->markDirty();
     updateButtons();
   });
   connect(controller_, &RunController::idle, this, &MainWindow::updateButtons);
+}
+
+void MainWindow::showNewestMeasurements() {
+  // After a restart too: the newest run of this model that measured layers
+  // (its per-layer records read first when it was listed without them).
+  if (!modelPicker_->hasOverview()) return;
+  const int run = newestMeasuredRun(store_, modelPicker_->spec());
+  if (run < 0) return;
+  if (details_->request(run))
+    layerPanel_->setMeasurements(QString::fromStdString(store_.record(run).config.name), layerMeasurements(store_.record(run)));
+  else
+    layerPanelRun_ = run;
 }
 
 plab::RunConfig MainWindow::currentConfig() const {

@@ -159,8 +159,12 @@ class MainWindow : public QMainWindow {
   void loadWorkspace();
   void addLoadedRuns(std::vector<LoadedRunFolder> batch);
   void runsLoaded(int count, const QString& problem);
+  // The layer tree's measured columns: the newest run of the loaded model that measured layers.
+  void showNewestMeasurements();
   void writeDisplay(int run);
   plab::RunDisplay displayOf(int run) const;
+  // A run of the workspace that just ended gets its index.json (report/run_index.h), off the GUI thread.
+  void indexFinishedRun(int run);
   void connectSignals();
   void connectExport();
   void updateButtons();
@@ -212,7 +216,7 @@ class MainWindow : public QMainWindow {
   QLabel* startBlocked_ = nullptr;
   ReportExport* reportExport_ = nullptr;
   QProgressDialog* exportProgress_ = nullptr;
-  std::unique_ptr<BackgroundTasks> displayWrites_;  // display.json of many runs at once, off the GUI thread
+  std::unique_ptr<BackgroundTasks> displayWrites_;  // display.json and index.json writes, off the GUI thread
   QString lastError_;
   int runCounter_ = 0;
   plab::RunConfig baseConfig_ = plab::defaultRunConfig();  // what currentConfig() starts from

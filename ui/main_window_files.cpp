@@ -24,6 +24,7 @@
 #include "panels/optimizer_panel.h"
 #include "report/fp32_twin.h"
 #include "report/run_folder_reader.h"
+#include "report/run_index.h"
 #include "run/stored_run_reader.h"
 #include "util/atomic_file.h"
 #include "util/background_task.h"
@@ -125,6 +126,7 @@ void MainWindow::runsLoaded(int count, const QString&) {
   statusText_->setText(count > 0 ? QString("%1 runs listed").arg(store_.size()) : QString("Ready"));
   updateButtons();
   charts_->markDirty();
+  if (count > 0) showNewestMeasurements();  // the model may have loaded before its runs were listed
 }
 
 bool MainWindow::setWorkspace(const QString& path) {
@@ -197,6 +199,19 @@ plab::RunDisplay MainWindow::displayOf(int run) const {
   display.hidden = !store_.isVisible(run);
   display.fp32Reference = store_.record(run).fp32Reference;
   return display;
+}
+
+void MainWindow::indexFinishedRun(int run) {
+  const QString folder = store_.folder(run);
+  if (folder.isEmpty() || !workspace_.owns(folder)) return;  // nothing is written into an opened folder
+  if (!displayWrites_) displayWrites_ = std::make_unique<BackgroundTasks>(this);
+  displayWrites_->run<bool>(
+      [folder] {
+        plab::report::indexRunFolder(folder.toStdString());
+        return true;
+      },
+      [](const bool&) {},
+      [this, folder](const QString& message) { appendLog("could not index " + folder + ": " + message); });
 }
 
 void MainWindow::writeDisplay(int run) {

@@ -111,7 +111,7 @@ class TestMainWindowE2e : public QObject {
     QCOMPARE(w.chartPanel()->layerHeatmap()->colorMap()->data()->keySize(), 5);
 
     auto* table = w.comparisonTable();
-    QCOMPARE(table->rowCount(), 1);
+    QCOMPARE(table->shownTopLevelRows(), 1);
     QCOMPARE(table->cellText(0, ComparisonTable::StatusColumn), QString("completed"));
     QVERIFY(table->cellText(0, ComparisonTable::LossColumn) != "–");
     QVERIFY(table->cellText(0, ComparisonTable::UpdateLostColumn) != "–");
@@ -269,11 +269,11 @@ class TestMainWindowE2e : public QObject {
     QVERIFY(box->text().contains("Nothing was measured"));
 
     QVERIFY(!w.removeRunButton()->isEnabled());  // nothing selected yet
-    table->selectRow(0);
+    table->selectRun(0);
     QVERIFY(w.removeRunButton()->isEnabled());
     QTest::mouseClick(w.removeRunButton(), Qt::LeftButton);
     QCOMPARE(w.store()->size(), 0);
-    QCOMPARE(table->rowCount(), 0);
+    QCOMPARE(table->shownTopLevelRows(), 0);
     QVERIFY(!w.removeRunButton()->isEnabled());
     w.chartPanel()->refreshNow();  // the charts follow without a stale run
   }

@@ -310,7 +310,7 @@ void ChartPanel::refreshNow() {
     const bool ready = !details_ || details_->request(run) || store_->isDetailed(run);
     if (ready) {
       ChartSeries s;
-      s.label = QString::fromStdString(store_->relations().labels[static_cast<size_t>(run)]);
+      s.label = s.name = QString::fromStdString(store_->relations().labels[static_cast<size_t>(run)]);
       s.style = store_->relations().styles[static_cast<size_t>(run)];
       s.runs = {&store_->record(run)};
       s.twins = {nullptr};
@@ -372,11 +372,16 @@ void ChartPanel::buildSeries(const std::vector<int>& drawn) {
   plab::report::Grouping grouping = grouping_;
   std::vector<plab::report::RunGroup> groups = group(grouping);
   // Too many lines to tell apart: seed families, then mode and format.
-  if (static_cast<int>(groups.size()) > kMaxLines && grouping.kind == plab::report::Grouping::Kind::None) {
-    grouping.kind = plab::report::Grouping::Kind::SeedFamily;
-    groups = group(grouping);
+  if (static_cast<int>(groups.size()) > kMaxLines && grouping.kind != plab::report::Grouping::Kind::SeedFamily) {
+    plab::report::Grouping families;
+    families.kind = plab::report::Grouping::Kind::SeedFamily;
+    auto byFamily = group(families);
+    if (byFamily.size() < groups.size()) {
+      grouping = families;
+      groups = std::move(byFamily);
+    }
   }
-  if (static_cast<int>(groups.size()) > kMaxLines && grouping != grouping_) {
+  if (static_cast<int>(groups.size()) > kMaxLines) {
     grouping = plab::report::parseGrouping("mode, plan.gemm_format");
     groups = group(grouping);
   }
@@ -403,12 +408,14 @@ void ChartPanel::buildSeries(const std::vector<int>& drawn) {
   for (const auto& g : groups)
     labels.push_back(g.members.size() == 1 ? QString::fromStdString(relations.labels[g.members.front()])
                                            : QString("%1 (%2 runs)").arg(QString::fromStdString(g.label)).arg(g.members.size()));
+  const std::vector<QString> names = labels;
   labels = shortLabels(labels);
   std::vector<QString> twinLabels(records.size());
   series_.clear();
   for (size_t k = 0; k < groups.size(); ++k) {
     ChartSeries s;
     s.label = labels[k];
+    s.name = names[k];
     s.style = relations.styles[groups[k].members.front()];
     for (size_t r : groups[k].members) {
       s.runs.push_back(&records[r]);

@@ -16,6 +16,7 @@ std::vector<ChartSeries> seriesOfRuns(const std::vector<plab::RunRecord>& runs) 
   for (size_t i = 0; i < runs.size(); ++i) {
     ChartSeries s;
     s.label = labels[i];
+    s.name = QString::fromStdString(relations.labels[i]);
     s.style = relations.styles[i];
     s.runs = {&runs[i]};
     const auto twin = relations.twins[i];

@@ -16,7 +16,8 @@
 namespace plab::ui {
 
 struct ChartSeries {
-  QString label;                               // legend and hover readout
+  QString label;                               // legend and hover readout (shortened among the series)
+  QString name;                                // the whole name (tooltips)
   plab::RunStyle style;                        // the table's swatch
   std::vector<const plab::RunRecord*> runs;    // one run, or a group's runs
   std::vector<const plab::RunRecord*> twins;   // per run: its fp32 reference, or nullptr

@@ -23,7 +23,7 @@ class MemoryChart : public RunChart {
   static constexpr int kParts = 5;  // weights, gradients, moments, master, kahan
   // More series than this: the ones that save the most, and a summary row
   // for the rest (50 bars in 100 pixels read as none).
-  static constexpr int kMaxBars = 10;
+  static constexpr int kMaxBars = 12;
   explicit MemoryChart(QWidget* parent = nullptr);
   // A group: one bar (its first run's state, which a seed family shares) and
   // the mean of its runs' savings beside it.

@@ -63,8 +63,11 @@ void RunLegend::showSeries(const std::vector<ChartSeries>& series) {
     const bool measured = std::any_of(series[i].runs.begin(), series[i].runs.end(), [](const plab::RunRecord* r) { return !r->steps.empty(); });
     if (!measured) continue;
     const plab::RunStyle& style = series[i].style;
-    names << labels[i] + QString(" (%1%2)").arg(QString::fromStdString(plab::repeatStyleName(style.repeat)),
-                                                series[i].group() ? ", mean with its range" : "");
+    QString whole = series[i].name.isEmpty() ? labels[i] : series[i].name;
+    if (series[i].group())
+      for (const plab::RunRecord* r : series[i].runs) whole += "\n    " + QString::fromStdString(r->config.name);
+    names << whole + QString(" (%1%2)").arg(QString::fromStdString(plab::repeatStyleName(style.repeat)),
+                                            series[i].group() ? ", mean with its range" : "");
     // Non-breaking hyphens, as the lines are laid out by width here.
     QString name = labels[i].toHtmlEscaped();
     name.replace('-', QChar(0x2011));

@@ -101,12 +101,18 @@ void RunTableModel::rebuild() {
   const auto& relations = store_->relations();
   const QString lower = groupingText_.toLower();
   if (lower == "auto") {
+    // Seed families once some config ran on several seeds (a repeat of one
+    // seed is not a family to average).
     effective_ = {};
-    for (size_t i : listed)
-      if (relations.familyOf(i).size() > 1) {
+    for (size_t i : listed) {
+      const auto& family = relations.familyOf(i);
+      const uint64_t seed = store_->record(static_cast<int>(i)).config.seed;
+      if (std::any_of(family.begin(), family.end(),
+                      [&](size_t j) { return store_->record(static_cast<int>(j)).config.seed != seed; })) {
         effective_.kind = plab::report::Grouping::Kind::SeedFamily;
         break;
       }
+    }
   } else {
     effective_ = plab::report::parseGrouping(groupingText_.toStdString());
   }
