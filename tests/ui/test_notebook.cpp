@@ -4,6 +4,8 @@
 // (model, data), the memory chart's largest savings, the heatmap's default
 // run, one colour per GEMM format.
 #include <QCheckBox>
+#include <QGuiApplication>
+#include <QScreen>
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -301,6 +303,41 @@ class TestNotebook : public QObject {
     QTRY_VERIFY(w.store()->isDetailed(fp32));
     w.chartPanel()->refreshNow();
     QCOMPARE(w.chartPanel()->heatmapStoreRun(), fp32);
+  }
+
+  // Screenshots of the real window on a real workspace (issue 35), only when
+  // asked: PLAB_NOTEBOOK_WORKSPACE=<folder of runs> PLAB_SCREENSHOT_DIR=<dir>
+  // under xvfb-run with QT_QPA_PLATFORM=xcb (docs/images/make-notebook-screenshots.sh).
+  void screenshotsOfARealWorkspace() {
+    const QString folder = qEnvironmentVariable("PLAB_NOTEBOOK_WORKSPACE");
+    const QString out = qEnvironmentVariable("PLAB_SCREENSHOT_DIR");
+    if (folder.isEmpty() || out.isEmpty()) QSKIP("screenshots only when PLAB_NOTEBOOK_WORKSPACE and PLAB_SCREENSHOT_DIR are set");
+    QVERIFY(QGuiApplication::primaryScreen() != nullptr);
+    for (const QSize size : {QSize(1600, 1000), QSize(1280, 720)}) {
+      MainWindow w(folder);
+      QVERIFY(plab::test::waitForRuns(w));
+      w.resize(size);
+      w.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&w));
+      const auto shoot = [&](const QString& name) {
+        w.chartPanel()->refreshNow();
+        QTest::qWait(1500);
+        const QString file = QString("%1/%2-%3x%4.png").arg(out, name).arg(size.width()).arg(size.height());
+        QVERIFY2(w.grab().save(file), qPrintable(file));
+      };
+      w.groupByCombo()->setCurrentText("mode, model");
+      shoot("grouped-mode-model");
+      w.groupByCombo()->setCurrentText("auto");
+      w.chartPanel()->differenceCheckBox()->setChecked(true);
+      w.runFilterEdit()->setText("seed>=1");  // the seeded runs (the formats comparison runs at seed 0)
+      shoot("seed-bands");
+      w.chartPanel()->differenceCheckBox()->setChecked(false);
+      w.groupByCombo()->setCurrentText("none");
+      w.runFilterEdit()->setText("seed=0");  // --default-formats runs at the default seed; the others at seeds 1-3
+      shoot("compare-formats");
+      w.runFilterEdit()->clear();
+      w.groupByCombo()->setCurrentText("auto");
+    }
   }
 
   // Compare formats: one colour per format, not one blue in dashes.

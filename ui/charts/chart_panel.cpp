@@ -216,6 +216,7 @@ ChartPanel::ChartPanel(const RunStore* store, RunDetails* details, QWidget* pare
     loss_->resetView();
   });
   connect(heatmapMetric_, &QComboBox::currentIndexChanged, this, [this] {
+    heatmapDrawn_ = std::make_tuple(-2, size_t(0), 0, false, static_cast<const void*>(nullptr));
     heatmap_->setMetric(HeatmapMetric(heatmapMetric_->currentData().toInt()));
     refreshNow();
     heatmap_->resetView();
@@ -242,6 +243,7 @@ ChartPanel::ChartPanel(const RunStore* store, RunDetails* details, QWidget* pare
       c->setXAxisKind(XAxisKind(xAxis_->currentData().toInt()));
       c->showSeries({});  // every key changes: draw again
     }
+    heatmapDrawn_ = std::make_tuple(-2, size_t(0), 0, false, static_cast<const void*>(nullptr));
     refreshNow();
     for (RunChart* c : charts()) c->resetView();
   });
@@ -291,6 +293,7 @@ void ChartPanel::refreshNow() {
   }
   if (keys != seriesKeys_) {
     for (RunChart* c : charts()) c->showSeries({});
+    heatmapDrawn_ = std::make_tuple(-2, size_t(0), 0, false, static_cast<const void*>(nullptr));
     seriesKeys_ = std::move(keys);
   }
   for (RunChart* c : {static_cast<RunChart*>(loss_), static_cast<RunChart*>(updateLost_),
@@ -319,6 +322,11 @@ void ChartPanel::refreshNow() {
       one.push_back(std::move(s));
     }
   }
+  const auto drawnKey = std::make_tuple(run, run >= 0 ? store_->record(run).steps.size() : size_t(0),
+                                        int(heatmap_->metric()), run >= 0 && store_->isDetailed(run),
+                                        run >= 0 ? static_cast<const void*>(&store_->record(run)) : nullptr);
+  if (drawnKey == heatmapDrawn_ && !one.empty()) return;
+  heatmapDrawn_ = one.empty() ? std::make_tuple(-2, size_t(0), 0, false, static_cast<const void*>(nullptr)) : drawnKey;
   heatmap_->showSeries({});
   heatmap_->showSeries(one);
 }

@@ -11,6 +11,7 @@
 // second, however fast steps arrive.
 #include <QWidget>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "charts/chart_series.h"
@@ -112,6 +113,9 @@ class ChartPanel : public QWidget {
   QTimer* timer_;
   std::vector<int> heatmapChoices_;  // the runs in the heatmap's chooser
   int heatmapStoreRun_ = -1;
+  // What the heatmap drew last (run, its steps, metric, whether detailed):
+  // the same again is not recomputed.
+  std::tuple<int, size_t, int, bool, const void*> heatmapDrawn_{-2, 0, 0, false, nullptr};
   bool dirty_ = false;
 };
 

@@ -28,6 +28,21 @@ std::vector<ChartSeries> seriesOfRuns(const std::vector<plab::RunRecord>& runs) 
   return out;
 }
 
+uint64_t ChartSeries::version() const {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the runs and their step counts
+  const auto mix = [&h](uint64_t v) {
+    h ^= v;
+    h *= 1099511628211ull;
+  };
+  for (size_t k = 0; k < runs.size(); ++k) {
+    mix(reinterpret_cast<uintptr_t>(runs[k]));
+    mix(runs[k]->steps.size());
+    mix(reinterpret_cast<uintptr_t>(twins[k]));
+    mix(twins[k] ? twins[k]->steps.size() : 0);
+  }
+  return h;
+}
+
 GroupCurve meanAndRange(const std::vector<std::map<int64_t, double>>& values) {
   GroupCurve c;
   if (values.empty()) return c;

@@ -24,6 +24,9 @@ struct ChartSeries {
   std::vector<QString> twinLabels;             // per run: how the reference is named
   std::vector<bool> twinsChosen;               // per run: chosen by hand
   bool group() const { return runs.size() > 1; }
+  // Changes whenever what the series draws may have: its runs and their
+  // step counts. A chart redraws a group only when it changed.
+  uint64_t version() const;
   const plab::RunRecord& first() const { return *runs.front(); }
 };
 

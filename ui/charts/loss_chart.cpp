@@ -27,6 +27,7 @@ void LossChart::clearData() {
   for (SeriesGraphs& g : graphs_) {
     for (QCPGraph* graph : {g.train, g.raw, g.val, g.low, g.high}) clearGraph(graph);
     g.stepsShown = 0;
+    g.groupVersion = 0;
     g.ema = Ema(smoothing_);
   }
 }
@@ -105,6 +106,9 @@ void LossChart::showRunDifference(SeriesGraphs& g, const ChartSeries& s) {
 }
 
 void LossChart::showGroup(SeriesGraphs& g, const ChartSeries& s) {
+  // A thousand runs drawn as groups: only a group whose runs changed is computed again.
+  if (g.groupVersion == s.version() && g.train->dataCount() > 0) return;
+  g.groupVersion = s.version();
   for (QCPGraph* graph : {g.train, g.raw, g.val, g.low, g.high}) clearGraph(graph);
   // Each run smoothed alone, then the mean and range over the runs (in the
   // difference view: of each run minus its own reference).

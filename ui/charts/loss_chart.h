@@ -46,6 +46,7 @@ class LossChart : public RunChart {
     QCPGraph* low = nullptr;   // a group's band
     QCPGraph* high = nullptr;
     size_t stepsShown = 0;
+    uint64_t groupVersion = 0;  // of the group drawn: unchanged, not drawn again
     Ema ema;
   };
   void clearData();

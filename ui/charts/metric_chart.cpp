@@ -41,6 +41,8 @@ void MetricChart::showSeries(const std::vector<ChartSeries>& series) {
     g.low->setVisible(s.group());
     g.high->setVisible(s.group());
     if (s.group()) {
+      if (g.groupVersion == s.version() && g.line->dataCount() > 0) continue;
+      g.groupVersion = s.version();
       g.line->data()->clear();
       g.low->data()->clear();
       g.high->data()->clear();
@@ -61,6 +63,7 @@ void MetricChart::showSeries(const std::vector<ChartSeries>& series) {
       g.stepsShown = 0;
       continue;
     }
+    g.groupVersion = 0;
     const plab::RunRecord& run = s.first();
     if (run.steps.size() < g.stepsShown) {
       g.line->data()->clear();

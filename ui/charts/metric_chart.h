@@ -25,6 +25,7 @@ class MetricChart : public RunChart {
     QCPGraph* low = nullptr;
     QCPGraph* high = nullptr;
     size_t stepsShown = 0;
+    uint64_t groupVersion = 0;  // of the group drawn: unchanged, not drawn again
   };
   Picker pick_;
   bool markers_;
