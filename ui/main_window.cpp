@@ -113,6 +113,11 @@ MainWindow::~MainWindow() {
   loader_->cancel();
   displayWrites_.reset();  // waits for display.json writes in flight
   controller_->shutdown();
+  // The views read store_ while Qt hides and destroys them, which happens
+  // after store_ is gone unless they go first.
+  delete takeCentralWidget();
+  delete details_;
+  details_ = nullptr;
 }
 
 QWidget* MainWindow::buildSetupPanel() {
@@ -252,8 +257,11 @@ QWidget* MainWindow::buildResultsPanel() {
   tableButtons->addWidget(renameRun_);
   tableButtons->addWidget(deleteRun_);
   tableButtons->addWidget(removeRun_);
-  tableButtons->addWidget(new QLabel("<small>tick runs or groups to draw them; the swatch is their line</small>"));
-  tableButtons->addStretch();
+  auto* tickHint = new QLabel("<small>tick runs or groups to draw them; the swatch is their line</small>");
+  // A hint never widens the window's minimum: in a narrow window it is cut.
+  tickHint->setMinimumWidth(0);
+  tickHint->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  tableButtons->addWidget(tickHint, 1);
   comparisonLayout->addLayout(tableButtons);
   resultTabs_->addTab(comparisonPage, "Comparison");
   log_ = new QPlainTextEdit;
@@ -264,9 +272,9 @@ QWidget* MainWindow::buildResultsPanel() {
   resultTabs_->addTab(log_, "Log");
   splitter->addWidget(resultTabs_);
   // The table shows several rows at once (groups of a workspace), not one.
-  splitter->setStretchFactor(0, 2);
+  splitter->setStretchFactor(0, 3);
   splitter->setStretchFactor(1, 1);
-  splitter->setSizes({620, 300});
+  splitter->setSizes({660, 260});
   return splitter;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "report/run_figures.h"
+#include "report/source_labels.h"
 
 namespace plab::report {
 namespace {
@@ -114,6 +115,11 @@ std::string fieldValueLabel(const std::string& field, const FieldValue* value) {
       return "plan " + label;
     }
   }
+  // The fields a group row is usually made of read by their value alone.
+  if (path == "mode") return value->text;
+  if (path == "model.path") return modelSourceLabel("", value->text);
+  if (path == "data.path") return dataSourceLabel(value->text);
+  if (path == "plan.gemm_format") return value->text + " GEMMs";
   return field + "=" + value->text;
 }
 

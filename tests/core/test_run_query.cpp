@@ -10,6 +10,7 @@
 #include "report/run_groups.h"
 #include "report/run_query.h"
 #include "report/run_relations.h"
+#include "report/source_labels.h"
 
 using namespace plab;
 using namespace plab::report;
@@ -127,6 +128,23 @@ class TestRunQuery : public QObject {
     QCOMPARE(estimateText(*f.gapToFp32, 4, false, true), std::string("+0.0600 ± 0.0248"));
   }
 
+  // A model built from a config is named by its folder, never "config.json".
+  void sourcesHaveShortNames() {
+    QCOMPARE(modelSourceLabel("embedded", ""), std::string("embedded tiny-gpt2"));
+    QCOMPARE(modelSourceLabel("config", "/w/.tiny-llama/config.json"), std::string(".tiny-llama"));
+    QCOMPARE(modelSourceLabel("local", "/models/qwen2-0.5b/"), std::string("qwen2-0.5b"));
+    QCOMPARE(modelSourceLabel("hub", "openai-community/gpt2"), std::string("openai-community/gpt2"));
+    QCOMPARE(dataSourceLabel(""), std::string("default corpus"));
+    QCOMPARE(dataSourceLabel("/data/wiki.jsonl"), std::string("wiki.jsonl"));
+    RunRecord run = finishedRun("x", OptimizerMode::Bf16Kahan, 1, 2.3);
+    run.config.model.source = "config";
+    run.config.model.path = "/w/.tiny-llama/config.json";
+    const RunFields f = runFields(run, "completed", "x");
+    QCOMPARE(fieldValueLabel("model", f.find("model")), std::string(".tiny-llama"));
+    QCOMPARE(fieldValueLabel("mode", f.find("mode")), std::string("bf16-kahan"));
+    QCOMPARE(fieldValueLabel("lr", f.find("lr")), std::string("lr=5e-05"));
+  }
+
   void groupingByFieldsNamesTheValues() {
     std::vector<RunRecord> runs = {finishedRun("a", OptimizerMode::Fp32AdamW, 1, 2.3),
                                    finishedRun("b", OptimizerMode::Bf16Plain, 1, 2.4, "llama"),
@@ -140,7 +158,7 @@ class TestRunQuery : public QObject {
     QCOMPARE(g.fields, (std::vector<std::string>{"mode", "model.path"}));
     const auto groups = groupRuns(runs, pointers, relations, {0, 1, 2}, g);
     QCOMPARE(groups.size(), size_t(3));
-    QCOMPARE(groups[0].label, std::string("mode=fp32 · model.path=gpt2"));
+    QCOMPARE(groups[0].label, std::string("fp32 · gpt2"));  // the values of common fields, not their paths
     const auto byMode = groupRuns(runs, pointers, relations, {0, 1, 2}, parseGrouping("mode"));
     QCOMPARE(byMode.size(), size_t(2));
     QCOMPARE(byMode[0].members, (std::vector<size_t>{0, 2}));

@@ -25,6 +25,7 @@
 #include "charts/update_lost_chart.h"
 #include "report/fp32_comparison.h"
 #include "report/fp32_twin.h"
+#include "report/source_labels.h"
 #include "run/run_details.h"
 #include "run/run_store.h"
 
@@ -37,12 +38,10 @@ std::string panelKey(const plab::RunConfig& c) {
 }
 
 QString panelLabel(const plab::RunConfig& c, int runs) {
-  const auto base = [](const std::string& path, const char* none) {
-    if (path.empty()) return QString(none);
-    const std::filesystem::path p(path);
-    return QString::fromStdString(p.has_filename() ? p.filename().string() : p.parent_path().filename().string());
-  };
-  return QString("%1 · %2 (%3)").arg(base(c.model.path, "default model"), base(c.data.path, "default corpus")).arg(runs);
+  return QString("%1 · %2 (%3)")
+      .arg(QString::fromStdString(plab::report::modelSourceLabel(c.model.source, c.model.path)),
+           QString::fromStdString(plab::report::dataSourceLabel(c.data.path)))
+      .arg(runs);
 }
 
 // The runs' names without the prefix they share, cut at the end.
