@@ -2,6 +2,8 @@
 
 #include <QCheckBox>
 #include <QApplication>
+#include <QComboBox>
+#include <QTimer>
 #include <QCloseEvent>
 #include <QDateTime>
 #include <QFileDialog>
@@ -26,7 +28,6 @@
 
 #include "charts/chart_panel.h"
 #include "comparison/comparison_table.h"
-#include "comparison/run_filter.h"
 #include "panels/dataset_panel.h"
 #include "panels/layer_measurements.h"
 #include "panels/layer_tree_panel.h"
@@ -36,6 +37,8 @@
 #include "report/fp32_twin.h"
 #include "report/report_export.h"
 #include "run/run_config_check.h"
+#include "run/run_details.h"
+#include "util/background_task.h"
 #include "util/errors.h"
 #include "util/format.h"
 #include "util/run_folder.h"
@@ -99,13 +102,23 @@ MainWindow::MainWindow(const QString& workspace, QWidget* parent) : QMainWindow(
   datasetPanel_->setDataConfig(plab::defaultRunConfig().data);
   layerPanel_->setPlan(plab::defaultRunConfig().plan);
   layerPanel_->setOptimizer(optimizerPanel_->mode(), optimizerPanel_->adamw());
+  loader_ = new RunFolderLoader(this);
   connectSignals();
   connectExport();
   loadWorkspace();
   updateButtons();
 }
 
-MainWindow::~MainWindow() { controller_->shutdown(); }
+MainWindow::~MainWindow() {
+  loader_->cancel();
+  displayWrites_.reset();  // waits for display.json writes in flight
+  controller_->shutdown();
+  // The views read store_ while Qt hides and destroys them, which happens
+  // after store_ is gone unless they go first.
+  delete takeCentralWidget();
+  delete details_;
+  details_ = nullptr;
+}
 
 QWidget* MainWindow::buildSetupPanel() {
   auto* panel = new QWidget;
@@ -180,7 +193,8 @@ QWidget* MainWindow::buildSetupPanel() {
 QWidget* MainWindow::buildResultsPanel() {
   auto* splitter = new QSplitter(Qt::Vertical);
   splitter->setObjectName("resultsSplitter");
-  charts_ = new ChartPanel(&store_);
+  details_ = new RunDetails(&store_, this);
+  charts_ = new ChartPanel(&store_, details_);
   // An empty workspace shows what to do first instead of empty charts.
   welcome_ = new WelcomePanel;
   chartsOrWelcome_ = new QStackedWidget;
@@ -200,13 +214,33 @@ QWidget* MainWindow::buildResultsPanel() {
   runFilter_ = new QLineEdit;
   runFilter_->setObjectName("runFilter");
   runFilter_->setClearButtonEnabled(true);
-  runFilter_->setPlaceholderText("Filter runs: words in the name, mode, status or folder; -word excludes");
-  runFilter_->setToolTip("Runs that do not match are left out of the table, the charts and the export for this "
-                         "session (nothing is written)");
-  groupByMode_ = new QCheckBox("Group by mode");
-  groupByMode_->setObjectName("groupByMode");
+  runFilter_->setPlaceholderText("Filter: words, mode:bf16-sr lr<1e-4 model:llama seed>=3 -failed");
+  runFilter_->setToolTip(
+      "Runs that do not match are left out of the table, the charts and the export for this session (nothing "
+      "is written).\nwords: in the name, mode, status or folder · field:value contains (numbers: equals) · "
+      "field=value, field!=value · field<value, <=, >, >= on numbers · -term excludes · \"quotes\" keep "
+      "spaces.\nFields: any config path (adamw.lr, data.path, plan.preset, model.path, seed, steps ...), "
+      "lr, wd, model, data, format, moments, batch, seq, and status, name, folder, loss, val_loss, "
+      "update_lost, rounded_away, tokens_per_s");
+  filterNote_ = new QLabel;
+  filterNote_->setObjectName("filterNote");
+  filterNote_->setTextFormat(Qt::PlainText);
+  groupBy_ = new QComboBox;
+  groupBy_->setObjectName("groupBy");
+  groupBy_->setEditable(true);
+  groupBy_->setInsertPolicy(QComboBox::NoInsert);
+  for (const char* choice : {"auto", "none", "seeds", "mode", "model", "mode, model", "adamw.lr", "plan",
+                             "plan.gemm_format", "seed", "data"})
+    groupBy_->addItem(choice);
+  groupBy_->setToolTip("Group the runs by fields (\"mode, model\", any filter field) or by seed family "
+                       "(\"seeds\": runs that differ only in the seed). auto: seed families when a config ran "
+                       "on several seeds. A group row shows its count and the mean ± 95 % interval of its "
+                       "runs' figures; the charts draw a group as its mean with a band");
+  groupBy_->setMinimumContentsLength(10);
   filterRow->addWidget(runFilter_, 1);
-  filterRow->addWidget(groupByMode_);
+  filterRow->addWidget(filterNote_);
+  filterRow->addWidget(new QLabel("Group by:"));
+  filterRow->addWidget(groupBy_);
   comparisonLayout->addLayout(filterRow);
   comparisonLayout->addWidget(table_, 1);
   auto* tableButtons = new QHBoxLayout;
@@ -223,8 +257,11 @@ QWidget* MainWindow::buildResultsPanel() {
   tableButtons->addWidget(renameRun_);
   tableButtons->addWidget(deleteRun_);
   tableButtons->addWidget(removeRun_);
-  tableButtons->addWidget(new QLabel("<small>untick a run to hide it from the charts</small>"));
-  tableButtons->addStretch();
+  auto* tickHint = new QLabel("<small>tick runs or groups to draw them; the swatch is their line</small>");
+  // A hint never widens the window's minimum: in a narrow window it is cut.
+  tickHint->setMinimumWidth(0);
+  tickHint->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  tableButtons->addWidget(tickHint, 1);
   comparisonLayout->addLayout(tableButtons);
   resultTabs_->addTab(comparisonPage, "Comparison");
   log_ = new QPlainTextEdit;
@@ -234,9 +271,10 @@ QWidget* MainWindow::buildResultsPanel() {
   log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   resultTabs_->addTab(log_, "Log");
   splitter->addWidget(resultTabs_);
+  // The table shows several rows at once (groups of a workspace), not one.
   splitter->setStretchFactor(0, 3);
   splitter->setStretchFactor(1, 1);
-  splitter->setSizes({700, 220});
+  splitter->setSizes({660, 260});
   return splitter;
 }
 
@@ -252,18 +290,23 @@ void MainWindow::connectSignals() {
   connect(removeRun_, &QPushButton::clicked, this, &MainWindow::removeSelectedRun);
   connect(renameRun_, &QPushButton::clicked, this, &MainWindow::renameSelectedRun);
   connect(deleteRun_, &QPushButton::clicked, this, &MainWindow::deleteSelectedRun);
-  connect(table_, &ComparisonTable::visibilityToggled, this, &MainWindow::setRunVisible);
+  connect(table_, &ComparisonTable::visibilityRequested, this, &MainWindow::setRunsVisible);
   connect(table_, &ComparisonTable::fp32TwinRequested, this, &MainWindow::runFp32Twin);
   connect(table_, &ComparisonTable::fp32ReferenceChosen, this, &MainWindow::setFp32Reference);
-  connect(table_, &QTableWidget::itemSelectionChanged, this, &MainWindow::updateButtons);
+  connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &MainWindow::updateButtons);
   connect(runFilter_, &QLineEdit::textChanged, &store_, &RunStore::setFilter);
-  connect(&store_, &RunStore::filterChanged, this, &MainWindow::refreshTable);
-  connect(groupByMode_, &QCheckBox::toggled, this, &MainWindow::refreshTable);
+  connect(&store_, &RunStore::filterChanged, this, [this] {
+    table_->refilter();
+    updateFilterNote();
+  });
+  connect(groupBy_, &QComboBox::currentTextChanged, this, [this](const QString& text) {
+    table_->setGrouping(text);
+    charts_->setGrouping(table_->runModel()->grouping());
+  });
 
   connect(modelPicker_, &ModelPicker::modelInspected, this, [this](const plab::ModelOverview& o) {
     layerPanel_->setModules(o.modules);
-    if (const int run = newestMeasuredRun(store_, modelPicker_->spec()); run >= 0)  // after a restart too
-      layerPanel_->setMeasurements(QString::fromStdString(store_.record(run).config.name), layerMeasurements(store_.record(run)));
+    showNewestMeasurements();
     statusText_->setText(QString("Model ready: %1 parameters").arg(humanCount(o.parameterCount)));
     appendLog("model: " + QString::fromStdString(o.sourceDescription) + ", " + humanCount(o.parameterCount) +
               " parameters");
@@ -284,16 +327,31 @@ void MainWindow::connectSignals() {
   connect(modelPicker_, &ModelPicker::inspectionFailed, this, &MainWindow::updateButtons);
   connect(modelPicker_, &ModelPicker::selectionChanged, this, &MainWindow::updateButtons);
 
-  // A run added, shown or hidden can change the other rows' colour shades.
+  // The list of runs changed: the rows (and groups) again. A run's own
+  // change: its row (and what is measured against it).
   connect(&store_, &RunStore::runAdded, this, [this] {
-    if (loadingRuns_) return;
     refreshTable();
     updateButtons();
   });
-  connect(&store_, &RunStore::runChanged, this, [this] {
+  connect(&store_, &RunStore::runsAdded, this, [this] {
     refreshTable();
     updateButtons();
   });
+  connect(&store_, &RunStore::runChanged, this, [this](int run) {
+    table_->refreshRun(run);
+    updateButtons();
+  });
+  connect(&store_, &RunStore::detailLoaded, this, [this](int run) {
+    if (run != layerPanelRun_) return;
+    layerPanelRun_ = -1;
+    layerPanel_->setMeasurements(QString::fromStdString(store_.record(run).config.name), layerMeasurements(store_.record(run)));
+  });
+  connect(&store_, &RunStore::runRemoved, this, [this] { layerPanelRun_ = -1; });
+  connect(&store_, &RunStore::visibilityChanged, this, [this] {
+    table_->runModel()->refreshChecks();
+    updateButtons();
+  });
+  connect(&store_, &RunStore::cleared, this, [this] { layerPanelRun_ = -1; });
   connect(&store_, &RunStore::cleared, this, [this] {
     refreshTable();
     updateButtons();
@@ -302,9 +360,23 @@ void MainWindow::connectSignals() {
     refreshTable();
     updateButtons();
   });
+  // Steps arrive many times a second: the table follows a few times a
+  // second, so that the window stays responsive while a run trains.
+  stepTimer_ = new QTimer(this);
+  stepTimer_->setInterval(300);
+  stepTimer_->setSingleShot(true);
+  connect(stepTimer_, &QTimer::timeout, this, [this] {
+    std::vector<int> runs;
+    runs.swap(pendingSteps_);
+    for (int run : runs)
+      if (run < store_.size()) {
+        table_->refreshRun(run);
+        updateStatus(run);
+      }
+  });
   connect(&store_, &RunStore::stepAppended, this, [this](int run) {
-    table_->refreshRun(run);
-    updateStatus(run);
+    if (std::find(pendingSteps_.begin(), pendingSteps_.end(), run) == pendingSteps_.end()) pendingSteps_.push_back(run);
+    if (!stepTimer_->isActive()) stepTimer_->start();
   });
   connect(controller_, &RunController::runStarted, this, [this](int run) {
     const auto& r = store_.record(run);
@@ -335,11 +407,24 @@ void MainWindow::connectSignals() {
                                                        : QString("Its %1 measured steps are kept and can be exported.")
                                                              .arg(r.steps.size())));
     if (r.result.status == plab::RunStatus::Completed) progress_->setValue(progress_->maximum());
+    indexFinishedRun(run);
     if (!r.steps.empty()) layerPanel_->setMeasurements(name, layerMeasurements(r));
     charts_->markDirty();
     updateButtons();
   });
   connect(controller_, &RunController::idle, this, &MainWindow::updateButtons);
+}
+
+void MainWindow::showNewestMeasurements() {
+  // After a restart too: the newest run of this model that measured layers
+  // (its per-layer records read first when it was listed without them).
+  if (!modelPicker_->hasOverview()) return;
+  const int run = newestMeasuredRun(store_, modelPicker_->spec());
+  if (run < 0) return;
+  if (details_->request(run))
+    layerPanel_->setMeasurements(QString::fromStdString(store_.record(run).config.name), layerMeasurements(store_.record(run)));
+  else
+    layerPanelRun_ = run;
 }
 
 plab::RunConfig MainWindow::currentConfig() const {
@@ -512,15 +597,28 @@ void MainWindow::updateButtons() {
 
 void MainWindow::refreshTable() {
   table_->refreshAll();
-  arrangeRunRows(*table_, store_, groupByMode_->isChecked());
+  charts_->setGrouping(table_->runModel()->grouping());
+  updateFilterNote();
 }
 
-int MainWindow::selectedRun() const {
-  const auto rows = table_->selectionModel()->selectedRows();
-  if (rows.isEmpty()) return -1;
-  const int run = rows.front().row();
-  return run < store_.size() ? run : -1;
+void MainWindow::updateFilterNote() {
+  const plab::report::RunQuery& query = store_.query();
+  QString note;
+  if (!query.unknownFields.empty()) {
+    QStringList names;
+    for (const std::string& f : query.unknownFields) names << QString::fromStdString(f);
+    note = QString("no such field: %1").arg(names.join(", "));
+  } else if (!query.empty()) {
+    int shown = 0;
+    for (int i = 0; i < store_.size(); ++i) shown += store_.matchesFilter(i) ? 1 : 0;
+    note = QString("%1 of %2 runs").arg(shown).arg(store_.size());
+  }
+  filterNote_->setText(note);
+  filterNote_->setStyleSheet(query.unknownFields.empty() ? QString() : QString("color: #b00020;"));
+  filterNote_->setVisible(!note.isEmpty());
 }
+
+int MainWindow::selectedRun() const { return table_->selectedRun(); }
 
 void MainWindow::removeSelectedRun() {
   const int run = selectedRun();

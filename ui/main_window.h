@@ -5,12 +5,15 @@
 // Every run is written into its own folder in the workspace, and the
 // workspace's runs are listed again when the window opens.
 #include <QMainWindow>
+#include <memory>
 
 #include "run/run_controller.h"
+#include "run/run_folder_loader.h"
 #include "run/run_store.h"
 #include "run/workspace.h"
 
 class QCheckBox;
+class QComboBox;
 class QLabel;
 class QLineEdit;
 class QProgressDialog;
@@ -28,8 +31,10 @@ class DatasetPanel;
 class LayerTreePanel;
 class ModelPicker;
 class AdvisorDialog;
+class BackgroundTasks;
 class OptimizerPanel;
 class ReportExport;
+class RunDetails;
 class WelcomePanel;
 
 class MainWindow : public QMainWindow {
@@ -53,13 +58,18 @@ class MainWindow : public QMainWindow {
   bool setWorkspace(const QString& path);
   // Adds the runs of a run folder, a sweep folder or a folder of runs
   // (skipping those already listed); folders outside the workspace are
-  // remembered. Returns how many runs were added; problems are shown.
+  // remembered. The runs are read in the background (isLoadingRuns());
+  // returns how many run folders are being read; problems are shown.
   int openRunFolder(const QString& folder);
+  // Runs are being read from disk (the workspace when the window opens, or
+  // an opened folder); the table fills as they arrive.
+  bool isLoadingRuns() const;
   // Without dialogs (the slots below ask first):
   bool saveConfigTo(const QString& file);
   bool loadConfigFrom(const QString& file);
   void renameRun(int run, const QString& name);   // stored in the run folder's display.json
   void setRunVisible(int run, bool visible);      // likewise
+  void setRunsVisible(const std::vector<int>& runs, bool visible);  // a group ticked
   // The fp32 run `run` is measured against, by its folder name ("": the twin
   // rule picks); likewise stored in display.json.
   void setFp32Reference(int run, const QString& folderName);
@@ -91,7 +101,9 @@ class MainWindow : public QMainWindow {
   QStackedWidget* chartsOrWelcome() const { return chartsOrWelcome_; }
   ComparisonTable* comparisonTable() const { return table_; }
   QLineEdit* runFilterEdit() const { return runFilter_; }
-  QCheckBox* groupByModeCheckBox() const { return groupByMode_; }
+  // "auto" (seeds of one config), "none", "seeds", "mode", "model", "mode, model", ... or any fields typed.
+  QComboBox* groupByCombo() const { return groupBy_; }
+  QLabel* filterNote() const { return filterNote_; }
   QPushButton* startButton() const { return start_; }
   QPushButton* pauseButton() const { return pause_; }
   QPushButton* stopButton() const { return stop_; }
@@ -145,14 +157,21 @@ class MainWindow : public QMainWindow {
   QWidget* buildResultsPanel();
   void buildMenus();
   void loadWorkspace();
-  int addRunFolders(const QStringList& folders, bool linked);
+  void addLoadedRuns(std::vector<LoadedRunFolder> batch);
+  void runsLoaded(int count, const QString& problem);
+  // The layer tree's measured columns: the newest run of the loaded model that measured layers.
+  void showNewestMeasurements();
   void writeDisplay(int run);
+  plab::RunDisplay displayOf(int run) const;
+  // A run of the workspace that just ended gets its index.json (report/run_index.h), off the GUI thread.
+  void indexFinishedRun(int run);
   void connectSignals();
   void connectExport();
   void updateButtons();
   void refreshTable();  // every row, in the order and with the filter chosen
+  void updateFilterNote();
   void updateStatus(int run);
-  int selectedRun() const;  // -1 when no table row is selected
+  int selectedRun() const;  // -1 when no run row is selected
   void appendLog(const QString& line);
   void showError(const QString& title, const QString& message);
   bool checkStartable();  // shows startProblem() when there is one
@@ -171,7 +190,14 @@ class MainWindow : public QMainWindow {
   QStackedWidget* chartsOrWelcome_ = nullptr;
   ComparisonTable* table_ = nullptr;
   QLineEdit* runFilter_ = nullptr;
-  QCheckBox* groupByMode_ = nullptr;
+  QComboBox* groupBy_ = nullptr;
+  QLabel* filterNote_ = nullptr;
+  RunFolderLoader* loader_ = nullptr;
+  RunDetails* details_ = nullptr;
+  int layerPanelRun_ = -1;         // the run whose per-layer records the layer tree waits for
+  QStringList loadProblems_;      // unreadable folders of the load in progress
+  std::vector<int> pendingSteps_;  // runs with new steps since the table's last refresh
+  class QTimer* stepTimer_ = nullptr;
   QTabWidget* resultTabs_ = nullptr;
   QPlainTextEdit* log_ = nullptr;
   QPushButton* start_ = nullptr;
@@ -190,6 +216,7 @@ class MainWindow : public QMainWindow {
   QLabel* startBlocked_ = nullptr;
   ReportExport* reportExport_ = nullptr;
   QProgressDialog* exportProgress_ = nullptr;
+  std::unique_ptr<BackgroundTasks> displayWrites_;  // display.json and index.json writes, off the GUI thread
   QString lastError_;
   int runCounter_ = 0;
   plab::RunConfig baseConfig_ = plab::defaultRunConfig();  // what currentConfig() starts from

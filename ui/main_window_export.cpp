@@ -62,14 +62,15 @@ void MainWindow::exportReport() {
 }
 
 bool MainWindow::exportReportTo(const QString& dir) {
-  std::vector<plab::RunRecord> runs = store_.exportableRecords();
+  std::vector<std::string> detailFolders;
+  std::vector<plab::RunRecord> runs = store_.exportableRecords(&detailFolders);
   if (runs.empty()) {
     showError("Nothing to export", "No run has measured anything yet.");
     return false;
   }
   const QString title = runs.size() == 1 ? "Precision Lab run " + QString::fromStdString(runs.front().config.name)
                                          : QString("Precision Lab comparison of %1 runs").arg(runs.size());
-  if (!reportExport_->start(std::move(runs), dir, title)) return false;
+  if (!reportExport_->start(std::move(runs), dir, title, std::move(detailFolders))) return false;
   // Not modal: the window stays usable (training goes on) while it writes.
   exportProgress_ = new QProgressDialog("Exporting the report…", "Cancel", 0, 1, this);
   exportProgress_->setObjectName("exportProgress");

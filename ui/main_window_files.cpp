@@ -24,8 +24,10 @@
 #include "panels/optimizer_panel.h"
 #include "report/fp32_twin.h"
 #include "report/run_folder_reader.h"
+#include "report/run_index.h"
 #include "run/stored_run_reader.h"
 #include "util/atomic_file.h"
+#include "util/background_task.h"
 #include "util/errors.h"
 
 namespace plab::ui {
@@ -69,52 +71,62 @@ void MainWindow::loadWorkspace() {
   }
   workspaceLabel_->setText("Workspace: " + QDir::toNativeSeparators(workspace_.path()));
   workspaceLabel_->setToolTip("Every run is saved in its own folder here (File > Change workspace…)");
-  QString linksProblem;
-  const int added = addRunFolders(workspace_.runFolders(&linksProblem), false);
-  if (!linksProblem.isEmpty()) appendLog("ignored the linked runs: " + linksProblem);
-  if (added > 0) appendLog(QString("workspace %1: %2 runs").arg(workspace_.path()).arg(added));
+  // In the background: the window is usable at once and the table fills
+  // as the runs' indexes are read (report/run_index.h).
+  QStringList known;
+  for (int i = 0; i < store_.size(); ++i) known << store_.folder(i);
+  loadingRuns_ = true;
+  loadProblems_.clear();
+  statusText_->setText("Reading the workspace's runs…");
+  loader_->loadWorkspace(
+      workspace_, known, [this](RunFolderLoader::Batch batch) { addLoadedRuns(std::move(batch)); },
+      [this](int count, const QString& problem) {
+        if (!problem.isEmpty()) appendLog("ignored the linked runs: " + problem);
+        if (count > 0) appendLog(QString("workspace %1: %2 runs").arg(workspace_.path()).arg(count));
+        runsLoaded(count, QString());
+      });
 }
 
-int MainWindow::addRunFolders(const QStringList& folders, bool linked) {
-  int added = 0;
-  QStringList problems;
-  loadingRuns_ = true;
-  for (const QString& folder : folders) {
-    if (store_.findFolder(folder) >= 0) continue;
-    const bool outside = linked || !workspace_.owns(folder);
-    try {
-      const plab::StoredRun run = readStoredRun(folder.toStdString());  // with a data-parallel run's per-rank memory
-      store_.addStoredRun(run, outside);
-      if (!run.displayProblem.empty())
-        appendLog("ignored the run's name and visibility: " + QString::fromStdString(run.displayProblem));
-      if (run.metricsLinesSkipped > 0)
-        appendLog(QString("%1: %2 metrics.jsonl lines skipped (not JSON: torn by a crash)")
-                      .arg(folder)
-                      .arg(run.metricsLinesSkipped));
-    } catch (const std::exception& e) {
+bool MainWindow::isLoadingRuns() const { return loadingRuns_; }
+
+void MainWindow::addLoadedRuns(std::vector<LoadedRunFolder> batch) {
+  std::vector<RunStore::StoredRunToAdd> runs;
+  runs.reserve(batch.size());
+  for (LoadedRunFolder& loaded : batch) {
+    if (!loaded.read) {
       // Listed as unreadable, with the reason, rather than dropped; nothing
       // in the folder is written.
-      QString reason = QString::fromUtf8(e.what());
-      if (reason.startsWith(folder + "/")) reason.remove(0, folder.size() + 1);
-      store_.addUnreadableRun(folder, reason, outside);
-      problems << QString::fromUtf8(e.what());
+      store_.addUnreadableRun(loaded.folder, loaded.problem, loaded.linked);
+      loadProblems_ << loaded.folder + ": " + loaded.problem;
+      continue;
     }
-    ++added;
+    if (!loaded.run.displayProblem.empty())
+      appendLog("ignored the run's name and visibility: " + QString::fromStdString(loaded.run.displayProblem));
+    if (loaded.run.metricsLinesSkipped > 0)
+      appendLog(QString("%1: %2 metrics.jsonl lines skipped (not JSON: torn by a crash)")
+                    .arg(loaded.folder)
+                    .arg(loaded.run.metricsLinesSkipped));
+    runs.push_back({std::move(loaded.run), loaded.linked, /*detailed=*/false});
   }
+  store_.addStoredRuns(std::move(runs));
+  statusText_->setText(QString("Reading runs… %1 listed").arg(store_.size()));
+}
+
+void MainWindow::runsLoaded(int count, const QString&) {
   loadingRuns_ = false;
-  refreshTable();
-  updateButtons();
   // Next session's run names continue the numbering: run7-bf16 after run6-fp32.
   static const QRegularExpression numbered("^run(\\d+)-");
   for (int i = 0; i < store_.size(); ++i) {
     const auto m = numbered.match(QString::fromStdString(store_.record(i).config.name));
     if (m.hasMatch()) runCounter_ = std::max(runCounter_, m.captured(1).toInt());
   }
-  for (const QString& p : problems) appendLog("could not read a run: " + p);
-  if (!problems.isEmpty())
-    showError("Some runs could not be read", problems.join("\n"));
+  for (const QString& p : loadProblems_) appendLog("could not read a run: " + p);
+  if (!loadProblems_.isEmpty()) showError("Some runs could not be read", loadProblems_.join("\n"));
+  loadProblems_.clear();
+  statusText_->setText(count > 0 ? QString("%1 runs listed").arg(store_.size()) : QString("Ready"));
+  updateButtons();
   charts_->markDirty();
-  return added;
+  if (count > 0) showNewestMeasurements();  // the model may have loaded before its runs were listed
 }
 
 bool MainWindow::setWorkspace(const QString& path) {
@@ -122,6 +134,8 @@ bool MainWindow::setWorkspace(const QString& path) {
     showError("Change workspace", "Stop the runs first: they are writing into the current workspace.");
     return false;
   }
+  loader_->cancel();
+  loadingRuns_ = false;
   store_.clear();
   workspace_ = Workspace(path);
   controller_->setOutputRoot(workspace_.path());
@@ -153,10 +167,24 @@ int MainWindow::openRunFolder(const QString& folder) {
       appendLog(QString("could not remember %1 in the workspace: %2").arg(folder, QString::fromUtf8(e.what())));
     }
   }
-  const int added = addRunFolders(runs, outside);
-  appendLog(QString("opened %1: %2 new runs").arg(folder).arg(added));
-  statusText_->setText(QString("Opened %1 runs from %2").arg(added).arg(folder));
-  return added;
+  QStringList unlisted;
+  for (const QString& run : runs)
+    if (store_.findFolder(run) < 0) unlisted << run;
+  if (unlisted.isEmpty()) {
+    statusText_->setText(QString("%1 holds no run that is not listed already").arg(folder));
+    return 0;
+  }
+  loadingRuns_ = true;
+  loadProblems_.clear();
+  statusText_->setText(QString("Reading %1 runs from %2…").arg(unlisted.size()).arg(folder));
+  loader_->loadFolders(
+      workspace_, unlisted, outside, [this](RunFolderLoader::Batch batch) { addLoadedRuns(std::move(batch)); },
+      [this, folder](int count, const QString&) {
+        appendLog(QString("opened %1: %2 new runs").arg(folder).arg(count));
+        runsLoaded(count, QString());
+        statusText_->setText(QString("Opened %1 runs from %2").arg(count).arg(folder));
+      });
+  return static_cast<int>(unlisted.size());
 }
 
 void MainWindow::openRunDialog() {
@@ -165,16 +193,33 @@ void MainWindow::openRunDialog() {
   if (!dir.isEmpty()) openRunFolder(dir);
 }
 
-void MainWindow::writeDisplay(int run) {
-  const QString folder = store_.folder(run);
-  if (folder.isEmpty() || !QFileInfo(folder).isDir()) return;  // queued: nothing on disk yet
-  if (store_.state(run) == RunState::Unreadable) return;        // nothing in it is written
+plab::RunDisplay MainWindow::displayOf(int run) const {
   plab::RunDisplay display;
   display.name = store_.record(run).config.name;
   display.hidden = !store_.isVisible(run);
   display.fp32Reference = store_.record(run).fp32Reference;
+  return display;
+}
+
+void MainWindow::indexFinishedRun(int run) {
+  const QString folder = store_.folder(run);
+  if (folder.isEmpty() || !workspace_.owns(folder)) return;  // nothing is written into an opened folder
+  if (!displayWrites_) displayWrites_ = std::make_unique<BackgroundTasks>(this);
+  displayWrites_->run<bool>(
+      [folder] {
+        plab::report::indexRunFolder(folder.toStdString());
+        return true;
+      },
+      [](const bool&) {},
+      [this, folder](const QString& message) { appendLog("could not index " + folder + ": " + message); });
+}
+
+void MainWindow::writeDisplay(int run) {
+  const QString folder = store_.folder(run);
+  if (folder.isEmpty() || !QFileInfo(folder).isDir()) return;  // queued: nothing on disk yet
+  if (store_.state(run) == RunState::Unreadable) return;        // nothing in it is written
   try {
-    plab::writeRunDisplay(folder.toStdString(), display);
+    plab::writeRunDisplay(folder.toStdString(), displayOf(run));
   } catch (const std::exception& e) {
     appendLog("could not save the run's name, visibility and fp32 reference: " + QString::fromUtf8(e.what()));
   }
@@ -190,6 +235,41 @@ void MainWindow::setRunVisible(int run, bool visible) {
   if (run < 0 || run >= store_.size()) return;
   store_.setVisible(run, visible);
   writeDisplay(run);
+}
+
+void MainWindow::setRunsVisible(const std::vector<int>& runs, bool visible) {
+  if (runs.size() == 1) return setRunVisible(runs.front(), visible);
+  std::vector<int> changed;
+  for (int run : runs)
+    if (run >= 0 && run < store_.size() && store_.isVisible(run) != visible) changed.push_back(run);
+  if (changed.empty()) return;
+  store_.setVisible(changed, visible);
+  // A group of hundreds: their display.json files are written off the GUI
+  // thread (each is synced to disk), in one task.
+  std::vector<std::pair<std::string, plab::RunDisplay>> writes;
+  for (int run : changed) {
+    const QString folder = store_.folder(run);
+    if (folder.isEmpty() || store_.state(run) == RunState::Unreadable) continue;
+    writes.emplace_back(folder.toStdString(), displayOf(run));
+  }
+  if (!displayWrites_) displayWrites_ = std::make_unique<BackgroundTasks>(this);
+  displayWrites_->run<QString>(
+      [writes] {
+        QString problems;
+        for (const auto& [folder, display] : writes) {
+          if (!std::filesystem::is_directory(folder)) continue;
+          try {
+            plab::writeRunDisplay(folder, display);
+          } catch (const std::exception& e) {
+            problems += QString::fromUtf8(e.what()) + "\n";
+          }
+        }
+        return problems;
+      },
+      [this](const QString& problems) {
+        if (!problems.isEmpty()) appendLog("could not save the runs' visibility: " + problems.trimmed());
+      },
+      [this](const QString& message) { appendLog("could not save the runs' visibility: " + message); });
 }
 
 void MainWindow::setFp32Reference(int run, const QString& folderName) {

@@ -6,6 +6,7 @@
 
 #include "report/number_text.h"
 #include "report/paired_gap.h"
+#include "report/run_relations.h"
 
 namespace plab::report {
 namespace {
@@ -169,16 +170,21 @@ std::string runVerdict(const RunRecord& run, const RunRecord* fp32Twin, const st
 
 std::string comparisonVerdict(const std::vector<RunRecord>& runs, size_t i) {
   if (i >= runs.size()) return {};
+  return comparisonVerdict(runs, relateRuns(runs), i);
+}
+
+std::string comparisonVerdict(const std::vector<RunRecord>& runs, const RunRelations& relations, size_t i) {
+  if (i >= runs.size()) return {};
   // One rule (fp32_twin.h); a reference chosen by hand is named as such,
   // with the fields in which its config differs.
-  const Fp32ReferenceChoice choice = fp32ReferenceChoice(runs, i);
+  const Fp32ReferenceChoice choice = fp32ReferenceChoice(runs, relations, i);
   const std::string noTwin = choice.missing ? "no fp32 reference: the fp32 run chosen by hand (" +
                                                   runs[i].fp32Reference + ") is not listed, unmeasured or failed"
                                             : std::string(kNoTwin);
   std::string verdict = verdictAgainst(runs[i], choice.index ? &runs[*choice.index] : nullptr,
-                                       fp32ReferencePhrase(runs, i), noTwin);
+                                       fp32ReferencePhrase(runs, relations, i), noTwin);
   if (runs[i].result.status == RunStatus::Failed) return verdict;
-  if (const std::string paired = pairedGapText(runs, i); !paired.empty()) verdict += "; " + paired;
+  if (const std::string paired = pairedGapText(runs, relations, i); !paired.empty()) verdict += "; " + paired;
   return verdict;
 }
 

@@ -57,5 +57,6 @@ std::string runVerdict(const RunRecord& run, const RunRecord* fp32Twin, const st
 // with the paired test over seeds when the list holds several
 // (pairedGapText): what the CLI, the app and the reports show.
 std::string comparisonVerdict(const std::vector<RunRecord>& runs, size_t i);
+std::string comparisonVerdict(const std::vector<RunRecord>& runs, const RunRelations& relations, size_t i);
 
 }  // namespace plab::report

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "report/run_order.h"
+#include "report/run_relations.h"
 
 namespace plab::report {
 
@@ -35,50 +36,10 @@ void collectDifferences(const nlohmann::json& a, const nlohmann::json& b, const 
   if (a != b) out.push_back(prefix.substr(0, prefix.size() - 1));
 }
 
-// An fp32 run a verdict can be measured against.
-bool usableReference(const RunRecord& r) {
-  return r.config.mode == OptimizerMode::Fp32AdamW && !r.steps.empty() && r.result.status != RunStatus::Failed;
-}
-
 // A run's folder without a trailing separator ("runs/a/" is "runs/a").
 std::filesystem::path folderPath(const RunRecord& run) {
   std::filesystem::path p = std::filesystem::path(run.config.output_dir).lexically_normal();
   return p.filename().empty() ? p.parent_path() : p;
-}
-
-// The run named by runs[run].fp32Reference: of those with that folder name,
-// the one next to runs[run] (same parent folder), else the first listed.
-std::optional<size_t> chosenReference(const std::vector<RunRecord>& runs, size_t run) {
-  const std::string& wanted = runs[run].fp32Reference;
-  const auto parent = folderPath(runs[run]).parent_path();
-  std::optional<size_t> found;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    if (i == run || runFolderName(runs[i]) != wanted) continue;
-    if (folderPath(runs[i]).parent_path() == parent) return i;
-    if (!found) found = i;
-  }
-  return found;
-}
-
-// The rule, with the key of run j from `keyOf(j)` (computed or cached).
-template <class KeyOf>
-std::optional<size_t> pickTwin(const std::vector<RunRecord>& runs, size_t run, const KeyOf& keyOf) {
-  if (runs[run].config.mode == OptimizerMode::Fp32AdamW) return run;
-  if (!runs[run].fp32Reference.empty()) {
-    const auto chosen = chosenReference(runs, run);
-    if (chosen && usableReference(runs[*chosen])) return chosen;
-    return std::nullopt;  // the user's choice or none: never silently another
-  }
-  const std::string key = keyOf(run);
-  std::optional<size_t> inProgress;
-  for (size_t i = runs.size(); i-- > 0;) {
-    const RunRecord& r = runs[i];
-    if (!usableReference(r)) continue;
-    if (keyOf(i) != key) continue;
-    if (finishedRun(r)) return i;
-    if (!inProgress) inProgress = i;
-  }
-  return inProgress;
 }
 
 }  // namespace
@@ -95,17 +56,10 @@ std::string runFolderName(const RunRecord& run) {
 
 std::optional<size_t> fp32TwinIndex(const std::vector<RunRecord>& runs, size_t run) {
   if (run >= runs.size()) return std::nullopt;
-  return pickTwin(runs, run, [&](size_t j) { return fp32TwinKey(runs[j].config).dump(); });
+  return relateRuns(runs).twins[run];
 }
 
-std::vector<std::optional<size_t>> fp32TwinIndices(const std::vector<RunRecord>& runs) {
-  std::vector<std::string> keys;
-  keys.reserve(runs.size());
-  for (const RunRecord& r : runs) keys.push_back(fp32TwinKey(r.config).dump());
-  std::vector<std::optional<size_t>> twins;
-  for (size_t i = 0; i < runs.size(); ++i) twins.push_back(pickTwin(runs, i, [&](size_t j) { return keys[j]; }));
-  return twins;
-}
+std::vector<std::optional<size_t>> fp32TwinIndices(const std::vector<RunRecord>& runs) { return relateRuns(runs).twins; }
 
 RunConfig fp32TwinConfig(const RunConfig& run) {
   RunConfig twin = run;
@@ -130,9 +84,13 @@ std::string runLabel(const std::vector<RunRecord>& runs, size_t i) {
 }
 
 Fp32ReferenceChoice fp32ReferenceChoice(const std::vector<RunRecord>& runs, size_t i) {
+  return fp32ReferenceChoice(runs, relateRuns(runs), i);
+}
+
+Fp32ReferenceChoice fp32ReferenceChoice(const std::vector<RunRecord>& runs, const RunRelations& relations, size_t i) {
   Fp32ReferenceChoice c;
   if (i >= runs.size()) return c;
-  c.index = fp32TwinIndex(runs, i);
+  c.index = relations.twins.at(i);
   c.byHand = !runs[i].fp32Reference.empty() && runs[i].config.mode != OptimizerMode::Fp32AdamW;
   c.missing = c.byHand && !c.index;
   if (c.byHand && c.index) c.differences = fp32TwinKeyDifferences(runs[i].config, runs[*c.index].config);
@@ -149,32 +107,40 @@ std::string joined(const std::vector<std::string>& parts) {
 
 }  // namespace
 
-std::string fp32TwinCell(const std::vector<RunRecord>& runs, size_t i) {
-  const Fp32ReferenceChoice c = fp32ReferenceChoice(runs, i);
+std::string fp32TwinCell(const std::vector<RunRecord>& runs, size_t i) { return fp32TwinCell(runs, relateRuns(runs), i); }
+
+std::string fp32TwinCell(const std::vector<RunRecord>& runs, const RunRelations& relations, size_t i) {
+  const Fp32ReferenceChoice c = fp32ReferenceChoice(runs, relations, i);
   if (c.missing) return "chosen " + runs[i].fp32Reference + " not listed";
   if (!c.index) return "no fp32 twin";
   if (*c.index == i) return "itself";
-  return runLabel(runs, *c.index) + (c.byHand ? " (chosen)" : "");
+  return relations.labels[*c.index] + (c.byHand ? " (chosen)" : "");
 }
 
-std::string fp32TwinText(const std::vector<RunRecord>& runs, size_t i) {
-  const Fp32ReferenceChoice c = fp32ReferenceChoice(runs, i);
+std::string fp32TwinText(const std::vector<RunRecord>& runs, size_t i) { return fp32TwinText(runs, relateRuns(runs), i); }
+
+std::string fp32TwinText(const std::vector<RunRecord>& runs, const RunRelations& relations, size_t i) {
+  const Fp32ReferenceChoice c = fp32ReferenceChoice(runs, relations, i);
   if (c.missing)
     return "the fp32 run chosen by hand (" + runs[i].fp32Reference +
            ") is not listed, not a measured fp32 run, or failed: no reference";
   if (!c.index) return "no fp32 twin";
   if (*c.index == i) return "itself (fp32)";
-  if (!c.byHand) return "fp32 twin: " + runLabel(runs, *c.index);
-  return "fp32 run " + runLabel(runs, *c.index) + ", chosen by hand; " +
+  if (!c.byHand) return "fp32 twin: " + relations.labels[*c.index];
+  return "fp32 run " + relations.labels[*c.index] + ", chosen by hand; " +
          (c.differences.empty() ? std::string("the same config except mode and plan")
                                 : "its config differs in: " + joined(c.differences));
 }
 
 std::string fp32ReferencePhrase(const std::vector<RunRecord>& runs, size_t i) {
-  const Fp32ReferenceChoice c = fp32ReferenceChoice(runs, i);
+  return fp32ReferencePhrase(runs, relateRuns(runs), i);
+}
+
+std::string fp32ReferencePhrase(const std::vector<RunRecord>& runs, const RunRelations& relations, size_t i) {
+  const Fp32ReferenceChoice c = fp32ReferenceChoice(runs, relations, i);
   if (!c.index) return {};
-  if (!c.byHand) return "fp32 twin " + runLabel(runs, *c.index);
-  return "fp32 run " + runLabel(runs, *c.index) + " (chosen by hand" +
+  if (!c.byHand) return "fp32 twin " + relations.labels[*c.index];
+  return "fp32 run " + relations.labels[*c.index] + " (chosen by hand" +
          (c.differences.empty() ? std::string(")") : "; differs in: " + joined(c.differences) + ")");
 }
 

@@ -9,6 +9,8 @@
 
 namespace plab::report {
 
+struct RunRelations;  // report/run_relations.h: the answers below for a whole list at once
+
 // What must be equal for an fp32 run to be a run's twin: the whole config
 // except the mode and the plan (what is compared), the fields fp32 ignores
 // (adamw.moments, adamw.kernels) and bookkeeping that cannot change a loss
@@ -56,18 +58,22 @@ struct Fp32ReferenceChoice {
   std::vector<std::string> differences;  // by hand: the fp32TwinKey fields in which its config differs
 };
 Fp32ReferenceChoice fp32ReferenceChoice(const std::vector<RunRecord>& runs, size_t i);
+Fp32ReferenceChoice fp32ReferenceChoice(const std::vector<RunRecord>& runs, const RunRelations& relations, size_t i);
 
 // The twin column's cell: "itself", "no fp32 twin", the twin's label, with
 // " (chosen)" when picked by hand, or "chosen <folder> not listed".
 std::string fp32TwinCell(const std::vector<RunRecord>& runs, size_t i);
+std::string fp32TwinCell(const std::vector<RunRecord>& runs, const RunRelations& relations, size_t i);
 
 // For tooltips: "fp32 twin: <label>", "no fp32 twin", or for a reference
 // chosen by hand "fp32 run <label>, chosen by hand; its config differs in:
 // adamw.lr, steps" (or "the same config except mode and plan").
 std::string fp32TwinText(const std::vector<RunRecord>& runs, size_t i);
+std::string fp32TwinText(const std::vector<RunRecord>& runs, const RunRelations& relations, size_t i);
 
 // How a verdict names the reference: "fp32 twin <label>", or "fp32 run
 // <label> (chosen by hand; differs in: adamw.lr, steps)". Empty without one.
 std::string fp32ReferencePhrase(const std::vector<RunRecord>& runs, size_t i);
+std::string fp32ReferencePhrase(const std::vector<RunRecord>& runs, const RunRelations& relations, size_t i);
 
 }  // namespace plab::report

@@ -6,6 +6,7 @@
 #include "report/fp32_twin.h"
 #include "report/number_text.h"
 #include "report/paired_gap.h"
+#include "report/run_relations.h"
 
 namespace plab::report {
 namespace {
@@ -20,13 +21,6 @@ nlohmann::json referenceKey(const RunConfig& c) {
   return key;
 }
 
-// The same and the formats: one family over seeds.
-nlohmann::json familyKey(const RunConfig& c) {
-  nlohmann::json key = c.toJson();
-  for (const char* field : {"name", "seed", "output_dir", "resume_from", "checkpoint_every"}) key.erase(field);
-  return key;
-}
-
 std::string withoutSeedSuffix(const std::string& name, uint64_t seed) {
   const std::string suffix = "-s" + std::to_string(seed);
   if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
@@ -34,26 +28,30 @@ std::string withoutSeedSuffix(const std::string& name, uint64_t seed) {
   return name;
 }
 
-// The verdicts of the families of the runs `consider` accepts (all runs of
-// such a family must be accepted for the family to be whole).
-std::vector<GemmFormatVerdict> verdictsOf(const std::vector<RunRecord>& runs,
-                                          const std::function<bool(const RunConfig&)>& consider) {
+// The verdicts of the families of `candidates` (indices in list order;
+// all runs of such a family must be among them for the family to be
+// whole); referencesOf(i) lists, in list order, the runs whose referenceKey
+// may equal run i's.
+std::vector<GemmFormatVerdict> verdictsOf(const std::vector<RunRecord>& runs, const std::vector<size_t>& candidates,
+                                          const std::function<const std::vector<size_t>&(size_t)>& referencesOf,
+                                          const std::function<std::string(size_t)>& familyOf) {
   std::vector<GemmFormatVerdict> out;
   std::map<std::string, size_t> families;  // familyKey dump -> index in out
-  for (size_t i = 0; i < runs.size(); ++i) {
+  for (size_t i : candidates) {
     const RunConfig& c = runs[i].config;
     if (!c.plan.usesLowPrecisionGemms() || !finishedRun(runs[i]) || !runs[i].result.finalValLoss) continue;
-    if (!consider(c)) continue;
     const nlohmann::json ref = referenceKey(c);
     const RunRecord* reference = nullptr;
-    for (const RunRecord& r : runs)
+    for (size_t j : referencesOf(i)) {
+      const RunRecord& r = runs[j];
       if (!r.config.plan.usesLowPrecisionGemms() && r.config.seed == c.seed && finishedRun(r) &&
           r.result.finalValLoss && referenceKey(r.config) == ref) {
         reference = &r;
         break;
       }
+    }
     if (!reference) continue;
-    const std::string key = familyKey(c).dump();
+    const std::string key = familyOf(i);
     auto [it, added] = families.emplace(key, out.size());
     if (added) {
       GemmFormatVerdict v;
@@ -81,14 +79,27 @@ std::vector<GemmFormatVerdict> verdictsOf(const std::vector<RunRecord>& runs,
 }  // namespace
 
 std::vector<GemmFormatVerdict> gemmFormatVerdicts(const std::vector<RunRecord>& runs) {
-  return verdictsOf(runs, [](const RunConfig&) { return true; });
+  std::vector<size_t> all(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) all[i] = i;
+  return verdictsOf(
+      runs, all, [&all](size_t) -> const std::vector<size_t>& { return all; },
+      [&runs](size_t i) { return familyKey(runs[i].config).dump(); });
 }
 
 std::string gemmFormatVerdictText(const std::vector<RunRecord>& runs, size_t i) {
+  if (i >= runs.size()) return {};
+  return gemmFormatVerdictText(runs, relateRuns(runs), i);
+}
+
+std::string gemmFormatVerdictText(const std::vector<RunRecord>& runs, const RunRelations& relations, size_t i) {
   if (i >= runs.size() || !runs[i].config.plan.usesLowPrecisionGemms() || !finishedRun(runs[i])) return {};
-  // Only run i's family: the table asks this for every row.
-  const nlohmann::json family = familyKey(runs[i].config);
-  const auto verdicts = verdictsOf(runs, [&family](const RunConfig& c) { return familyKey(c) == family; });
+  // Only run i's family and its references: the table asks this for every row.
+  const auto verdicts = verdictsOf(
+      runs, relations.familyOf(i),
+      [&](size_t j) -> const std::vector<size_t>& {
+        return relations.gemmReferenceFamilies.at(relations.gemmReferenceKeys.at(j));
+      },
+      [&](size_t j) { return relations.familyKeys.at(j); });
   return verdicts.empty() ? std::string() : "GEMMs: " + verdicts.front().text;
 }
 

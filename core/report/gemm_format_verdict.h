@@ -26,5 +26,7 @@ std::vector<GemmFormatVerdict> gemmFormatVerdicts(const std::vector<RunRecord>& 
 // ("GEMMs: val loss minus the bf16 run's ..."); "" when run i has no
 // low-precision GEMMs, is not finished or has no bf16 reference.
 std::string gemmFormatVerdictText(const std::vector<RunRecord>& runs, size_t i);
+struct RunRelations;  // report/run_relations.h
+std::string gemmFormatVerdictText(const std::vector<RunRecord>& runs, const RunRelations& relations, size_t i);
 
 }  // namespace plab::report

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <map>
+#include <tuple>
 
 #include "report/run_order.h"
 
@@ -37,12 +38,31 @@ Rgb modeColor(OptimizerMode mode) {
   return {127, 127, 127};
 }
 
-std::vector<RunStyle> runStyles(const std::vector<RunRecord>& runs) {
+Rgb gemmFormatColor(GemmFormat format) {
+  // Away from the mode colours above (Okabe-Ito) and from each other.
+  switch (format) {
+    case GemmFormat::Bf16: return {0, 114, 178};
+    case GemmFormat::Fp8E4m3: return {140, 86, 75};    // brown
+    case GemmFormat::Fp8E5m2: return {128, 128, 0};    // olive
+    case GemmFormat::Mxfp8: return {123, 82, 171};     // purple
+    case GemmFormat::Mxfp4: return {180, 0, 60};       // crimson
+    case GemmFormat::Nvfp4: return {51, 110, 30};      // dark green
+  }
+  return {127, 127, 127};
+}
+
+Rgb runColor(const RunConfig& config) {
+  return config.plan.gemm_format == GemmFormat::Bf16 ? modeColor(config.mode) : gemmFormatColor(config.plan.gemm_format);
+}
+
+std::vector<RunStyle> runStyles(const std::vector<RunRecord>& runs) { return runStyles(runs, report::startOrder(runs)); }
+
+std::vector<RunStyle> runStyles(const std::vector<RunRecord>& runs, const std::vector<size_t>& startOrder) {
   std::vector<RunStyle> styles(runs.size());
-  std::map<OptimizerMode, int> seen;
-  for (size_t i : report::startOrder(runs)) {
-    const OptimizerMode mode = runs[i].config.mode;
-    styles[i] = {modeColor(mode), seen[mode]++};
+  std::map<std::tuple<int, int, int>, int> seen;
+  for (size_t i : startOrder) {
+    const Rgb color = runColor(runs[i].config);
+    styles[i] = {color, seen[{color.r, color.g, color.b}]++};
   }
   return styles;
 }

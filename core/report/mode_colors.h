@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/gemm_format_id.h"
 #include "precision/optimizer_mode.h"
 #include "report/run_report.h"
 
@@ -21,15 +22,23 @@ struct Rgb {
 };
 
 Rgb modeColor(OptimizerMode mode);
+// A run whose products use a low-precision GEMM format is drawn in that
+// format's colour (none of them a mode's), so that a comparison of formats
+// on one recipe reads by colour, not only by dashes.
+Rgb gemmFormatColor(GemmFormat format);
+// The colour a run is drawn in: its GEMM format's when not bf16, else its mode's.
+Rgb runColor(const RunConfig& config);
 
 struct RunStyle {
-  Rgb color;       // the mode's colour
-  int repeat = 0;  // 0: the first run of its mode to start; 1, 2...: later ones
+  Rgb color;       // runColor
+  int repeat = 0;  // 0: the first run of its colour to start; 1, 2...: later ones
   bool operator==(const RunStyle& o) const { return color == o.color && repeat == o.repeat; }
 };
 
 // The style of each of runs shown together, in their order.
 std::vector<RunStyle> runStyles(const std::vector<RunRecord>& runs);
+// The same with the runs' start order already known (report::startOrder).
+std::vector<RunStyle> runStyles(const std::vector<RunRecord>& runs, const std::vector<size_t>& startOrder);
 // Each run's mode colour, in order (repeats are told apart by line style).
 std::vector<Rgb> runColors(const std::vector<OptimizerMode>& modes);
 

@@ -5,27 +5,20 @@
 
 #include "report/fp32_twin.h"
 #include "report/number_text.h"
+#include "report/run_relations.h"
 
 namespace plab::report {
 namespace {
 
-// The config of a seed family: everything but the seed and the bookkeeping.
-// `mixed` ignores the moment choice, so a family compared with mixed drops it.
-nlohmann::json familyKey(const RunConfig& c, bool withoutMoments = false) {
-  nlohmann::json key = c.toJson();
-  for (const char* field : {"name", "seed", "output_dir", "resume_from", "checkpoint_every"}) key.erase(field);
-  if (withoutMoments) key["adamw"].erase("moments");
-  return key;
-}
-
-// seed -> the family's difference to fp32 at that seed (the first listed run of a seed).
+// seed -> the difference to fp32 at that seed of the first listed finished
+// member of a family (members: list order) whose twin finished.
 std::map<uint64_t, FinalDifference> familyDifferences(const std::vector<RunRecord>& runs,
                                                       const std::vector<std::optional<size_t>>& twins,
-                                                      const nlohmann::json& key, bool withoutMoments = false) {
+                                                      const std::vector<size_t>& members) {
   std::map<uint64_t, FinalDifference> out;
-  for (size_t i = 0; i < runs.size(); ++i) {
+  for (size_t i : members) {
     const RunRecord& r = runs[i];
-    if (!finishedRun(r) || out.count(r.config.seed) || familyKey(r.config, withoutMoments) != key) continue;
+    if (!finishedRun(r) || out.count(r.config.seed)) continue;
     if (!twins[i] || !finishedRun(runs[*twins[i]])) continue;
     if (const auto d = finalDifference(r, runs[*twins[i]])) out[r.config.seed] = *d;
   }
@@ -66,11 +59,16 @@ PairedEstimate pairedEstimate(const std::vector<double>& d) {
 }
 
 std::optional<PairedGap> pairedGap(const std::vector<RunRecord>& runs, size_t run) {
+  if (run >= runs.size()) return std::nullopt;
+  return pairedGap(runs, relateRuns(runs), run);
+}
+
+std::optional<PairedGap> pairedGap(const std::vector<RunRecord>& runs, const RunRelations& relations, size_t run) {
   if (run >= runs.size() || runs[run].config.mode == OptimizerMode::Fp32AdamW) return std::nullopt;
   // A paired figure is over finished runs; while this one trains there is none to add.
   if (!finishedRun(runs[run])) return std::nullopt;
-  const std::vector<std::optional<size_t>> twins = fp32TwinIndices(runs);
-  const auto own = familyDifferences(runs, twins, familyKey(runs[run].config));
+  const std::vector<std::optional<size_t>>& twins = relations.twins;
+  const auto own = familyDifferences(runs, twins, relations.familyOf(run));
   if (own.empty()) return std::nullopt;
   PairedGap gap;
   for (const auto& [seed, d] : own) {
@@ -81,9 +79,7 @@ std::optional<PairedGap> pairedGap(const std::vector<RunRecord>& runs, size_t ru
   gap.total = pairedEstimate(gap.differences);
   if (runs[run].config.mode == OptimizerMode::Fp32MasterWeights) return gap;
 
-  nlohmann::json mixedKey = familyKey(runs[run].config, /*withoutMoments=*/true);
-  mixedKey["mode"] = optimizerModeId(OptimizerMode::Fp32MasterWeights);
-  const auto mixed = familyDifferences(runs, twins, mixedKey, /*withoutMoments=*/true);
+  const auto mixed = familyDifferences(runs, twins, relations.mixedFamilyOf(run));
   std::vector<double> compute, optimizer;
   for (const auto& [seed, d] : own) {
     const auto m = mixed.find(seed);
@@ -99,7 +95,12 @@ std::optional<PairedGap> pairedGap(const std::vector<RunRecord>& runs, size_t ru
 }
 
 std::string pairedGapText(const std::vector<RunRecord>& runs, size_t run) {
-  const auto gap = pairedGap(runs, run);
+  if (run >= runs.size()) return {};
+  return pairedGapText(runs, relateRuns(runs), run);
+}
+
+std::string pairedGapText(const std::vector<RunRecord>& runs, const RunRelations& relations, size_t run) {
+  const auto gap = pairedGap(runs, relations, run);
   if (!gap) return {};
   const PairedEstimate& t = gap->total;
   if (t.pairs < 2) return "one seed: run more seeds for a paired test";

@@ -36,10 +36,12 @@ struct PairedGap {
   std::optional<PairedEstimate> compute, optimizer;
 };
 std::optional<PairedGap> pairedGap(const std::vector<RunRecord>& runs, size_t run);
+std::optional<PairedGap> pairedGap(const std::vector<RunRecord>& runs, const RunRelations& relations, size_t run);
 
 // "over 5 seeds +0.0004 (95 % CI +0.0001 to +0.0007, paired): beyond seed
 // noise; bf16 compute (mixed) +0.0003, optimizer +0.0001 (95 % CI ...)", or
 // "one seed: run more seeds for a paired test".
 std::string pairedGapText(const std::vector<RunRecord>& runs, size_t run);
+std::string pairedGapText(const std::vector<RunRecord>& runs, const RunRelations& relations, size_t run);
 
 }  // namespace plab::report

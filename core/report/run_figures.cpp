@@ -4,6 +4,7 @@
 
 #include "report/fp32_comparison.h"
 #include "report/number_text.h"
+#include "report/run_relations.h"
 
 namespace plab::report {
 namespace {
@@ -66,11 +67,15 @@ RunResult shownResult(const RunRecord& run) {
 std::string runStatusText(const RunRecord& run) { return run.incomplete ? "incomplete" : runStatusId(run.result.status); }
 
 RunFigureTexts runFigureTexts(const std::vector<RunRecord>& runs, size_t i) {
+  return runFigureTexts(runs, relateRuns(runs), i);
+}
+
+RunFigureTexts runFigureTexts(const std::vector<RunRecord>& runs, const RunRelations& relations, size_t i) {
   const RunRecord& run = runs.at(i);
   const RunResult r = shownResult(run);
   const bool measured = r.stepsDone > 0 || !run.steps.empty();
   const bool hasMemory = r.memory.total() > 0;
-  const auto twin = fp32TwinIndex(runs, i);
+  const auto twin = relations.twins.at(i);
   RunFigureTexts t;
   t.status = runStatusText(run);
   t.steps = std::to_string(r.stepsDone) + " / " + std::to_string(run.config.steps);

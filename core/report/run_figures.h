@@ -39,5 +39,7 @@ struct RunFigureTexts {
   std::string tokensPerSecond; // "11774"
 };
 RunFigureTexts runFigureTexts(const std::vector<RunRecord>& runs, size_t i);
+struct RunRelations;  // report/run_relations.h
+RunFigureTexts runFigureTexts(const std::vector<RunRecord>& runs, const RunRelations& relations, size_t i);
 
 }  // namespace plab::report

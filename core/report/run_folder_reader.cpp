@@ -67,6 +67,19 @@ MemoryBreakdown memoryOr(const json& j, const char* key) {
   }
 }
 
+}  // namespace
+
+std::vector<MemoryBreakdown> rankMemoryFromJson(const json& document) {
+  std::vector<MemoryBreakdown> out;
+  if (!document.is_object() || !document.contains("rank_memory") || !document.at("rank_memory").is_array()) return out;
+  try {
+    for (const json& rank : document.at("rank_memory")) out.push_back(memoryBreakdownFromJson(rank));
+  } catch (const std::exception&) {
+    out.clear();  // one bad entry: the ranks cannot be told apart, show none
+  }
+  return out;
+}
+
 RunInfo runInfoFromStoredJson(const json& j) {
   RunInfo i;
   readIf(j, "run_name", i.runName);
@@ -94,8 +107,13 @@ RunInfo runInfoFromStoredJson(const json& j) {
   readIf(j, "cpu_bf16_matmul", i.cpuBf16Gemm);
   readIf(j, "cpu_capability", i.cpuCapability);
   readIf(j, "mkl_cnr", i.mklCnr);
+  i.rankMemory = rankMemoryFromJson(j);
+  if (j.is_object() && j.contains("optimizer_state_sharded") && j.at("optimizer_state_sharded").is_boolean())
+    i.optimizerStateSharded = j.at("optimizer_state_sharded").get<bool>();
   return i;
 }
+
+namespace {
 
 StoredRunStatus statusFromId(const std::string& id) {
   if (id == "completed") return StoredRunStatus::Completed;
@@ -103,6 +121,8 @@ StoredRunStatus statusFromId(const std::string& id) {
   if (id == "failed") return StoredRunStatus::Failed;
   return StoredRunStatus::Incomplete;
 }
+
+}  // namespace
 
 RunResult runResultFromStoredJson(const json& j) {
   RunResult r;
@@ -124,8 +144,13 @@ RunResult runResultFromStoredJson(const json& j) {
   if (j.contains("peak_probe_steps") && j["peak_probe_steps"].is_array())
     for (const json& s : j["peak_probe_steps"])
       if (s.is_number_integer()) r.peakProbeSteps.push_back(s.get<int64_t>());
+  r.rankMemory = rankMemoryFromJson(j);
+  if (j.is_object() && j.contains("world_size") && j.at("world_size").is_number_integer())
+    r.worldSize = j.at("world_size").get<int>();
   return r;
 }
+
+namespace {
 
 int64_t modificationTime(const fs::path& file) {
   struct stat st {};
@@ -206,6 +231,10 @@ StoredRun readRunFolder(const fs::path& dir) {
     run.record.incomplete = true;
     run.record.result = report::resultFromSteps(run.record.info, run.record.steps);
     run.record.result.message = "no summary.json (still running elsewhere, or killed)";
+    if (!run.record.info.rankMemory.empty()) {  // the ranks it started with
+      run.record.result.worldSize = static_cast<int>(run.record.info.rankMemory.size());
+      run.record.result.rankMemory = run.record.info.rankMemory;
+    }
   } else {
     run.record.result = runResultFromStoredJson(summary);
     run.record.result.status = run.status == StoredRunStatus::Completed ? RunStatus::Completed

@@ -56,6 +56,15 @@ std::vector<std::filesystem::path> findRunFolders(const std::filesystem::path& d
 // incomplete); a bad display.json is ignored (displayProblem says why).
 StoredRun readRunFolder(const std::filesystem::path& dir);
 
+// The lenient readers of run_info.json and summary.json (what is missing or
+// of the wrong type keeps its default), with a data-parallel run's per-rank
+// memory (rank_memory, optimizer_state_sharded, world_size).
+RunInfo runInfoFromStoredJson(const nlohmann::json& runInfo);
+RunResult runResultFromStoredJson(const nlohmann::json& summary);  // status left as Completed
+// The rank_memory array of a run_info.json or summary.json document (empty
+// when absent or not an array of memory breakdowns).
+std::vector<MemoryBreakdown> rankMemoryFromJson(const nlohmann::json& document);
+
 // Defaults when absent or unreadable; problem (when given) is set to why a
 // display.json that is there was not read.
 RunDisplay readRunDisplay(const std::filesystem::path& runFolder, std::string* problem = nullptr);

@@ -6,6 +6,7 @@
 
 #include "report/fp32_comparison.h"
 #include "report/report_charts.h"
+#include "report/run_index.h"
 #include "report/run_figures.h"
 #include "train/metrics_writer.h"
 #include "util/atomic_file.h"
@@ -73,6 +74,8 @@ void writeRunReport(const fs::path& dir, const RunRecord& run) {
   writeMetricsIfMissing(dir, run.steps);
   writeCharts(dir, {run});
   writeText(dir / "report.html", renderReportHtml({run}, "Precision Lab run: " + run.config.name));
+  // Last: the index stamps the files above as they are now.
+  report::indexRunFolder(dir);
 }
 
 void writeComparisonReport(const fs::path& dir, const std::vector<RunRecord>& runs) {

@@ -76,7 +76,7 @@ bool isToolFileName(Kind kind, std::string_view name) {
   switch (kind) {
     case Kind::Run:
       for (const char* n : {"config.json", "run_info.json", "summary.json", "summary.csv", "metrics.jsonl",
-                            "metrics.csv", "layers.csv", "report.html", "report.pdf", "display.json",
+                            "metrics.csv", "layers.csv", "report.html", "report.pdf", "display.json", "index.json",
                             ".summary-reserve", ".precision-lab-run", ".precision-lab.lock",
                             // advise's folder
                             "advice.json", "plan.json", "plan-gemm.json", "frontier.svg"})

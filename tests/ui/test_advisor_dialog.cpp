@@ -18,6 +18,7 @@
 #include "advisor/advisor_dialog.h"
 #include "advisor/frontier_chart.h"
 #include "main_window.h"
+#include "window_waits.h"
 #include "ui/window_helpers.h"
 #include "panels/layer_tree_panel.h"
 #include "panels/model_picker.h"
@@ -123,6 +124,7 @@ class TestAdvisorDialog : public QObject {
   void applySetsTheSelectedModeAndPlan() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QVERIFY(plab::test::shownWithModel(w));
     QTest::mouseClick(w.layerPanel()->suggestButton(), Qt::LeftButton);
     AdvisorDialog* dialog = w.advisorDialog();
@@ -145,6 +147,7 @@ class TestAdvisorDialog : public QObject {
   void realAdvisorRunEndToEnd() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     w.resize(1600, 1000);
     QVERIFY(plab::test::shownWithModel(w));
     makeRunsTiny(w);
@@ -231,6 +234,7 @@ class TestAdvisorDialog : public QObject {
       "max_position_embeddings": 64, "tie_word_embeddings": false})");
     config.close();
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QVERIFY(plab::test::shownWithModel(w));
     ModelSpec spec;
     spec.source = "config";
@@ -266,6 +270,7 @@ class TestAdvisorDialog : public QObject {
   void stopEndsTheAdvisorEarly() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QVERIFY(plab::test::shownWithModel(w));
     makeRunsTiny(w);
     w.openAdvisor();

@@ -145,7 +145,8 @@ class TestCharts : public QObject {
     LossChart chart;
     std::vector<plab::RunRecord> runs = {syntheticRun(0, 10), syntheticRun(1, 7)};
     chart.showRuns(runs);
-    QCOMPARE(chart.graphCount(), 6);  // train, faint raw (for smoothing), val
+    QCOMPARE(chart.graphCount(), 10);  // train, faint raw (for smoothing), val, a group's band (two edges)
+    QCOMPARE(chart.bandGraph(0), nullptr);  // a run has no band
     QCOMPARE(chart.trainGraph(0)->dataCount(), 10);
     QCOMPARE(chart.valGraph(0)->dataCount(), 2);   // steps 5 and 10
     QCOMPARE(chart.trainGraph(1)->dataCount(), 7);
@@ -159,10 +160,10 @@ class TestCharts : public QObject {
     runs[1].steps.push_back(syntheticStep(8, 1));
     chart.showRuns(runs);
     QCOMPARE(chart.trainGraph(1)->dataCount(), 8);
-    QCOMPARE(chart.graphCount(), 6);
+    QCOMPARE(chart.graphCount(), 10);
     runs.push_back(syntheticRun(2, 3));
     chart.showRuns(runs);
-    QCOMPARE(chart.graphCount(), 9);
+    QCOMPARE(chart.graphCount(), 15);
 
     // A cleared session starts over.
     chart.showRuns({});
@@ -202,7 +203,8 @@ class TestCharts : public QObject {
     RoundedAwayChart chart;
     const auto run = syntheticRun(1, 9);
     chart.showRuns({syntheticRun(0, 4), run});
-    QCOMPARE(chart.graphCount(), 2);
+    QCOMPARE(chart.graphCount(), 6);  // the line and a group's band edges, per series
+    QCOMPARE(chart.bandGraph(1), nullptr);
     QCOMPARE(chart.runGraph(1)->dataCount(), 9);
     QCOMPARE(chart.runGraph(1)->data()->at(3)->value, 100.0 * *run.steps[3].roundedAwayFraction);
   }
@@ -211,7 +213,7 @@ class TestCharts : public QObject {
     UpdateLostChart chart;
     const auto run = syntheticRun(1, 10);
     chart.showRuns({syntheticRun(0, 10), run});
-    QCOMPARE(chart.graphCount(), 2);
+    QCOMPARE(chart.graphCount(), 6);
     QCOMPARE(chart.runGraph(1)->dataCount(), 2);  // steps 4 and 8
     QCOMPARE(chart.runGraph(1)->data()->at(1)->key, 8.0);
     QCOMPARE(chart.runGraph(1)->data()->at(1)->value, 100.0 * *run.steps[7].updateLost);

@@ -4,6 +4,7 @@
 // runs (a filter over name, mode, status and folder that the charts follow;
 // rows grouped by mode).
 #include <QCheckBox>
+#include <QComboBox>
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QPushButton>
@@ -17,8 +18,9 @@
 
 #include "charts/chart_panel.h"
 #include "comparison/comparison_table.h"
-#include "comparison/run_filter.h"
+#include "report/run_query.h"
 #include "main_window.h"
+#include "window_waits.h"
 #include "panels/welcome_panel.h"
 #include "support/run_folders.h"
 
@@ -56,6 +58,7 @@ class TestFirstStart : public QObject {
   void anEmptyWorkspaceWelcomesWithTheDefaultComparison() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QCOMPARE(w.chartsOrWelcome()->currentIndex(), 0);
     QCOMPARE(w.chartPanel()->smoothingSlider()->value(), 60);
     // Edited panels are put back to the CLI's default experiment.
@@ -84,6 +87,7 @@ class TestFirstStart : public QObject {
     QTemporaryDir workspace;
     writeWorkspace(workspace.path());
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QCOMPARE(w.store()->size(), 5);
     QCOMPARE(w.chartsOrWelcome()->currentIndex(), 1);
   }
@@ -92,10 +96,11 @@ class TestFirstStart : public QObject {
     QTemporaryDir workspace;
     writeWorkspace(workspace.path());
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QCOMPARE(visibleNames(*w.store()).size(), size_t(5));
     w.runFilterEdit()->setText("bf16");
     QCOMPARE(visibleNames(*w.store()), (std::vector<std::string>{"run2-bf16", "run3-bf16-kahan", "run4-bf16"}));
-    QVERIFY(w.comparisonTable()->isRowHidden(0) && !w.comparisonTable()->isRowHidden(1));
+    QVERIFY(!w.comparisonTable()->isRunShown(0) && w.comparisonTable()->isRunShown(1));
     w.runFilterEdit()->setText("bf16 -kahan");
     QCOMPARE(visibleNames(*w.store()), (std::vector<std::string>{"run2-bf16", "run4-bf16"}));
     w.runFilterEdit()->setText("FAILED");  // status, any case
@@ -105,23 +110,27 @@ class TestFirstStart : public QObject {
     w.chartPanel()->refreshNow();
     w.runFilterEdit()->clear();
     QCOMPARE(visibleNames(*w.store()).size(), size_t(5));
-    for (int row = 0; row < 5; ++row) QVERIFY(!w.comparisonTable()->isRowHidden(row));
+    for (int row = 0; row < 5; ++row) QVERIFY(w.comparisonTable()->isRunShown(row));
   }
 
-  void groupingOrdersRowsByModeAndKeepsEachRowItsRun() {
+  void groupingByModeMakesAGroupPerModeAndKeepsEachRowItsRun() {
     QTemporaryDir workspace;
     writeWorkspace(workspace.path());
     MainWindow w(workspace.path());
-    QHeaderView* rows = w.comparisonTable()->verticalHeader();
-    w.groupByModeCheckBox()->setChecked(true);
-    // fp32 runs first (1, 5), then bf16 (2, 4), then bf16-kahan (3).
-    const std::vector<int> grouped = {0, 4, 1, 3, 2};
-    for (int position = 0; position < 5; ++position) QCOMPARE(rows->logicalIndex(position), grouped[size_t(position)]);
+    QVERIFY(plab::test::waitForRuns(w));
+    ComparisonTable* table = w.comparisonTable();
+    w.groupByCombo()->setCurrentText("mode");
+    // fp32 (runs 1, 5), bf16 (2, 4), bf16-kahan (3): three groups, in the order their first run is listed.
+    const RunTableModel* model = table->runModel();
+    QCOMPARE(model->groups().size(), size_t(3));
+    QCOMPARE(model->groups()[0].members, (std::vector<size_t>{0, 4}));
+    QCOMPARE(model->groups()[1].members, (std::vector<size_t>{1, 3}));
+    QCOMPARE(model->groups()[2].members, (std::vector<size_t>{2}));
+    QCOMPARE(table->shownTopLevelRows(), 3);
     for (int run = 0; run < 5; ++run)
-      QCOMPARE(w.comparisonTable()->item(run, ComparisonTable::NameColumn)->text().toStdString(),
-               w.store()->record(run).config.name);
-    w.groupByModeCheckBox()->setChecked(false);
-    for (int position = 0; position < 5; ++position) QCOMPARE(rows->logicalIndex(position), position);
+      QCOMPARE(table->cellText(run, ComparisonTable::NameColumn).toStdString(), w.store()->record(run).config.name);
+    w.groupByCombo()->setCurrentText("none");
+    QCOMPARE(table->shownTopLevelRows(), 5);
   }
 
   // Issue 20.3: runs named alike are told apart in the table as in the legend.
@@ -134,18 +143,24 @@ class TestFirstStart : public QObject {
                                  c, 3);
     }
     MainWindow w(workspace.path());
-    QCOMPARE(w.comparisonTable()->item(0, ComparisonTable::NameColumn)->text(), QString("same"));
-    QCOMPARE(w.comparisonTable()->item(1, ComparisonTable::NameColumn)->text(), QString("same (2)"));
+    QVERIFY(plab::test::waitForRuns(w));
+    QCOMPARE(w.comparisonTable()->cellText(0, ComparisonTable::NameColumn), QString("same"));
+    QCOMPARE(w.comparisonTable()->cellText(1, ComparisonTable::NameColumn), QString("same (2)"));
   }
 
   void filterTerms() {
-    const RunFilterFields run{"run3-bf16-kahan", "bf16-kahan", "completed", "run3-bf16-kahan-20250101"};
-    QVERIFY(runMatchesFilter("", run));
-    QVERIFY(runMatchesFilter("  KAHAN  run3 ", run));
-    QVERIFY(!runMatchesFilter("kahan fp32", run));
-    QVERIFY(!runMatchesFilter("-kahan", run));
-    QVERIFY(runMatchesFilter("-sr", run));
-    QVERIFY(runMatchesFilter("-", run));  // a lone dash is a term, not an exclusion of everything
+    plab::RunRecord run;
+    run.config = plab::defaultRunConfig();
+    run.config.name = "run3-bf16-kahan";
+    run.config.mode = plab::OptimizerMode::Bf16Kahan;
+    const plab::report::RunFields fields = plab::report::runFields(run, "completed", "run3-bf16-kahan-20250101");
+    const auto matches = [&](const char* filter) { return plab::report::matchesQuery(plab::report::parseRunQuery(filter), fields); };
+    QVERIFY(matches(""));
+    QVERIFY(matches("  KAHAN  run3 "));
+    QVERIFY(!matches("kahan fp32"));
+    QVERIFY(!matches("-kahan"));
+    QVERIFY(matches("-sr"));
+    QVERIFY(matches("-"));  // a lone dash is a term, not an exclusion of everything
   }
 };
 

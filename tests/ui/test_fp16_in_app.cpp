@@ -19,6 +19,7 @@
 #include "charts/layer_heatmap.h"
 #include "charts/loss_scale_chart.h"
 #include "main_window.h"
+#include "window_waits.h"
 #include "panels/layer_tree_panel.h"
 #include "panels/optimizer_panel.h"
 #include "report/run_folder_reader.h"
@@ -189,6 +190,7 @@ class TestFp16InApp : public QObject {
     c.loss_scale_growth_interval = 10;
     QVERIFY(trainInto(c, workspace.filePath("run2-fp16-mixed").toStdString()).status == RunStatus::Completed);
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QCOMPARE(w.store()->size(), 2);
     w.resize(1600, 1000);
     w.show();

@@ -23,6 +23,7 @@
 #include "charts/update_lost_chart.h"
 #include "comparison/comparison_table.h"
 #include "main_window.h"
+#include "window_waits.h"
 #include "ui/window_helpers.h"
 #include "panels/layer_tree_panel.h"
 #include "panels/model_picker.h"
@@ -79,6 +80,7 @@ class TestMainWindowE2e : public QObject {
   void trainFiveStepsAndExport() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     // The default model is inspected in the background and fills the layer tree.
@@ -109,11 +111,11 @@ class TestMainWindowE2e : public QObject {
     QCOMPARE(w.chartPanel()->layerHeatmap()->colorMap()->data()->keySize(), 5);
 
     auto* table = w.comparisonTable();
-    QCOMPARE(table->rowCount(), 1);
-    QCOMPARE(table->item(0, ComparisonTable::StatusColumn)->text(), QString("completed"));
-    QVERIFY(table->item(0, ComparisonTable::LossColumn)->text() != "–");
-    QVERIFY(table->item(0, ComparisonTable::UpdateLostColumn)->text() != "–");
-    QVERIFY(table->item(0, ComparisonTable::VerdictColumn)->text().contains("bf16-kahan: "));
+    QCOMPARE(table->shownTopLevelRows(), 1);
+    QCOMPARE(table->cellText(0, ComparisonTable::StatusColumn), QString("completed"));
+    QVERIFY(table->cellText(0, ComparisonTable::LossColumn) != "–");
+    QVERIFY(table->cellText(0, ComparisonTable::UpdateLostColumn) != "–");
+    QVERIFY(table->cellText(0, ComparisonTable::VerdictColumn).contains("bf16-kahan: "));
 
     QTemporaryDir dir;
     QSignalSpy exported(&w, &MainWindow::exportFinished);
@@ -145,6 +147,7 @@ class TestMainWindowE2e : public QObject {
   void compareAllModesShowsTheDifferenceToFp32() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QVERIFY(plab::test::shownWithModel(w));
     makeRunTiny(w, 2);
     QTest::mouseClick(w.compareButton(), Qt::LeftButton);
@@ -157,7 +160,7 @@ class TestMainWindowE2e : public QObject {
     auto* table = w.comparisonTable();
     for (int run = 0; run < modes; ++run) {
       QCOMPARE(w.chartPanel()->lossChart()->trainGraph(run)->dataCount(), 2);
-      const QString verdict = table->item(run, ComparisonTable::VerdictColumn)->text();
+      const QString verdict = table->cellText(run, ComparisonTable::VerdictColumn);
       const auto mode = w.store()->record(run).config.mode;
       if (mode == plab::OptimizerMode::Fp32AdamW) QVERIFY2(verdict.contains("the fp32 reference"), qPrintable(verdict));
       else QVERIFY2(verdict.contains("nats val loss vs fp32"), qPrintable(verdict));  // evaluated at the end
@@ -170,13 +173,14 @@ class TestMainWindowE2e : public QObject {
   void runningTheFp32TwinFromTheTable() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QVERIFY(plab::test::shownWithModel(w));
     makeRunTiny(w, 2);
     QTest::mouseClick(w.startButton(), Qt::LeftButton);
     QTRY_VERIFY_WITH_TIMEOUT(w.store()->state(0) == RunState::Completed, kRunTimeoutMs);
     auto* table = w.comparisonTable();
-    QCOMPARE(table->item(0, ComparisonTable::Fp32TwinColumn)->text(), QString("no fp32 twin"));
-    QVERIFY(table->item(0, ComparisonTable::VerdictColumn)->text().contains("no fp32 twin"));
+    QCOMPARE(table->cellText(0, ComparisonTable::Fp32TwinColumn), QString("no fp32 twin"));
+    QVERIFY(table->cellText(0, ComparisonTable::VerdictColumn).contains("no fp32 twin"));
     QVERIFY(table->lacksFp32Twin(0));
     table->requestFp32Twin(0);
     QCOMPARE(w.store()->size(), 2);
@@ -185,9 +189,9 @@ class TestMainWindowE2e : public QObject {
     QCOMPARE(twin.name, w.store()->record(0).config.name + "-fp32-twin");
     QTRY_VERIFY_WITH_TIMEOUT(w.store()->state(1) == RunState::Completed, kRunTimeoutMs);
     QVERIFY(!table->lacksFp32Twin(0));
-    QCOMPARE(table->item(0, ComparisonTable::Fp32TwinColumn)->text(), QString::fromStdString(twin.name));
-    QCOMPARE(table->item(1, ComparisonTable::Fp32TwinColumn)->text(), QString("itself"));
-    const QString verdict = table->item(0, ComparisonTable::VerdictColumn)->text();
+    QCOMPARE(table->cellText(0, ComparisonTable::Fp32TwinColumn), QString::fromStdString(twin.name));
+    QCOMPARE(table->cellText(1, ComparisonTable::Fp32TwinColumn), QString("itself"));
+    const QString verdict = table->cellText(0, ComparisonTable::VerdictColumn);
     QVERIFY2(verdict.contains(QString::fromStdString("vs fp32 twin " + twin.name)), qPrintable(verdict));
     w.chartPanel()->differenceCheckBox()->setChecked(true);
     w.chartPanel()->refreshNow();
@@ -202,6 +206,7 @@ class TestMainWindowE2e : public QObject {
   void brokenModelFolderShowsAnError() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QTemporaryDir dir;
@@ -239,6 +244,7 @@ class TestMainWindowE2e : public QObject {
   void failedRunShowsAsFailedAndCanBeRemoved() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QVERIFY(plab::test::shownWithModel(w));
     makeRunTiny(w, 2);
     QTemporaryDir dir;
@@ -255,19 +261,19 @@ class TestMainWindowE2e : public QObject {
     QTRY_VERIFY(!w.controller()->isBusy());
 
     auto* table = w.comparisonTable();
-    QCOMPARE(table->item(0, ComparisonTable::StatusColumn)->text(), QString("failed"));
-    QVERIFY(table->item(0, ComparisonTable::VerdictColumn)->text().contains("failed"));
+    QCOMPARE(table->cellText(0, ComparisonTable::StatusColumn), QString("failed"));
+    QVERIFY(table->cellText(0, ComparisonTable::VerdictColumn).contains("failed"));
     QMessageBox* box = visibleErrorBox(w);
     QVERIFY(box);
     QVERIFY2(!box->text().contains("kept"), qPrintable(box->text()));
     QVERIFY(box->text().contains("Nothing was measured"));
 
     QVERIFY(!w.removeRunButton()->isEnabled());  // nothing selected yet
-    table->selectRow(0);
+    table->selectRun(0);
     QVERIFY(w.removeRunButton()->isEnabled());
     QTest::mouseClick(w.removeRunButton(), Qt::LeftButton);
     QCOMPARE(w.store()->size(), 0);
-    QCOMPARE(table->rowCount(), 0);
+    QCOMPARE(table->shownTopLevelRows(), 0);
     QVERIFY(!w.removeRunButton()->isEnabled());
     w.chartPanel()->refreshNow();  // the charts follow without a stale run
   }

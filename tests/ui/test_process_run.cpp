@@ -18,6 +18,7 @@
 #include "charts/loss_chart.h"
 #include "charts/memory_chart.h"
 #include "main_window.h"
+#include "window_waits.h"
 #include "ui/window_helpers.h"
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
@@ -103,6 +104,7 @@ class TestProcessRun : public QObject {
   void processesFieldDefaultsToOneAndSaysWhatItDoes() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QSpinBox* field = w.optimizerPanel()->processesSpin();
     QCOMPARE(field->objectName(), QString("processes"));
     QCOMPARE(field->value(), 1);
@@ -227,6 +229,7 @@ class TestProcessRun : public QObject {
     REQUIRE_TWO_RANKS();
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     if (!qEnvironmentVariableIsEmpty("PLAB_SCREENSHOT")) {
       w.resize(1600, 1000);
       w.findChild<QTabWidget*>("setupTabs")->setCurrentIndex(2);  // Optimizer & training: the Processes field
@@ -279,6 +282,7 @@ class TestProcessRun : public QObject {
     REQUIRE_TWO_RANKS();
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QVERIFY(plab::test::shownWithModel(w));
     if (w.optimizerPanel()->processesSpin()->maximum() < 2) QSKIP("one CPU and no GPU: Processes stays 1");
     makeRunTiny(w, 100000, 2);

@@ -15,6 +15,7 @@
 #include <filesystem>
 
 #include "main_window.h"
+#include "window_waits.h"
 #include "support/run_folders.h"
 #include "train/metrics_writer.h"
 #include "util/atomic_file.h"
@@ -109,6 +110,7 @@ class TestReportExport : public QObject {
     QTemporaryDir workspace;
     writeSevenRuns(fs::path(workspace.path().toStdString()));
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QCOMPARE(w.store()->size(), 7);
 
     QTemporaryDir out;
@@ -142,6 +144,7 @@ class TestReportExport : public QObject {
     QTemporaryDir workspace;
     writeSevenRuns(fs::path(workspace.path().toStdString()));
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QTemporaryDir out;
     QSignalSpy finished(&w, &MainWindow::exportFinished);
     QVERIFY(w.exportReportTo(out.filePath("report")));
@@ -161,6 +164,7 @@ class TestReportExport : public QObject {
     QTemporaryDir workspace;
     writeSevenRuns(fs::path(workspace.path().toStdString()));
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QTemporaryDir out;
     const QString blocker = out.filePath("blocker");
     QFile f(blocker);

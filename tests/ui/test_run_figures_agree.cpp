@@ -118,7 +118,7 @@ class TestRunFiguresAgree : public QObject {
 
     const char* const words[] = {"incomplete", "stopped", "failed"};
     for (int i = 0; i < 3; ++i) {
-      const auto item = [&](int column) { return table.item(i, column)->text(); };
+      const auto item = [&](int column) { return table.cellText(i, column); };
       const QStringList h = htmlRow(html, runs[size_t(i)].config.name);
       QCOMPARE(h.size(), 15);
       // HTML: name, mode, twin, status, moments, steps, loss, val loss,
@@ -144,11 +144,11 @@ class TestRunFiguresAgree : public QObject {
     }
     // The killed run's figures are its steps': not 0 % rounded away, not
     // 0 tokens/s, the steps it reached.
-    QCOMPARE(table.item(0, ComparisonTable::StepsColumn)->text(), QString("336 / 400"));
-    QCOMPARE(table.item(0, ComparisonTable::RoundedColumn)->text(), QString("83.90 %"));
-    QCOMPARE(table.item(0, ComparisonTable::TokensColumn)->text(), QString("1333"));
-    QCOMPARE(table.item(1, ComparisonTable::TokensColumn)->text(), QString("1500"));
-    QCOMPARE(table.item(2, ComparisonTable::UpdateLostColumn)->text(), QString("86.00 %"));  // its one window, at step 20
+    QCOMPARE(table.cellText(0, ComparisonTable::StepsColumn), QString("336 / 400"));
+    QCOMPARE(table.cellText(0, ComparisonTable::RoundedColumn), QString("83.90 %"));
+    QCOMPARE(table.cellText(0, ComparisonTable::TokensColumn), QString("1333"));
+    QCOMPARE(table.cellText(1, ComparisonTable::TokensColumn), QString("1500"));
+    QCOMPARE(table.cellText(2, ComparisonTable::UpdateLostColumn), QString("86.00 %"));  // its one window, at step 20
     // The message lines say the same word.
     QVERIFY(html.find("(incomplete): no summary.json") != std::string::npos);
   }

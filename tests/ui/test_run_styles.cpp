@@ -19,6 +19,7 @@
 #include "charts/run_legend.h"
 #include "charts/update_lost_chart.h"
 #include "main_window.h"
+#include "window_waits.h"
 #include "report/qt_report.h"
 #include "report/run_folder_reader.h"
 #include "run/run_store.h"
@@ -153,6 +154,7 @@ class TestRunStyles : public QObject {
     std::map<std::string, QPen> first;
     {
       MainWindow w(workspace.path());
+      QVERIFY(plab::test::waitForRuns(w));
       QCOMPARE(w.store()->size(), 3);
       w.chartPanel()->refreshNow();
       for (int i = 0; i < 3; ++i) first[w.store()->record(i).config.output_dir] = w.chartPanel()->lossChart()->trainGraph(i)->pen();
@@ -161,6 +163,7 @@ class TestRunStyles : public QObject {
     age = 1;
     for (const auto& [folder, mode] : folders) setModified(ws / folder / "config.json", age++);
     MainWindow again(workspace.path());
+    QVERIFY(plab::test::waitForRuns(again));
     QCOMPARE(again.store()->size(), 3);
     QCOMPARE(again.store()->record(0).config.output_dir, (ws / folders[2].first).string());  // the order did change
     again.chartPanel()->refreshNow();

@@ -11,6 +11,7 @@
 #include <QtTest/QtTest>
 
 #include "main_window.h"
+#include "window_waits.h"
 #include "panels/dataset_panel.h"
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
@@ -42,6 +43,7 @@ class TestSetupValidation : public QObject {
   void emptiedLearningRateBlocksStartWithTheCliMessage() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
     QVERIFY(startAllowed(w));
     auto* lr = w.optimizerPanel()->findChild<QLineEdit*>("learningRate");
@@ -69,6 +71,7 @@ class TestSetupValidation : public QObject {
     if (plab::deviceProblem("cuda").empty()) QSKIP("this machine has CUDA");
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
     QVERIFY(startAllowed(w));
     auto* device = w.optimizerPanel()->findChild<QComboBox*>("device");
@@ -84,6 +87,7 @@ class TestSetupValidation : public QObject {
   void jsonlWithoutTheTextFieldIsReportedWhenPicked() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
     QTemporaryDir dir;
     const QString file = dir.filePath("data.jsonl");
@@ -106,6 +110,7 @@ class TestSetupValidation : public QObject {
   void modelFolderWithoutWeightsIsReportedWhenPicked() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
     QTemporaryDir dir;
     const std::string_view config = plab::embeddedResource("models/tiny-gpt2/config.json");

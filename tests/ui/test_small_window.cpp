@@ -6,6 +6,7 @@
 #include <QtTest/QtTest>
 
 #include "main_window.h"
+#include "window_waits.h"
 
 using plab::ui::MainWindow;
 
@@ -15,6 +16,7 @@ class TestSmallWindow : public QObject {
   void fitsHalfOfAFullHdScreen() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     const QSize hint = w.minimumSizeHint();
     QVERIFY2(hint.width() <= 960, qPrintable(QString("minimum width %1").arg(hint.width())));
     QVERIFY2(hint.height() <= 600, qPrintable(QString("minimum height %1").arg(hint.height())));
@@ -28,6 +30,7 @@ class TestSmallWindow : public QObject {
   void everySetupTabScrolls() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     auto* tabs = w.findChild<QTabWidget*>("setupTabs");
     QVERIFY(tabs);
     QCOMPARE(tabs->count(), 3);

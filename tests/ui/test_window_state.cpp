@@ -8,6 +8,7 @@
 #include <QtTest/QtTest>
 
 #include "main_window.h"
+#include "window_waits.h"
 #include "panels/model_picker.h"
 #include "window_state.h"
 
@@ -23,6 +24,7 @@ class TestWindowState : public QObject {
     {
       QTemporaryDir workspace;
       MainWindow w(workspace.path());
+      QVERIFY(plab::test::waitForRuns(w));
       w.resize(1000, 640);
       w.show();
       QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -41,6 +43,7 @@ class TestWindowState : public QObject {
     QTemporaryDir workspace;
 
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     plab::ui::restoreWindowState(w, settings);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -57,6 +60,7 @@ class TestWindowState : public QObject {
     const QSettings settings(dir.filePath("none.ini"), QSettings::IniFormat);
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     plab::ui::restoreWindowState(w, settings);
     QCOMPARE(w.modelPicker()->spec().source, std::string("embedded"));
     QCOMPARE(w.findChild<QTabWidget*>("setupTabs")->currentIndex(), 0);

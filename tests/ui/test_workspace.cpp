@@ -28,6 +28,7 @@
 #include "charts/run_legend.h"
 #include "comparison/comparison_table.h"
 #include "main_window.h"
+#include "window_waits.h"
 #include "panels/dataset_panel.h"
 #include "panels/layer_tree_panel.h"
 #include "panels/model_picker.h"
@@ -107,6 +108,7 @@ class TestWorkspace : public QObject {
     QString folder;
     {
       MainWindow w(workspace.path());
+      QVERIFY(plab::test::waitForRuns(w));
       QVERIFY(w.workspaceLabel()->text().contains(QDir::toNativeSeparators(QDir::cleanPath(workspace.path()))));
       QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
       makeRunTiny(w, 3);
@@ -118,15 +120,16 @@ class TestWorkspace : public QObject {
         QVERIFY2(QFileInfo(QDir(folder).filePath(name)).size() > 0, name);
     }
     MainWindow again(workspace.path());
+    QVERIFY(plab::test::waitForRuns(again));
     QCOMPARE(again.store()->size(), 1);
     QCOMPARE(again.store()->state(0), RunState::Completed);
     QCOMPARE(again.store()->folder(0), folder);
     QCOMPARE(again.store()->record(0).config.name, std::string("run1-bf16-kahan"));
     again.chartPanel()->refreshNow();
     QCOMPARE(again.chartPanel()->lossChart()->trainGraph(0)->dataCount(), 3);
-    QCOMPARE(again.comparisonTable()->rowCount(), 1);
-    QCOMPARE(again.comparisonTable()->item(0, ComparisonTable::StatusColumn)->text(), QString("completed"));
-    QVERIFY(again.comparisonTable()->item(0, ComparisonTable::StartedColumn)->text() != "–");
+    QCOMPARE(again.comparisonTable()->shownTopLevelRows(), 1);
+    QCOMPARE(again.comparisonTable()->cellText(0, ComparisonTable::StatusColumn), QString("completed"));
+    QVERIFY(again.comparisonTable()->cellText(0, ComparisonTable::StartedColumn) != "–");
     // The numbering goes on instead of starting at run1 again.
     QTRY_VERIFY_WITH_TIMEOUT(again.modelPicker()->hasOverview(), 60000);
     makeRunTiny(again, 1);
@@ -144,8 +147,10 @@ class TestWorkspace : public QObject {
     plab::test::appendTornLine(killed);
     {
       MainWindow w(workspace.path());
+      QVERIFY(plab::test::waitForRuns(w));
       QCOMPARE(w.store()->size(), 0);
       QCOMPARE(w.openRunFolder(QString::fromStdString(sweep.string())), 2);
+      QVERIFY(plab::test::waitForRuns(w));
       QCOMPARE(w.openRunFolder(QString::fromStdString(sweep.string())), 0);  // already listed
       QCOMPARE(w.store()->size(), 2);
       w.chartPanel()->refreshNow();
@@ -154,10 +159,11 @@ class TestWorkspace : public QObject {
       QCOMPARE(w.store()->state(1 - fp32), RunState::Incomplete);
       QCOMPARE(w.chartPanel()->lossChart()->trainGraph(fp32)->dataCount(), 5);
       QCOMPARE(w.chartPanel()->lossChart()->trainGraph(1 - fp32)->dataCount(), 3);
-      QCOMPARE(w.comparisonTable()->item(1 - fp32, ComparisonTable::StatusColumn)->text(), QString("incomplete"));
+      QCOMPARE(w.comparisonTable()->cellText(1 - fp32, ComparisonTable::StatusColumn), QString("incomplete"));
       QVERIFY(w.store()->isLinked(0));
     }
     MainWindow again(workspace.path());
+    QVERIFY(plab::test::waitForRuns(again));
     QCOMPARE(again.store()->size(), 2);  // linked: listed after a restart
     // Deleting an opened run only unlists it; its files stay.
     QVERIFY(again.deleteRun(0));
@@ -173,22 +179,24 @@ class TestWorkspace : public QObject {
     const QDateTime modified = QFileInfo(metrics).lastModified();
     {
       MainWindow w(workspace.path());
+      QVERIFY(plab::test::waitForRuns(w));
       QCOMPARE(w.store()->size(), 1);
       w.renameRun(0, "sr, lr 1e-4");
-      QCOMPARE(w.comparisonTable()->item(0, ComparisonTable::NameColumn)->text(), QString("sr, lr 1e-4"));
+      QCOMPARE(w.comparisonTable()->cellText(0, ComparisonTable::NameColumn), QString("sr, lr 1e-4"));
       w.chartPanel()->refreshNow();
       QCOMPARE(w.chartPanel()->lossChart()->trainGraph(0)->name(), QString("sr, lr 1e-4"));
       // Unticking the row hides the run from the charts.
-      w.comparisonTable()->item(0, ComparisonTable::NameColumn)->setCheckState(Qt::Unchecked);
+      w.comparisonTable()->setRunChecked(0, false);
       QVERIFY(!w.store()->isVisible(0));
       w.chartPanel()->refreshNow();
       QCOMPARE(w.chartPanel()->lossChart()->trainGraph(0), nullptr);
       QCOMPARE(w.chartPanel()->lossChart()->legend->itemCount(), 0);
     }
     MainWindow again(workspace.path());
+    QVERIFY(plab::test::waitForRuns(again));
     QCOMPARE(again.store()->record(0).config.name, std::string("sr, lr 1e-4"));
     QVERIFY(!again.store()->isVisible(0));
-    QCOMPARE(again.comparisonTable()->item(0, ComparisonTable::NameColumn)->checkState(), Qt::Unchecked);
+    QCOMPARE(again.comparisonTable()->checkState(0), Qt::Unchecked);
     QCOMPARE(fileBytes(metrics), before);
     QCOMPARE(QFileInfo(metrics).lastModified(), modified);
     QVERIFY(fileBytes(QString::fromStdString((dir / "config.json").string())).contains("\"run1-bf16-sr\""));
@@ -219,12 +227,14 @@ class TestWorkspace : public QObject {
     // Neither to the trash through the link nor by name: the link alone goes.
     {
       MainWindow w(workspace.path());
+      QVERIFY(plab::test::waitForRuns(w));
       QCOMPARE(w.store()->size(), 1);
       QVERIFY(w.deleteRun(0));
     }
     QVERIFY(!fs::exists(fs::symlink_status(path(link))));
     QCOMPARE(filesIn(target), before);
     MainWindow again(workspace.path());
+    QVERIFY(plab::test::waitForRuns(again));
     QCOMPARE(again.store()->size(), 0);
   }
 
@@ -284,19 +294,22 @@ class TestWorkspace : public QObject {
                                                     namedConfig("gone", plab::OptimizerMode::Bf16Plain), 2);
     {
       MainWindow w(workspace.path());
+      QVERIFY(plab::test::waitForRuns(w));
       QCOMPARE(w.store()->size(), 1);
       QVERIFY(w.deleteRun(0));
       QCOMPARE(w.store()->size(), 0);
-      QCOMPARE(w.comparisonTable()->rowCount(), 0);
+      QCOMPARE(w.comparisonTable()->shownTopLevelRows(), 0);
       QVERIFY(!fs::exists(dir));
     }
     MainWindow again(workspace.path());
+    QVERIFY(plab::test::waitForRuns(again));
     QCOMPARE(again.store()->size(), 0);
   }
 
   void configSavesAndLoads() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     plab::RunConfig c = w.currentConfig();
     c.steps = 17;
     c.seed = 5;
@@ -332,6 +345,7 @@ class TestWorkspace : public QObject {
   void defaultsAreTheClis() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     nlohmann::json app = w.currentConfig().toJson(), cli = plab::defaultRunConfig().toJson();
     app.erase("name");
     cli.erase("name");
@@ -363,6 +377,7 @@ class TestWorkspace : public QObject {
   void everyCliFieldIsEditable() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     const plab::RunConfig want = plab::RunConfig::fromJson(nlohmann::json::parse(R"({
       "name": "every-field",
       "model": {"source": "folder", "path": "/nonexistent/model", "revision": "v2", "tokenizer": "bytes"},
@@ -405,6 +420,7 @@ class TestWorkspace : public QObject {
   void advancedWidgetsReachTheConfig() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     auto* panel = w.optimizerPanel();
     panel->findChild<QSpinBox*>("evalBatches")->setValue(9);
     panel->findChild<QSpinBox*>("evalEvery")->setValue(25);
@@ -464,9 +480,10 @@ class TestWorkspace : public QObject {
     plab::test::writeStoredRun(ws / "run3-bf16", bf16, 4, "completed", 0.02);
     {
       MainWindow w(workspace.path());
+      QVERIFY(plab::test::waitForRuns(w));
       QCOMPARE(w.store()->size(), 3);
       const int run = 2;
-      QCOMPARE(w.comparisonTable()->item(run, ComparisonTable::Fp32TwinColumn)->text(), QString("twin-fp32"));
+      QCOMPARE(w.comparisonTable()->cellText(run, ComparisonTable::Fp32TwinColumn), QString("twin-fp32"));
       const auto choices = w.comparisonTable()->fp32ReferenceChoices(run);
       QCOMPARE(choices.size(), size_t(2));
       QCOMPARE(choices[1].first, QString("run2-fp32"));
@@ -477,11 +494,13 @@ class TestWorkspace : public QObject {
     const auto display = plab::readRunDisplay(ws / "run3-bf16");
     QCOMPARE(display.fp32Reference, std::string("run2-fp32"));
     MainWindow again(workspace.path());
+    QVERIFY(plab::test::waitForRuns(again));
     const int run = 2;
-    auto* cell = again.comparisonTable()->item(run, ComparisonTable::Fp32TwinColumn);
-    QCOMPARE(cell->text(), QString("lr-fp32 (chosen)"));
-    QVERIFY2(cell->toolTip().contains("chosen by hand; its config differs in: adamw.lr"), qPrintable(cell->toolTip()));
-    const QString verdict = again.comparisonTable()->item(run, ComparisonTable::VerdictColumn)->text();
+    const QString twinTip =
+        again.comparisonTable()->cellData(run, ComparisonTable::Fp32TwinColumn, Qt::ToolTipRole).toString();
+    QCOMPARE(again.comparisonTable()->cellText(run, ComparisonTable::Fp32TwinColumn), QString("lr-fp32 (chosen)"));
+    QVERIFY2(twinTip.contains("chosen by hand; its config differs in: adamw.lr"), qPrintable(twinTip));
+    const QString verdict = again.comparisonTable()->cellText(run, ComparisonTable::VerdictColumn);
     QVERIFY2(verdict.contains("vs fp32 run lr-fp32 (chosen by hand; differs in: adamw.lr)"), qPrintable(verdict));
     again.chartPanel()->differenceCheckBox()->setChecked(true);
     again.chartPanel()->refreshNow();
@@ -492,7 +511,7 @@ class TestWorkspace : public QObject {
     QVERIFY(html.find("chosen by hand; differs in: adamw.lr") != std::string::npos);
     // Back to automatic: the rule's twin again, and display.json forgets the choice.
     again.setFp32Reference(run, QString());
-    QCOMPARE(again.comparisonTable()->item(run, ComparisonTable::Fp32TwinColumn)->text(), QString("twin-fp32"));
+    QCOMPARE(again.comparisonTable()->cellText(run, ComparisonTable::Fp32TwinColumn), QString("twin-fp32"));
     QVERIFY(plab::readRunDisplay(ws / "run3-bf16").fp32Reference.empty());
   }
 
@@ -503,11 +522,12 @@ class TestWorkspace : public QObject {
     plab::test::writeStoredRun(ws / "b", namedConfig("b-fp32", plab::OptimizerMode::Fp32AdamW), 3);
     plab::test::writeStoredRun(ws / "c", namedConfig("c-kahan", plab::OptimizerMode::Bf16Kahan), 3);
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QCOMPARE(w.store()->size(), 3);
     w.chartPanel()->refreshNow();
     for (int run = 0; run < 3; ++run) {
       const QColor chart = w.chartPanel()->lossChart()->trainGraph(run)->pen().color();
-      QCOMPARE(w.comparisonTable()->item(run, ComparisonTable::NameColumn)->foreground().color(), chart);
+      QCOMPARE(w.comparisonTable()->cellData(run, ComparisonTable::NameColumn, Qt::ForegroundRole).value<QColor>(), chart);
       QCOMPARE(w.chartPanel()->roundedAwayChart()->runGraph(run)->pen().color(), chart);
       const auto mode = w.store()->record(run).config.mode;
       if (mode == plab::OptimizerMode::Fp32AdamW) QCOMPARE(chart, QColor(0, 0, 0));
@@ -534,6 +554,7 @@ class TestWorkspace : public QObject {
     plab::test::writeStoredRun(path(workspace.path()) / "a", namedConfig("a", plab::OptimizerMode::Fp32AdamW), 3);
     plab::test::writeStoredRun(path(workspace.path()) / "b", namedConfig("b", plab::OptimizerMode::Bf16Plain), 0, "failed");
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QCOMPARE(w.store()->size(), 2);
     w.chartPanel()->refreshNow();
     LossChart* loss = w.chartPanel()->lossChart();
@@ -565,6 +586,7 @@ class TestWorkspace : public QObject {
     QString fp32Folder;
     {
       MainWindow w(workspace.path());
+      QVERIFY(plab::test::waitForRuns(w));
       QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
       plab::RunConfig c = w.currentConfig();
       c.mode = plab::OptimizerMode::Fp32AdamW;
@@ -572,6 +594,7 @@ class TestWorkspace : public QObject {
       plab::test::writeStoredRun(path(workspace.path()) / "earlier-fp32", c, 2);
     }
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QTRY_VERIFY_WITH_TIMEOUT(w.modelPicker()->hasOverview(), 60000);
     QCOMPARE(w.store()->size(), 1);
     w.setRunVisible(0, false);
@@ -593,6 +616,7 @@ class TestWorkspace : public QObject {
   void followTurnsOffWhenTheUserZooms() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QVERIFY(w.chartPanel()->followCheckBox()->isChecked());
     LossChart* loss = w.chartPanel()->lossChart();
     emit loss->mouseWheel(nullptr);
@@ -631,11 +655,12 @@ class TestWorkspace : public QObject {
     QElapsedTimer timer;
     timer.start();
     MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
     QVERIFY2(timer.elapsed() < 20000, qPrintable(QString::number(timer.elapsed())));
     QCOMPARE(w.store()->size(), 8);
     const auto row = [&](const char* name) { return w.store()->findFolder(QDir::cleanPath(workspace.path() + "/" + name)); };
     const auto status = [&](const char* name) {
-      return w.comparisonTable()->item(row(name), ComparisonTable::StatusColumn)->text();
+      return w.comparisonTable()->cellText(row(name), ComparisonTable::StatusColumn);
     };
     const struct {
       const char* run;
@@ -649,7 +674,7 @@ class TestWorkspace : public QObject {
       QVERIFY2(row(u.run) >= 0, u.run);
       QCOMPARE(w.store()->state(row(u.run)), RunState::Unreadable);
       QVERIFY2(status(u.run).startsWith(u.text), qPrintable(status(u.run)));
-      QCOMPARE(w.comparisonTable()->item(row(u.run), ComparisonTable::ModeColumn)->text(), QString("–"));
+      QCOMPARE(w.comparisonTable()->cellText(row(u.run), ComparisonTable::ModeColumn), QString("–"));
     }
     QCOMPARE(w.store()->state(row("torn-first")), RunState::Completed);
     QCOMPARE(w.store()->record(row("torn-first")).steps.size(), size_t(2));

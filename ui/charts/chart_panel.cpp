@@ -7,10 +7,14 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QSlider>
+#include <QTabBar>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <limits>
+#include <map>
 
 #include "charts/layer_heatmap.h"
 #include "charts/loss_chart.h"
@@ -19,14 +23,69 @@
 #include "charts/rounded_away_chart.h"
 #include "charts/run_legend.h"
 #include "charts/update_lost_chart.h"
+#include "report/fp32_comparison.h"
 #include "report/fp32_twin.h"
+#include "report/source_labels.h"
+#include "run/run_details.h"
 #include "run/run_store.h"
 
 namespace plab::ui {
+namespace {
 
-ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent), store_(store) {
+// Runs of different models or data never share a loss axis: a tab each.
+std::string panelKey(const plab::RunConfig& c) {
+  return c.model.source + "\x1f" + c.model.path + "\x1f" + c.model.revision + "\x1e" + c.data.path;
+}
+
+QString panelLabel(const plab::RunConfig& c, int runs) {
+  return QString("%1 · %2 (%3)")
+      .arg(QString::fromStdString(plab::report::modelSourceLabel(c.model.source, c.model.path)),
+           QString::fromStdString(plab::report::dataSourceLabel(c.data.path)))
+      .arg(runs);
+}
+
+// The runs' names without the prefix they share, cut at the end.
+std::vector<QString> shortLabels(std::vector<QString> labels) {
+  if (labels.size() > 1) {
+    QString prefix = labels.front();
+    for (const QString& l : labels)
+      while (!l.startsWith(prefix)) prefix.chop(1);
+    while (!prefix.isEmpty() && !QString("-_ ").contains(prefix.back())) prefix.chop(1);
+    if (!prefix.isEmpty() && std::all_of(labels.begin(), labels.end(), [&](const QString& l) { return l.size() > prefix.size(); }))
+      for (QString& l : labels) l = l.mid(prefix.size());
+  }
+  for (QString& l : labels)
+    if (l.size() > 28) l = l.left(27) + "…";
+  return labels;
+}
+
+// Whether a run can have the heatmap's metric at all.
+bool mayHaveMetric(const plab::RunConfig& c, HeatmapMetric metric) {
+  switch (metric) {
+    case HeatmapMetric::Fp16GradFlush:
+    case HeatmapMetric::Fp16GradZero:
+      return c.mode == plab::OptimizerMode::Fp16Plain || c.mode == plab::OptimizerMode::Fp16Mixed;
+    case HeatmapMetric::RoundedAway:
+    case HeatmapMetric::UpdateLost: return true;
+    default: return c.plan.usesLowPrecisionGemms();
+  }
+}
+
+}  // namespace
+
+ChartPanel::ChartPanel(const RunStore* store, RunDetails* details, QWidget* parent)
+    : QWidget(parent), store_(store), details_(details) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
+
+  // One tab per (model, data) among the drawn runs; hidden while there is one.
+  panelTabs_ = new QTabBar;
+  panelTabs_->setObjectName("chartPanelTabs");
+  panelTabs_->setExpanding(false);
+  panelTabs_->setDocumentMode(true);
+  panelTabs_->setToolTip("Runs of different models or data are never drawn on one axis: one tab each");
+  panelTabs_->hide();
+  layout->addWidget(panelTabs_);
 
   auto* controls = new QHBoxLayout;
   logScale_ = new QCheckBox("Log y");
@@ -77,6 +136,10 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
   heatmapScale_->setToolTip("Colour scale of the heatmap, the same for every run (not fitted to the data)");
   for (double max : {100.0, 50.0, 20.0, 10.0, 5.0, 1.0}) heatmapScale_->addItem(QString("0–%1 %").arg(max), max);
   auto* reset = new QPushButton("Reset zoom");
+  members_ = new QCheckBox("Group runs as lines");
+  members_->setObjectName("groupMembersAsLines");
+  members_->setToolTip("Draw each run of a group as its own line instead of the group's mean and band "
+                       "(at most a dozen lines per chart)");
   controls->addWidget(xAxis_);
   controls->addWidget(logX_);
   controls->addWidget(logScale_);
@@ -84,6 +147,7 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
   controls->addWidget(smoothingLabel);
   controls->addWidget(smoothing_);
   controls->addWidget(follow_);
+  controls->addWidget(members_);
   controls->addStretch();
   controls->addWidget(reset);
   reset->setToolTip("Drag: pan · wheel: zoom · hover: every run's value · right-click a chart: export PNG or PDF");
@@ -98,6 +162,12 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
   second->addWidget(heatmapRun_);
   second->addWidget(heatmapScale_);
   layout->addLayout(second);
+  note_ = new QLabel;
+  note_->setObjectName("chartDrawNote");
+  note_->setWordWrap(true);
+  note_->setStyleSheet("color: #555;");
+  note_->hide();
+  layout->addWidget(note_);
 
   auto* grid = new QGridLayout;
   grid->setSpacing(4);
@@ -122,9 +192,10 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
     c->setLegendShown(false);
   layout->addLayout(grid, 1);
 
-  updateRunChoices();
+  updateRunChoices({});
   timer_ = new QTimer(this);
-  timer_->setInterval(100);
+  // A few redraws a second keep the window responsive while a run trains.
+  timer_->setInterval(250);
   connect(timer_, &QTimer::timeout, this, [this] {
     if (dirty_) refreshNow();
   });
@@ -144,6 +215,7 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
     loss_->resetView();
   });
   connect(heatmapMetric_, &QComboBox::currentIndexChanged, this, [this] {
+    heatmapDrawn_ = std::make_tuple(-2, size_t(0), 0, false, static_cast<const void*>(nullptr));
     heatmap_->setMetric(HeatmapMetric(heatmapMetric_->currentData().toInt()));
     refreshNow();
     heatmap_->resetView();
@@ -152,6 +224,11 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
     refreshNow();
     heatmap_->resetView();
   });
+  connect(panelTabs_, &QTabBar::currentChanged, this, [this] {
+    refreshNow();
+    for (RunChart* c : charts()) c->resetView();
+  });
+  connect(members_, &QCheckBox::toggled, this, [this] { refreshNow(); });
   connect(smoothing_, &QSlider::valueChanged, this, [this, smoothingLabel](int value) {
     smoothingLabel->setText(QString("Smooth %1").arg(value / 100.0, 0, 'f', 2));
     loss_->setSmoothing(value / 100.0);
@@ -163,8 +240,9 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
   connect(xAxis_, &QComboBox::currentIndexChanged, this, [this] {
     for (RunChart* c : charts()) {
       c->setXAxisKind(XAxisKind(xAxis_->currentData().toInt()));
-      c->showRuns({});  // every key changes: draw again
+      c->showSeries({});  // every key changes: draw again
     }
+    heatmapDrawn_ = std::make_tuple(-2, size_t(0), 0, false, static_cast<const void*>(nullptr));
     refreshNow();
     for (RunChart* c : charts()) c->resetView();
   });
@@ -182,58 +260,219 @@ ChartPanel::ChartPanel(const RunStore* store, QWidget* parent) : QWidget(parent)
     follow_->setChecked(true);
     for (RunChart* c : charts()) c->resetView();
   });
-  connect(store_, &RunStore::runAdded, this, [this] { updateRunChoices(); markDirty(); });
-  // A rename or a run shown/hidden changes the heatmap's choices too.
-  connect(store_, &RunStore::runChanged, this, [this] { updateRunChoices(); markDirty(); });
-  connect(store_, &RunStore::stepAppended, this, &ChartPanel::markDirty);
-  connect(store_, &RunStore::cleared, this, [this] { updateRunChoices(); markDirty(); });
-  connect(store_, &RunStore::runRemoved, this, [this] { updateRunChoices(); markDirty(); });
-  connect(store_, &RunStore::filterChanged, this, [this] { updateRunChoices(); markDirty(); });
+  for (auto signal : {&RunStore::runAdded, &RunStore::runChanged, &RunStore::stepAppended, &RunStore::runRemoved,
+                      &RunStore::detailLoaded})
+    connect(store_, signal, this, &ChartPanel::markDirty);
+  connect(store_, &RunStore::runsAdded, this, &ChartPanel::markDirty);
+  connect(store_, &RunStore::visibilityChanged, this, &ChartPanel::markDirty);
+  connect(store_, &RunStore::cleared, this, &ChartPanel::markDirty);
+  connect(store_, &RunStore::filterChanged, this, &ChartPanel::markDirty);
+}
+
+void ChartPanel::setGrouping(const plab::report::Grouping& grouping) {
+  if (grouping == grouping_) return;
+  grouping_ = grouping;
+  markDirty();
 }
 
 void ChartPanel::markDirty() { dirty_ = true; }
 
 void ChartPanel::refreshNow() {
   dirty_ = false;
-  const std::vector<int> visible = store_->visibleRuns();
-  // The charts key their curves by position: when the shown runs change,
-  // they start over instead of appending to another run's curve.
-  if (visible != shownRuns_) {
-    for (RunChart* c : charts()) c->showRuns({});
-    shownRuns_ = visible;
+  const std::vector<int> drawn = drawnRuns();
+  buildSeries(drawn);
+  updateRunChoices(drawn);
+  // The charts key their curves by position: when the series change, they
+  // start over instead of appending to another series' curve.
+  std::vector<std::string> keys;
+  for (const ChartSeries& s : series_) {
+    std::string key = s.label.toStdString();
+    for (const plab::RunRecord* r : s.runs) key += "\x1f" + r->config.output_dir + "\x1f" + r->config.name;
+    keys.push_back(std::move(key));
   }
-  const int selected = heatmapRun_->currentData().toInt();
-  const auto at = std::find(visible.begin(), visible.end(), selected);
-  heatmap_->setSelectedRun(at == visible.end() ? -1 : static_cast<int>(at - visible.begin()));
-  std::vector<qint64> starts;  // "latest run" is the one started last
-  for (int i : visible)
-    starts.push_back(store_->started(i).isValid() ? store_->started(i).toMSecsSinceEpoch() : std::numeric_limits<qint64>::max());
-  heatmap_->setRunStarts(std::move(starts));
-  // Copy only when some run is hidden: the common case draws from the store.
-  if (static_cast<int>(visible.size()) == store_->size()) {
-    showRuns(store_->records());
-  } else {
-    showRuns(store_->visibleRecords());
+  if (keys != seriesKeys_) {
+    for (RunChart* c : charts()) c->showSeries({});
+    heatmapDrawn_ = std::make_tuple(-2, size_t(0), 0, false, static_cast<const void*>(nullptr));
+    seriesKeys_ = std::move(keys);
   }
+  for (RunChart* c : {static_cast<RunChart*>(loss_), static_cast<RunChart*>(updateLost_),
+                      static_cast<RunChart*>(rounded_), static_cast<RunChart*>(memory_),
+                      static_cast<RunChart*>(lossScale_)})
+    c->showSeries(series_);
+  legend_->showSeries(series_);
+  lossScale_->setVisible(LossScaleChart::anyRunScalesLoss(series_));
+
+  // The heatmap: one run, the chosen one or the one that loses the most,
+  // with its per-layer records (read in the background when listed without).
+  const int run = heatmapRun(drawn);
+  heatmapStoreRun_ = run;
+  heatmap_->setSelectedRun(run >= 0 ? 0 : -1);
+  std::vector<ChartSeries> one;
+  if (run >= 0) {
+    const bool ready = !details_ || details_->request(run) || store_->isDetailed(run);
+    if (ready) {
+      ChartSeries s;
+      s.label = s.name = QString::fromStdString(store_->relations().labels[static_cast<size_t>(run)]);
+      s.style = store_->relations().styles[static_cast<size_t>(run)];
+      s.runs = {&store_->record(run)};
+      s.twins = {nullptr};
+      s.twinLabels = {QString()};
+      s.twinsChosen = {false};
+      one.push_back(std::move(s));
+    }
+  }
+  const auto drawnKey = std::make_tuple(run, run >= 0 ? store_->record(run).steps.size() : size_t(0),
+                                        int(heatmap_->metric()), run >= 0 && store_->isDetailed(run),
+                                        run >= 0 ? static_cast<const void*>(&store_->record(run)) : nullptr);
+  if (drawnKey == heatmapDrawn_ && !one.empty()) return;
+  heatmapDrawn_ = one.empty() ? std::make_tuple(-2, size_t(0), 0, false, static_cast<const void*>(nullptr)) : drawnKey;
+  heatmap_->showSeries({});
+  heatmap_->showSeries(one);
 }
 
-void ChartPanel::showRuns(const std::vector<plab::RunRecord>& runs) {
-  for (RunChart* c : charts()) c->showRuns(runs);
-  legend_->showRuns(runs);
-  lossScale_->setVisible(LossScaleChart::anyRunScalesLoss(runs));
+std::vector<int> ChartPanel::drawnRuns() {
+  const std::vector<int> visible = store_->visibleRuns();
+  // Tabs: one per (model, data), in order of their first run.
+  std::vector<std::string> keys;
+  std::map<std::string, std::pair<int, int>> count;  // key -> (runs, first run)
+  for (int i : visible) {
+    const std::string key = panelKey(store_->record(i).config);
+    auto [it, added] = count.emplace(key, std::make_pair(0, i));
+    if (added) keys.push_back(key);
+    ++it->second.first;
+  }
+  const std::string current = panelTabs_->currentIndex() >= 0 && panelTabs_->currentIndex() < static_cast<int>(panelKeys_.size())
+                                  ? panelKeys_[static_cast<size_t>(panelTabs_->currentIndex())]
+                                  : std::string();
+  if (keys != panelKeys_ || panelTabs_->count() != static_cast<int>(keys.size())) {
+    const QSignalBlocker block(panelTabs_);
+    while (panelTabs_->count() > 0) panelTabs_->removeTab(0);
+    for (const std::string& key : keys)
+      panelTabs_->addTab(panelLabel(store_->record(count[key].second).config, count[key].first));
+    panelKeys_ = keys;
+    const auto at = std::find(keys.begin(), keys.end(), current);
+    panelTabs_->setCurrentIndex(at == keys.end() ? 0 : static_cast<int>(at - keys.begin()));
+  } else {
+    for (size_t t = 0; t < keys.size(); ++t)
+      panelTabs_->setTabText(static_cast<int>(t), panelLabel(store_->record(count[keys[t]].second).config, count[keys[t]].first));
+  }
+  panelTabs_->setVisible(keys.size() > 1);
+  if (keys.size() <= 1) return visible;
+  const std::string shown = panelKeys_[static_cast<size_t>(std::max(panelTabs_->currentIndex(), 0))];
+  std::vector<int> out;
+  for (int i : visible)
+    if (panelKey(store_->record(i).config) == shown) out.push_back(i);
+  return out;
+}
+
+void ChartPanel::buildSeries(const std::vector<int>& drawn) {
+  const auto& records = store_->records();
+  const auto& relations = store_->relations();
+  std::vector<size_t> runs(drawn.begin(), drawn.end());
+  std::vector<const plab::report::RunFields*> fields(records.size(), nullptr);
+  const auto group = [&](const plab::report::Grouping& g) {
+    if (g.kind == plab::report::Grouping::Kind::Fields)
+      for (size_t i : runs) fields[i] = &store_->fields(static_cast<int>(i));
+    return plab::report::groupRuns(records, fields, relations, runs, g);
+  };
+  QString note;
+  plab::report::Grouping grouping = grouping_;
+  std::vector<plab::report::RunGroup> groups = group(grouping);
+  // Too many lines to tell apart: seed families, then mode and format.
+  if (static_cast<int>(groups.size()) > kMaxLines && grouping.kind != plab::report::Grouping::Kind::SeedFamily) {
+    plab::report::Grouping families;
+    families.kind = plab::report::Grouping::Kind::SeedFamily;
+    auto byFamily = group(families);
+    if (byFamily.size() < groups.size()) {
+      grouping = families;
+      groups = std::move(byFamily);
+    }
+  }
+  if (static_cast<int>(groups.size()) > kMaxLines) {
+    grouping = plab::report::parseGrouping("mode, plan.gemm_format");
+    groups = group(grouping);
+  }
+  if (grouping != grouping_)
+    note = QString("%1 runs drawn as %2 groups (%3): each is the mean of its runs with a band over their range. "
+                   "Group or filter the table to draw fewer.")
+               .arg(runs.size())
+               .arg(groups.size())
+               .arg(grouping.kind == plab::report::Grouping::Kind::SeedFamily ? "seeds of one config"
+                                                                                : "by mode and GEMM format");
+  // On demand, a group's runs as lines (while they stay few enough to tell apart).
+  if (members_->isChecked()) {
+    if (runs.size() <= static_cast<size_t>(kMaxLines)) {
+      std::vector<plab::report::RunGroup> each;
+      for (const auto& g : groups)
+        for (size_t r : g.members) each.push_back({g.key, relations.labels[r], {r}});
+      groups = std::move(each);
+    } else {
+      note += (note.isEmpty() ? "" : " ") +
+              QString("%1 runs are too many to draw as lines: their groups are drawn.").arg(runs.size());
+    }
+  }
+  std::vector<QString> labels;
+  for (const auto& g : groups)
+    labels.push_back(g.members.size() == 1 ? QString::fromStdString(relations.labels[g.members.front()])
+                                           : QString("%1 (%2 runs)").arg(QString::fromStdString(g.label)).arg(g.members.size()));
+  const std::vector<QString> names = labels;
+  labels = shortLabels(labels);
+  std::vector<QString> twinLabels(records.size());
+  series_.clear();
+  for (size_t k = 0; k < groups.size(); ++k) {
+    ChartSeries s;
+    s.label = labels[k];
+    s.name = names[k];
+    s.style = relations.styles[groups[k].members.front()];
+    for (size_t r : groups[k].members) {
+      s.runs.push_back(&records[r]);
+      // The reference may be any run of the workspace, drawn or filtered out.
+      const auto twin = relations.twins[r];
+      s.twins.push_back(twin ? &records[*twin] : nullptr);
+      s.twinLabels.push_back(twin ? QString::fromStdString(relations.labels[*twin]) : QString());
+      s.twinsChosen.push_back(!records[r].fp32Reference.empty());
+    }
+    series_.push_back(std::move(s));
+  }
+  note_->setText(note);
+  note_->setVisible(!note.isEmpty());
+}
+
+int ChartPanel::heatmapRun(const std::vector<int>& drawn) const {
+  const int chosen = heatmapRun_->currentData().isValid() ? heatmapRun_->currentData().toInt() : -1;
+  if (chosen >= 0 && std::find(drawn.begin(), drawn.end(), chosen) != drawn.end()) return chosen;
+  // By default the run that loses the most update (of the runs that can
+  // have the metric), the latest started among equals.
+  const HeatmapMetric metric = heatmap_->metric();
+  int best = -1;
+  double bestLost = -1;
+  qint64 bestStart = std::numeric_limits<qint64>::min();
+  for (int i : drawn) {
+    const plab::RunRecord& r = store_->record(i);
+    if (r.steps.empty() || !mayHaveMetric(r.config, metric)) continue;
+    const double lost = plab::report::meanUpdateLost(r).value_or(0.0);
+    const qint64 start = store_->started(i).isValid() ? store_->started(i).toMSecsSinceEpoch() : std::numeric_limits<qint64>::max();
+    if (lost > bestLost + 1e-12 || (std::fabs(lost - bestLost) <= 1e-12 && start >= bestStart)) {
+      best = i;
+      bestLost = lost;
+      bestStart = start;
+    }
+  }
+  return best;
 }
 
 std::vector<RunChart*> ChartPanel::charts() const {
   return {loss_, updateLost_, rounded_, memory_, heatmap_, lossScale_};
 }
 
-void ChartPanel::updateRunChoices() {
+void ChartPanel::updateRunChoices(const std::vector<int>& drawn) {
+  if (drawn == heatmapChoices_ && heatmapRun_->count() > 0) return;
+  heatmapChoices_ = drawn;
   const int selected = heatmapRun_->currentData().isValid() ? heatmapRun_->currentData().toInt() : -1;
   const QSignalBlocker block(heatmapRun_);
   heatmapRun_->clear();
-  heatmapRun_->addItem("latest run", -1);
-  for (int i : store_->visibleRuns())
-    heatmapRun_->addItem(QString::fromStdString(plab::report::runLabel(store_->records(), static_cast<size_t>(i))), i);
+  heatmapRun_->addItem("the run losing the most", -1);
+  for (int i : drawn) heatmapRun_->addItem(QString::fromStdString(store_->relations().labels[static_cast<size_t>(i)]), i);
   const int index = heatmapRun_->findData(selected);
   heatmapRun_->setCurrentIndex(index >= 0 ? index : 0);
 }

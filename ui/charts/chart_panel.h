@@ -2,16 +2,27 @@
 // The live charts in a grid with their controls (log y on the loss, update
 // lost and rounded away charts; loss minus fp32's; x axis (steps, tokens,
 // wall time; log), loss smoothing, follow new data, heatmap metric, run and
-// colour scale, reset zoom) and one legend for all of them. Shows the store's visible runs; redraws at most ~10 times a
+// colour scale, reset zoom) and one legend for all of them. Draws the runs
+// the table has ticked and the filter shows, as the table groups them (a
+// group: its mean with a band over its runs); more runs than a chart can
+// tell apart are drawn as seed families, then by mode and format, and the
+// note above the charts says so. Runs of different models or data never
+// share an axis: one tab per (model, data). Redraws at most a few times a
 // second, however fast steps arrive.
 #include <QWidget>
+#include <string>
+#include <tuple>
 #include <vector>
 
+#include "charts/chart_series.h"
+#include "report/run_groups.h"
 #include "report/run_report.h"
 
 class QCheckBox;
 class QComboBox;
+class QLabel;
 class QSlider;
+class QTabBar;
 class QTimer;
 
 namespace plab::ui {
@@ -23,16 +34,32 @@ class MemoryChart;
 class RoundedAwayChart;
 class RunLegend;
 class RunChart;
+class RunDetails;
 class RunStore;
 class UpdateLostChart;
 
 class ChartPanel : public QWidget {
   Q_OBJECT
  public:
-  explicit ChartPanel(const RunStore* store, QWidget* parent = nullptr);
+  // More lines than this in one chart are drawn as groups.
+  static constexpr int kMaxLines = 12;
+  // details: reads the heatmap's run's per-layer records when the run was
+  // listed without them (may be null: then only runs that have them).
+  ChartPanel(const RunStore* store, RunDetails* details = nullptr, QWidget* parent = nullptr);
+  explicit ChartPanel(const RunStore* store, QWidget* parent) : ChartPanel(store, nullptr, parent) {}
 
   void markDirty();   // new data in the store; redraw soon
   void refreshNow();  // redraw immediately (tests, export)
+  // The table's grouping: a group of the table is a series of the charts.
+  void setGrouping(const plab::report::Grouping& grouping);
+
+  // What is drawn: the series (one per run or group) of the current tab,
+  // the tabs' (model, data) keys and the note on what was grouped or left out.
+  const std::vector<ChartSeries>& series() const { return series_; }
+  QTabBar* panelTabs() const { return panelTabs_; }
+  QLabel* drawNote() const { return note_; }
+  QCheckBox* membersCheckBox() const { return members_; }  // a group's runs as lines too
+  int heatmapStoreRun() const { return heatmapStoreRun_; }  // the store index the heatmap shows (or waits for), -1: none
 
   LossChart* lossChart() const { return loss_; }
   MemoryChart* memoryChart() const { return memory_; }
@@ -48,14 +75,25 @@ class ChartPanel : public QWidget {
   QCheckBox* logXCheckBox() const { return logX_; }
   QComboBox* xAxisCombo() const { return xAxis_; }            // data: int(XAxisKind)
   QComboBox* heatmapScaleCombo() const { return heatmapScale_; }  // data: the scale's maximum in %
+  QComboBox* heatmapRunCombo() const { return heatmapRun_; }  // data: a store index, or -1 (the run that loses the most)
   QSlider* smoothingSlider() const { return smoothing_; }  // 0..99: EMA weight in percent
 
  private:
-  void updateRunChoices();
-  void showRuns(const std::vector<plab::RunRecord>& runs);
+  void updateRunChoices(const std::vector<int>& drawn);
+  std::vector<int> drawnRuns();  // of the current tab; sets the tabs
+  void buildSeries(const std::vector<int>& drawn);
+  int heatmapRun(const std::vector<int>& drawn) const;
   std::vector<RunChart*> charts() const;
 
   const RunStore* store_;
+  RunDetails* details_;
+  plab::report::Grouping grouping_;
+  std::vector<ChartSeries> series_;
+  std::vector<std::string> seriesKeys_;  // what the charts' slots hold: a change starts them over
+  QTabBar* panelTabs_;
+  std::vector<std::string> panelKeys_;
+  QLabel* note_;
+  QCheckBox* members_;
   LossChart* loss_;
   MemoryChart* memory_;
   RoundedAwayChart* rounded_;
@@ -72,8 +110,12 @@ class ChartPanel : public QWidget {
   QComboBox* xAxis_;
   QComboBox* heatmapScale_;
   QSlider* smoothing_;
-  std::vector<int> shownRuns_;  // store indices the charts show, in order
   QTimer* timer_;
+  std::vector<int> heatmapChoices_;  // the runs in the heatmap's chooser
+  int heatmapStoreRun_ = -1;
+  // What the heatmap drew last (run, its steps, metric, whether detailed):
+  // the same again is not recomputed.
+  std::tuple<int, size_t, int, bool, const void*> heatmapDrawn_{-2, 0, 0, false, nullptr};
   bool dirty_ = false;
 };
 

@@ -273,7 +273,15 @@ void LayerHeatmap::setMetric(HeatmapMetric metric) {
   setExplanation(metricExplanation(metric));
 }
 
-void LayerHeatmap::showRuns(const std::vector<plab::RunRecord>& runs) {
+void LayerHeatmap::showSeries(const std::vector<ChartSeries>& series) {
+  // A group's runs one by one: a heatmap shows one run.
+  std::vector<const plab::RunRecord*> runs;
+  std::vector<QString> labels;
+  for (const ChartSeries& s : series)
+    for (size_t k = 0; k < s.runs.size(); ++k) {
+      runs.push_back(s.runs[k]);
+      labels.push_back(s.group() ? QString::fromStdString(s.runs[k]->config.name) : s.label);
+    }
   int run = selected_;
   if (run < 0 || run >= static_cast<int>(runs.size())) {
     // The latest run: started last (the list holds runs in the order they
@@ -281,7 +289,7 @@ void LayerHeatmap::showRuns(const std::vector<plab::RunRecord>& runs) {
     run = -1;
     const bool timed = starts_.size() == runs.size();
     for (int i = 0; i < static_cast<int>(runs.size()); ++i) {
-      const auto& steps = runs[static_cast<size_t>(i)].steps;
+      const auto& steps = runs[static_cast<size_t>(i)]->steps;
       const bool has = std::any_of(steps.begin(), steps.end(),
                                    [this](const plab::StepMetrics& m) { return !layerValues(m, metric_).empty(); });
       if (has && (run < 0 || !timed || starts_[static_cast<size_t>(i)] >= starts_[static_cast<size_t>(run)])) run = i;
@@ -298,10 +306,9 @@ void LayerHeatmap::showRuns(const std::vector<plab::RunRecord>& runs) {
     scheduleReplot();
     return;
   }
-  const auto& record = runs[static_cast<size_t>(run)];
+  const auto& record = *runs[static_cast<size_t>(run)];
   // Runs named alike read "name (2)", as in the legend and the run chooser.
-  const QString name = record.config.name.empty() ? runLabel(record, run)
-                                                  : QString::fromStdString(plab::report::runLabel(runs, static_cast<size_t>(run)));
+  const QString name = labels[static_cast<size_t>(run)];
   titleElement_->setText(QString(metricTitle(metric_)) + " — " + name);
 
   // Rows: the model-order layer list from RunInfo, plus any layer only seen in steps.

@@ -40,10 +40,11 @@ class LayerHeatmap : public RunChart {
   Q_OBJECT
  public:
   explicit LayerHeatmap(QWidget* parent = nullptr);
-  void showRuns(const std::vector<plab::RunRecord>& runs) override;
+  // One run: the selected one among the series' runs (a group's runs one by one).
+  void showSeries(const std::vector<ChartSeries>& series) override;
 
   void setSelectedRun(int run);  // -1: the latest run (runStarts) that has layer stats
-  // When each run of the next showRuns started (ms since the epoch, one per
+  // When each run of the next showSeries started (ms since the epoch, one per
   // run; a run not started yet: the largest). Without them, list order.
   void setRunStarts(std::vector<qint64> starts) { starts_ = std::move(starts); }
   void setMetric(HeatmapMetric metric);

@@ -10,6 +10,10 @@ namespace {
 
 const char* const kLossLabel = "loss (line: train, marks: val)";
 
+void clearGraph(QCPGraph* g) {
+  if (g) g->data()->clear();
+}
+
 }  // namespace
 
 LossChart::LossChart(QWidget* parent) : RunChart("Loss", parent) {
@@ -20,11 +24,10 @@ LossChart::LossChart(QWidget* parent) : RunChart("Loss", parent) {
 }
 
 void LossChart::clearData() {
-  for (RunGraphs& g : graphs_) {
-    if (g.train) g.train->data()->clear();
-    if (g.raw) g.raw->data()->clear();
-    if (g.val) g.val->data()->clear();
+  for (SeriesGraphs& g : graphs_) {
+    for (QCPGraph* graph : {g.train, g.raw, g.val, g.low, g.high}) clearGraph(graph);
     g.stepsShown = 0;
+    g.groupVersion = 0;
     g.ema = Ema(smoothing_);
   }
 }
@@ -47,89 +50,150 @@ void LossChart::setSmoothing(double weight) {
   clearData();
 }
 
-void LossChart::styleRun(RunGraphs& g, const QString& label, const plab::RunStyle& style) {
+void LossChart::styleSeries(SeriesGraphs& g, const QString& label, const plab::RunStyle& style, bool group) {
   if (!g.train) {
-    // The faint raw curve first, so the smoothed one is drawn over it.
+    // The band and the faint raw curve first, so the line is drawn over them.
+    g.low = addGraph();
+    g.high = addGraph();
     g.raw = addGraph();
     g.train = addGraph();
     g.val = addGraph();
-    // One legend entry per run keeps the legend short; the axis label
+    // One legend entry per series keeps the legend short; the axis label
     // explains the marked validation curves.
-    g.raw->removeFromLegend();
-    g.val->removeFromLegend();
+    for (QCPGraph* other : {g.low, g.high, g.raw, g.val}) other->removeFromLegend();
     g.ema = Ema(smoothing_);
   }
   g.train->setName(label);
   g.raw->setName(label + " (raw)");
   g.val->setName(label + " (val)");
-  // A later run of a mode: its mode's colour in a dash pattern of its own,
-  // on the train and the validation curve alike; validation is told from
-  // train by its marks (the run's marker), not by a dash.
+  g.high->setName(label + " (range)");
+  // A later run of a colour: that colour in a dash pattern of its own, on
+  // the train and the validation curve alike; validation is told from train
+  // by its marks (the run's marker), not by a dash.
   const QColor color = toQColor(style.color);
-  g.train->setPen(runPen(style, 1.6));
+  g.train->setPen(runPen(style, group ? 2.0 : 1.6));
   QColor faint = color;
   faint.setAlpha(60);
   g.raw->setPen(QPen(faint, 1.0));  // solid: a dashed jagged curve reads as noise
-  g.raw->setVisible(smoothing_ > 0);
+  g.raw->setVisible(smoothing_ > 0 && !group);
   g.val->setPen(runPen(style, 1.0));
   g.val->setScatterStyle(QCPScatterStyle(runMarker(style.repeat), color, color, 6));
+  // A group's range: the band between its lowest and highest run.
+  QColor band = color;
+  band.setAlpha(45);
+  g.low->setPen(Qt::NoPen);
+  g.high->setPen(Qt::NoPen);
+  g.high->setBrush(band);
+  g.high->setChannelFillGraph(group ? g.low : nullptr);
+  g.low->setVisible(group);
+  g.high->setVisible(group);
 }
 
-void LossChart::showDifferences(const std::vector<plab::RunRecord>& runs) {
-  for (size_t i = 0; i < runs.size(); ++i) {
-    RunGraphs& g = graphs_[i];
-    g.train->data()->clear();
-    g.raw->data()->clear();
-    g.val->data()->clear();
-    g.stepsShown = 0;
-    const auto ref = plab::report::fp32TwinIndex(runs, i);
-    if (!ref) continue;
-    const plab::report::LossDifference d = plab::report::lossDifference(runs[i], runs[*ref]);
-    Ema ema(smoothing_);
-    for (size_t s = 0; s < d.steps.size(); ++s) {
-      const double key = keyOfStep(runs[i], static_cast<int64_t>(d.steps[s]));
-      g.raw->addData(key, d.train[s]);
-      g.train->addData(key, ema.next(d.train[s]));
-    }
-    for (size_t s = 0; s < d.valSteps.size(); ++s)
-      g.val->addData(keyOfStep(runs[i], static_cast<int64_t>(d.valSteps[s])), d.val[s]);
+void LossChart::showRunDifference(SeriesGraphs& g, const ChartSeries& s) {
+  for (QCPGraph* graph : {g.train, g.raw, g.val, g.low, g.high}) clearGraph(graph);
+  g.stepsShown = 0;
+  const plab::RunRecord& run = s.first();
+  const plab::RunRecord* ref = s.twins.front();
+  if (!ref) return;
+  const plab::report::LossDifference d = plab::report::lossDifference(run, *ref);
+  Ema ema(smoothing_);
+  for (size_t k = 0; k < d.steps.size(); ++k) {
+    const double key = keyOfStep(run, static_cast<int64_t>(d.steps[k]));
+    g.raw->addData(key, d.train[k]);
+    g.train->addData(key, ema.next(d.train[k]));
   }
+  for (size_t k = 0; k < d.valSteps.size(); ++k) g.val->addData(keyOfStep(run, static_cast<int64_t>(d.valSteps[k])), d.val[k]);
 }
 
-std::vector<QString> LossChart::differenceLabels(const std::vector<plab::RunRecord>& runs) {
-  const std::vector<QString> names = legendLabels(runs);
-  std::vector<QString> labels = names;
-  const auto twins = plab::report::fp32TwinIndices(runs);
-  for (size_t i = 0; i < runs.size(); ++i) {
-    if (!twins[i]) labels[i] += ": no fp32 twin shown";
-    else if (*twins[i] == i) labels[i] += " (fp32 itself)";
-    else labels[i] += " − " + names[*twins[i]] + (runs[i].fp32Reference.empty() ? "" : " (chosen)");
+void LossChart::showGroup(SeriesGraphs& g, const ChartSeries& s) {
+  // A thousand runs drawn as groups: only a group whose runs changed is computed again.
+  if (g.groupVersion == s.version() && g.train->dataCount() > 0) return;
+  g.groupVersion = s.version();
+  for (QCPGraph* graph : {g.train, g.raw, g.val, g.low, g.high}) clearGraph(graph);
+  // Each run smoothed alone, then the mean and range over the runs (in the
+  // difference view: of each run minus its own reference).
+  std::vector<std::map<int64_t, double>> train, val;
+  for (size_t k = 0; k < s.runs.size(); ++k) {
+    std::map<int64_t, double> t, v;
+    Ema ema(smoothing_);
+    if (difference_) {
+      if (!s.twins[k]) continue;  // a run without a reference adds nothing to the difference
+      const plab::report::LossDifference d = plab::report::lossDifference(*s.runs[k], *s.twins[k]);
+      for (size_t i = 0; i < d.steps.size(); ++i) t[static_cast<int64_t>(d.steps[i])] = ema.next(d.train[i]);
+      for (size_t i = 0; i < d.valSteps.size(); ++i) v[static_cast<int64_t>(d.valSteps[i])] = d.val[i];
+    } else {
+      for (const plab::StepMetrics& m : s.runs[k]->steps) {
+        t[m.step] = ema.next(m.loss);
+        if (m.valLoss) v[m.step] = *m.valLoss;
+      }
+    }
+    train.push_back(std::move(t));
+    val.push_back(std::move(v));
+  }
+  const GroupCurve curve = meanAndRange(train);
+  for (size_t i = 0; i < curve.steps.size(); ++i) {
+    const double key = keyOfStep(s.first(), static_cast<int64_t>(curve.steps[i]));
+    g.train->addData(key, curve.mean[i]);
+    g.low->addData(key, curve.low[i]);
+    g.high->addData(key, curve.high[i]);
+  }
+  const GroupCurve valCurve = meanAndRange(val);
+  for (size_t i = 0; i < valCurve.steps.size(); ++i)
+    g.val->addData(keyOfStep(s.first(), static_cast<int64_t>(valCurve.steps[i])), valCurve.mean[i]);
+  g.stepsShown = 0;
+}
+
+std::vector<QString> LossChart::differenceLabels(const std::vector<ChartSeries>& series) {
+  std::vector<QString> labels;
+  for (const ChartSeries& s : series) {
+    QString label = s.label;
+    if (s.group()) {
+      const auto withTwin = std::count_if(s.twins.begin(), s.twins.end(), [](const auto* t) { return t != nullptr; });
+      label += withTwin == 0 ? QString(": no fp32 twins")
+                             : QString(" − their fp32 twins (%1 of %2 runs)").arg(withTwin).arg(s.runs.size());
+    } else if (!s.twins.front()) {
+      label += ": no fp32 twin";
+    } else if (s.twins.front() == s.runs.front()) {
+      label += " (fp32 itself)";
+    } else {
+      label += " − " + s.twinLabels.front() + (s.twinsChosen.front() ? " (chosen)" : "");
+    }
+    labels.push_back(label);
   }
   return labels;
 }
 
-void LossChart::showRuns(const std::vector<plab::RunRecord>& runs) {
-  if (runs.size() < graphs_.size()) {  // the session was cleared: start over
+void LossChart::showSeries(const std::vector<ChartSeries>& series) {
+  if (series.size() < graphs_.size()) {  // the list changed: start over
     clearGraphs();
     graphs_.clear();
   }
-  const std::vector<plab::RunStyle> styles = plab::runStyles(runs);
-  const std::vector<QString> labels = difference_ ? differenceLabels(runs) : legendLabels(runs);
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const auto& run = runs[i];
+  std::vector<QString> labels;
+  if (difference_) labels = differenceLabels(series);
+  else
+    for (const ChartSeries& s : series) labels.push_back(s.label);
+  for (size_t i = 0; i < series.size(); ++i) {
+    const ChartSeries& s = series[i];
     if (i >= graphs_.size()) graphs_.push_back({});
-    RunGraphs& g = graphs_[i];
-    styleRun(g, labels[i], styles[i]);
-    if (difference_) continue;
+    SeriesGraphs& g = graphs_[i];
+    styleSeries(g, labels[i], s.style, s.group());
+    if (s.group()) {
+      showGroup(g, s);
+      continue;
+    }
+    if (difference_) {
+      showRunDifference(g, s);
+      continue;
+    }
+    const plab::RunRecord& run = s.first();
     if (run.steps.size() < g.stepsShown) {
-      g.train->data()->clear();
-      g.raw->data()->clear();
-      g.val->data()->clear();
+      for (QCPGraph* graph : {g.train, g.raw, g.val}) clearGraph(graph);
       g.stepsShown = 0;
       g.ema = Ema(smoothing_);
     }
-    for (size_t s = g.stepsShown; s < run.steps.size(); ++s) {
-      const auto& m = run.steps[s];
+    // Live updates only add the new steps.
+    for (size_t k = g.stepsShown; k < run.steps.size(); ++k) {
+      const auto& m = run.steps[k];
       const double key = keyOf(run, m);
       g.raw->addData(key, m.loss);
       g.train->addData(key, g.ema.next(m.loss));
@@ -137,14 +201,13 @@ void LossChart::showRuns(const std::vector<plab::RunRecord>& runs) {
     }
     g.stepsShown = run.steps.size();
   }
-  if (difference_) showDifferences(runs);
-  // Only runs with something drawn appear in the legend (not queued ones),
-  // and in the difference view the runs that have no fp32 twin, saying so.
+  // Only series with something drawn appear in the legend (not queued runs),
+  // and in the difference view those without an fp32 twin, saying so.
   for (size_t i = 0; i < graphs_.size(); ++i) {
-    RunGraphs& g = graphs_[i];
+    SeriesGraphs& g = graphs_[i];
     const bool drawn = g.train->dataCount() > 0 || g.val->dataCount() > 0;
-    const bool twinless = difference_ && i < runs.size() && !runs[i].steps.empty() &&
-                          !plab::report::fp32TwinIndex(runs, i);
+    const bool twinless = difference_ && i < series.size() && !series[i].first().steps.empty() &&
+                          std::none_of(series[i].twins.begin(), series[i].twins.end(), [](const auto* t) { return t; });
     if (drawn || twinless) g.train->addToLegend();
     else g.train->removeFromLegend();
   }
@@ -156,16 +219,22 @@ void LossChart::setLogScale(bool on) { setLogY(on); }
 
 bool LossChart::logScale() const { return logY(); }
 
-QCPGraph* LossChart::trainGraph(int run) const {
-  return run >= 0 && run < static_cast<int>(graphs_.size()) ? graphs_[static_cast<size_t>(run)].train : nullptr;
+QCPGraph* LossChart::trainGraph(int series) const {
+  return series >= 0 && series < static_cast<int>(graphs_.size()) ? graphs_[static_cast<size_t>(series)].train : nullptr;
 }
 
-QCPGraph* LossChart::rawGraph(int run) const {
-  return run >= 0 && run < static_cast<int>(graphs_.size()) ? graphs_[static_cast<size_t>(run)].raw : nullptr;
+QCPGraph* LossChart::rawGraph(int series) const {
+  return series >= 0 && series < static_cast<int>(graphs_.size()) ? graphs_[static_cast<size_t>(series)].raw : nullptr;
 }
 
-QCPGraph* LossChart::valGraph(int run) const {
-  return run >= 0 && run < static_cast<int>(graphs_.size()) ? graphs_[static_cast<size_t>(run)].val : nullptr;
+QCPGraph* LossChart::valGraph(int series) const {
+  return series >= 0 && series < static_cast<int>(graphs_.size()) ? graphs_[static_cast<size_t>(series)].val : nullptr;
+}
+
+QCPGraph* LossChart::bandGraph(int series) const {
+  if (series < 0 || series >= static_cast<int>(graphs_.size())) return nullptr;
+  const SeriesGraphs& g = graphs_[static_cast<size_t>(series)];
+  return g.high && g.high->visible() ? g.high : nullptr;
 }
 
 }  // namespace plab::ui

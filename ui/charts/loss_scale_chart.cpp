@@ -23,16 +23,31 @@ bool LossScaleChart::anyRunScalesLoss(const std::vector<plab::RunRecord>& runs) 
   });
 }
 
-void LossScaleChart::showRuns(const std::vector<plab::RunRecord>& runs) {
-  if (runs.size() < scale_.size()) {  // the session was cleared: start over
+bool LossScaleChart::anyRunScalesLoss(const std::vector<ChartSeries>& series) {
+  for (const ChartSeries& s : series)
+    for (const plab::RunRecord* r : s.runs)
+      if (std::any_of(r->steps.begin(), r->steps.end(), [](const plab::StepMetrics& m) { return m.lossScale.has_value(); }))
+        return true;
+  return false;
+}
+
+void LossScaleChart::showSeries(const std::vector<ChartSeries>& series) {
+  std::vector<const plab::RunRecord*> runsOf;
+  std::vector<plab::RunStyle> styles;
+  std::vector<QString> labels;
+  for (const ChartSeries& s : series)
+    for (size_t k = 0; k < s.runs.size(); ++k) {
+      runsOf.push_back(s.runs[k]);
+      styles.push_back(s.style);
+      labels.push_back(s.group() ? QString("%1 #%2").arg(s.label).arg(k + 1) : s.label);
+    }
+  if (runsOf.size() < scale_.size()) {  // the list changed: start over
     clearGraphs();
     scale_.clear();
     skipped_.clear();
     stepsShown_.clear();
   }
-  const std::vector<plab::RunStyle> styles = plab::runStyles(runs);
-  const std::vector<QString> labels = legendLabels(runs);
-  for (size_t i = 0; i < runs.size(); ++i) {
+  for (size_t i = 0; i < runsOf.size(); ++i) {
     if (i >= scale_.size()) {
       scale_.push_back(addGraph());
       skipped_.push_back(addGraph());
@@ -47,7 +62,7 @@ void LossScaleChart::showRuns(const std::vector<plab::RunRecord>& runs) {
     g->setName(labels[i]);
     x->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QColor(200, 30, 30), 9));
     x->setName(labels[i] + " skipped");
-    const auto& run = runs[i];
+    const auto& run = *runsOf[i];
     if (run.steps.size() < stepsShown_[i]) {
       g->data()->clear();
       x->data()->clear();

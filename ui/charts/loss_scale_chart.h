@@ -13,9 +13,12 @@ class LossScaleChart : public RunChart {
   Q_OBJECT
  public:
   explicit LossScaleChart(QWidget* parent = nullptr);
-  void showRuns(const std::vector<plab::RunRecord>& runs) override;
+  // A group's runs are drawn one by one (a scale is a step function: a mean
+  // of scales is no scale), in the group's style.
+  void showSeries(const std::vector<ChartSeries>& series) override;
   // Whether any of the runs recorded a loss scale (the panel shows the chart then).
   static bool anyRunScalesLoss(const std::vector<plab::RunRecord>& runs);
+  static bool anyRunScalesLoss(const std::vector<ChartSeries>& series);
   QCPGraph* scaleGraph(int run) const;
   QCPGraph* skippedGraph(int run) const;
 

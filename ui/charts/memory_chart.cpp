@@ -5,6 +5,7 @@
 
 #include "charts/run_colors.h"
 #include "report/fp32_comparison.h"
+#include "report/run_relations.h"
 #include "run/run_summary.h"
 #include "util/format.h"
 
@@ -126,7 +127,7 @@ MemoryChart::MemoryChart(QWidget* parent) : RunChart("Training-state memory", pa
   });
 }
 
-void MemoryChart::showRuns(const std::vector<plab::RunRecord>& runs) {
+void MemoryChart::showSeries(const std::vector<ChartSeries>& series) {
   std::array<QVector<double>, kParts> values;
   QVector<double> keys;
   std::vector<QPen> pens;
@@ -137,9 +138,8 @@ void MemoryChart::showRuns(const std::vector<plab::RunRecord>& runs) {
   totals_.clear();
   barLabels_.clear();
   savings_.clear();
+  summary_.clear();
   clearItems();
-  const std::vector<plab::RunStyle> styles = plab::runStyles(runs);
-  const std::vector<QString> names = legendLabels(runs);  // short and unique, as in the legend
   auto addBar = [&](const plab::MemoryBreakdown& m, const QString& label, const QPen& pen, const QColor& color,
                     const QString& saving) {
     const double key = static_cast<double>(keys.size() + 1);
@@ -166,29 +166,84 @@ void MemoryChart::showRuns(const std::vector<plab::RunRecord>& runs) {
     text->setClipToAxisRect(false);
     savingItems_.push_back(text);
   };
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const RunSummary s = summarizeRun(runs[i], runs[i].result.stepsDone > 0);
-    if (s.memoryBytes <= 0 || s.fp32BaselineBytes <= 0) continue;  // nothing measured yet
+  // The series that measured memory, with what they save (a group: the
+  // mean over its runs).
+  struct Measured {
+    const ChartSeries* series;
+    double saved = 0;
+    std::optional<double> peak;
+  };
+  std::vector<Measured> measured;
+  for (const ChartSeries& s : series) {
+    Measured m{&s, 0, std::nullopt};
+    double sum = 0, peakSum = 0;
+    int n = 0, peaks = 0;
+    for (size_t k = 0; k < s.runs.size(); ++k) {
+      const RunSummary summary = summarizeRun(*s.runs[k], s.runs[k]->result.stepsDone > 0);
+      if (summary.memoryBytes <= 0 || summary.fp32BaselineBytes <= 0) continue;  // nothing measured yet
+      sum += summary.savedFraction;
+      ++n;
+      if (const auto p = plab::report::measuredPeakSaving(*s.runs[k], s.twins[k]); p && s.twins[k] != s.runs[k]) {
+        peakSum += *p;
+        ++peaks;
+      }
+    }
+    if (n == 0) continue;
+    m.saved = sum / n;
+    if (peaks > 0) m.peak = peakSum / peaks;
+    measured.push_back(m);
+  }
+  // Many series: those that save the most, in their order, and one line for the rest.
+  std::vector<Measured> shown = measured;
+  if (static_cast<int>(measured.size()) > kMaxBars) {
+    std::vector<size_t> order(measured.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return measured[a].saved > measured[b].saved; });
+    std::vector<bool> keep(measured.size(), false);
+    for (int i = 0; i < kMaxBars; ++i) keep[order[static_cast<size_t>(i)]] = true;
+    shown.clear();
+    double low = 1e9, high = -1e9;
+    for (size_t i = 0; i < measured.size(); ++i) {
+      if (keep[i]) {
+        shown.push_back(measured[i]);
+        continue;
+      }
+      low = std::min(low, measured[i].saved);
+      high = std::max(high, measured[i].saved);
+    }
+    const size_t rest = measured.size() - shown.size();
+    summary_ = QString("+%1 more saving %2 to %3 (the table lists all)")
+                   .arg(rest)
+                   .arg(percentText(low, 0))
+                   .arg(percentText(high, 0));
+  }
+  for (const Measured& m : shown) {
+    const ChartSeries& s = *m.series;
+    const plab::RunRecord& run = s.first();
     if (keys.empty())
-      addBar(plab::fp32AdamWBaseline(runs[i].info.parameterCount), "fp32 AdamW (computed)", QPen(kBaselineColor.darker(130)),
+      addBar(plab::fp32AdamWBaseline(run.info.parameterCount), "fp32 AdamW (computed)", QPen(kBaselineColor.darker(130)),
              kBaselineColor, QString());
-    const plab::MemoryBreakdown& m =
-        !runs[i].steps.empty() ? runs[i].steps.back().memory : runs[i].info.measuredMemory;
+    const plab::MemoryBreakdown& mem = !run.steps.empty() ? run.steps.back().memory : run.info.measuredMemory;
     // Beside the bar: the state saving and, where measured, the peak
-    // saving against the fp32 run.
-    // More than fp32 (fp16-mixed's fp32 gradients and master) reads "+".
-    QString saving = QString("state ") + (s.savedFraction >= 0 ? "−" : "+") + percentText(std::abs(s.savedFraction), 0);
-    const auto ref = plab::report::fp32TwinIndex(runs, i);
-    if (runs[i].result.trainingPeakBytes) saving += ", " + peakLine(runs[i], ref ? &runs[*ref] : nullptr);
-    addBar(m, names[i], runPen(styles[i], 1.0), toQColor(styles[i].color), saving);
-    saved_.push_back(s.savedFraction);
+    // saving against the fp32 run. More than fp32 (fp16-mixed's fp32
+    // gradients and master) reads "+".
+    QString saving = QString("state ") + (m.saved >= 0 ? "−" : "+") + percentText(std::abs(m.saved), 0);
+    if (s.group()) {
+      if (m.peak) saving += QString(", peak ") + (*m.peak >= 0 ? "−" : "+") + percentText(std::abs(*m.peak));
+      saving += QString(" (mean of %1)").arg(s.runs.size());
+    } else if (run.result.trainingPeakBytes) {
+      saving += ", " + peakLine(run, s.twins.front() == &run ? nullptr : s.twins.front());
+    }
+    addBar(mem, s.label, runPen(s.style, 1.0), toQColor(s.style.color), saving);
+    saved_.push_back(m.saved);
+    if (s.group()) continue;
     // A run on N processes: what each rank holds, under the run's bar.
-    const auto& ranks = !runs[i].result.rankMemory.empty() ? runs[i].result.rankMemory : runs[i].info.rankMemory;
+    const auto& ranks = !run.result.rankMemory.empty() ? run.result.rankMemory : run.info.rankMemory;
     if (ranks.size() < 2) continue;
     int64_t jobOptimizerState = 0;
     for (const plab::MemoryBreakdown& r : ranks) jobOptimizerState += optimizerStateBytes(r);
-    const bool sharded = runs[i].info.optimizerStateSharded;
-    QPen rankPen = runPen(styles[i], 1.0);
+    const bool sharded = run.info.optimizerStateSharded;
+    QPen rankPen = runPen(s.style, 1.0);
     rankPen.setStyle(Qt::DashLine);
     for (size_t rank = 0; rank < ranks.size(); ++rank) {
       // Sharded: the rank's part of the job's state; replicated: all of it.
@@ -199,9 +254,20 @@ void MemoryChart::showRuns(const std::vector<plab::RunRecord>& runs) {
       // texts beside the bars do not fit.
       const QString label = rank == 0 ? QString("per rank (%1 processes): rank 0").arg(ranks.size())
                                       : QString("rank %1").arg(rank);
-      addBar(ranks[rank], label, rankPen, toQColor(styles[i].color),
+      addBar(ranks[rank], label, rankPen, toQColor(s.style.color),
              QString("%1 of the optimizer state").arg(percentText(share)));
     }
+  }
+  if (!summary_.isEmpty()) {
+    // A row without a bar: its text is the tick label.
+    const double key = static_cast<double>(keys.size() + 1);
+    keys << key;
+    for (int i = 0; i < kParts; ++i) values[static_cast<size_t>(i)] << 0.0;
+    barLabels_ << summary_;
+    pens.push_back(Qt::NoPen);
+    colors.push_back(Qt::transparent);
+    totals_.push_back(0);
+    savingItems_.push_back(nullptr);
   }
   for (int i = 0; i < kParts; ++i) {
     auto* bars = static_cast<PerBarStyledBars*>(parts_[static_cast<size_t>(i)]);

@@ -21,8 +21,15 @@ class MemoryChart : public RunChart {
   Q_OBJECT
  public:
   static constexpr int kParts = 5;  // weights, gradients, moments, master, kahan
+  // More series than this: the ones that save the most, and a summary row
+  // for the rest (50 bars in 100 pixels read as none).
+  static constexpr int kMaxBars = 12;
   explicit MemoryChart(QWidget* parent = nullptr);
-  void showRuns(const std::vector<plab::RunRecord>& runs) override;
+  // A group: one bar (its first run's state, which a seed family shares) and
+  // the mean of its runs' savings beside it.
+  void showSeries(const std::vector<ChartSeries>& series) override;
+  // The summary row's text when series were left out ("+N more: ..."), else "".
+  QString summaryText() const { return summary_; }
 
   // Bar 0 is the fp32 baseline, then one per run that measured memory (MiB)
   // and, after a multi-process run's, one per rank.
@@ -48,6 +55,7 @@ class MemoryChart : public RunChart {
   std::vector<double> saved_;
   std::vector<double> totals_;  // MiB per bar
   QStringList barLabels_, savings_;
+  QString summary_;
   std::vector<QCPItemText*> savingItems_;  // per bar; nullptr for the baseline
   double keyMax_ = 1;
   int labelStep_ = 1;

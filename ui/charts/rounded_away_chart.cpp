@@ -8,7 +8,7 @@ RoundedAwayChart::RoundedAwayChart(QWidget* parent)
           [](const plab::StepMetrics& m) -> std::optional<double> { return m.roundedAwayFraction; }, false, parent) {
   setObjectName("roundedAwayChart");
   setExplanation("weights a single step's update left unchanged\n(high for Kahan and SR too: they defer the write)");
-  yAxis->setLabel("% of non-zero updates");
+  yAxis->setLabel("% rounded away (of non-zero updates)");
 }
 
 }  // namespace plab::ui

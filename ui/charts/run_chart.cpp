@@ -162,8 +162,13 @@ void RunChart::fitYLabel() {
   // A label a subclass set since the last fit is the new whole label.
   if (yAxis->label() != shownYLabel_) fullYLabel_ = yAxis->label();
   const int room = axisRect()->height();
-  shownYLabel_ = room > 0 ? QFontMetrics(yAxis->labelFont()).elidedText(fullYLabel_, Qt::ElideRight, room)
-                          : fullYLabel_;
+  const QFontMetrics metrics(yAxis->labelFont());
+  // Too long for the plot: first without its parenthesis ("loss (line: train,
+  // marks: val)" -> "loss"), which stays readable, then elided.
+  QString label = fullYLabel_;
+  const qsizetype aside = label.indexOf(" (");
+  if (room > 0 && metrics.horizontalAdvance(label) > room && aside > 0) label = label.left(aside);
+  shownYLabel_ = room > 0 ? metrics.elidedText(label, Qt::ElideRight, room) : fullYLabel_;
   if (yAxis->label() != shownYLabel_) yAxis->setLabel(shownYLabel_);
 }
 
@@ -287,7 +292,7 @@ std::vector<QString> RunChart::legendLabels(const std::vector<plab::RunRecord>& 
   }
   constexpr int kMaxChars = 24;
   for (QString& l : labels)
-    if (l.size() > kMaxChars) l = l.left(kMaxChars / 2 - 1) + "…" + l.right(kMaxChars / 2);
+    if (l.size() > kMaxChars) l = l.left(kMaxChars - 1) + "…";
   // Two long names can elide to one text: those stay whole.
   for (size_t i = 0; i < labels.size(); ++i)
     for (size_t j = 0; j < labels.size(); ++j)

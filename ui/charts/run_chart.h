@@ -5,6 +5,7 @@
 #include <QString>
 #include <vector>
 
+#include "charts/chart_series.h"
 #include "qcustomplot.h"
 #include "report/run_report.h"
 
@@ -20,9 +21,13 @@ class RunChart : public QCustomPlot {
  public:
   explicit RunChart(const QString& title, QWidget* parent = nullptr);
 
-  // Updates the plottables from runs (cheap when only new steps arrived);
-  // does not replot.
-  virtual void showRuns(const std::vector<plab::RunRecord>& runs) = 0;
+  // Updates the plottables from the series (cheap when only a run's new
+  // steps arrived; a change of the series list starts over with
+  // showSeries({})); does not replot. The series' runs are read during the
+  // call only.
+  virtual void showSeries(const std::vector<ChartSeries>& series) = 0;
+  // Every run its own series, styled among `runs` (exported reports).
+  void showRuns(const std::vector<plab::RunRecord>& runs) { showSeries(seriesOfRuns(runs)); }
 
   // Replots at most ~10 times per second.
   void scheduleReplot();
@@ -47,7 +52,8 @@ class RunChart : public QCustomPlot {
 
   // Legend labels of runs shown together: the name without the prefix all
   // of them share ("tiny-gpt2-finetune-bf16" -> "bf16" next to "...-fp32"),
-  // elided in the middle past ~24 characters, so entries fit side by side.
+  // cut at the end past ~24 characters (never in the middle), so entries
+  // fit side by side.
   static std::vector<QString> legendLabels(const std::vector<plab::RunRecord>& runs);
 
   // The live panel shows one legend for all charts (RunLegend) and turns

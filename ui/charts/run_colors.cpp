@@ -9,7 +9,7 @@ QColor toQColor(const plab::Rgb& c) { return QColor(c.r, c.g, c.b); }
 std::vector<QColor> runColors(const std::vector<plab::RunRecord>& runs) {
   std::vector<QColor> out;
   out.reserve(runs.size());
-  for (const auto& r : runs) out.push_back(toQColor(plab::modeColor(r.config.mode)));
+  for (const auto& r : runs) out.push_back(toQColor(plab::runColor(r.config)));
   return out;
 }
 
@@ -34,6 +34,23 @@ QPixmap runStyleSample(const plab::RunStyle& style, int width, int height) {
   pixmap.fill(Qt::transparent);
   QPainter p(&pixmap);
   p.setRenderHint(QPainter::Antialiasing);
+  p.setPen(runPen(style, 2.0));
+  p.drawLine(QPointF(1, height / 2.0), QPointF(width - 1, height / 2.0));
+  return pixmap;
+}
+
+}  // namespace plab::ui
+
+namespace plab::ui {
+
+QPixmap groupStyleSample(const plab::RunStyle& style, int width, int height) {
+  QPixmap pixmap(width, height);
+  pixmap.fill(Qt::transparent);
+  QPainter p(&pixmap);
+  p.setRenderHint(QPainter::Antialiasing);
+  QColor band = toQColor(style.color);
+  band.setAlpha(70);
+  p.fillRect(QRectF(1, 1, width - 2, height - 2), band);
   p.setPen(runPen(style, 2.0));
   p.drawLine(QPointF(1, height / 2.0), QPointF(width - 1, height / 2.0));
   return pixmap;

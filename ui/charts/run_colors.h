@@ -25,5 +25,7 @@ QPen runPen(const plab::RunStyle& style, double width);
 QCPScatterStyle::ScatterShape runMarker(int repeat);
 // A short line in the run's pen, for legends outside a chart.
 QPixmap runStyleSample(const plab::RunStyle& style, int width = 26, int height = 10);
+// The same over a band in the colour: a group's mean and range.
+QPixmap groupStyleSample(const plab::RunStyle& style, int width = 26, int height = 10);
 
 }  // namespace plab::ui

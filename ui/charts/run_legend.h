@@ -1,14 +1,15 @@
 #pragma once
-// One legend for all the live charts, above them: a sample of each shown
-// run's line (its mode's colour; a later run of a mode dashed, dotted...)
-// and its name, for every shown run that has measured something (queued
-// runs and runs that failed before their first step are left out). The
-// charts then need no legends of their own over or under their plots. At
-// most two lines: what does not fit ends in "+N more", and the tooltip
-// lists every run.
+// One legend for all the live charts, above them: a sample of each drawn
+// series' line (its colour; a later run of a colour dashed, dotted...; a
+// group's band) and its name, for every series that has measured something
+// (queued runs and runs that failed before their first step are left out).
+// The charts then need no legends of their own over or under their plots.
+// At most two lines of whole names: what does not fit is "+N more (see the
+// table)" — the runs table is the full legend — and the tooltip lists all.
 #include <QLabel>
 #include <vector>
 
+#include "charts/chart_series.h"
 #include "report/run_report.h"
 
 namespace plab::ui {
@@ -18,8 +19,8 @@ class RunLegend : public QLabel {
  public:
   static constexpr int kMaxLines = 2;
   explicit RunLegend(QWidget* parent = nullptr);
-  // runs: the runs the charts show, in their order (styles follow it).
-  void showRuns(const std::vector<plab::RunRecord>& runs);
+  void showSeries(const std::vector<ChartSeries>& series);
+  void showRuns(const std::vector<plab::RunRecord>& runs) { showSeries(seriesOfRuns(runs)); }
   // While the loss chart shows loss minus fp32: each entry names the fp32
   // twin the run is drawn against ("bf16 − fp32"), or that none is shown.
   void setDifferenceFromFp32(bool on) { difference_ = on; }

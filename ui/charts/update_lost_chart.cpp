@@ -8,7 +8,7 @@ UpdateLostChart::UpdateLostChart(QWidget* parent)
           [](const plab::StepMetrics& m) { return m.updateLost; }, true, parent) {
   setObjectName("updateLostChart");
   setExplanation("share of the intended update that never reached the\nweights, per window of steps (0 = all of it arrived)");
-  yAxis->setLabel("% of the intended update");
+  yAxis->setLabel("% lost (of the intended update)");
 }
 
 }  // namespace plab::ui

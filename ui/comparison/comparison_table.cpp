@@ -2,169 +2,135 @@
 
 #include <QHeaderView>
 #include <QMenu>
-#include <QScopedValueRollback>
+#include <QSet>
 
 #include "charts/run_colors.h"
-#include "report/fp32_comparison.h"
-#include "report/gemm_format_verdict.h"
+#include "comparison/run_filter_proxy.h"
 #include "report/fp32_twin.h"
-#include "report/run_figures.h"
 #include "run/run_store.h"
 
 namespace plab::ui {
 namespace {
 
-QTableWidgetItem* cell(const QString& text, bool number = true) {
-  auto* item = new QTableWidgetItem(text);
-  item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
-  if (number) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-  return item;
+// Widths in characters of the usual contents (a live table never resizes to
+// contents: that would measure every row on every step).
+int columnCharacters(int column) {
+  switch (column) {
+    case ComparisonTable::NameColumn: return 26;
+    case ComparisonTable::ModeColumn: return 14;
+    case ComparisonTable::Fp32TwinColumn: return 16;
+    case ComparisonTable::StatusColumn: return 11;
+    case ComparisonTable::StartedColumn: return 16;
+    case ComparisonTable::VerdictColumn: return 52;
+    default: return 11;
+  }
 }
 
 }  // namespace
 
 ComparisonTable::ComparisonTable(const RunStore* store, QWidget* parent)
-    : QTableWidget(0, ColumnCount, parent), store_(store) {
+    : QTreeView(parent), store_(store), model_(new RunTableModel(store, this)), proxy_(new RunFilterProxy(store, model_, this)) {
   setObjectName("comparisonTable");
-  // Two-line headers keep the numeric columns narrow.
-  setHorizontalHeaderLabels({"Run", "Mode", "fp32 twin", "Status", "Started", "Steps", "Final\nloss", "Final\nval loss",
-                             "Memory", "State saved\nvs fp32", "Peak saved vs\nfp32 (measured)", "Update\nlost",
-                             "Rounded away\n(step)", "Tokens/s", "Verdict"});
-  horizontalHeaderItem(SavedColumn)
-      ->setToolTip("Training state (weights, gradients, moments, master copies, Kahan buffers) against all-fp32 "
-                   "AdamW on the same parameters: predicted by the plan, not the process's memory");
-  horizontalHeaderItem(Fp32TwinColumn)
-      ->setToolTip("The fp32 run this run is measured against: the same config except mode and plan. "
-                   "Right-click a run without one to run it, or to measure a run against another fp32 run");
-  horizontalHeaderItem(PeakSavedColumn)
-      ->setToolTip("1 - the run's measured training peak / the peak of its fp32 twin (activations and "
-                   "temporaries included)");
-  horizontalHeaderItem(UpdateLostColumn)
-      ->setToolTip("Mean over windows of the share of the intended AdamW update that never reached the weights "
-                   "the model computes with (fp32 = 0)");
-  horizontalHeaderItem(RoundedColumn)
-      ->setToolTip("Mean share of non-zero intended updates that left the weight unchanged in a single step");
-  horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  // The verdict is what the table is for: right after the run and its mode,
-  // cut to a fixed width (the whole sentence is its tooltip), so that it is
-  // on screen without scrolling in a 1600-pixel window.
-  horizontalHeader()->moveSection(VerdictColumn, ModeColumn + 1);
-  horizontalHeader()->setSectionResizeMode(VerdictColumn, QHeaderView::Interactive);
-  setColumnWidth(VerdictColumn, 360);
-  setTextElideMode(Qt::ElideRight);
-  setWordWrap(false);
-  horizontalHeader()->setStretchLastSection(false);
-  verticalHeader()->setVisible(false);
+  setModel(proxy_);
+  setUniformRowHeights(true);  // rows are measured once, not per row: a thousand runs scroll as six
+  setRootIsDecorated(true);
+  setItemsExpandable(true);
+  setSortingEnabled(true);
+  sortByColumn(-1, Qt::AscendingOrder);  // list order until a header is clicked
   setSelectionBehavior(QAbstractItemView::SelectRows);
   setSelectionMode(QAbstractItemView::SingleSelection);
   setAlternatingRowColors(true);
-  horizontalHeaderItem(NameColumn)->setToolTip("Untick a run to hide it from the charts and the export");
+  setTextElideMode(Qt::ElideRight);
+  setWordWrap(false);
+  setAllColumnsShowFocus(true);
+  QHeaderView* h = header();
+  h->setStretchLastSection(false);
+  h->setSectionResizeMode(QHeaderView::Interactive);
+  const int character = fontMetrics().horizontalAdvance('0');
+  for (int c = 0; c < ColumnCount; ++c) setColumnWidth(c, columnCharacters(c) * character + 16);
+  // The verdict is what the table is for: right after the run and its mode,
+  // cut to a fixed width (the whole sentence is its tooltip).
+  h->moveSection(VerdictColumn, ModeColumn + 1);
   setContextMenuPolicy(Qt::CustomContextMenu);
   connect(this, &QWidget::customContextMenuRequested, this, &ComparisonTable::showContextMenu);
-  connect(this, &QTableWidget::itemChanged, this, [this](QTableWidgetItem* item) {
-    if (updating_ || item->column() != NameColumn) return;
-    emit visibilityToggled(item->row(), item->checkState() == Qt::Checked);
-  });
+  connect(model_, &RunTableModel::visibilityRequested, this, &ComparisonTable::visibilityRequested);
+}
+
+void ComparisonTable::refreshRun(int run) { model_->refreshRun(run); }
+
+void ComparisonTable::refreshAll() {
+  // A rebuild resets the model: keep what the user opened and picked.
+  QSet<QString> expanded;
+  for (int row = 0; row < proxy_->rowCount(); ++row) {
+    const QModelIndex index = proxy_->index(row, 0);
+    const int g = model_->groupAt(proxy_->mapToSource(index));
+    if (g >= 0 && isExpanded(index)) expanded.insert(QString::fromStdString(model_->groups()[static_cast<size_t>(g)].key));
+  }
+  const int selected = selectedRun();
+  const QString selectedFolder = selected >= 0 ? store_->folder(selected) : QString();
+  model_->rebuild();
+  for (int row = 0; row < proxy_->rowCount(); ++row) {
+    const QModelIndex index = proxy_->index(row, 0);
+    const int g = model_->groupAt(proxy_->mapToSource(index));
+    if (g >= 0 && expanded.contains(QString::fromStdString(model_->groups()[static_cast<size_t>(g)].key)))
+      setExpanded(index, true);
+  }
+  if (selected >= 0) {
+    int run = selectedFolder.isEmpty() ? -1 : store_->findFolder(selectedFolder);
+    if (run < 0 && selected < store_->size() && selectedFolder.isEmpty()) run = selected;
+    if (run >= 0) selectRun(run);
+  }
+}
+
+void ComparisonTable::refilter() {
+  proxy_->refilter();
+  model_->refreshGroups();
+}
+
+void ComparisonTable::setGrouping(const QString& text) {
+  model_->setGroupingText(text);
+  refreshAll();
 }
 
 QColor ComparisonTable::nameColor(int run) const {
-  // The charts colour the visible runs in order; a hidden run shows its
-  // mode's own colour.
-  const std::vector<int> visible = store_->visibleRuns();
-  const std::vector<QColor> colors = runColors(store_->visibleRecords());
-  for (size_t i = 0; i < visible.size(); ++i)
-    if (visible[i] == run) return colors[i];
-  return toQColor(plab::modeColor(store_->record(run).config.mode));
+  if (run < 0 || run >= store_->size()) return {};
+  return toQColor(store_->relations().styles[static_cast<size_t>(run)].color);
 }
 
-void ComparisonTable::refreshAll() {
-  setRowCount(store_->size());
-  for (int i = 0; i < store_->size(); ++i) refreshRun(i);
+bool ComparisonTable::isRunShown(int run) const {
+  const QModelIndex source = model_->indexOfRun(run);
+  return source.isValid() && proxy_->mapFromSource(source).isValid();
 }
 
-void ComparisonTable::refreshRun(int run) {
-  if (run < 0 || run >= store_->size()) return;
-  const QScopedValueRollback<bool> updating(updating_, true);
-  if (rowCount() <= run) setRowCount(run + 1);
-  const auto& record = store_->record(run);
-  const RunState state = store_->state(run);
-
-  // Runs named alike read "name (2)", as the twin column and the legend name them.
-  auto* name = cell(QString::fromStdString(plab::report::runLabel(store_->records(), static_cast<size_t>(run))), false);
-  name->setFlags(name->flags() | Qt::ItemIsUserCheckable);
-  name->setCheckState(store_->isVisible(run) ? Qt::Checked : Qt::Unchecked);
-  name->setForeground(nameColor(run));
-  if (!store_->folder(run).isEmpty()) name->setToolTip(store_->folder(run));
-  QFont bold = name->font();
-  bold.setBold(true);
-  name->setFont(bold);
-  setItem(run, NameColumn, name);
-  setItem(run, ModeColumn, cell(state == RunState::Unreadable ? QString("–")  // its config was not read
-                                                               : QString::fromStdString(plab::optimizerModeLabel(record.config.mode)),
-                                false));
-  const size_t skipped = store_->skippedLines(run);
-  auto* status = cell(state == RunState::Unreadable ? "unreadable: " + store_->problem(run)
-                      : skipped > 0 ? QString("%1 (%2 %3 skipped)").arg(runStateText(state)).arg(skipped).arg(skipped == 1 ? "line" : "lines")
-                                    : runStateText(state),
-                      false);
-  if (state == RunState::Failed || state == RunState::Unreadable) {
-    status->setForeground(QColor(176, 0, 32));
-    status->setToolTip(QString::fromStdString(record.result.message));
-  } else if (!record.result.message.empty()) {
-    status->setToolTip(QString::fromStdString(record.result.message));
-  }
-  setItem(run, StatusColumn, status);
-  const QDateTime started = store_->started(run);
-  setItem(run, StartedColumn, cell(started.isValid() ? started.toString("yyyy-MM-dd HH:mm") : QString("–"), false));
-  // The same texts as the HTML and PDF reports (report/run_figures.h).
-  const plab::report::RunFigureTexts f = plab::report::runFigureTexts(store_->records(), static_cast<size_t>(run));
-  const auto text = [](const std::string& t) { return QString::fromStdString(t); };
-  setItem(run, StepsColumn, cell(text(f.steps)));
-  setItem(run, LossColumn, cell(text(f.finalLoss)));
-  setItem(run, ValLossColumn, cell(text(f.finalValLoss)));
-  setItem(run, MemoryColumn, cell(text(f.memory)));
-  setItem(run, SavedColumn, cell(text(f.stateSaved)));
-  setItem(run, UpdateLostColumn, cell(text(f.updateLost)));
-  setItem(run, RoundedColumn, cell(text(f.roundedAway)));
-  setItem(run, TokensColumn, cell(text(f.tokensPerSecond)));
-  // A new fp32 step can change the verdicts judged against it (the runs
-  // whose twin it is, itself among them); any other run's step changes only
-  // its own. Only those rows: a verdict with a paired test reads every run.
-  if (record.config.mode == plab::OptimizerMode::Fp32AdamW) {
-    const auto twins = plab::report::fp32TwinIndices(store_->records());
-    for (int i = 0; i < store_->size() && i < rowCount(); ++i)
-      if (twins[static_cast<size_t>(i)] == static_cast<size_t>(run)) refreshVerdict(i);
-  } else {
-    refreshVerdict(run);
-  }
+Qt::CheckState ComparisonTable::checkState(int run) const {
+  return static_cast<Qt::CheckState>(cellData(run, NameColumn, Qt::CheckStateRole).toInt());
 }
 
-void ComparisonTable::refreshVerdict(int run) {
-  const QScopedValueRollback<bool> updating(updating_, true);
-  const auto& runs = store_->records();
-  const auto i = static_cast<size_t>(run);
-  const auto ref = plab::report::fp32TwinIndex(runs, i);
-  QString verdict = QString::fromStdString(plab::report::comparisonVerdict(runs, i));
-  // Low-precision GEMMs are judged against the bf16-GEMM run of the same
-  // config first: that is what such a run compares.
-  if (const std::string gemm = plab::report::gemmFormatVerdictText(runs, i); !gemm.empty())
-    verdict = QString::fromStdString(gemm) + "; " + verdict;
-  auto* twin = cell(QString::fromStdString(plab::report::fp32TwinCell(runs, i)), false);
-  twin->setToolTip(ref || !runs[i].fp32Reference.empty()
-                       ? QString::fromStdString(plab::report::fp32TwinText(runs, i)) +
-                             "\nRight-click to measure against another fp32 run"
-                       : "No fp32 run with this run's config except mode and plan: right-click to run it");
-  setItem(run, Fp32TwinColumn, twin);
-  auto* item = cell(verdict, false);
-  item->setToolTip(verdict);
-  setItem(run, VerdictColumn, item);
-  // Against the same fp32 run as the verdict.
-  setItem(run, PeakSavedColumn,
-          cell(QString::fromStdString(plab::report::peakSavingText(runs[i], ref ? &runs[*ref] : nullptr))));
+void ComparisonTable::setRunChecked(int run, bool checked) {
+  model_->setData(model_->indexOfRun(run, NameColumn), checked ? Qt::Checked : Qt::Unchecked, Qt::CheckStateRole);
+}
+
+int ComparisonTable::shownTopLevelRows() const { return proxy_->rowCount(); }
+
+int ComparisonTable::runAtView(const QModelIndex& index) const { return model_->runAt(proxy_->mapToSource(index)); }
+
+int ComparisonTable::selectedRun() const {
+  const QModelIndexList rows = selectionModel() ? selectionModel()->selectedRows() : QModelIndexList();
+  if (rows.isEmpty()) return -1;
+  const int run = runAtView(rows.front());
+  return run < store_->size() ? run : -1;
+}
+
+void ComparisonTable::selectRun(int run) {
+  const QModelIndex index = proxy_->mapFromSource(model_->indexOfRun(run));
+  if (!index.isValid()) return;
+  if (index.parent().isValid()) expand(index.parent());
+  selectionModel()->select(index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+  setCurrentIndex(index);
 }
 
 void ComparisonTable::showContextMenu(const QPoint& pos) {
-  const int run = rowAt(pos.y());
+  const int run = runAtView(indexAt(pos));
   if (run < 0 || run >= store_->size()) return;
   QMenu menu(this);
   QAction* twin = menu.addAction("Run its fp32 twin");
@@ -198,12 +164,13 @@ std::vector<std::pair<QString, QString>> ComparisonTable::fp32ReferenceChoices(i
   const auto& runs = store_->records();
   if (runs[static_cast<size_t>(run)].config.mode == plab::OptimizerMode::Fp32AdamW || store_->folder(run).isEmpty())
     return out;
+  const auto& labels = store_->relations().labels;
   for (size_t i = 0; i < runs.size(); ++i) {
     if (runs[i].config.mode != plab::OptimizerMode::Fp32AdamW || !plab::report::finishedRun(runs[i])) continue;
     const QString folder = QString::fromStdString(plab::report::runFolderName(runs[i]));
     if (folder.isEmpty()) continue;
     const auto differs = plab::report::fp32TwinKeyDifferences(runs[static_cast<size_t>(run)].config, runs[i].config);
-    QString label = QString::fromStdString(plab::report::runLabel(runs, i));
+    QString label = QString::fromStdString(labels[i]);
     if (!differs.empty()) label += QString(" (differs in %1)").arg(differs.size() == 1 ? QString::fromStdString(differs[0])
                                                                                        : QString("%1 fields").arg(differs.size()));
     out.emplace_back(folder, label);
@@ -215,7 +182,7 @@ bool ComparisonTable::lacksFp32Twin(int run) const {
   if (run < 0 || run >= store_->size()) return false;
   const auto& runs = store_->records();
   const auto i = static_cast<size_t>(run);
-  return runs[i].config.mode != plab::OptimizerMode::Fp32AdamW && !plab::report::fp32TwinIndex(runs, i);
+  return runs[i].config.mode != plab::OptimizerMode::Fp32AdamW && !store_->relations().twins[i];
 }
 
 void ComparisonTable::requestFp32Twin(int run) {

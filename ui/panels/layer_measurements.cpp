@@ -66,8 +66,12 @@ int newestMeasuredRun(const RunStore& store, const plab::ModelSpec& model) {
     const plab::RunRecord& r = store.record(i);
     const plab::ModelSpec& m = r.config.model;
     if (m.source != model.source || m.path != model.path || m.revision != model.revision) continue;
-    const bool measured = std::any_of(r.steps.begin(), r.steps.end(), [](const plab::StepMetrics& s) {
-      return !s.layers.empty() || !s.windowLayers.empty();
+    // A run listed with scalar steps only (report/run_index.h) measured
+    // layers where its steps have the statistics that come with them.
+    const bool detailed = store.isDetailed(i);
+    const bool measured = std::any_of(r.steps.begin(), r.steps.end(), [detailed](const plab::StepMetrics& s) {
+      return !s.layers.empty() || !s.windowLayers.empty() ||
+             (!detailed && (s.roundedAwayFraction.has_value() || s.updateLost.has_value()));
     });
     if (!measured) continue;
     const QDateTime started = store.started(i);

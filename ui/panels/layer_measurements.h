@@ -31,7 +31,9 @@ class RunStore;
 // The run whose per-layer figures the layer tree shows once `model` loads
 // (at start, the runs read back from the workspace): the newest by start
 // time (one not yet on disk counts as newest) of the readable runs of that
-// model (source, path, revision) that measured any layer. -1: none.
+// model (source, path, revision) that measured any layer. -1: none. A run
+// listed without its per-layer records counts by its step statistics; its
+// records are then read (run/run_details.h) before the tree can show them.
 int newestMeasuredRun(const RunStore& store, const plab::ModelSpec& model);
 
 }  // namespace plab::ui

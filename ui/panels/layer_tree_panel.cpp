@@ -341,7 +341,13 @@ QTreeWidgetItem* LayerTreePanel::itemForPath(const std::string& path) const {
 
 std::map<std::string, plab::LayerPrecision> LayerTreePanel::resolved() const {
   if (!hasModules_) return {};
-  return plan_.resolve(modules_);
+  try {
+    return plan_.resolve(modules_);
+  } catch (const plab::ConfigError&) {
+    // A plan made for another model (an override of a module this one lacks,
+    // or of its tied head): Start says why; the tree shows no bf16 layer.
+    return {};
+  }
 }
 
 std::map<std::string, plab::GemmFormat> LayerTreePanel::resolvedGemmFormats() const {

@@ -2,7 +2,10 @@
 
 #include <QCoreApplication>
 #include <QTimer>
+#include <algorithm>
 #include <filesystem>
+
+#include "report/run_folder_reader.h"
 
 #include "report/qt_report.h"
 #include "util/errors.h"
@@ -34,21 +37,56 @@ ReportExport::~ReportExport() {
   if (worker_) worker_->wait();
 }
 
-bool ReportExport::start(std::vector<plab::RunRecord> runs, const QString& dir, const QString& title) {
+bool ReportExport::start(std::vector<plab::RunRecord> runs, const QString& dir, const QString& title,
+                         std::vector<std::string> detailFolders) {
   if (busy_) return false;
   if (worker_) worker_->wait();  // the last one has posted its result and is ending
   busy_ = true;
   cancelled_ = false;
-  runs_ = std::make_shared<const std::vector<plab::RunRecord>>(std::move(runs));
-  jobs_ = reportImageJobs(runs_);
-  images_ = std::make_shared<std::vector<ReportImage>>();
   dir_ = dir;
   title_ = title;
   done_ = 0;
-  total_ = static_cast<int>(jobs_.size()) + kWorkerSteps;
-  // Returns to the event loop before the first chart is drawn.
-  QTimer::singleShot(0, this, &ReportExport::renderNextImage);
+  total_ = 1 + kWorkerSteps;  // until the charts are known
+  const bool readFirst = std::any_of(detailFolders.begin(), detailFolders.end(), [](const std::string& f) { return !f.empty(); });
+  if (readFirst) {
+    readDetails(std::move(runs), std::move(detailFolders));
+  } else {
+    auto shared = std::make_shared<const std::vector<plab::RunRecord>>(std::move(runs));
+    // Returns to the event loop before the first chart is drawn.
+    QTimer::singleShot(0, this, [this, shared] { beginImages(shared); });
+  }
   return true;
+}
+
+void ReportExport::readDetails(std::vector<plab::RunRecord> runs, std::vector<std::string> folders) {
+  emit progress(0, total_, "Reading the runs' per-layer records…");
+  auto post = [this](std::function<void()> f) { QMetaObject::invokeMethod(this, std::move(f), Qt::QueuedConnection); };
+  worker_ = QThread::create([this, post, runs = std::move(runs), folders = std::move(folders)]() mutable {
+    try {
+      for (size_t i = 0; i < runs.size() && i < folders.size(); ++i) {
+        if (cancelled_) throw std::runtime_error("Export cancelled before anything was written to " + dir_.toStdString());
+        if (folders[i].empty()) continue;
+        // The folder's metrics as written; the name, result and reference as listed.
+        runs[i].steps = plab::readRunFolder(folders[i]).record.steps;
+      }
+      auto shared = std::make_shared<const std::vector<plab::RunRecord>>(std::move(runs));
+      post([this, shared] { beginImages(shared); });
+    } catch (const std::exception& e) {
+      const QString message = QString::fromUtf8(e.what());
+      post([this, message] { end(false, message); });
+    }
+  });
+  connect(worker_, &QThread::finished, worker_, &QObject::deleteLater);
+  worker_->start();
+}
+
+void ReportExport::beginImages(std::shared_ptr<const std::vector<plab::RunRecord>> runs) {
+  if (worker_) worker_->wait();  // the reading thread has posted and is ending
+  runs_ = std::move(runs);
+  jobs_ = reportImageJobs(runs_);
+  images_ = std::make_shared<std::vector<ReportImage>>();
+  total_ = static_cast<int>(jobs_.size()) + kWorkerSteps;
+  renderNextImage();
 }
 
 void ReportExport::renderNextImage() {

@@ -25,7 +25,11 @@ class ReportExport : public QObject {
   ~ReportExport() override;  // waits for the worker thread
 
   // Starts writing runs into dir (created); false when an export is running.
-  bool start(std::vector<plab::RunRecord> runs, const QString& dir, const QString& title);
+  // detailFolders[i], when not empty, is where runs[i]'s per-layer records
+  // are read from first (a run listed with scalar steps: report/run_index.h),
+  // on the worker thread.
+  bool start(std::vector<plab::RunRecord> runs, const QString& dir, const QString& title,
+             std::vector<std::string> detailFolders = {});
   bool busy() const { return busy_; }
   void cancel() { cancelled_ = true; }
   bool cancelled() const { return cancelled_; }  // the last export was asked to stop
@@ -36,6 +40,8 @@ class ReportExport : public QObject {
   void failed(const QString& dir, const QString& message);  // also when cancelled
 
  private:
+  void readDetails(std::vector<plab::RunRecord> runs, std::vector<std::string> folders);
+  void beginImages(std::shared_ptr<const std::vector<plab::RunRecord>> runs);
   void renderNextImage();
   void startWorker();
   void end(bool ok, const QString& message);

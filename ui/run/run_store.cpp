@@ -2,7 +2,6 @@
 
 #include <QFileInfo>
 
-#include "comparison/run_filter.h"
 #include "report/run_figures.h"
 
 namespace plab::ui {
@@ -36,6 +35,24 @@ QString runStateText(RunState s) {
 
 RunStore::RunStore(QObject* parent) : QObject(parent) {}
 
+void RunStore::relationsChanged() {
+  relations_.reset();
+  ++generation_;
+}
+
+const plab::report::RunRelations& RunStore::relations() const {
+  if (!relations_) relations_ = plab::report::relateRuns(records_);
+  return *relations_;
+}
+
+const plab::report::RunFields& RunStore::fields(int run) const {
+  const Meta& m = meta_.at(static_cast<size_t>(run));
+  if (!m.fields)
+    m.fields = std::make_shared<const plab::report::RunFields>(plab::report::runFields(
+        record(run), runStateText(m.state).toStdString(), QFileInfo(folder(run)).fileName().toStdString()));
+  return *m.fields;
+}
+
 int RunStore::addRun(const plab::RunConfig& config) {
   plab::RunRecord r;
   r.config = config;
@@ -43,12 +60,13 @@ int RunStore::addRun(const plab::RunConfig& config) {
   r.incomplete = true;  // until the trainer's result arrives
   records_.push_back(std::move(r));
   meta_.push_back({});
+  relationsChanged();
   const int index = size() - 1;
   emit runAdded(index);
   return index;
 }
 
-int RunStore::addStoredRun(const plab::StoredRun& run, bool linked) {
+void RunStore::appendStored(const plab::StoredRun& run, bool linked, bool detailed) {
   plab::RunRecord r = run.record;
   if (!run.display.name.empty()) r.config.name = r.info.runName = run.display.name;
   records_.push_back(std::move(r));
@@ -57,12 +75,38 @@ int RunStore::addStoredRun(const plab::StoredRun& run, bool linked) {
   m.hasInfo = run.record.info.parameterCount > 0;
   m.visible = !run.display.hidden;
   m.linked = linked;
+  m.detailed = detailed;
   m.started = QDateTime::fromSecsSinceEpoch(run.startedAt);
   m.skippedLines = run.metricsLinesSkipped;
   meta_.push_back(m);
+}
+
+int RunStore::addStoredRun(const plab::StoredRun& run, bool linked, bool detailed) {
+  appendStored(run, linked, detailed);
+  relationsChanged();
   const int index = size() - 1;
   emit runAdded(index);
   return index;
+}
+
+void RunStore::addStoredRuns(std::vector<StoredRunToAdd> runs) {
+  if (runs.empty()) return;
+  const int first = size();
+  records_.reserve(records_.size() + runs.size());
+  meta_.reserve(meta_.size() + runs.size());
+  for (const StoredRunToAdd& r : runs) appendStored(r.run, r.linked, r.detailed);
+  relationsChanged();
+  emit runsAdded(first, static_cast<int>(runs.size()));
+}
+
+void RunStore::setDetail(int run, plab::RunRecord detailed) {
+  if (run < 0 || run >= size() || isDetailed(run)) return;
+  plab::RunRecord& r = records_.at(static_cast<size_t>(run));
+  // Read while the list changed (the run removed, another in its place): not this run.
+  if (r.config.output_dir != detailed.config.output_dir || r.steps.size() != detailed.steps.size()) return;
+  r.steps = std::move(detailed.steps);
+  meta_.at(static_cast<size_t>(run)).detailed = true;
+  emit detailLoaded(run);
 }
 
 int RunStore::addUnreadableRun(const QString& folder, const QString& problem, bool linked) {
@@ -78,6 +122,7 @@ int RunStore::addUnreadableRun(const QString& folder, const QString& problem, bo
   m.linked = linked;
   m.problem = problem;
   meta_.push_back(m);
+  relationsChanged();
   const int index = size() - 1;
   emit runAdded(index);
   return index;
@@ -88,11 +133,15 @@ void RunStore::setInfo(int run, const plab::RunInfo& info) {
   r.info = info;
   r.info.runName = r.config.name;  // a rename while it runs wins
   meta_.at(static_cast<size_t>(run)).hasInfo = true;
+  fieldsChanged(run);
   emit runChanged(run);
 }
 
 void RunStore::appendStep(int run, const plab::StepMetrics& step) {
-  records_.at(static_cast<size_t>(run)).steps.push_back(step);
+  auto& steps = records_.at(static_cast<size_t>(run)).steps;
+  steps.push_back(step);
+  if (steps.size() == 1) relationsChanged();  // a run with a step can be a twin
+  fieldsChanged(run);                         // its figures
   emit stepAppended(run);
 }
 
@@ -105,6 +154,8 @@ void RunStore::setResult(int run, const plab::RunResult& result) {
     case plab::RunStatus::Stopped: state = RunState::Stopped; break;
     case plab::RunStatus::Failed: state = RunState::Failed; break;
   }
+  relationsChanged();
+  fieldsChanged(run);
   emit runChanged(run);
 }
 
@@ -116,12 +167,16 @@ void RunStore::setState(int run, RunState state) {
     r.result.message = "stopped before it started";
     r.incomplete = false;
   }
+  relationsChanged();
+  fieldsChanged(run);
   emit runChanged(run);
 }
 
 void RunStore::setFolder(int run, const QString& folder, const QDateTime& started) {
   records_.at(static_cast<size_t>(run)).config.output_dir = folder.toStdString();
   meta_.at(static_cast<size_t>(run)).started = started;
+  relationsChanged();
+  fieldsChanged(run);
   emit runChanged(run);
 }
 
@@ -132,9 +187,22 @@ void RunStore::setVisible(int run, bool visible) {
   emit runChanged(run);
 }
 
+void RunStore::setVisible(const std::vector<int>& runs, bool visible) {
+  bool changed = false;
+  for (int run : runs) {
+    if (run < 0 || run >= size()) continue;
+    Meta& m = meta_.at(static_cast<size_t>(run));
+    changed = changed || m.visible != visible;
+    m.visible = visible;
+  }
+  if (changed) emit visibilityChanged();
+}
+
 void RunStore::rename(int run, const QString& name) {
   plab::RunRecord& r = records_.at(static_cast<size_t>(run));
   r.config.name = r.info.runName = name.toStdString();
+  relationsChanged();
+  fieldsChanged(run);
   emit runChanged(run);
 }
 
@@ -142,6 +210,7 @@ void RunStore::setFp32Reference(int run, const QString& folderName) {
   std::string& reference = records_.at(static_cast<size_t>(run)).fp32Reference;
   if (reference == folderName.toStdString()) return;
   reference = folderName.toStdString();
+  relationsChanged();
   emit runChanged(run);
 }
 
@@ -164,6 +233,7 @@ bool RunStore::removeRun(int run) {
   const auto at = static_cast<std::ptrdiff_t>(run);
   records_.erase(records_.begin() + at);
   meta_.erase(meta_.begin() + at);
+  relationsChanged();
   emit runRemoved(run);
   return true;
 }
@@ -171,21 +241,20 @@ bool RunStore::removeRun(int run) {
 void RunStore::clear() {
   records_.clear();
   meta_.clear();
+  relationsChanged();
   emit cleared();
 }
 
 void RunStore::setFilter(const QString& filter) {
   if (filter == filter_) return;
   filter_ = filter;
+  query_ = plab::report::parseRunQuery(filter.toStdString());
   emit filterChanged();
 }
 
 bool RunStore::matchesFilter(int run) const {
-  if (filter_.trimmed().isEmpty()) return true;
-  const plab::RunRecord& r = record(run);
-  return runMatchesFilter(filter_, {QString::fromStdString(r.config.name),
-                                    QString::fromStdString(plab::optimizerModeId(r.config.mode)),
-                                    runStateText(state(run)), QFileInfo(folder(run)).fileName()});
+  if (query_.empty()) return true;
+  return plab::report::matchesQuery(query_, fields(run));
 }
 
 std::vector<int> RunStore::visibleRuns() const {
@@ -201,11 +270,13 @@ std::vector<plab::RunRecord> RunStore::visibleRecords() const {
   return out;
 }
 
-std::vector<plab::RunRecord> RunStore::exportableRecords() const {
+std::vector<plab::RunRecord> RunStore::exportableRecords(std::vector<std::string>* detailFolders) const {
   std::vector<plab::RunRecord> out;
+  if (detailFolders) detailFolders->clear();
   for (int i : visibleRuns()) {
     const RunState s = state(i);
     if (s == RunState::Queued && records_[static_cast<size_t>(i)].steps.empty()) continue;
+    if (detailFolders) detailFolders->push_back(isDetailed(i) ? std::string() : records_[static_cast<size_t>(i)].config.output_dir);
     plab::RunRecord r = records_[static_cast<size_t>(i)];
     // A run still in progress is exported as what it is so far.
     if (r.incomplete) {

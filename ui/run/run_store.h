@@ -6,9 +6,14 @@
 #include <QDateTime>
 #include <QObject>
 #include <QString>
+#include <memory>
+#include <optional>
 #include <vector>
 
+#include "report/run_fields.h"
 #include "report/run_folder_reader.h"
+#include "report/run_query.h"
+#include "report/run_relations.h"
 #include "report/run_report.h"
 
 namespace plab::ui {
@@ -27,8 +32,16 @@ class RunStore : public QObject {
 
   int addRun(const plab::RunConfig& config);  // returns the run index, state Queued
   // A run read from disk (finished or incomplete). linked: it lives outside
-  // the workspace (opened with File > Open run).
-  int addStoredRun(const plab::StoredRun& run, bool linked);
+  // the workspace (opened with File > Open run). detailed: its steps hold
+  // the per-layer records (else scalar steps, report/run_index.h).
+  int addStoredRun(const plab::StoredRun& run, bool linked, bool detailed = true);
+  // Many at once (a workspace being read): one runsAdded signal.
+  struct StoredRunToAdd {
+    plab::StoredRun run;
+    bool linked = false;
+    bool detailed = false;
+  };
+  void addStoredRuns(std::vector<StoredRunToAdd> runs);
   // A run folder that could not be read: a row named after the folder,
   // state Unreadable, with the reason.
   int addUnreadableRun(const QString& folder, const QString& problem, bool linked);
@@ -38,10 +51,15 @@ class RunStore : public QObject {
   void setState(int run, RunState state);
   void setFolder(int run, const QString& folder, const QDateTime& started);
   void setVisible(int run, bool visible);
+  // Many at once (a group ticked): one visibilityChanged signal.
+  void setVisible(const std::vector<int>& runs, bool visible);
   void rename(int run, const QString& name);
   // The fp32 run `run` is measured against, by folder name ("": the twin
   // rule picks; RunRecord::fp32Reference).
   void setFp32Reference(int run, const QString& folderName);
+  // The per-layer records of a run listed with scalar steps, read in the
+  // background (run/run_details.h); ignored when the run changed since.
+  void setDetail(int run, plab::RunRecord detailed);
   // Removes a finished (completed, stopped, failed or incomplete) run; later
   // runs move up one index. Returns false for a queued or running run: the
   // controller still refers to it by index.
@@ -56,6 +74,10 @@ class RunStore : public QObject {
   bool hasInfo(int run) const { return meta_.at(static_cast<size_t>(run)).hasInfo; }
   bool isVisible(int run) const { return meta_.at(static_cast<size_t>(run)).visible; }
   bool isLinked(int run) const { return meta_.at(static_cast<size_t>(run)).linked; }
+  // Whether the run's steps hold their per-layer records (the heatmap, the
+  // layer tree and exports need them); runs listed from a workspace start
+  // with scalar steps only.
+  bool isDetailed(int run) const { return meta_.at(static_cast<size_t>(run)).detailed; }
   // Why an Unreadable run could not be read; "" otherwise.
   QString problem(int run) const { return meta_.at(static_cast<size_t>(run)).problem; }
   // metrics.jsonl lines of a stored run that were not JSON (torn by a crash).
@@ -70,15 +92,30 @@ class RunStore : public QObject {
   // is not touched.
   void setFilter(const QString& filter);
   QString filter() const { return filter_; }
+  const plab::report::RunQuery& query() const { return query_; }
   bool matchesFilter(int run) const;
+
+  // Derived from all runs once per change of the list (a run added,
+  // removed, renamed, given a result, a folder or a reference, or its first
+  // step), never per cell: twins, seed families, labels, styles.
+  const plab::report::RunRelations& relations() const;
+  // The run as named fields (filter, grouping), cached until it changes.
+  const plab::report::RunFields& fields(int run) const;
+  // Bumped whenever relations() would change.
+  quint64 relationsGeneration() const { return generation_; }
 
   std::vector<int> visibleRuns() const;  // ticked and matching the filter, in order (never an Unreadable run)
   std::vector<plab::RunRecord> visibleRecords() const;
   // Visible runs that measured anything or finished (what an export can show).
-  std::vector<plab::RunRecord> exportableRecords() const;
+  // detailFolders (when given) gets, per run, the folder to read its
+  // per-layer records from when it holds scalar steps only (else "").
+  std::vector<plab::RunRecord> exportableRecords(std::vector<std::string>* detailFolders = nullptr) const;
 
  signals:
   void runAdded(int run);
+  void runsAdded(int first, int count);  // addStoredRuns
+  void detailLoaded(int run);            // setDetail: per-layer records arrived
+  void visibilityChanged();              // setVisible of many runs
   void runChanged(int run);        // info, result, state, name, folder or visibility
   void stepAppended(int run);
   void runRemoved(int run);        // indices after run have shifted down by one
@@ -86,11 +123,16 @@ class RunStore : public QObject {
   void filterChanged();
 
  private:
+  void relationsChanged();                        // marks relations() for recomputation
+  void appendStored(const plab::StoredRun& run, bool linked, bool detailed);
+  void fieldsChanged(int run) { meta_.at(static_cast<size_t>(run)).fields.reset(); }
   struct Meta {
     RunState state = RunState::Queued;
     bool hasInfo = false;
     bool visible = true;
     bool linked = false;
+    bool detailed = true;
+    mutable std::shared_ptr<const plab::report::RunFields> fields;  // cache
     QDateTime started;
     QString problem;
     size_t skippedLines = 0;
@@ -98,6 +140,9 @@ class RunStore : public QObject {
   std::vector<plab::RunRecord> records_;
   std::vector<Meta> meta_;
   QString filter_;
+  plab::report::RunQuery query_;
+  mutable std::optional<plab::report::RunRelations> relations_;
+  quint64 generation_ = 0;
 };
 
 }  // namespace plab::ui

@@ -1,8 +1,8 @@
 #pragma once
-// plab::readRunFolder plus what it leaves out that the app shows: the
-// per-rank memory of a data-parallel run (run_info.json's rank_memory and
-// optimizer_state_sharded, summary.json's world_size and rank_memory).
-// Used for workspace runs and for following a ProcessRun's folder.
+// plab::readRunFolder for the app, which reads a data-parallel run's
+// per-rank memory too (run_info.json's rank_memory and
+// optimizer_state_sharded, summary.json's world_size and rank_memory: core
+// reads them now). Used for following a ProcessRun's folder.
 #include <filesystem>
 #include <vector>
 
@@ -18,8 +18,6 @@ plab::StoredRun readStoredRun(const std::filesystem::path& folder);
 // is missing or malformed leaves the record as it was.
 void readRankMemory(const std::filesystem::path& folder, plab::RunRecord& record);
 
-// The rank_memory array of a run_info.json or summary.json document (empty
-// when absent or not an array of memory breakdowns).
-std::vector<plab::MemoryBreakdown> rankMemoryFromJson(const nlohmann::json& document);
+using plab::rankMemoryFromJson;
 
 }  // namespace plab::ui

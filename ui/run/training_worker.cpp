@@ -2,6 +2,8 @@
 
 #include <exception>
 
+#include "util/thread_priority.h"
+
 namespace plab::ui {
 
 TrainingWorker::TrainingWorker(QObject* parent) : RunExecutor(parent) { registerMetaTypes(); }
@@ -37,6 +39,8 @@ bool TrainingWorker::isPaused() const {
 }
 
 void TrainingWorker::runTraining(int runId, plab::RunConfig config) {
+  // Before the run's first parallel region: its OpenMP threads inherit this.
+  lowerCurrentThreadPriority();
   plab::RunResult result;
   try {
     plab::Trainer trainer(std::move(config));

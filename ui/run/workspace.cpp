@@ -2,6 +2,7 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QSet>
 #include <QStandardPaths>
 #include <nlohmann/json.hpp>
 
@@ -58,9 +59,13 @@ bool Workspace::ensureExists(QString* error) const {
 
 QStringList Workspace::runFolders(QString* problem) const {
   QStringList out = toQStrings(plab::findRunFolders(path_.toStdString()));
+  QSet<QString> listed(out.begin(), out.end());
   for (const QString& linked : linkedFolders(problem))
     for (const QString& run : toQStrings(plab::findRunFolders(linked.toStdString())))
-      if (!out.contains(run)) out << run;
+      if (!listed.contains(run)) {
+        listed.insert(run);
+        out << run;
+      }
   return out;
 }
 

@@ -1,0 +1,168 @@
+#include "report/scalar_steps.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "util/errors.h"
+
+namespace plab::report {
+namespace {
+
+using nlohmann::json;
+
+// One list of the scalar fields serves the writer and the reader.
+struct DenseField {
+  const char* key;
+  double StepMetrics::*member;
+};
+constexpr DenseField kDense[] = {{"loss", &StepMetrics::loss},
+                                 {"grad_norm", &StepMetrics::gradNorm},
+                                 {"lr", &StepMetrics::lr},
+                                 {"tokens_per_second", &StepMetrics::tokensPerSecond},
+                                 {"elapsed_seconds", &StepMetrics::elapsedSeconds}};
+
+struct OptionalField {
+  const char* key;
+  std::optional<double> StepMetrics::*member;
+};
+constexpr OptionalField kOptional[] = {{"val_loss", &StepMetrics::valLoss},
+                                       {"rounded_away_fraction", &StepMetrics::roundedAwayFraction},
+                                       {"update_ratio", &StepMetrics::updateRatio},
+                                       {"update_lost", &StepMetrics::updateLost},
+                                       {"update_error", &StepMetrics::updateError},
+                                       {"update_lost_se", &StepMetrics::updateLostStdError},
+                                       {"update_pending", &StepMetrics::updatePending},
+                                       {"loss_scale", &StepMetrics::lossScale},
+                                       {"grad_fp16_zero_share", &StepMetrics::gradFp16ZeroShare},
+                                       {"grad_fp16_flush_share", &StepMetrics::gradFp16FlushShare}};
+
+json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+double numberOf(const json& v, const std::string& what) {
+  if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
+  if (!v.is_number()) throw ConfigError("scalar steps: " + what + " must hold numbers");
+  return v.get<double>();
+}
+
+const json& arrayOf(const json& j, const std::string& key, size_t size) {
+  if (!j.contains(key) || !j.at(key).is_array()) throw ConfigError("scalar steps: '" + key + "' must be an array");
+  const json& a = j.at(key);
+  if (a.size() != size) throw ConfigError("scalar steps: '" + key + "' has " + std::to_string(a.size()) +
+                                          " entries for " + std::to_string(size) + " steps");
+  return a;
+}
+
+// {"at": [positions], "value": [...]}: positions strictly increasing and
+// below `count`; calls onEntry(position, value) for each.
+template <class OnEntry>
+void readSparse(const json& j, const std::string& key, size_t count, const OnEntry& onEntry) {
+  if (!j.contains(key)) return;
+  const json& s = j.at(key);
+  if (!s.is_object() || !s.contains("at") || !s.contains("value") || !s.at("at").is_array() ||
+      !s.at("value").is_array() || s.at("at").size() != s.at("value").size())
+    throw ConfigError("scalar steps: '" + key + "' must be {\"at\": [...], \"value\": [...]} of one length");
+  int64_t previous = -1;
+  for (size_t k = 0; k < s.at("at").size(); ++k) {
+    const json& at = s.at("at")[k];
+    if (!at.is_number_integer()) throw ConfigError("scalar steps: '" + key + "' positions must be integers");
+    const int64_t position = at.get<int64_t>();
+    if (position <= previous || position >= static_cast<int64_t>(count))
+      throw ConfigError("scalar steps: '" + key + "' positions must increase and stay below " + std::to_string(count));
+    previous = position;
+    onEntry(static_cast<size_t>(position), s.at("value")[k]);
+  }
+}
+
+}  // namespace
+
+StepMetrics scalarStep(const StepMetrics& m) {
+  StepMetrics s;
+  s.step = m.step;
+  for (const DenseField& f : kDense) s.*(f.member) = m.*(f.member);
+  for (const OptionalField& f : kOptional) s.*(f.member) = m.*(f.member);
+  s.stepSkipped = m.stepSkipped;
+  s.memory = m.memory;
+  return s;
+}
+
+std::vector<StepMetrics> scalarSteps(const std::vector<StepMetrics>& steps) {
+  std::vector<StepMetrics> out;
+  out.reserve(steps.size());
+  for (const StepMetrics& m : steps) out.push_back(scalarStep(m));
+  return out;
+}
+
+json scalarStepsToJson(const std::vector<StepMetrics>& steps) {
+  json j = json::object();
+  json stepNumbers = json::array();
+  for (const StepMetrics& m : steps) stepNumbers.push_back(m.step);
+  j["step"] = std::move(stepNumbers);
+  for (const DenseField& f : kDense) {
+    json column = json::array();
+    for (const StepMetrics& m : steps) column.push_back(number(m.*(f.member)));
+    j[f.key] = std::move(column);
+  }
+  const auto sparse = [&](const char* key, auto has, auto value) {
+    json at = json::array(), values = json::array();
+    for (size_t i = 0; i < steps.size(); ++i)
+      if (has(steps[i])) {
+        at.push_back(i);
+        values.push_back(value(steps[i]));
+      }
+    if (!at.empty()) j[key] = {{"at", std::move(at)}, {"value", std::move(values)}};
+  };
+  for (const OptionalField& f : kOptional)
+    sparse(f.key, [&](const StepMetrics& m) { return (m.*(f.member)).has_value(); },
+           [&](const StepMetrics& m) { return number(*(m.*(f.member))); });
+  sparse("step_skipped", [](const StepMetrics& m) { return m.stepSkipped.has_value(); },
+         [](const StepMetrics& m) { return json(*m.stepSkipped); });
+  // The measured state rarely changes after step 1: written where it does.
+  json at = json::array(), memory = json::array();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const MemoryBreakdown& m = steps[i].memory;
+    const bool same = i > 0 && json(toJson(m)) == memory.back();
+    if (same) continue;
+    at.push_back(i);
+    memory.push_back(toJson(m));
+  }
+  j["memory"] = {{"at", std::move(at)}, {"value", std::move(memory)}};
+  return j;
+}
+
+std::vector<StepMetrics> scalarStepsFromJson(const json& j) {
+  if (!j.is_object() || !j.contains("step") || !j.at("step").is_array())
+    throw ConfigError("scalar steps: expected an object with a 'step' array");
+  const json& numbers = j.at("step");
+  std::vector<StepMetrics> steps(numbers.size());
+  int64_t previous = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (!numbers[i].is_number_integer()) throw ConfigError("scalar steps: 'step' must hold integers");
+    steps[i].step = numbers[i].get<int64_t>();
+    if (steps[i].step <= previous) throw ConfigError("scalar steps: step numbers must increase from 1");
+    previous = steps[i].step;
+  }
+  for (const DenseField& f : kDense) {
+    const json& column = arrayOf(j, f.key, steps.size());
+    for (size_t i = 0; i < steps.size(); ++i) steps[i].*(f.member) = numberOf(column[i], f.key);
+  }
+  for (const OptionalField& f : kOptional)
+    readSparse(j, f.key, steps.size(),
+               [&](size_t i, const json& v) { steps[i].*(f.member) = numberOf(v, f.key); });
+  readSparse(j, "step_skipped", steps.size(), [&](size_t i, const json& v) {
+    if (!v.is_boolean()) throw ConfigError("scalar steps: 'step_skipped' must hold true or false");
+    steps[i].stepSkipped = v.get<bool>();
+  });
+  if (!steps.empty() && !j.contains("memory")) throw ConfigError("scalar steps: 'memory' is missing");
+  std::optional<MemoryBreakdown> current;
+  size_t next = 0;
+  readSparse(j, "memory", steps.size(), [&](size_t i, const json& v) {
+    if (i > 0 && !current) throw ConfigError("scalar steps: 'memory' must start at the first step");
+    for (; next < i; ++next) steps[next].memory = *current;
+    current = memoryBreakdownFromJson(v);
+  });
+  for (; next < steps.size() && current; ++next) steps[next].memory = *current;
+  return steps;
+}
+
+}  // namespace plab::report

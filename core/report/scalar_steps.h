@@ -1,0 +1,29 @@
+#pragma once
+// A run's steps without their per-layer records: the figures the runs
+// table, the verdicts and the loss / update-lost / rounded-away / loss-scale
+// charts draw. A metrics.jsonl line with per-layer statistics is tens of
+// KiB; its scalar part a few dozen numbers, so a workspace of a thousand
+// runs can be listed from these alone (report/run_index.h) and a run's
+// per-layer records read only when a view needs them. Torch-free.
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "train/step_metrics.h"
+
+namespace plab::report {
+
+// The step without layers, windowLayers, fp16GradLayers, gemmLayers,
+// shadowGemm and shadowRecipes; every other field as it was.
+StepMetrics scalarStep(const StepMetrics& m);
+std::vector<StepMetrics> scalarSteps(const std::vector<StepMetrics>& steps);
+
+// Column by column ({"step": [...], "loss": [...], "val_loss": {"at": [...],
+// "value": [...]}, ...}): a field a step did not measure is absent, not a
+// repeat, and NaN round-trips as null, as in metrics.jsonl. The reader
+// throws ConfigError for anything it did not write (wrong types, lengths,
+// positions out of range or not increasing).
+nlohmann::json scalarStepsToJson(const std::vector<StepMetrics>& steps);
+std::vector<StepMetrics> scalarStepsFromJson(const nlohmann::json& j);
+
+}  // namespace plab::report

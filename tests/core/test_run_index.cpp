@@ -1,0 +1,176 @@
+// A run folder's index (report/run_index.h) and its scalar steps
+// (report/scalar_steps.h): read back, it is the folder read in full without
+// the per-layer records, and it is trusted only while the folder's files
+// are the ones it was made from.
+#include <QTemporaryDir>
+#include <QtTest/QtTest>
+
+#include <fstream>
+#include <thread>
+
+#include "report/run_index.h"
+#include "report/scalar_steps.h"
+#include "support/hostile_files.h"
+#include "support/run_folders.h"
+#include "util/errors.h"
+
+using namespace plab;
+namespace fs = std::filesystem;
+
+namespace {
+
+RunConfig namedConfig(const std::string& name, OptimizerMode mode) {
+  RunConfig c = defaultRunConfig();
+  c.name = name;
+  c.mode = mode;
+  return c;
+}
+
+// Every field the index keeps, as JSON: what must equal the full read.
+nlohmann::json listedView(const StoredRun& run) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const StepMetrics& m : report::scalarSteps(run.record.steps)) steps.push_back(toJson(m));
+  nlohmann::json info = toJson(run.record.info);
+  info.erase("modules");
+  return {{"config", run.record.config.toJson()}, {"info", info},          {"result", toJson(run.record.result)},
+          {"status", storedRunStatusId(run.status)}, {"started", run.startedAt}, {"steps", steps},
+          {"incomplete", run.record.incomplete},      {"skipped", run.metricsLinesSkipped},
+          {"display", run.display.name},              {"reference", run.record.fp32Reference}};
+}
+
+// The next write lands with another modification time.
+void tick() { std::this_thread::sleep_for(std::chrono::milliseconds(20)); }
+
+}  // namespace
+
+class TestRunIndex : public QObject {
+  Q_OBJECT
+ private slots:
+  void scalarStepsRoundTripEveryField() {
+    std::vector<StepMetrics> steps;
+    for (int s = 1; s <= 7; ++s) {
+      StepMetrics m = test::storedStep(s, 0.01);
+      if (s == 3) m.loss = std::nan("");            // a diverged step stays NaN
+      if (s % 3 == 0) m.updateLost = 0.25 * s, m.updateLostStdError = 0.01, m.updatePending = 0.001;
+      if (s == 5) m.lossScale = 65536, m.stepSkipped = true, m.gradFp16ZeroShare = 0.1, m.gradFp16FlushShare = 0.2;
+      if (s > 4) m.memory.kahan = 1 << 20;         // the state changes once
+      if (s == 6) m.roundedAwayFraction.reset();    // a step without statistics
+      steps.push_back(m);
+    }
+    const std::vector<StepMetrics> back = report::scalarStepsFromJson(
+        nlohmann::json::parse(report::scalarStepsToJson(steps).dump()));
+    QCOMPARE(back.size(), steps.size());
+    for (size_t i = 0; i < steps.size(); ++i) {
+      QCOMPARE(toJson(back[i]).dump(), toJson(report::scalarStep(steps[i])).dump());
+      QVERIFY(back[i].layers.empty());
+    }
+    QVERIFY(std::isnan(back[2].loss));
+    QVERIFY(!back[5].roundedAwayFraction.has_value());
+  }
+
+  void scalarStepsRefuseWhatTheyDidNotWrite() {
+    const nlohmann::json good = report::scalarStepsToJson({test::storedStep(1, 0), test::storedStep(2, 0)});
+    for (const auto& [what, change] : std::vector<std::pair<const char*, std::function<void(nlohmann::json&)>>>{
+             {"short column", [](nlohmann::json& j) { j["loss"].erase(0); }},
+             {"steps backwards", [](nlohmann::json& j) { j["step"] = {2, 1}; }},
+             {"position out of range", [](nlohmann::json& j) { j["val_loss"] = {{"at", {5}}, {"value", {1.0}}}; }},
+             {"text for a number", [](nlohmann::json& j) { j["lr"][0] = "x"; }},
+             {"no memory", [](nlohmann::json& j) { j.erase("memory"); }}}) {
+      nlohmann::json bad = good;
+      change(bad);
+      QVERIFY_THROWS_EXCEPTION(ConfigError, report::scalarStepsFromJson(bad));
+      Q_UNUSED(what);
+    }
+  }
+
+  void indexReadsAsTheFolderWithoutLayerRecords() {
+    QTemporaryDir tmp;
+    const fs::path root(tmp.path().toStdString());
+    const std::vector<std::pair<std::string, std::string>> kinds = {{"done", "completed"}, {"stopped", "stopped"},
+                                                                    {"failed", "failed"}};
+    for (const auto& [name, status] : kinds) {
+      const fs::path dir = test::writeStoredRun(root / name, namedConfig(name, OptimizerMode::Bf16Kahan), 9, status, 0.02);
+      writeRunDisplay(dir, {"shown as " + name, true, "ref-fp32"});
+      report::indexRunFolder(dir);
+      const auto indexed = report::readRunIndex(dir);
+      QVERIFY2(indexed.has_value(), name.c_str());
+      QCOMPARE(listedView(*indexed).dump(), listedView(readRunFolder(dir)).dump());
+      const report::ListedRun listed = report::readRunForListing(dir, false);
+      QVERIFY(listed.fromIndex);
+      QVERIFY(listed.run.record.steps.front().layers.empty());
+      QCOMPARE(listed.run.record.steps.size(), size_t(9));
+    }
+  }
+
+  void aChangedFolderIsReadAgainNotFromItsIndex() {
+    QTemporaryDir tmp;
+    const fs::path dir = test::writeStoredRun(fs::path(tmp.path().toStdString()) / "run",
+                                              namedConfig("run", OptimizerMode::Bf16Plain), 5);
+    report::indexRunFolder(dir);
+    QVERIFY(report::readRunIndex(dir).has_value());
+    tick();
+    // A resumed run appends to its metrics: the index no longer describes it.
+    { std::ofstream(dir / "metrics.jsonl", std::ios::app) << toJson(test::storedStep(6, 0)).dump() << "\n"; }
+    QVERIFY(!report::readRunIndex(dir).has_value());
+    const report::ListedRun listed = report::readRunForListing(dir, /*writeMissingIndex=*/true);
+    QVERIFY(!listed.fromIndex);
+    QCOMPARE(listed.run.record.steps.size(), size_t(6));
+    // ... and is indexed again for next time.
+    const auto again = report::readRunIndex(dir);
+    QVERIFY(again.has_value());
+    QCOMPARE(again->record.steps.size(), size_t(6));
+    tick();
+    writeJsonFileAtomically(dir / "summary.json", {{"status", "failed"}, {"message", "edited"}});
+    QVERIFY(!report::readRunIndex(dir).has_value());
+  }
+
+  void aRunStillGoingIsNotIndexedButListed() {
+    QTemporaryDir tmp;
+    const fs::path dir = test::writeStoredRun(fs::path(tmp.path().toStdString()) / "live",
+                                              namedConfig("live", OptimizerMode::Bf16StochasticRounding), 4, "");
+    const report::ListedRun listed = report::readRunForListing(dir, true);
+    QCOMPARE(listed.run.status, StoredRunStatus::Incomplete);
+    QVERIFY(!fs::exists(dir / report::kRunIndexFileName));
+    QCOMPARE(listed.run.record.steps.size(), size_t(4));
+  }
+
+  void aHostileIndexIsIgnoredAndTheFolderRead() {
+    QTemporaryDir tmp;
+    const fs::path root(tmp.path().toStdString());
+    int n = 0;
+    for (const auto& make : std::vector<std::function<void(const fs::path&)>>{
+             [](const fs::path& f) { std::ofstream(f) << "{\"format\": \"precision-lab run index\", \"version\": 1"; },
+             [](const fs::path& f) { test::writeDeepNesting(f); },
+             [](const fs::path& f) { test::makeFifo(f); },
+             [](const fs::path& f) { test::linkToDevZero(f); },
+             [](const fs::path& f) { std::ofstream(f) << "[1, 2, 3]"; }}) {
+      const fs::path dir =
+          test::writeStoredRun(root / ("run" + std::to_string(n++)), namedConfig("r", OptimizerMode::Fp32AdamW), 3);
+      make(dir / report::kRunIndexFileName);
+      QVERIFY(!report::readRunIndex(dir).has_value());
+      const report::ListedRun listed = report::readRunForListing(dir, false);
+      QVERIFY(!listed.fromIndex);
+      QCOMPARE(listed.run.record.steps.size(), size_t(3));
+    }
+    // An index with valid stamps but lies inside is still what the tool wrote
+    // only if it parses: a forged status is refused.
+    const fs::path forged = test::writeStoredRun(root / "forged", namedConfig("f", OptimizerMode::Fp32AdamW), 3);
+    report::indexRunFolder(forged);
+    nlohmann::json j = nlohmann::json::parse(std::ifstream(forged / report::kRunIndexFileName));
+    j["status"] = "exploded";
+    { std::ofstream(forged / report::kRunIndexFileName, std::ios::trunc) << j.dump(); }
+    QVERIFY(!report::readRunIndex(forged).has_value());
+  }
+
+  void theReportWriterIndexesTheFolder() {
+    QTemporaryDir tmp;
+    const fs::path dir = test::writeStoredRun(fs::path(tmp.path().toStdString()) / "cli",
+                                              namedConfig("cli", OptimizerMode::Bf16Kahan), 6);
+    const StoredRun run = readRunFolder(dir);
+    writeRunReport(dir, run.record);  // what the CLI does when a run ends
+    QVERIFY(report::readRunIndex(dir).has_value());
+  }
+};
+
+QTEST_MAIN(TestRunIndex)
+#include "test_run_index.moc"
