@@ -89,7 +89,7 @@ int trainAsOtherRank(const RunConfig& config, const WorldInfo& world) {
   std::signal(SIGINT, SIG_DFL);
   if (r.result.status == RunStatus::Failed) {
     std::cerr << "error: rank " << world.rank << ": run " << config.name << " failed: " << r.result.message << '\n';
-    return kRunFailed;
+    return r.result.configError ? kUsage : kRunFailed;
   }
   return interrupted ? kInterrupted : kOk;
 }
@@ -361,7 +361,14 @@ int runCommand(Args& args) {
   std::signal(SIGINT, SIG_DFL);
   interrupted = interrupted || gInterrupted != 0;
   std::cout << "report: " << (outDir / "report.html").string() << std::endl;
-  if (failed) return kRunFailed;
+  if (failed) {
+    // Every failed run was refused for its config (the ranks disagreed, a
+    // checkpoint it names was refused, ...): a config error, exit 2.
+    bool allConfig = true;
+    for (const RunRecord& r : records)
+      if (r.result.status == RunStatus::Failed && !r.result.configError) allConfig = false;
+    return allConfig ? kUsage : kRunFailed;
+  }
   return interrupted ? kInterrupted : kOk;
 }
 

@@ -430,6 +430,7 @@ class Session {
     RunResult r;
     r.status = status_;
     r.message = message_;
+    r.configError = configError_;
     r.worldSize = world_.worldSize;
     // After a step each rank also holds its gradients (none exist at the start).
     r.rankMemory = steps_.empty() ? info_.rankMemory : optimizer_->rankMemory();
@@ -462,9 +463,10 @@ class Session {
     return r;
   }
 
-  void fail(const std::string& message) {
+  void fail(const std::string& message, bool configError = false) {
     status_ = RunStatus::Failed;
     message_ = message;
+    configError_ = configError;
   }
 
  private:
@@ -491,6 +493,7 @@ class Session {
   std::vector<StepMetrics> steps_;
   RunStatus status_ = RunStatus::Failed;
   std::string message_;
+  bool configError_ = false;
   double trainSeconds_ = 0;
   std::optional<RunningStatistics> statistics_;  // set up with the optimizer
   std::optional<double> lastValLoss_;
@@ -516,6 +519,9 @@ RunResult Trainer::run(const Callbacks& callbacks) {
   Session session(impl_->control, impl_->config, impl_->world, callbacks);
   try {
     session.execute();
+  } catch (const ConfigError& e) {  // the config, or a file it names: the CLI's exit 2
+    session.fail(firstLine(e.what()), /*configError=*/true);
+    session.announceFailure(firstLine(e.what()));
   } catch (const std::exception& e) {
     session.fail(firstLine(e.what()));
     session.announceFailure(firstLine(e.what()));
