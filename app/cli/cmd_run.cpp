@@ -1,5 +1,7 @@
 // `precision-lab-cli run`: one run or a sweep, streamed to disk, then the
 // report (HTML/SVG, plus PNG/PDF when built with Qt).
+#include <signal.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -40,10 +42,30 @@ namespace fs = std::filesystem;
 namespace {
 
 volatile std::sig_atomic_t gInterrupted = 0;
+volatile std::sig_atomic_t gLauncherGone = 0;  // signal number, 0 while the --nproc launcher lives
 
 void onSigint(int) {
   if (gInterrupted) std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C kills at once
   gInterrupted = 1;
+}
+
+// A rank of `run --nproc` whose launcher ended (its parent-death signal, or
+// the launcher passing on the TERM it got): the rank stops at the next step
+// and the run ends failed. Its stderr may be a pipe nobody reads any more.
+extern "C" void onLauncherGone(int signal) {
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &ignore, nullptr);  // async-signal-safe, unlike signal()
+  gLauncherGone = signal;
+}
+
+// Set by local_launcher.cpp in the ranks it starts; torchrun's ranks keep
+// their default SIGHUP.
+void watchForLauncher() {
+  if (!std::getenv(kLaunchedRankEnv)) return;
+  struct sigaction on {};
+  on.sa_handler = onLauncherGone;
+  ::sigaction(SIGHUP, &on, nullptr);
 }
 
 RunRecord trainOne(RunConfig config, const WorldInfo& world, bool terminal, bool& interrupted) {
@@ -64,6 +86,11 @@ RunRecord trainOne(RunConfig config, const WorldInfo& world, bool terminal, bool
   std::atomic<bool> done{false};
   std::thread watcher([&] {
     while (!done) {
+      if (gLauncherGone) {
+        trainer.abort("the run --nproc launcher that started this rank ended (signal " +
+                      std::to_string(int(gLauncherGone)) + "): the ranks stopped");
+        break;
+      }
       if (gInterrupted) {
         trainer.stop();
         break;
@@ -204,7 +231,7 @@ const char* const kRunHelp =
     "                 on a flat view; PLAB_SHARD_OPTIMIZER_STATE=0 keeps it whole on\n"
     "                 each; `memory MODEL --nproc N` projects each rank's share).\n"
     "                 `torchrun --nproc-per-node N --no-python precision-lab-cli run`\n"
-    "                 does the same; PLAB_DIST_TIMEOUT_S (default 300) bounds the wait\n"
+    "                 does the same; PLAB_DIST_TIMEOUT_S (default 120) bounds every wait\n"
     "                 for a rank that died or hangs (named in the error). Rank 0 writes\n"
     "                 the run folder\n"
     "\n"
@@ -220,6 +247,7 @@ int runCommand(Args& args) {
     std::cout << kRunHelp;
     return kOk;
   }
+  watchForLauncher();  // first: a rank may be told before it has written anything
   const bool useFormats = args.flag("--default-formats");
   const bool defaultExperiment = args.flag("--default");
   if (useFormats && defaultExperiment) throw UsageError("give either --default or --default-formats, not both");
