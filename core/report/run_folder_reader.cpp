@@ -236,8 +236,8 @@ StoredRun readRunFolder(const fs::path& dir) {
 
   if (present(dir / "metrics.jsonl"))
     run.record.steps = readMetricsJsonl(dir / "metrics.jsonl", &run.metricsLinesSkipped);
-  run.record.info =
-      readingFile(dir / "run_info.json", [&] { return runInfoFromStoredJson(readSideFile(dir / "run_info.json")); });
+  const json info = readSideFile(dir / "run_info.json");
+  run.record.info = readingFile(dir / "run_info.json", [&] { return runInfoFromStoredJson(info); });
   if (run.record.info.runName.empty()) run.record.info.runName = run.record.config.name;
 
   const json summary = readSideFile(dir / "summary.json");

@@ -117,6 +117,9 @@ struct Rank {
 // Ranks started as torchrun starts them (its environment, no launcher),
 // each with its own config and optionally its own executable or folder.
 struct RankSpec {
+  // A constructor: {config} alone then leaves no member uninitialised (-Wmissing-field-initializers).
+  RankSpec(fs::path c, QString p = {}, QString w = {})
+      : config(std::move(c)), program(std::move(p)), workDir(std::move(w)) {}
   fs::path config;
   QString program;  // empty: PLAB_CLI
   QString workDir;  // empty: the test's
