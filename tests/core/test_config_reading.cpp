@@ -81,6 +81,9 @@ class TestConfigReading : public QObject {
     expectRefused({"run", "/dev/zero", "--out", str(dir() / "never")}, {"/dev/zero", "is a device, not a regular file"}, 10);
     plab::test::makeFifo(dir() / "fifo.json");
     expectRefused({"run", str(dir() / "fifo.json"), "--out", str(dir() / "never")}, {"FIFO"}, 10);
+    // A model argument that is there but no regular file: said what it is ("model not found" before).
+    expectRefused({"inspect", str(dir() / "fifo.json")}, {"fifo.json", "is a FIFO"}, 10);
+    expectRefused({"memory", "/dev/zero"}, {"/dev/zero", "is a device"}, 10);
     plab::test::writeDeepNesting(dir() / "deep.json");
     expectRefused({"advise", str(dir() / "deep.json"), "--out", str(dir() / "never")}, {"nested deeper"}, 10);
     QVERIFY(!fs::exists(dir() / "never"));
