@@ -1,4 +1,5 @@
-// Resuming from a checkpoint folder whose trainer_state.json is the input;
+// Resuming from a checkpoint folder whose trainer_state.json is the input
+// (checksums.json recomputed for it);
 // its weights and optimizer state are a real checkpoint of a tiny GPT-2
 // (bf16-kahan, linear layers in bf16) written once per process, so inputs
 // that pass the state checks go on to the tensor checks and the load.
@@ -17,6 +18,7 @@
 #include "model/model_factory.h"
 #include "precision/precision_adamw.h"
 #include "train/checkpoint.h"
+#include "train/checkpoint_manifest.h"
 #include "util/errors.h"
 
 namespace {
@@ -57,6 +59,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static Fixture fixture;
   static const bool verbose = std::getenv("PLAB_FUZZ_VERBOSE") != nullptr;
   plab::fuzz::writeInput(data, size, "checkpoint-1/trainer_state.json");
+  // Sealed again, so that the input reaches the trainer state's reader (an
+  // unsealed one stops at the checksums: fuzz_checkpoint_manifest covers them).
+  plab::writeCheckpointManifest(fixture.dir);
   std::mt19937_64 sampler;
   try {
     const int64_t step = plab::resumeFromCheckpoint(fixture.dir, fixture.config, *fixture.model, *fixture.optimizer, sampler);

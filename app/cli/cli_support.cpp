@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <sstream>
+
 namespace plab::cli {
 
 bool Args::flag(const std::string& name) {
@@ -54,5 +57,44 @@ std::vector<std::string> Args::positionals(size_t maxPositionals) {
 }
 
 bool stderrIsTerminal() { return isatty(STDERR_FILENO) == 1; }
+
+std::vector<unsigned long long> parseSeedList(const std::string& text, size_t maxSeeds, const std::string& option) {
+  std::vector<unsigned long long> seeds;
+  const std::string most = option + ": at most " + std::to_string(maxSeeds) + " seeds";
+  if (text.size() > 64 * maxSeeds) throw UsageError(most);  // before anything is split
+  std::stringstream parts(text);
+  const auto number = [&](const std::string& s) {
+    if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos)
+      throw UsageError(option + ": '" + s.substr(0, 40) + "' is not a seed (a whole number)");
+    return std::stoull(s);
+  };
+  for (std::string part; std::getline(parts, part, ',');) {
+    const size_t dash = part.find('-');
+    const unsigned long long first = number(part.substr(0, dash));
+    const unsigned long long last = dash == std::string::npos ? first : number(part.substr(dash + 1));
+    if (last < first) throw UsageError(option + ": the range '" + part + "' runs backwards");
+    if (last - first >= maxSeeds || seeds.size() + (last - first) >= maxSeeds) throw UsageError(most);
+    for (unsigned long long s = first; s <= last; ++s) seeds.push_back(s);
+  }
+  if (seeds.empty()) throw UsageError(option + ": no seed given");
+  std::sort(seeds.begin(), seeds.end());
+  if (const auto twice = std::adjacent_find(seeds.begin(), seeds.end()); twice != seeds.end())
+    throw UsageError(option + ": seed " + std::to_string(*twice) + " is listed twice");
+  return seeds;
+}
+
+std::optional<double> parseDecimal(const std::string& text) {
+  if (text.empty() || text.size() > 64 || text.find_first_not_of("0123456789.eE+-") != std::string::npos ||
+      text.find_first_of("0123456789") == std::string::npos)
+    return std::nullopt;
+  try {
+    size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used != text.size()) return std::nullopt;
+    return v;
+  } catch (const std::exception&) {
+    return std::nullopt;  // out of range ("1e999") or not a number
+  }
+}
 
 }  // namespace plab::cli

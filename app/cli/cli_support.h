@@ -32,6 +32,14 @@ class Args {
 
 bool stderrIsTerminal();
 
+// "1-5" or "1,2,7": at most maxSeeds seeds, each 0..2^63-1, none twice;
+// sorted. UsageError naming `option` otherwise.
+std::vector<unsigned long long> parseSeedList(const std::string& text, size_t maxSeeds, const std::string& option);
+
+// A number written in decimal ("0.01", "5e-3"): not hex ("0x10"), not inf or
+// nan, nothing after it. nullopt otherwise.
+std::optional<double> parseDecimal(const std::string& text);
+
 int runCommand(Args& args);
 int defaultConfigCommand(Args& args);
 int inspectCommand(Args& args);

@@ -12,7 +12,8 @@
 #include "advisor/advisor.h"
 #include "cli_support.h"
 #include "util/errors.h"
-#include "util/json_file.h"
+#include "train/run_config_file.h"
+#include "train/run_config_model_check.h"
 #include "util/run_folder.h"
 
 namespace plab::cli {
@@ -23,25 +24,10 @@ namespace fs = std::filesystem;
 std::atomic<bool> gAdviseStop{false};
 extern "C" void onAdviseSigint(int) { gAdviseStop = true; }  // lock-free atomic store: signal-safe
 
-// "1-3" or "1,2,7".
+// "1-3" or "1,2,7": the same rules as run's --seeds (no seed twice), at most 20.
 std::vector<uint64_t> parseSeeds(const std::string& text) {
-  std::vector<uint64_t> seeds;
-  std::stringstream parts(text);
-  auto number = [&](const std::string& s) {
-    if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos)
-      throw UsageError("--seeds: '" + s + "' is not a seed (a whole number)");
-    return static_cast<uint64_t>(std::stoull(s));
-  };
-  for (std::string part; std::getline(parts, part, ',');) {
-    const size_t dash = part.find('-');
-    const uint64_t first = number(part.substr(0, dash));
-    const uint64_t last = dash == std::string::npos ? first : number(part.substr(dash + 1));
-    if (last < first) throw UsageError("--seeds: the range '" + part + "' runs backwards");
-    if (last - first >= 20 || seeds.size() + (last - first) >= 20) throw UsageError("--seeds: at most 20 seeds");
-    for (uint64_t s = first; s <= last; ++s) seeds.push_back(s);
-  }
-  if (seeds.empty()) throw UsageError("--seeds: no seed given");
-  return seeds;
+  const auto seeds = parseSeedList(text, 20, "--seeds");
+  return std::vector<uint64_t>(seeds.begin(), seeds.end());
 }
 
 // "none", or format ids separated by commas (bf16 is the baseline, not a candidate).
@@ -122,22 +108,19 @@ int adviseCommand(Args& args) {
   if (useDefault) {
     options.base = defaultRunConfig();
   } else {
-    const JsonFile file = readJsonFile(pos[0]);
-    if (!file.ok()) throw ConfigError(pos[0] + " " + file.problem);
-    options.base = RunConfig::fromJson(file.value);
+    options.base = readRunConfigFile(pos[0]);
+    // Read-time checks as `run` makes them: its plan is replaced, but a plan
+    // that names no module of the model is a mistake in the file either way.
+    checkRunConfigForModel(options.base);
   }
   if (steps) options.steps = *steps;
   if (seedList) options.seeds = parseSeeds(*seedList);
   if (gemmList) options.gemmFormats = parseGemmFormats(*gemmList);
   if (tolerance) {
-    try {
-      size_t used = 0;
-      const double t = std::stod(*tolerance, &used);
-      if (used != tolerance->size() || !(t > 0) || !std::isfinite(t)) throw std::invalid_argument("");
-      options.tolerance = t;
-    } catch (const std::exception&) {
-      throw UsageError("--tolerance: '" + *tolerance + "' is not a positive number of nats");
-    }
+    const std::optional<double> t = parseDecimal(*tolerance);  // "0x10" is not 16 nats
+    if (!t || !(*t > 0) || !std::isfinite(*t))
+      throw UsageError("--tolerance: '" + tolerance->substr(0, 40) + "' is not a positive number of nats (decimal)");
+    options.tolerance = *t;
   }
   options.outDir = *out;
   // A folder with earlier results is refused unless --overwrite (its run

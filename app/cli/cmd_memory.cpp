@@ -35,11 +35,18 @@ const char* const kMemoryHelp =
 
 namespace {
 
+// More world sizes than a table can show is a mistake (20,000 of them ran
+// past a minute of projections).
+constexpr size_t kMaxWorldSizes = 64;
+
 std::vector<int> worldSizes(const std::string& list) {
+  const std::string tooMany = "--nproc: at most " + std::to_string(kMaxWorldSizes) + " process counts";
+  if (list.size() > 8 * kMaxWorldSizes) throw UsageError(tooMany);  // before anything is split
   std::vector<int> out;
   std::stringstream in(list);
   std::string item;
   while (std::getline(in, item, ',')) {
+    if (out.size() == kMaxWorldSizes) throw UsageError(tooMany);
     int n = 0;
     try {
       size_t used = 0;
@@ -48,7 +55,8 @@ std::vector<int> worldSizes(const std::string& list) {
     } catch (const std::exception&) {
       n = 0;
     }
-    if (n < 1 || n > 1 << 20) throw UsageError("--nproc: '" + item + "' is not a process count (1 to 1048576)");
+    if (n < 1 || n > 1 << 20)
+      throw UsageError("--nproc: '" + item.substr(0, 40) + "' is not a process count (1 to 1048576)");
     out.push_back(n);
   }
   if (out.empty()) throw UsageError("--nproc: no process count");

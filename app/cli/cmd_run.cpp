@@ -1,5 +1,7 @@
 // `precision-lab-cli run`: one run or a sweep, streamed to disk, then the
 // report (HTML/SVG, plus PNG/PDF when built with Qt).
+#include <signal.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -25,6 +27,8 @@
 #include "report/run_figures.h"
 #include "report/run_report.h"
 #include "train/gemm_format_experiment.h"
+#include "train/run_config_file.h"
+#include "train/run_config_model_check.h"
 #include "train/torch_runtime.h"
 #include "train/trainer.h"
 #include "util/errors.h"
@@ -38,21 +42,30 @@ namespace fs = std::filesystem;
 namespace {
 
 volatile std::sig_atomic_t gInterrupted = 0;
+volatile std::sig_atomic_t gLauncherGone = 0;  // signal number, 0 while the --nproc launcher lives
 
 void onSigint(int) {
   if (gInterrupted) std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C kills at once
   gInterrupted = 1;
 }
 
-nlohmann::json readJsonFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("cannot read config file " + path.string());
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (const std::string nesting = jsonNestingProblem(text); !nesting.empty())
-    throw ConfigError(path.string() + ": " + nesting);
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) throw ConfigError(path.string() + " is not valid JSON");
-  return j;
+// A rank of `run --nproc` whose launcher ended (its parent-death signal, or
+// the launcher passing on the TERM it got): the rank stops at the next step
+// and the run ends failed. Its stderr may be a pipe nobody reads any more.
+extern "C" void onLauncherGone(int signal) {
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &ignore, nullptr);  // async-signal-safe, unlike signal()
+  gLauncherGone = signal;
+}
+
+// Set by local_launcher.cpp in the ranks it starts; torchrun's ranks keep
+// their default SIGHUP.
+void watchForLauncher() {
+  if (!std::getenv(kLaunchedRankEnv)) return;
+  struct sigaction on {};
+  on.sa_handler = onLauncherGone;
+  ::sigaction(SIGHUP, &on, nullptr);
 }
 
 RunRecord trainOne(RunConfig config, const WorldInfo& world, bool terminal, bool& interrupted) {
@@ -73,6 +86,11 @@ RunRecord trainOne(RunConfig config, const WorldInfo& world, bool terminal, bool
   std::atomic<bool> done{false};
   std::thread watcher([&] {
     while (!done) {
+      if (gLauncherGone) {
+        trainer.abort("the run --nproc launcher that started this rank ended (signal " +
+                      std::to_string(int(gLauncherGone)) + "): the ranks stopped");
+        break;
+      }
       if (gInterrupted) {
         trainer.stop();
         break;
@@ -98,7 +116,7 @@ int trainAsOtherRank(const RunConfig& config, const WorldInfo& world) {
   std::signal(SIGINT, SIG_DFL);
   if (r.result.status == RunStatus::Failed) {
     std::cerr << "error: rank " << world.rank << ": run " << config.name << " failed: " << r.result.message << '\n';
-    return kRunFailed;
+    return r.result.configError ? kUsage : kRunFailed;
   }
   return interrupted ? kInterrupted : kOk;
 }
@@ -115,25 +133,8 @@ std::string optimizerStateText(OptimizerMode mode) {
 
 // "1-5" or "1,2,7" (at most 100 seeds, each 0..2^63-1).
 std::vector<uint64_t> parseSeedList(const std::string& text) {
-  std::vector<uint64_t> seeds;
-  std::stringstream parts(text);
-  const auto number = [&](const std::string& s) {
-    if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos)
-      throw ConfigError("--seeds: '" + s + "' is not a seed (a whole number)");
-    return static_cast<uint64_t>(std::stoull(s));
-  };
-  for (std::string part; std::getline(parts, part, ',');) {
-    const size_t dash = part.find('-');
-    const uint64_t first = number(part.substr(0, dash));
-    const uint64_t last = dash == std::string::npos ? first : number(part.substr(dash + 1));
-    if (last < first) throw ConfigError("--seeds: the range '" + part + "' runs backwards");
-    if (last - first >= 100 || seeds.size() + (last - first) >= 100) throw ConfigError("--seeds: at most 100 seeds");
-    for (uint64_t s = first; s <= last; ++s) seeds.push_back(s);
-  }
-  if (seeds.empty()) throw ConfigError("--seeds: no seed given");
-  std::sort(seeds.begin(), seeds.end());
-  if (std::adjacent_find(seeds.begin(), seeds.end()) != seeds.end()) throw ConfigError("--seeds: a seed is listed twice");
-  return seeds;
+  const auto seeds = plab::cli::parseSeedList(text, 100, "--seeds");
+  return std::vector<uint64_t>(seeds.begin(), seeds.end());
 }
 
 // Every run once per seed, seed-major so that each seed's comparison (fp32
@@ -230,7 +231,7 @@ const char* const kRunHelp =
     "                 on a flat view; PLAB_SHARD_OPTIMIZER_STATE=0 keeps it whole on\n"
     "                 each; `memory MODEL --nproc N` projects each rank's share).\n"
     "                 `torchrun --nproc-per-node N --no-python precision-lab-cli run`\n"
-    "                 does the same; PLAB_DIST_TIMEOUT_S (default 300) bounds the wait\n"
+    "                 does the same; PLAB_DIST_TIMEOUT_S (default 120) bounds every wait\n"
     "                 for a rank that died or hangs (named in the error). Rank 0 writes\n"
     "                 the run folder\n"
     "\n"
@@ -246,6 +247,7 @@ int runCommand(Args& args) {
     std::cout << kRunHelp;
     return kOk;
   }
+  watchForLauncher();  // first: a rank may be told before it has written anything
   const bool useFormats = args.flag("--default-formats");
   const bool defaultExperiment = args.flag("--default");
   if (useFormats && defaultExperiment) throw UsageError("give either --default or --default-formats, not both");
@@ -286,7 +288,7 @@ int runCommand(Args& args) {
       // checkpoint-N sits in the run's folder, next to the run's config.json.
       fs::path checkpoint = fs::path(*resume).lexically_normal();
       if (checkpoint.filename().empty()) checkpoint = checkpoint.parent_path();
-      RunConfig c = RunConfig::fromJson(readJsonFile(checkpoint.parent_path() / "config.json"));
+      RunConfig c = readRunConfigFile(checkpoint.parent_path() / "config.json");
       c.resume_from = checkpoint.string();
       // The run that wrote it may have been killed mid-checkpoint: its
       // half-written temporaries go (only in a folder of the tool's).
@@ -304,7 +306,7 @@ int runCommand(Args& args) {
       if (useFormats) runs = loadRunConfigs(defaultFormatsExperimentJson());
       else runs = mode ? std::vector<RunConfig>{defaultRunConfig()} : loadRunConfigs(defaultExperimentJson());
     } else {
-      runs = loadRunConfigs(readJsonFile(pos[0]));
+      runs = loadRunConfigFile(pos[0]);
     }
     if (seedList) runs = overSeeds(runs, parseSeedList(*seedList));
     for (RunConfig& c : runs) {
@@ -316,6 +318,7 @@ int runCommand(Args& args) {
       // otherwise train every run before it first.
       if (const std::string problem = deviceProblem(c.device); !problem.empty())
         throw ConfigError("run '" + c.name + "': " + problem);
+      checkRunConfigForModel(c);  // the plan against the model's modules, as advise and the app check it
     }
     if (world.distributed()) checkGlobalBatch(world, runs.front().batch_size);
     if (world.distributed() && runs.size() > 1)
@@ -386,7 +389,14 @@ int runCommand(Args& args) {
   std::signal(SIGINT, SIG_DFL);
   interrupted = interrupted || gInterrupted != 0;
   std::cout << "report: " << (outDir / "report.html").string() << std::endl;
-  if (failed) return kRunFailed;
+  if (failed) {
+    // Every failed run was refused for its config (the ranks disagreed, a
+    // checkpoint it names was refused, ...): a config error, exit 2.
+    bool allConfig = true;
+    for (const RunRecord& r : records)
+      if (r.result.status == RunStatus::Failed && !r.result.configError) allConfig = false;
+    return allConfig ? kUsage : kRunFailed;
+  }
   return interrupted ? kInterrupted : kOk;
 }
 

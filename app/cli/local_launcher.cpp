@@ -3,11 +3,13 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -65,6 +67,10 @@ int freeLoopbackPort() {
   return ntohs(addr.sin_port);
 }
 
+// TERM or HUP to the launcher: its ranks are told (they stop and mark the run failed).
+volatile std::sig_atomic_t gLauncherSignal = 0;
+extern "C" void onLauncherSignal(int signal) { gLauncherSignal = signal; }
+
 std::string describeEnd(int rank, int status) {
   if (WIFSIGNALED(status))
     return "rank " + std::to_string(rank) + " was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
@@ -86,6 +92,16 @@ int launchLocalRanks(int nproc, std::chrono::seconds timeout) {
   struct sigaction ignore {}, previous{};
   ignore.sa_handler = SIG_IGN;
   ::sigaction(SIGINT, &ignore, &previous);
+  struct sigaction onSignal {}, previousTerm{}, previousHup{};
+  onSignal.sa_handler = onLauncherSignal;
+  ::sigaction(SIGTERM, &onSignal, &previousTerm);
+  ::sigaction(SIGHUP, &onSignal, &previousHup);
+  const auto restoreSignals = [&] {
+    ::sigaction(SIGINT, &previous, nullptr);
+    ::sigaction(SIGTERM, &previousTerm, nullptr);
+    ::sigaction(SIGHUP, &previousHup, nullptr);
+  };
+  const pid_t launcher = ::getpid();
 
   std::vector<pid_t> pids(static_cast<size_t>(nproc), -1);
   for (int rank = 0; rank < nproc; ++rank) {
@@ -96,11 +112,15 @@ int launchLocalRanks(int nproc, std::chrono::seconds timeout) {
         if (p > 0) ::kill(p, SIGKILL);
       for (pid_t p : pids)
         if (p > 0) ::waitpid(p, nullptr, 0);
-      ::sigaction(SIGINT, &previous, nullptr);
+      restoreSignals();
       return kRunFailed;
     }
     if (pid == 0) {
-      ::sigaction(SIGINT, &previous, nullptr);
+      restoreSignals();
+      // The rank dies with the launcher: SIGHUP when it ends, however it
+      // ends (SIGKILL too). Checked once more after: it may be gone already.
+      if (::prctl(PR_SET_PDEATHSIG, SIGHUP) != 0 || ::getppid() != launcher) ::_exit(kRunFailed);
+      ::setenv(kLaunchedRankEnv, std::to_string(launcher).c_str(), 1);
       ::setenv("RANK", std::to_string(rank).c_str(), 1);
       ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
       ::setenv("WORLD_SIZE", std::to_string(nproc).c_str(), 1);
@@ -119,6 +139,15 @@ int launchLocalRanks(int nproc, std::chrono::seconds timeout) {
   std::chrono::steady_clock::time_point killAt{};
   bool killed = false;
   while (running > 0) {
+    if (gLauncherSignal && firstFailure.empty()) {
+      firstFailure = std::string("the launcher got signal ") + std::to_string(int(gLauncherSignal)) + " (" +
+                     strsignal(gLauncherSignal) + ")";
+      exitCode = kRunFailed;
+      killAt = std::chrono::steady_clock::now() + timeout;
+      std::cerr << "error: --nproc: " << firstFailure << ": stopping the ranks\n";
+      for (pid_t p : pids)
+        if (p > 0) ::kill(p, SIGHUP);
+    }
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, WNOHANG);
     if (pid == 0 || (pid < 0 && errno == EINTR)) {
@@ -155,7 +184,7 @@ int launchLocalRanks(int nproc, std::chrono::seconds timeout) {
       }
     }
   }
-  ::sigaction(SIGINT, &previous, nullptr);
+  restoreSignals();
   if (!firstFailure.empty()) {
     std::cerr << "error: the run on " << nproc << " processes failed: " << firstFailure << " first\n";
     return exitCode;

@@ -34,7 +34,10 @@ ModelSpec modelSpecFromArgument(const std::string& arg) {
     spec.path = path.string();
     return spec;
   }
-  if (fs::is_regular_file(path)) {
+  // Anything else that is there (a FIFO, a device, a dangling link) goes to the
+  // reader too, which says what it is instead of "model not found".
+  std::error_code ec;
+  if (fs::is_regular_file(path) || fs::exists(fs::symlink_status(path, ec))) {
     // The reader of every config.json: regular files only (a FIFO never blocks), the nesting cap, a clear error.
     const nlohmann::json j = readConfigJsonFile(path);
     if (!j.is_object()) throw ConfigError(path.string() + " is not a JSON object");

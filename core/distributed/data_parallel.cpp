@@ -3,11 +3,17 @@
 #include <map>
 
 #include "distributed/process_group.h"
+#include "hub/sha256.h"
 
 namespace plab {
 
-DataParallel::DataParallel(const WorldInfo& world, const torch::Device& device) : world_(world), device_(device) {
-  if (world_.distributed()) group_ = std::make_unique<ProcessGroup>(world_, device);
+DataParallel::DataParallel(const WorldInfo& world, const torch::Device& device, const nlohmann::json& agreement)
+    : world_(world), device_(device) {
+  if (world_.distributed()) group_ = std::make_unique<ProcessGroup>(world_, device, agreement);
+}
+
+void DataParallel::agree(const std::string& topic, const nlohmann::json& document) {
+  if (active()) group_->agree(topic, document);
 }
 
 DataParallel::~DataParallel() = default;
@@ -86,6 +92,20 @@ void DataParallel::send(torch::Tensor& tensor, int dst, const std::string& what)
 
 void DataParallel::recv(torch::Tensor& tensor, int src, const std::string& what) {
   if (active()) group_->recv(tensor, src, what);
+}
+
+nlohmann::json parameterLayoutDocument(const std::vector<TrainableParam>& params) {
+  Sha256 layout;
+  int64_t elements = 0;
+  for (const TrainableParam& p : params) {
+    std::string line = p.name + " " + std::string(c10::toString(p.param.scalar_type()));
+    for (int64_t d : p.param.sizes()) line += " " + std::to_string(d);
+    line += "\n";
+    layout.update(line.data(), line.size());
+    elements += p.param.numel();
+  }
+  return {{"parameters",
+           {{"count", params.size()}, {"elements", elements}, {"layout_sha256", layout.hexDigest()}}}};
 }
 
 void DataParallel::announceFailure(const std::string& message) noexcept {

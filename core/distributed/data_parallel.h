@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "distributed/world_info.h"
 #include "precision/precision_adamw.h"
 
@@ -22,8 +24,9 @@ class ProcessGroup;  // distributed/process_group.h
 class DataParallel {
  public:
   // Joins the process group (rank 0 serves the TCPStore) when the world has
-  // more than one rank; throws DistributedError when the others do not come.
-  DataParallel(const WorldInfo& world, const torch::Device& device);
+  // more than one rank; throws DistributedError when the others do not come,
+  // RanksDisagree when their `agreement` documents (rank_agreement.h) differ.
+  DataParallel(const WorldInfo& world, const torch::Device& device, const nlohmann::json& agreement = nullptr);
   ~DataParallel();
 
   const WorldInfo& world() const { return world_; }
@@ -46,6 +49,9 @@ class DataParallel {
   void send(torch::Tensor& tensor, int dst, const std::string& what);
   void recv(torch::Tensor& tensor, int src, const std::string& what);
   const torch::Device& device() const { return device_; }
+  // Every rank holds the same `document` for `topic`, or every rank throws
+  // RanksDisagree naming the field (ProcessGroup::agree). A no-op in a world of one.
+  void agree(const std::string& topic, const nlohmann::json& document);
   // Best effort: tells the other ranks why this one stops, so that their
   // errors name it. Never throws.
   void announceFailure(const std::string& message) noexcept;
@@ -57,5 +63,10 @@ class DataParallel {
   torch::Device device_;  // NCCL reduces on the device
   std::unique_ptr<ProcessGroup> group_;
 };
+
+// {"parameters": {"count", "elements", "layout_sha256"}}: what the ranks'
+// reductions are sized by (every parameter's name, dtype and shape, in
+// order), for DataParallel::agree before the optimizer is built.
+nlohmann::json parameterLayoutDocument(const std::vector<TrainableParam>& params);
 
 }  // namespace plab

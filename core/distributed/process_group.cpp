@@ -8,7 +8,9 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "distributed/rank_agreement.h"
 #include "distributed/rank_watch.h"
+#include "distributed/store_connect.h"
 #endif
 #ifdef PLAB_HAVE_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
@@ -82,24 +84,21 @@ struct ProcessGroup::Impl {
   }
 };
 
-ProcessGroup::ProcessGroup(const WorldInfo& world, const torch::Device& device) : impl_(std::make_unique<Impl>()) {
+ProcessGroup::ProcessGroup(const WorldInfo& world, const torch::Device& device, const nlohmann::json& agreement)
+    : impl_(std::make_unique<Impl>()) {
   impl_->world = world;
   const std::chrono::milliseconds timeout = world.timeout;
   const std::string where = world.masterAddr + ":" + std::to_string(world.masterPort);
-  try {
-    c10d::TCPStoreOptions options;
-    options.port = static_cast<std::uint16_t>(world.masterPort);
-    // Under torchrun its agent already serves the store at MASTER_PORT.
-    const char* agentStore = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
-    options.isServer = world.rank == 0 && !(agentStore && std::string(agentStore) == "True");
-    options.numWorkers = static_cast<std::size_t>(world.worldSize);
-    options.waitWorkers = true;
-    options.timeout = timeout;
-    impl_->store = c10::make_intrusive<c10d::TCPStore>(world.masterAddr, options);
-  } catch (const std::exception& e) {
-    throw DistributedError("distributed: " + impl_->who() + " could not meet the others at " + where + " within " +
-                           std::to_string(world.timeout.count()) + " s: " + firstLine(e.what()));
-  }
+  c10d::TCPStoreOptions options;
+  options.port = static_cast<std::uint16_t>(world.masterPort);
+  // Under torchrun its agent already serves the store at MASTER_PORT.
+  const char* agentStore = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+  options.isServer = world.rank == 0 && !(agentStore && std::string(agentStore) == "True");
+  options.numWorkers = static_cast<std::size_t>(world.worldSize);
+  options.waitWorkers = true;
+  options.timeout = timeout;
+  impl_->store = connectStoreWithin(world, options, impl_->who());
+  if (!agreement.is_null()) agree("run", agreement);
   try {
     if (device.is_cuda()) {
 #ifdef PLAB_HAVE_NCCL
@@ -169,6 +168,48 @@ void ProcessGroup::announceFailure(const std::string& message) noexcept {
   }
 }
 
+void ProcessGroup::agree(const std::string& topic, const nlohmann::json& document) {
+  const WorldInfo& world = impl_->world;
+  const std::string prefix = "plab/agree/" + topic + "/";
+  const auto keyOf = [&](const std::string& what, int rank) { return prefix + what + std::to_string(rank); };
+  const auto bytes = [](const std::string& s) { return std::vector<uint8_t>(s.begin(), s.end()); };
+  std::vector<std::string> published, read;
+  for (int r = 0; r < world.worldSize; ++r) {
+    published.push_back(keyOf("", r));
+    read.push_back(keyOf("read/", r));
+  }
+  try {
+    impl_->store->set(keyOf("", world.rank), bytes(document.dump()));
+    impl_->store->wait(published, world.timeout);
+  } catch (const std::exception& e) {
+    std::string missing;
+    try {
+      for (int r = 0; r < world.worldSize; ++r)
+        if (!impl_->store->check({keyOf("", r)})) missing += (missing.empty() ? "rank " : ", rank ") + std::to_string(r);
+    } catch (...) {
+      missing = "rank 0 (the store it served does not answer)";
+    }
+    throw DistributedError("distributed: " + impl_->who() + ": " + (missing.empty() ? "a rank" : missing) +
+                           " did not publish its " + topic + " settings within " +
+                           std::to_string(world.timeout.count()) + " s (" + glooReason(e.what()) + ")");
+  }
+  std::vector<nlohmann::json> documents;
+  for (int r = 0; r < world.worldSize; ++r) {
+    const std::vector<uint8_t> v = impl_->store->get(keyOf("", r));
+    documents.push_back(peerAgreementDocument(std::string(v.begin(), v.end())));
+  }
+  const std::string problem = rankDisagreement(documents);
+  // Rank 0 serves the store: it goes on (or stops) only once every rank has
+  // read the documents, so that all of them can say why.
+  try {
+    impl_->store->set(keyOf("read/", world.rank), bytes("1"));
+    if (world.rank == 0) impl_->store->wait(read, world.timeout);
+  } catch (const std::exception&) {
+    // A rank that stops now is named by the first collective.
+  }
+  if (!problem.empty()) throw RanksDisagree("distributed: " + problem);
+}
+
 bool processGroupsAvailable() { return true; }
 
 void tellRanksOfFailure(const WorldInfo& world, const std::string& message) noexcept {
@@ -187,7 +228,7 @@ void tellRanksOfFailure(const WorldInfo& world, const std::string& message) noex
 
 struct ProcessGroup::Impl {};
 
-ProcessGroup::ProcessGroup(const WorldInfo&, const torch::Device&) {
+ProcessGroup::ProcessGroup(const WorldInfo&, const torch::Device&, const nlohmann::json&) {
   throw DistributedError(
       "distributed: this build has no c10d process group (Gloo headers were not found at build time: install "
       "libgloo-dev and rebuild)");
@@ -198,6 +239,7 @@ void ProcessGroup::broadcast(torch::Tensor&, int, const std::string&) {}
 void ProcessGroup::send(torch::Tensor&, int, const std::string&) {}
 void ProcessGroup::recv(torch::Tensor&, int, const std::string&) {}
 void ProcessGroup::announceFailure(const std::string&) noexcept {}
+void ProcessGroup::agree(const std::string&, const nlohmann::json&) {}
 bool processGroupsAvailable() { return false; }
 void tellRanksOfFailure(const WorldInfo&, const std::string&) noexcept {}
 

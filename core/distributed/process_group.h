@@ -8,14 +8,27 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "distributed/world_info.h"
 
 namespace plab {
 
 class ProcessGroup {
  public:
-  ProcessGroup(const WorldInfo& world, const torch::Device& device);
+  // Meets the other ranks at the TCPStore, bounded by world.timeout however
+  // the peer behaves (a listener that accepts and never answers is named as
+  // such); then, when `agreement` is not null, agree("run", agreement)
+  // before any collective is set up.
+  ProcessGroup(const WorldInfo& world, const torch::Device& device, const nlohmann::json& agreement = nullptr);
   ~ProcessGroup();
+
+  // Every rank publishes `document` under `topic` in the rendezvous store
+  // and compares every rank's with rank 0's: on a difference every rank
+  // throws RanksDisagree (distributed/rank_agreement.h) with the same
+  // message naming the field and both values. Waits at most world.timeout
+  // for the others (DistributedError naming who did not come).
+  void agree(const std::string& topic, const nlohmann::json& document);
 
   // In place: the sum over the ranks.
   void allReduceSum(torch::Tensor& tensor, const std::string& what);

@@ -8,21 +8,28 @@
 
 namespace plab {
 
+// The default of PLAB_DIST_TIMEOUT_S: a lone rank, or one whose peer hangs,
+// says so within two minutes. Steps or checkpoints that keep the ranks
+// apart longer (a large model on a slow disk) need it raised.
+inline constexpr std::chrono::seconds kDefaultDistTimeout{120};
+
 struct WorldInfo {
   int rank = 0;
   int worldSize = 1;
   int localRank = 0;
   std::string masterAddr;  // rank 0's TCPStore
   int masterPort = 0;
-  // How long a collective or the rendezvous waits for a peer before failing.
-  std::chrono::seconds timeout{300};
+  // How long any wait for a peer lasts before it fails: the rendezvous
+  // (connecting to the store, the first exchange), every collective and the
+  // agreement on the run's settings.
+  std::chrono::seconds timeout{kDefaultDistTimeout};
 
   bool distributed() const { return worldSize > 1; }
   bool writesOutputs() const { return rank == 0; }
 };
 
 // RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT and
-// PLAB_DIST_TIMEOUT_S (seconds, default 300). None of the first five set: a
+// PLAB_DIST_TIMEOUT_S (seconds, default kDefaultDistTimeout). None of the first five set: a
 // world of one, no process group. Set but inconsistent: ConfigError.
 WorldInfo worldFromEnvironment();
 

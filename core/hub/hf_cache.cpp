@@ -1,6 +1,7 @@
 #include "hub/hf_cache.h"
 #include "hub/hub_names.h"
 #include "util/env.h"
+#include "util/json_file.h"
 #include "util/json_limits.h"
 
 #include <algorithm>
@@ -27,16 +28,12 @@ std::string readTrimmed(const fs::path& file) {
 }
 
 std::string modelTypeOf(const fs::path& configJson) {
-  try {
-    std::ifstream in(configJson, std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (!jsonNestingProblem(text).empty()) return "";
-    const auto j = nlohmann::json::parse(text);
-    if (j.is_object() && j.contains("model_type") && j["model_type"].is_string())
-      return j["model_type"].get<std::string>();
-  } catch (const std::exception&) {
-    // An unreadable config is listed with an empty model type.
-  }
+  // An unreadable config (of any size or type: the reader caps both) is
+  // listed with an empty model type.
+  const JsonFile read = readJsonFile(configJson);
+  if (read.ok() && read.value.is_object() && read.value.contains("model_type") &&
+      read.value.at("model_type").is_string())
+    return read.value.at("model_type").get<std::string>();
   return "";
 }
 

@@ -14,6 +14,7 @@
 #include "hub/hf_cache.h"
 #include "hub/hub_names.h"
 #include "util/file_names.h"
+#include "util/json_file.h"
 #include "util/json_limits.h"
 #include "util/env.h"
 #include "hub/http_client.h"
@@ -287,16 +288,10 @@ class Downloader {
   }
 
   std::vector<std::string> shardsOf(const fs::path& index) const {
-    std::ifstream in(index, std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (const std::string nesting = jsonNestingProblem(text); !nesting.empty())
-      throw HubError(index.string() + ": " + nesting);
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-      throw HubError("invalid JSON in " + index.string() + ": " + textExcerpt(e.what(), 200));
-    }
+    // The reader of every file the tool reads back: size-capped, regular files only.
+    JsonFile read = readJsonFile(index);
+    if (!read.ok()) throw HubError(index.string() + " " + read.problem);
+    const nlohmann::json& j = read.value;
     if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
       throw HubError(index.string() + ": no weight_map object");
     std::set<std::string> shards;

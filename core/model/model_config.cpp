@@ -5,7 +5,7 @@
 
 #include "util/errors.h"
 #include "util/json_limits.h"
-#include "util/regular_file.h"
+#include "util/json_file.h"
 
 namespace plab {
 namespace {
@@ -309,21 +309,12 @@ ModelConfig ModelConfig::fromJson(const json& j) {
 }
 
 json readConfigJsonFile(const std::filesystem::path& file) {
-  std::string problem;
-  const std::optional<std::string> read = readRegularFile(file, problem);
-  if (!read) throw ConfigError(file.string() + ": " + problem);
-  const std::string& text = *read;
-  if (const std::string nesting = jsonNestingProblem(text); !nesting.empty())
-    throw ConfigError(file.string() + ": " + nesting);
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    // e.what() carries "line L, column C" and the unexpected token.
-    throw ConfigError(file.string() + ": invalid JSON at byte " + std::to_string(e.byte) + ": " +
-                      textExcerpt(e.what(), 200));
-  } catch (const json::exception& e) {  // out_of_range: a number past a double's range ("1e999")
-    throw ConfigError(file.string() + ": invalid JSON: " + textExcerpt(e.what(), 200));
-  }
+  // The reader of every file the tool reads back (util/json_file.h): regular
+  // files only, size-capped, UTF-8, nesting-capped; a number past a double's
+  // range names its field.
+  JsonFile read = readJsonFile(file);
+  if (!read.ok()) throw ConfigError(file.string() + ": " + read.problem);
+  return std::move(read.value);
 }
 
 ModelConfig ModelConfig::fromFile(const std::filesystem::path& configJson) {

@@ -12,11 +12,14 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <string_view>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
 #include "util/errors.h"
 #include "util/file_names.h"
+#include "util/json_file.h"
 #include "util/json_limits.h"
 #include "util/tool_files.h"
 
@@ -127,6 +130,12 @@ struct SafetensorsFile::Impl {
       fail("invalid JSON header: " + jsonErrorText(e));
     }
     if (!header.is_object()) fail("header is not a JSON object");
+    // The parser keeps the last of two entries of one name: the format has
+    // one entry per tensor, and a second is a forged or corrupt header.
+    if (const std::string twice = jsonDuplicateKey(
+            std::string_view(reinterpret_cast<const char*>(mapped + 8), headerLen));
+        !twice.empty())
+      fail("the header names '" + twice + "' twice (a tensor name may appear once)");
 
     for (const auto& [name, value] : header.items()) {
       if (name == "__metadata__") {
@@ -139,7 +148,7 @@ struct SafetensorsFile::Impl {
       }
       entries[name] = parseEntry(name, value);
     }
-    checkOverlaps();
+    checkLayout();
   }
 
   SafetensorsEntry parseEntry(const std::string& name, const json& v) const {
@@ -180,15 +189,33 @@ struct SafetensorsFile::Impl {
     return e;
   }
 
-  void checkOverlaps() const {
+  // The format's own rule (the reference reader's validate()): sorted by
+  // offset, the tensors tile the data buffer from byte 0 to its end, with no
+  // overlap, no gap and nothing after the last.
+  void checkLayout() const {
     std::vector<const SafetensorsEntry*> sorted;
-    for (const auto& [name, e] : entries)
-      if (e.end > e.begin) sorted.push_back(&e);  // empty tensors occupy no bytes
-    std::sort(sorted.begin(), sorted.end(),
-              [](const SafetensorsEntry* a, const SafetensorsEntry* b) { return a->begin < b->begin; });
-    for (size_t i = 1; i < sorted.size(); ++i)
-      if (sorted[i]->begin < sorted[i - 1]->end)
-        fail("tensors '" + sorted[i - 1]->name + "' and '" + sorted[i]->name + "' have overlapping data_offsets");
+    for (const auto& [name, e] : entries) sorted.push_back(&e);
+    std::sort(sorted.begin(), sorted.end(), [](const SafetensorsEntry* a, const SafetensorsEntry* b) {
+      return std::tie(a->begin, a->end) < std::tie(b->begin, b->end);
+    });
+    uint64_t covered = 0;
+    const SafetensorsEntry* previous = nullptr;
+    for (const SafetensorsEntry* e : sorted) {
+      if (e->begin < covered)
+        fail("tensors '" + (previous ? textExcerpt(previous->name) : std::string("?")) + "' and '" + textExcerpt(e->name) +
+             "' have overlapping data_offsets");
+      if (e->begin > covered)
+        failTensor(e->name, "starts at byte " + std::to_string(e->begin) + " of the data buffer, but " +
+                                (previous ? "tensor '" + textExcerpt(previous->name) + "' ends at byte "
+                                          : std::string("the buffer begins at byte ")) +
+                                std::to_string(covered) + ": the format leaves no gap between tensors");
+      covered = e->end;
+      if (e->end > e->begin) previous = e;
+    }
+    if (covered != dataSize)
+      fail("the tensors end at byte " + std::to_string(covered) + " of a data buffer of " + std::to_string(dataSize) +
+           " bytes: the file has " + std::to_string(dataSize - covered) +
+           " bytes no tensor accounts for (the format allows none)");
   }
 
   ~Impl() {
@@ -236,17 +263,9 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::filesystem::path& modelD
   const auto index = modelDir / "model.safetensors.index.json";
   const auto single = modelDir / "model.safetensors";
   if (std::filesystem::exists(index)) {
-    std::ifstream in(index, std::ios::binary);
-    if (!in) throw SafetensorsError(index.string() + ": cannot open file");
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (const std::string nesting = jsonNestingProblem(text); !nesting.empty())
-      throw SafetensorsError(index.string() + ": " + nesting);
-    json j;
-    try {
-      j = json::parse(text);
-    } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
-      throw SafetensorsError(index.string() + ": invalid JSON: " + jsonErrorText(e));
-    }
+    JsonFile read = readJsonFile(index);  // size-capped, regular files only
+    if (!read.ok()) throw SafetensorsError(index.string() + ": " + read.problem);
+    const json& j = read.value;
     if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
       throw SafetensorsError(index.string() + ": missing 'weight_map' object");
     std::map<std::string, std::shared_ptr<SafetensorsFile>> shards;

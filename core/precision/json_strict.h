@@ -3,6 +3,7 @@
 // unknown keys and wrong types raise ConfigError naming the field. Torch-free.
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -43,6 +44,9 @@ inline void readInt(const nlohmann::json& j, const char* key, const std::string&
   if (!j.contains(key)) return;
   const auto& v = j.at(key);
   if (!v.is_number_integer()) throw ConfigError(what + "." + key + ": expected an integer, got " + v.type_name());
+  // 2^63 and above parse as unsigned: read as int64 they would wrap to negative.
+  if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+    throw ConfigError(what + "." + key + ": " + v.dump() + " is out of range: beyond the largest 64-bit integer");
   out = v.get<int64_t>();
 }
 

@@ -4,13 +4,16 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <tuple>
+#include <type_traits>
 
 #include "report/run_figures.h"
 #include "train/metrics_writer.h"
 #include "util/atomic_file.h"
 #include "util/errors.h"
 #include "util/json_file.h"
+#include "util/json_limits.h"
 
 namespace plab {
 namespace {
@@ -35,14 +38,52 @@ bool present(const fs::path& file) {
   return fs::exists(fs::symlink_status(file, ec)) && !fs::is_directory(file, ec);
 }
 
+// A whole number that fits T, or nullopt: 1e30 converted to int64 read back
+// as -9223372036854775808 (the conversion is undefined past the range).
+template <typename T>
+std::optional<T> exactInteger(const json& v) {
+  if (v.is_number_unsigned())
+    return v.get<uint64_t>() <= uint64_t(std::numeric_limits<T>::max()) ? std::optional<T>(T(v.get<uint64_t>()))
+                                                                          : std::nullopt;
+  if (v.is_number_integer()) {
+    const int64_t i = v.get<int64_t>();
+    if (i < int64_t(std::numeric_limits<T>::min()) || (i > 0 && uint64_t(i) > uint64_t(std::numeric_limits<T>::max())))
+      return std::nullopt;
+    return T(i);
+  }
+  return std::nullopt;
+}
+
 // Lenient readers: the files were written by some version of this tool;
-// what is missing or of the wrong type keeps the default.
+// what is missing or of the wrong type keeps the default. A number where a
+// count belongs that is not a whole number in its range was never written
+// by it: ConfigError naming the field (the caller adds the file).
 template <typename T>
 void readIf(const json& j, const char* key, T& out) {
   if (!j.is_object() || !j.contains(key)) return;
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    const json& v = j.at(key);
+    if (!v.is_number()) return;
+    const std::optional<T> whole = exactInteger<T>(v);
+    if (!whole)
+      throw ConfigError("'" + std::string(key) + "' is " + jsonExcerpt(v) +
+                        ", not a whole number in range (out of range for a count)");
+    out = *whole;
+  } else {
+    try {
+      out = j.at(key).get<T>();
+    } catch (const json::exception&) {
+    }
+  }
+}
+
+// runInfoFromStoredJson and the like, their errors naming the file.
+template <typename F>
+auto readingFile(const fs::path& file, F&& read) -> decltype(read()) {
   try {
-    out = j.at(key).get<T>();
-  } catch (const json::exception&) {
+    return read();
+  } catch (const ConfigError& e) {
+    throw ConfigError(file.string() + ": " + e.what());
   }
 }
 
@@ -138,15 +179,15 @@ RunResult runResultFromStoredJson(const json& j) {
   r.memory = memoryOr(j, "memory");
   r.memorySavedFraction = numberOr(j, "memory_saved_fraction", 0);
   if (j.contains("step_peak_bytes") && j["step_peak_bytes"].is_number_integer())
-    r.stepPeakBytes = j["step_peak_bytes"].get<int64_t>();
+    r.stepPeakBytes = exactInteger<int64_t>(j["step_peak_bytes"]);
   if (j.contains("training_peak_bytes") && j["training_peak_bytes"].is_number_integer())
-    r.trainingPeakBytes = j["training_peak_bytes"].get<int64_t>();
+    r.trainingPeakBytes = exactInteger<int64_t>(j["training_peak_bytes"]);
   if (j.contains("peak_probe_steps") && j["peak_probe_steps"].is_array())
     for (const json& s : j["peak_probe_steps"])
-      if (s.is_number_integer()) r.peakProbeSteps.push_back(s.get<int64_t>());
+      if (const auto step = exactInteger<int64_t>(s)) r.peakProbeSteps.push_back(*step);
   r.rankMemory = rankMemoryFromJson(j);
   if (j.is_object() && j.contains("world_size") && j.at("world_size").is_number_integer())
-    r.worldSize = j.at("world_size").get<int>();
+    if (const auto world = exactInteger<int>(j.at("world_size"))) r.worldSize = *world;
   return r;
 }
 
@@ -220,7 +261,8 @@ StoredRun readRunFolder(const fs::path& dir) {
 
   if (present(dir / "metrics.jsonl"))
     run.record.steps = readMetricsJsonl(dir / "metrics.jsonl", &run.metricsLinesSkipped);
-  run.record.info = runInfoFromStoredJson(readSideFile(dir / "run_info.json"));
+  const json info = readSideFile(dir / "run_info.json");
+  run.record.info = readingFile(dir / "run_info.json", [&] { return runInfoFromStoredJson(info); });
   if (run.record.info.runName.empty()) run.record.info.runName = run.record.config.name;
 
   const json summary = readSideFile(dir / "summary.json");
@@ -236,7 +278,7 @@ StoredRun readRunFolder(const fs::path& dir) {
       run.record.result.rankMemory = run.record.info.rankMemory;
     }
   } else {
-    run.record.result = runResultFromStoredJson(summary);
+    run.record.result = readingFile(dir / "summary.json", [&] { return runResultFromStoredJson(summary); });
     run.record.result.status = run.status == StoredRunStatus::Completed ? RunStatus::Completed
                                : run.status == StoredRunStatus::Failed  ? RunStatus::Failed
                                                                         : RunStatus::Stopped;

@@ -26,7 +26,7 @@ json readTokenizerJsonFile(const std::filesystem::path& path) {
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
-    throw TokenizerError("invalid JSON in " + path.string() + ": " + jsonErrorText(e));
+    throw TokenizerError("invalid JSON in " + path.string() + ": " + jsonErrorText(e, text));
   }
 }
 

@@ -11,8 +11,11 @@
 #include "model/model_factory.h"
 #include "model/safetensors.h"
 #include "precision/loss_scale/dynamic_loss_scale.h"
+#include "train/checkpoint_manifest.h"
+#include "train/trajectory_settings.h"
 #include "util/atomic_file.h"
 #include "util/errors.h"
+#include "util/json_file.h"
 #include "util/json_limits.h"
 #include "util/regular_file.h"
 
@@ -154,11 +157,10 @@ TrainerState readTrainerState(const fs::path& file) {
   const std::optional<std::string> text = readRegularFile(file, problem);
   if (!text) refuse(file, problem);
   if (text->size() > kMaxTrainerStateBytes) refuse(file, "grew beyond " + std::to_string(kMaxTrainerStateBytes) + " bytes while read");
-  if (const std::string nesting = jsonNestingProblem(*text); !nesting.empty()) refuse(file, nesting);
-  const json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) refuse(file, "is not valid JSON");
+  json j;
+  if (const std::string notJson = parseJsonText(*text, j); !notJson.empty()) refuse(file, notJson);
 
-  requireKeys(j, "", file, {"step", "data_sampler", "optimizer"}, {"run", "loss_scale"});
+  requireKeys(j, "", file, {"step", "data_sampler", "optimizer", "trajectory"}, {"loss_scale"});
   TrainerState state;
   state.step = integerField(j.at("step"), "step", file);
   const json& sampler = j.at("data_sampler");
@@ -174,10 +176,8 @@ TrainerState readTrainerState(const fs::path& file) {
   if (!params.is_object()) refuse(file, "'optimizer.params' must be a JSON object of step counts by parameter name");
   for (const auto& [name, count] : params.items())
     state.parameterSteps[name] = integerField(count, "optimizer.params." + textExcerpt(name), file);
-  if (j.contains("run")) {
-    state.run = j.at("run");
-    if (!state.run.is_object()) refuse(file, "'run' must be a JSON object");
-  }
+  state.trajectory = j.at("trajectory");
+  if (!state.trajectory.is_object()) refuse(file, "'trajectory' must be a JSON object");
   if (j.contains("loss_scale")) {
     state.lossScale = j.at("loss_scale");
     try {
@@ -187,17 +187,6 @@ TrainerState readTrainerState(const fs::path& file) {
     }
   }
   return state;
-}
-
-json checkpointRunSettings(const RunConfig& config) {
-  const json all = config.toJson();
-  return {{"mode", all.at("mode")},
-          {"plan", all.at("plan")},
-          {"moments", all.at("adamw").at("moments")},
-          {"seed", all.at("seed")},
-          {"batch_size", all.at("batch_size")},
-          {"grad_accum", all.at("grad_accum")},
-          {"seq_len", all.at("seq_len")}};
 }
 
 namespace {
@@ -212,18 +201,21 @@ void writeCheckpointOf(const fs::path& dir, CausalLM& model, const Optimizer& op
   writeSafetensors(dir / "optimizer.safetensors", state);
   std::ostringstream samplerText;
   samplerText << sampler;
-  // Last: a folder without it (a kill mid-checkpoint) is refused as incomplete.
   json trainerState = {{"step", step},
                        {"data_sampler", samplerText.str()},
                        {"optimizer", optimizer.stepCounts()},
-                       {"run", checkpointRunSettings(config)}};
+                       {"trajectory", trajectorySettings(config)}};
   if (!lossScale.is_null()) trainerState["loss_scale"] = lossScale;
   writeJsonFileAtomically(dir / "trainer_state.json", trainerState);
+  // Last: a folder without it (a kill mid-checkpoint) is refused as incomplete.
+  writeCheckpointManifest(dir);
 }
 
 template <typename Optimizer>
 int64_t resumeFromCheckpointOf(const fs::path& dir, const RunConfig& config, CausalLM& model, Optimizer& optimizer,
                                std::mt19937_64& sampler, json* lossScale) {
+  // Before anything in it is read: every file as it was written.
+  verifyCheckpointManifest(dir);
   for (const char* name : {"trainer_state.json", "optimizer.safetensors", "model.safetensors"})
     if (!fs::is_regular_file(dir / name))
       throw ConfigError("cannot resume: " + dir.string() + " has no " + name +
@@ -265,7 +257,8 @@ int64_t resumeFromCheckpointOf(const fs::path& dir, const RunConfig& config, Cau
     if (!liveParams.contains(name))
       refuse(stateFile, "'optimizer.params' counts '" + textExcerpt(name) + "', a parameter this run's model does not have");
 
-  if (!state.run.is_null()) checkSameFields(state.run, checkpointRunSettings(config), "run", stateFile, "this run");
+  if (const std::string change = trajectoryChange(state.trajectory, config, state.step); !change.empty())
+    refuse(stateFile, "'trajectory': " + change + "; resuming would train another run under its name");
 
   // The model: its config.json (when there) and its tensors are this run's.
   const fs::path modelConfig = dir / "config.json";

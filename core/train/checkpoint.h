@@ -2,13 +2,15 @@
 // A training checkpoint (checkpoint-N/ of a run folder) and resuming from it.
 // The folder holds model.safetensors + config.json (the weights, as
 // saveCheckpoint writes them), optimizer.safetensors (moments, Kahan buffers,
-// master weights) and trainer_state.json (the step, the optimizer's step
-// counts, the data sampler and the run settings the state depends on).
+// master weights), trainer_state.json (the step, the optimizer's step
+// counts, the data sampler and the run's trajectory settings,
+// train/trajectory_settings.h) and, written last, checksums.json (the size
+// and sha256 of every other file, train/checkpoint_manifest.h).
 //
-// Everything in it is read as hostile input: resuming validates the whole
-// folder against the run's config and its live model and optimizer before it
-// changes anything, and refuses with a ConfigError naming the file and the
-// field.
+// Everything in it is read as hostile input: resuming checks every file
+// against checksums.json, then validates the whole folder against the run's
+// config and its live model and optimizer before it changes anything, and
+// refuses with a ConfigError naming the file and the field.
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -30,7 +32,7 @@ struct TrainerState {
   std::string dataSampler;                     // std::mt19937_64 in its text form
   int64_t optimizerStep = 0;                   // PrecisionAdamW's own count
   std::map<std::string, int64_t> parameterSteps;  // per parameter, by name
-  nlohmann::json run;  // the run settings the state depends on; null in checkpoints older than them
+  nlohmann::json trajectory;  // trajectorySettings of the run that wrote it (an object)
   // fp16-mixed: the loss scaler's state (DynamicLossScale::toJson, as
   // GradScaler.state_dict()); null in the other modes.
   nlohmann::json lossScale;
@@ -42,11 +44,6 @@ struct TrainerState {
 // Throws ConfigError naming the file and the field.
 inline constexpr uint64_t kMaxTrainerStateBytes = 16ull << 20;
 TrainerState readTrainerState(const std::filesystem::path& file);
-
-// The run settings a checkpoint's state is only valid under (the weights'
-// dtypes follow the plan, the buffers the mode, the random streams the seed,
-// the sampler the batch shape). Steps, lr and the output folder may change.
-nlohmann::json checkpointRunSettings(const RunConfig& config);
 
 // Writes dir/ (created if needed): the model, the optimizer state and
 // trainer_state.json for `step` (with the loss scaler's state when
@@ -61,10 +58,11 @@ void writeCheckpoint(const std::filesystem::path& dir, CausalLM& model, const Sh
                      const nlohmann::json& lossScale = nullptr);
 
 // Validates dir against the run (config, model after its precision plan,
-// optimizer built for it): files present and regular; 1 <= step < steps;
+// optimizer built for it): every file as checksums.json records it
+// (verifyCheckpointManifest); 1 <= step < steps;
 // the folder's N equal to the step; every parameter's step count equal to
-// the step and no count for an unknown parameter; the run settings and the
-// model's config.json equal to this run's; model.safetensors and
+// the step and no count for an unknown parameter; the trajectory settings
+// (trajectoryChange) and the model's config.json equal to this run's; model.safetensors and
 // optimizer.safetensors holding exactly the expected tensors (names, shapes,
 // dtypes), none missing, none unknown. Only then loads weights, optimizer
 // state and sampler; returns the checkpoint's step. Throws ConfigError.

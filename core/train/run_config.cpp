@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <sstream>
 
 #include "hub/hub_names.h"
@@ -29,11 +30,15 @@ void readString(const json& j, const char* key, const std::string& prefix, std::
   out = v.get<std::string>();
 }
 
-void readInt(const json& j, const char* key, int64_t& out) {
+void readInt(const json& j, const char* key, int64_t& out, const std::string& prefix = "") {
   if (!j.contains(key)) return;
   const json& v = j.at(key);
   if (!v.is_number_integer())
-    throw ConfigError(std::string("run config: '") + key + "' must be an integer, got " + v.type_name());
+    throw ConfigError("run config: '" + prefix + key + "' must be an integer, got " + v.type_name());
+  // 2^63 and above parse as unsigned: read as int64 they would wrap to negative.
+  if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+    throw ConfigError("run config: '" + prefix + key + "' is " + jsonExcerpt(v) +
+                      ", out of range: beyond the largest 64-bit integer");
   out = v.get<int64_t>();
 }
 
@@ -104,6 +109,21 @@ void validate(const RunConfig& c) {
           "'plan.recipes' gives bf16 layers their own recipe; mode " + optimizerModeId(c.mode) +
               " holds fp16 layers (use a bf16 mode, or drop the recipes)");
   require(c.checkpoint_every >= 0, "'checkpoint_every' must be >= 0");
+  // Tokens per step = batch_size x grad_accum x seq_len must stay a count
+  // (2^40: far past any memory), not overflow int64.
+  constexpr int64_t kMaxTokensPerStep = int64_t(1) << 40;
+  require(c.batch_size <= kMaxTokensPerStep / c.grad_accum / c.seq_len,
+          "'batch_size' x 'grad_accum' x 'seq_len' is out of range: at most 2^40 tokens per step (got " +
+              std::to_string(c.batch_size) + " x " + std::to_string(c.grad_accum) + " x " +
+              std::to_string(c.seq_len) + ")");
+  // The GEMM formats quantize bf16 or fp32 operands; fp16 modes hold fp16
+  // weights (the run failed at step 1: "quantizeDequantize ... got Half").
+  require(!modeUsesFp16(c.mode) || !c.plan.usesLowPrecisionGemms(),
+          "'plan.gemm_format' / 'plan.gemm_formats' simulate GEMM formats from bf16 or fp32 operands; mode " +
+              optimizerModeId(c.mode) + " holds fp16 weights (use a bf16 mode or fp32, or drop the formats)");
+  require(!modeUsesFp16(c.mode) || c.shadow_gemm_formats.empty(),
+          "'shadow_gemm_formats' measures the products that run in bf16; mode " + optimizerModeId(c.mode) +
+              " runs them in fp16 (use a bf16 mode, or drop it)");
   require(std::isfinite(c.loss_scale_init) && c.loss_scale_init > 0 &&
               static_cast<double>(static_cast<float>(c.loss_scale_init)) == c.loss_scale_init,
           "'loss_scale.init_scale' must be a finite positive fp32 value");
@@ -211,7 +231,7 @@ RunConfig RunConfig::fromJson(const nlohmann::json& j) {
       if (it.key() != "init_scale" && it.key() != "growth_interval")
         throw ConfigError("run config: unknown key 'loss_scale." + it.key() + "'");
     readDouble(ls, "init_scale", c.loss_scale_init);
-    readInt(ls, "growth_interval", c.loss_scale_growth_interval);
+    readInt(ls, "growth_interval", c.loss_scale_growth_interval, "loss_scale.");
   }
   validate(c);
   return c;

@@ -137,6 +137,9 @@ struct RunResult {
   int worldSize = 1;                // processes of a data-parallel run
   std::vector<MemoryBreakdown> rankMemory;  // what each rank held (RunInfo::rankMemory)
   std::string message;              // the error for Failed (e.g. "loss became NaN at step 12")
+  // Failed because of the config or a file it names (a ConfigError): the
+  // CLI exits 2 for it, as for any config error. Not written to summary.json.
+  bool configError = false;
   int64_t stepsDone = 0;
   double finalLoss = 0;
   std::optional<double> finalValLoss;

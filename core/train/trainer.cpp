@@ -12,6 +12,7 @@
 
 #include "data/text_dataset.h"
 #include "distributed/data_parallel.h"
+#include "distributed/rank_agreement.h"
 #include "distributed/sharded_adamw.h"
 #include "model/model_factory.h"
 #include "model/module_tree.h"
@@ -55,10 +56,15 @@ struct RunControl {
   std::condition_variable wake;
   bool pauseRequested = false;
   bool stopRequested = false;
+  std::string abortReason;  // set: the stop ends the run Failed with it
 
   bool stopping() const {
     std::lock_guard<std::mutex> lock(mutex);
     return stopRequested;
+  }
+  std::string failure() const {
+    std::lock_guard<std::mutex> lock(mutex);
+    return abortReason;
   }
   // Blocks while paused; returns the seconds spent waiting.
   double waitWhilePaused() {
@@ -185,7 +191,9 @@ class Session {
     device_ = device;
     // Before joining: every rank refuses the same config alike, none waits for the others.
     checkGlobalBatch(world_, cfg_.batch_size);
-    dp_ = std::make_unique<DataParallel>(world_, device);
+    // At the rendezvous, before any collective: the same settings and build on every rank.
+    dp_ = std::make_unique<DataParallel>(world_, device,
+                                         world_.distributed() ? rankAgreementDocument(cfg_) : nlohmann::json());
     // Before the run's first tensor operation: ATen and MKL choose their code then.
     if (cfg_.reproducible) log(pinReproducibleCpuMath());
     applyIntraOpThreads(cfg_.reproducible ? 1 : cfg_.threads);
@@ -209,6 +217,9 @@ class Session {
     // source copies) then live on the training device.
     model_->to(device);
     params_ = applyPrecisionPlan(*model_, cfg_.plan, cfg_.mode);
+    // The ranks' reductions are sized by these: a model file that differs
+    // between machines is named here, not by a collective of mismatched sizes.
+    if (world_.distributed()) dp_->agree("parameters", parameterLayoutDocument(params_));
     UpdateStatsOptions statsOptions;
     statsOptions.window = cfg_.update_window;
     optimizer_ = std::make_unique<ShardedAdamW>(params_, cfg_.mode, cfg_.adamw, cfg_.seed, statsOptions, *dp_,
@@ -321,8 +332,20 @@ class Session {
     for (int64_t step = firstStep_; step <= cfg_.steps; ++step) {
       pausedSeconds += control_.waitWhilePaused();
       if (world_.distributed() && testCrashRequested(world_, step)) std::_Exit(3);
-      // All ranks stop at the same step, or the others would wait for it.
-      if (dp_->any(control_.stopping(), "the stop request of step " + std::to_string(step))) {
+      // All ranks stop at the same step, or the others would wait for it;
+      // and a run aborted on any rank (abort()) ends failed on every rank,
+      // whichever rank's signal came first.
+      const std::string aborted = control_.failure();  // before stopping(): abort() sets both
+      bool stop = control_.stopping(), abort = !aborted.empty();
+      if (world_.distributed()) {
+        torch::Tensor requests = torch::tensor({stop ? 1.0 : 0.0, abort ? 1.0 : 0.0}, torch::kDouble).to(device_);
+        dp_->sum(requests, "the stop request of step " + std::to_string(step));
+        requests = requests.cpu();
+        stop = requests[0].item<double>() > 0;
+        abort = requests[1].item<double>() > 0;
+      }
+      if (abort) throw TrainingError(aborted.empty() ? "another rank aborted the run (its --nproc launcher ended)" : aborted);
+      if (stop) {
         status_ = RunStatus::Stopped;
         message_ = "stopped by the user after step " + std::to_string(step - 1);
         log("run " + cfg_.name + ": " + message_);
@@ -430,6 +453,7 @@ class Session {
     RunResult r;
     r.status = status_;
     r.message = message_;
+    r.configError = configError_;
     r.worldSize = world_.worldSize;
     // After a step each rank also holds its gradients (none exist at the start).
     r.rankMemory = steps_.empty() ? info_.rankMemory : optimizer_->rankMemory();
@@ -462,9 +486,10 @@ class Session {
     return r;
   }
 
-  void fail(const std::string& message) {
+  void fail(const std::string& message, bool configError = false) {
     status_ = RunStatus::Failed;
     message_ = message;
+    configError_ = configError;
   }
 
  private:
@@ -491,6 +516,7 @@ class Session {
   std::vector<StepMetrics> steps_;
   RunStatus status_ = RunStatus::Failed;
   std::string message_;
+  bool configError_ = false;
   double trainSeconds_ = 0;
   std::optional<RunningStatistics> statistics_;  // set up with the optimizer
   std::optional<double> lastValLoss_;
@@ -516,6 +542,9 @@ RunResult Trainer::run(const Callbacks& callbacks) {
   Session session(impl_->control, impl_->config, impl_->world, callbacks);
   try {
     session.execute();
+  } catch (const ConfigError& e) {  // the config, or a file it names: the CLI's exit 2
+    session.fail(firstLine(e.what()), /*configError=*/true);
+    session.announceFailure(firstLine(e.what()));
   } catch (const std::exception& e) {
     session.fail(firstLine(e.what()));
     session.announceFailure(firstLine(e.what()));
@@ -565,6 +594,15 @@ void Trainer::stop() {
   {
     std::lock_guard<std::mutex> lock(impl_->control.mutex);
     impl_->control.stopRequested = true;
+  }
+  impl_->control.wake.notify_all();
+}
+
+void Trainer::abort(const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> lock(impl_->control.mutex);
+    impl_->control.stopRequested = true;
+    impl_->control.abortReason = reason.empty() ? "aborted" : reason;
   }
   impl_->control.wake.notify_all();
 }

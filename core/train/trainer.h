@@ -35,6 +35,9 @@ class Trainer {
   void pause();
   void resume();
   void stop();
+  // Stops like stop(), and the run ends Failed with `reason` (its launcher
+  // is gone: nobody will see it finish).
+  void abort(const std::string& reason);
   bool paused() const;
 
   const RunConfig& config() const;

@@ -14,12 +14,6 @@
 namespace plab {
 namespace {
 
-std::string sizeText(std::uint64_t bytes) {
-  if (bytes >= (1ull << 20)) return std::to_string(bytes >> 20) + " MiB";
-  if (bytes >= (1ull << 10)) return std::to_string(bytes >> 10) + " KiB";
-  return std::to_string(bytes) + " bytes";
-}
-
 std::string errnoText(const char* what) { return std::string(what) + " (" + std::strerror(errno) + ")"; }
 
 struct Fd {
@@ -109,12 +103,12 @@ std::string parseJsonText(std::string_view text, nlohmann::json& value) {
     value = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     value = nullptr;
-    return "is not valid JSON: " + jsonErrorText(e);
+    return "is not valid JSON: " + jsonErrorText(e, text);
   }
   return {};
 }
 
-JsonFile readJsonFile(const std::filesystem::path& path, std::uint64_t maxBytes) {
+JsonFile readJsonFile(const std::filesystem::path& path, std::uint64_t maxBytes, bool refuseDuplicateKeys) {
   JsonFile out;
   Fd file;
   struct stat st {};
@@ -125,7 +119,7 @@ JsonFile readJsonFile(const std::filesystem::path& path, std::uint64_t maxBytes)
   }
   out.status = JsonFileStatus::Refused;
   const auto tooBig = [&](std::uint64_t size) {
-    out.problem = "is " + sizeText(size) + ", over the " + sizeText(maxBytes) + " limit for this file";
+    out.problem = "is " + fileSizeText(size) + ", over the " + fileSizeText(maxBytes) + " limit for this file";
   };
   if (static_cast<std::uint64_t>(st.st_size) > maxBytes) {
     tooBig(static_cast<std::uint64_t>(st.st_size));
@@ -160,9 +154,16 @@ JsonFile readJsonFile(const std::filesystem::path& path, std::uint64_t maxBytes)
   } catch (const nlohmann::json::exception& e) {
     out.value = nullptr;
     out.status = JsonFileStatus::Malformed;
-    out.problem = "is not valid JSON: " + jsonErrorText(e);
+    out.problem = "is not valid JSON: " + jsonErrorText(e, text);
     return out;
   }
+  if (refuseDuplicateKeys)
+    if (const std::string twice = jsonDuplicateKey(text); !twice.empty()) {
+      out.value = nullptr;
+      out.status = JsonFileStatus::Malformed;
+      out.problem = "gives '" + twice + "' twice (each field may appear once)";
+      return out;
+    }
   out.status = JsonFileStatus::Read;
   return out;
 }

@@ -36,8 +36,12 @@ struct JsonFile {
 };
 
 // Never throws, never blocks on a FIFO or device, never reads more than
-// maxBytes (+1 to see it is over).
-JsonFile readJsonFile(const std::filesystem::path& path, std::uint64_t maxBytes = kMaxJsonFileBytes);
+// maxBytes (+1 to see it is over). A number past a double's range is named
+// by its field ("number 1e999 in 'adamw.lr' is beyond ..."). With
+// refuseDuplicateKeys, a key given twice in one object is Malformed too (the
+// parser would keep the last silently): for the tool's own formats.
+JsonFile readJsonFile(const std::filesystem::path& path, std::uint64_t maxBytes = kMaxJsonFileBytes,
+                      bool refuseDuplicateKeys = false);
 
 // "" when text is valid UTF-8, else "is not valid UTF-8 (at byte N)".
 std::string utf8Problem(std::string_view text);

@@ -1,6 +1,116 @@
 #include "util/json_limits.h"
 
+#include <set>
+#include <vector>
+
 namespace plab {
+namespace {
+
+// A SAX pass that only tracks where it is (and, on request, the keys each
+// open object has had): the path of a parse error, or of a duplicate key.
+class PathTracker : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  explicit PathTracker(bool findDuplicates) : findDuplicates_(findDuplicates) {}
+
+  // At an error, the innermost array is in the element after the last one
+  // that began (the failing value never began).
+  std::string path(bool atError = false) const {
+    std::string out;
+    for (size_t i = 0; i < frames_.size(); ++i) {
+      const Frame& f = frames_[i];
+      if (f.object) {
+        if (!f.hasKey) break;
+        out += (out.empty() ? "" : ".") + f.key;
+      } else {
+        const long long index = f.index + (atError && i + 1 == frames_.size() ? 1 : 0);
+        if (index < 0) break;
+        out += "[" + std::to_string(index) + "]";
+      }
+    }
+    return out;
+  }
+  const std::string& duplicate() const { return duplicate_; }
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t) override {
+    value();
+    frames_.emplace_back(true);
+    return true;
+  }
+  bool key(string_t& k) override {
+    Frame& f = frames_.back();
+    f.key = textExcerpt(k, 80);
+    f.hasKey = true;
+    if (findDuplicates_ && !f.keys.insert(k).second) {
+      duplicate_ = path();
+      return false;
+    }
+    return true;
+  }
+  bool end_object() override { return end(); }
+  bool start_array(std::size_t) override {
+    value();
+    frames_.emplace_back(false);
+    return true;
+  }
+  bool end_array() override { return end(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  struct Frame {
+    explicit Frame(bool isObject) : object(isObject) {}
+    bool object = false;
+    std::string key;
+    bool hasKey = false;
+    long long index = -1;
+    std::set<std::string> keys;
+  };
+  // A value begins: in an array, the next element.
+  bool value() {
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+    return true;
+  }
+  bool end() {
+    frames_.pop_back();
+    return true;
+  }
+
+  bool findDuplicates_;
+  std::vector<Frame> frames_;
+  std::string duplicate_;
+};
+
+}  // namespace
+
+std::string jsonPathAtError(std::string_view text) {
+  if (!jsonNestingProblem(text).empty()) return "";
+  PathTracker tracker(false);
+  if (nlohmann::json::sax_parse(text, &tracker, nlohmann::json::input_format_t::json, /*strict=*/true)) return "";
+  return tracker.path(/*atError=*/true);
+}
+
+std::string jsonDuplicateKey(std::string_view text) {
+  if (!jsonNestingProblem(text).empty()) return "";
+  PathTracker tracker(true);
+  nlohmann::json::sax_parse(text, &tracker, nlohmann::json::input_format_t::json, /*strict=*/true);
+  return tracker.duplicate();
+}
+
+std::string jsonErrorText(const nlohmann::json::exception& e, std::string_view text) {
+  const std::string path = jsonPathAtError(text);
+  std::string message = jsonErrorText(e);
+  if (path.empty()) return message;
+  constexpr std::string_view kBeyond = " is beyond the range of a double";
+  if (const auto at = message.find(kBeyond); at != std::string::npos && message.rfind("number ", 0) == 0)
+    return message.substr(0, at) + " in '" + path + "'" + message.substr(at);
+  return message + " (in '" + path + "')";
+}
 
 std::string jsonNestingProblem(std::string_view text) {
   int depth = 0;

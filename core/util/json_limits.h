@@ -31,4 +31,20 @@ std::string textExcerpt(std::string_view text, size_t maxChars = 60);
 // error's own sentence; at most 200 characters, control bytes escaped.
 std::string jsonErrorText(const nlohmann::json::exception& e);
 
+// Where in `text` parsing stops with an error: the field's path as a user
+// writes it ("adamw.lr", "runs[2].steps"), "" at the top level or when the
+// text parses. A second pass over the text, run only once parsing failed.
+std::string jsonPathAtError(std::string_view text);
+
+// jsonErrorText naming the field: "number 1e999 in 'adamw.lr' is beyond the
+// range of a double (about 1.8e308)", or the parse error's sentence followed
+// by "(in 'adamw')".
+std::string jsonErrorText(const nlohmann::json::exception& e, std::string_view text);
+
+// The path of the first key given twice in one object ("'a.b'" style, without
+// quotes), or "" when none is: the parser keeps the last silently, so a file
+// whose format forbids it (a safetensors header, a run config) is refused.
+// The text must be valid JSON within the nesting cap.
+std::string jsonDuplicateKey(std::string_view text);
+
 }  // namespace plab

@@ -27,7 +27,14 @@ const char* notRegularFileReason(unsigned mode) {
   return "is not a regular file";
 }
 
-std::optional<std::string> readRegularFile(const std::filesystem::path& path, std::string& problem) {
+std::string fileSizeText(std::uint64_t bytes) {
+  if (bytes >= (1ull << 20)) return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= (1ull << 10)) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+std::optional<std::string> readRegularFile(const std::filesystem::path& path, std::string& problem,
+                                           std::uint64_t maxBytes) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused
   // below with every other non-regular file (the flag does nothing to
   // reads of a regular file).
@@ -45,6 +52,13 @@ std::optional<std::string> readRegularFile(const std::filesystem::path& path, st
     problem = notRegularFileReason(st.st_mode);
     return std::nullopt;
   }
+  const auto tooBig = [&](std::uint64_t size) {
+    problem = "is " + fileSizeText(size) + ", over the " + fileSizeText(maxBytes) + " limit for this file";
+  };
+  if (static_cast<std::uint64_t>(st.st_size) > maxBytes) {
+    tooBig(static_cast<std::uint64_t>(st.st_size));
+    return std::nullopt;
+  }
   std::string bytes;
   bytes.reserve(static_cast<std::size_t>(st.st_size));
   char buffer[1 << 16];
@@ -57,6 +71,10 @@ std::optional<std::string> readRegularFile(const std::filesystem::path& path, st
       return std::nullopt;
     }
     bytes.append(buffer, static_cast<std::size_t>(n));
+    if (bytes.size() > maxBytes) {  // grew since it was opened
+      tooBig(bytes.size());
+      return std::nullopt;
+    }
   }
   return bytes;
 }

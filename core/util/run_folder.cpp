@@ -25,7 +25,14 @@ namespace {
 
 void makeFolder(const fs::path& dir) {
   std::error_code ec;
+  // A file (or FIFO, device...) where the folder should be is the caller's
+  // mistake (a config or usage error), not a failing disk.
+  if (const auto st = fs::status(dir, ec); !ec && fs::exists(st) && !fs::is_directory(st))
+    throw ConfigError("output folder " + dir.string() + " is a file, not a folder; choose a folder");
+  ec.clear();
   fs::create_directories(dir, ec);
+  if (ec == std::errc::not_a_directory)
+    throw ConfigError("output folder " + dir.string() + " lies under a file, not a folder; choose a folder");
   if (ec || !fs::is_directory(dir))
     throw IoError("cannot create output folder " + dir.string() + ": " + (ec ? ec.message() : "not a directory"));
 }

@@ -85,7 +85,8 @@ bool isToolFileName(Kind kind, std::string_view name) {
     case Kind::Charts:
       return endsWith(name, ".svg") || endsWith(name, ".png");
     case Kind::Checkpoint:
-      for (const char* n : {"model.safetensors", "optimizer.safetensors", "trainer_state.json", "config.json"})
+      for (const char* n : {"model.safetensors", "optimizer.safetensors", "trainer_state.json", "config.json",
+                            "checksums.json"})
         if (name == n) return true;
       return false;
     default:

@@ -4,6 +4,11 @@
 // Resuming (train/checkpoint.h): every file of a real run's checkpoint-N
 // folder, altered one field at a time, is refused with a message naming the
 // file and the field, before a step is trained; the unaltered copy resumes.
+// A byte changed in any file is refused by its checksum (checksums.json)
+// before anything is read; the other checks are reached by sealing the
+// altered folder again (the checksums guard against rot, not against a
+// hand that recomputes them). A resume whose config or data would train
+// another trajectory is refused naming the field (issue 37.5, 37.6).
 #include <QtTest/QtTest>
 #include <sys/stat.h>
 #include <torch/torch.h>
@@ -19,8 +24,10 @@
 #include "support/error_capture.h"
 #include "support/tiny_models.h"
 #include "train/checkpoint.h"
+#include "train/checkpoint_manifest.h"
 #include "train/trainer.h"
 #include "util/errors.h"
+#include "util/resources.h"
 
 using namespace plab;
 namespace fs = std::filesystem;
@@ -94,8 +101,9 @@ struct Resumed {
   int64_t firstStep = 0;
 };
 
-Resumed resumeFrom(const fs::path& checkpoint, const fs::path& out) {
+Resumed resumeFrom(const fs::path& checkpoint, const fs::path& out, const std::function<void(RunConfig&)>& edit = {}) {
   RunConfig c = shortRun(out);
+  if (edit) edit(c);
   c.resume_from = checkpoint.string();
   Trainer t(c);
   Resumed r;
@@ -245,6 +253,15 @@ class CheckpointTest : public QObject {
     const nlohmann::json state = readJson(dir("run") / "checkpoint-2" / "trainer_state.json");
     QCOMPARE(state.at("step").get<int64_t>(), int64_t(2));
     for (const auto& [name, count] : state.at("optimizer").at("params").items()) QCOMPARE(count.get<int64_t>(), int64_t(2));
+    // The whole effective config, its data by content; the checksums of every file.
+    const nlohmann::json& trajectory = state.at("trajectory");
+    QCOMPARE(trajectory.at("adamw").at("lr").get<double>(), 5e-5);
+    QCOMPARE(trajectory.at("data").at("file").at("embedded").get<std::string>(), std::string("data/corpus.txt"));
+    QVERIFY(!trajectory.contains("name") && !trajectory.contains("output_dir") && !trajectory.contains("eval_every"));
+    const nlohmann::json manifest = readJson(dir("run") / "checkpoint-2" / kCheckpointManifestName);
+    QCOMPARE(manifest.at("files").size(), size_t(4));  // model, config.json, optimizer, trainer state
+    QCOMPARE(manifest.at("files").at("optimizer.safetensors").at("bytes").get<uint64_t>(),
+             uint64_t(fs::file_size(dir("run") / "checkpoint-2" / "optimizer.safetensors")));
   }
 
   void unalteredCheckpointResumes() {
@@ -252,12 +269,128 @@ class CheckpointTest : public QObject {
     QVERIFY2(r.result.status == RunStatus::Completed, r.result.message.c_str());
     QCOMPARE(r.firstStep, int64_t(3));
     QCOMPARE(r.stepsTrained, int64_t(2));
-    // A checkpoint written before trainer_state.json recorded the run settings.
-    const Resumed old = resumeFrom(copyOfCheckpoint("without-run", [](const fs::path& d) {
-                                     editState(d, [](nlohmann::json& j) { j.erase("run"); });
-                                   }),
-                                   dir("without-run-out"));
-    QVERIFY2(old.result.status == RunStatus::Completed, old.result.message.c_str());
+    // What may change on a resume: the name, the cadence of evaluation and
+    // checkpoints, and (the schedule constant, warmup done) the step count.
+    const Resumed longer = resumeFrom(copyOfCheckpoint("longer", [](const fs::path&) {}), dir("longer-out"),
+                                      [](RunConfig& c) {
+                                        c.steps = 6;
+                                        c.name = "renamed";
+                                        c.eval_every = 1;
+                                        c.checkpoint_every = 0;
+                                      });
+    QVERIFY2(longer.result.status == RunStatus::Completed, longer.result.message.c_str());
+    QCOMPARE(longer.stepsTrained, int64_t(4));
+  }
+
+  // A checkpoint of an earlier version, without the trajectory (or the checksums).
+  void checkpointWithoutTrajectoryIsRefused() {
+    expectRefused("without-trajectory", [](const fs::path& d) { editState(d, [](nlohmann::json& j) { j.erase("trajectory"); }); },
+                  "trainer_state.json", "'trajectory' is missing");
+    expectRefused("without-checksums", [](const fs::path& d) { fs::remove(d / kCheckpointManifestName); },
+                  "checkpoint-2", "has no checksums.json", "checkpoint-2", /*seal=*/false);
+  }
+
+  // Issue 37.6: flipped bytes inside optimizer.safetensors resumed without a word.
+  void rotIsRefusedBeforeAnythingIsRead() {
+    expectRefused("flipped-byte", [](const fs::path& d) {
+                    std::fstream f(d / "optimizer.safetensors", std::ios::in | std::ios::out | std::ios::binary);
+                    const auto at = std::streamoff(fs::file_size(d / "optimizer.safetensors") - 100);
+                    f.seekg(at);
+                    char c = 0;
+                    f.get(c);
+                    f.seekp(at);
+                    f.put(char(c ^ 0x10));
+                  },
+                  "optimizer.safetensors", "its sha256 is", "checkpoint-2", /*seal=*/false);
+    expectRefused("truncated-model", [](const fs::path& d) {
+                    fs::resize_file(d / "model.safetensors", fs::file_size(d / "model.safetensors") - 8);
+                  },
+                  "model.safetensors", "checksums.json records", "checkpoint-2", /*seal=*/false);
+    expectRefused("state-edited", [](const fs::path& d) { editState(d, [](nlohmann::json& j) { j["step"] = 1; }); },
+                  "trainer_state.json", "checksums.json records", "checkpoint-2", /*seal=*/false);
+    expectRefused("file-added", [](const fs::path& d) { writeText(d / "extra.safetensors", "x"); },
+                  "extra.safetensors", "is not listed in checksums.json", "checkpoint-2", /*seal=*/false);
+    expectRefused("file-removed", [](const fs::path& d) { fs::remove(d / "config.json"); },
+                  "config.json", "is missing (checksums.json lists it)", "checkpoint-2", /*seal=*/false);
+    expectRefused("manifest-not-json", [](const fs::path& d) { writeText(d / kCheckpointManifestName, "{\"files\": "); },
+                  "checksums.json", "is not valid JSON", "checkpoint-2", /*seal=*/false);
+    expectRefused("manifest-path", [](const fs::path& d) {
+                    nlohmann::json m = readJson(d / kCheckpointManifestName);
+                    m["files"]["../config.json"] = m["files"]["config.json"];
+                    writeText(d / kCheckpointManifestName, m.dump());
+                  },
+                  "checksums.json", "'../config.json' is not the name of a file", "checkpoint-2", /*seal=*/false);
+    expectRefused("manifest-digest", [](const fs::path& d) {
+                    nlohmann::json m = readJson(d / kCheckpointManifestName);
+                    m["files"]["config.json"]["sha256"] = "xyz";
+                    writeText(d / kCheckpointManifestName, m.dump());
+                  },
+                  "checksums.json", "must be 64 lowercase hex digits", "checkpoint-2", /*seal=*/false);
+  }
+
+  // Issue 37.5: a resume with another corpus, data seed, validation split,
+  // tokenizer, schedule, clipping or warmup trained on (exit 0, another
+  // loss curve). Each is refused naming the field.
+  void trajectoryChangesAreRefused_data() {
+    QTest::addColumn<QString>("field");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("data.path") << "data.path" << "'data.path' (the data file's content) is {\"bytes\":";
+    QTest::newRow("data.seed") << "data.seed" << "'data.seed' is 5 in this run, the checkpoint's run trained with 0";
+    QTest::newRow("val_fraction") << "data.val_fraction" << "'data.val_fraction' is 0.2 in this run";
+    QTest::newRow("tokenizer") << "model.tokenizer" << "'model.tokenizer' is \"bytes\" in this run, the checkpoint's run trained with \"auto\"";
+    QTest::newRow("lr_schedule") << "lr_schedule" << "'lr_schedule' is \"cosine\" in this run";
+    QTest::newRow("grad_clip") << "grad_clip" << "'grad_clip' is 0.5 in this run, the checkpoint's run trained with 1.0";
+    QTest::newRow("warmup_steps") << "warmup_steps" << "'warmup_steps' is 3 in this run, the checkpoint's run trained with 0";
+    QTest::newRow("lr") << "adamw.lr" << "'adamw.lr' is 0.001 in this run, the checkpoint's run trained with 5e-05";
+  }
+  void trajectoryChangesAreRefused() {
+    QFETCH(QString, field);
+    QFETCH(QString, expected);
+    const fs::path corpus = dir("other-corpus.txt");
+    if (!fs::exists(corpus)) {
+      std::string text(embeddedResource("data/corpus.txt"));
+      text[text.size() / 2] = text[text.size() / 2] == 'e' ? 'a' : 'e';  // one letter of another corpus
+      writeText(corpus, text);
+    }
+    const std::string f = field.toStdString();
+    const std::string name = "changed-" + QByteArray(QTest::currentDataTag()).toStdString();
+    const Resumed r = resumeFrom(copyOfCheckpoint(name, [](const fs::path&) {}), dir(name) / "out", [&](RunConfig& c) {
+      if (f == "data.path") c.data.path = corpus.string();
+      if (f == "data.seed") c.data.seed = 5;
+      if (f == "data.val_fraction") c.data.val_fraction = 0.2;
+      if (f == "model.tokenizer") c.model.tokenizer = "bytes";
+      if (f == "lr_schedule") c.lr_schedule = "cosine";
+      if (f == "grad_clip") c.grad_clip = 0.5;
+      if (f == "warmup_steps") c.warmup_steps = 3;
+      if (f == "adamw.lr") c.adamw.lr = 1e-3;
+    });
+    qInfo("%s: %s", f.c_str(), r.result.message.c_str());
+    QVERIFY2(r.result.status == RunStatus::Failed && r.result.configError, r.result.message.c_str());
+    QCOMPARE(r.stepsTrained, int64_t(0));
+    QVERIFY2(mentions(r.result.message, "trainer_state.json: 'trajectory': "), r.result.message.c_str());
+    QVERIFY2(mentions(r.result.message, expected.toStdString()), r.result.message.c_str());
+  }
+
+  // With a cosine schedule the step count sets every later learning rate:
+  // a resume with more steps would train another curve from its first step.
+  void stepsOfACosineScheduleMustStay() {
+    RunConfig cosine = shortRun(dir("cosine"));
+    cosine.lr_schedule = "cosine";
+    Trainer t(cosine);
+    QVERIFY(t.run({}).status == RunStatus::Completed);
+    const auto resumeCosine = [&](int64_t steps, const std::string& out) {
+      return resumeFrom(dir("cosine") / "checkpoint-2", dir(out), [&](RunConfig& c) {
+        c.lr_schedule = "cosine";
+        c.steps = steps;
+      });
+    };
+    const Resumed longer = resumeCosine(6, "cosine-6");
+    QVERIFY2(longer.result.status == RunStatus::Failed && longer.stepsTrained == 0, longer.result.message.c_str());
+    QVERIFY2(mentions(longer.result.message, "'steps' is 6 in this run, the checkpoint's run had 4") &&
+                 mentions(longer.result.message, "the learning rate of step 2 is"),
+             longer.result.message.c_str());
+    const Resumed same = resumeCosine(4, "cosine-4");
+    QVERIFY2(same.result.status == RunStatus::Completed && same.stepsTrained == 2, same.result.message.c_str());
   }
 
   // The issue's cases: -5 trained steps -4..4 and crashed; 2^63-1 and 1e30
@@ -354,14 +487,20 @@ class CheckpointTest : public QObject {
                     fs::remove(d / "trainer_state.json");
                     QCOMPARE(::mkfifo((d / "trainer_state.json").c_str(), 0600), 0);
                   },
-                  "checkpoint-2", "has no trainer_state.json");
+                  "trainer_state.json", "is not a regular file", "checkpoint-2", /*seal=*/false);
   }
 
   void runSettingsMustMatch() {
-    expectRefused("seed", [](const fs::path& d) { editState(d, [](nlohmann::json& j) { j["run"]["seed"] = 7; }); },
-                  "trainer_state.json", "'run.seed' is 7, this run has ");
-    expectRefused("mode", [](const fs::path& d) { editState(d, [](nlohmann::json& j) { j["run"]["mode"] = "bf16-sr"; }); },
-                  "trainer_state.json", "'run.mode' is \"bf16-sr\", this run has \"bf16-kahan\"");
+    expectRefused("seed", [](const fs::path& d) { editState(d, [](nlohmann::json& j) { j["trajectory"]["seed"] = 7; }); },
+                  "trainer_state.json", "'seed' is 0 in this run, the checkpoint's run trained with 7");
+    expectRefused("mode", [](const fs::path& d) {
+                    editState(d, [](nlohmann::json& j) { j["trajectory"]["mode"] = "bf16-sr"; });
+                  },
+                  "trainer_state.json", "'mode' is \"bf16-kahan\" in this run, the checkpoint's run trained with \"bf16-sr\"");
+    expectRefused("trajectory-steps", [](const fs::path& d) {
+                    editState(d, [](nlohmann::json& j) { j["trajectory"]["steps"] = -1; });
+                  },
+                  "trainer_state.json", "'steps' must be the checkpoint's run's step count, not -1");
   }
 
   // The issue's case: another model's checkpoint in the run folder resumed
@@ -474,10 +613,19 @@ class CheckpointTest : public QObject {
     writeText(d / "trainer_state.json", j.dump());
   }
 
-  // Resuming from the altered copy fails before any step, naming the file and the field.
+  // Resuming from the altered copy fails before any step, naming the file
+  // and the field. `seal`: the alteration gets its checksums, so that the
+  // checks after them are reached.
   void expectRefused(const std::string& name, const std::function<void(const fs::path&)>& alter,
-                     const std::string& file, const std::string& field, const std::string& folder = "checkpoint-2") {
-    const fs::path checkpoint = copyOfCheckpoint(name, alter, folder);
+                     const std::string& file, const std::string& field, const std::string& folder = "checkpoint-2",
+                     bool seal = true) {
+    const fs::path checkpoint = copyOfCheckpoint(name, [&](const fs::path& d) {
+      alter(d);
+      if (seal) {
+        fs::remove(d / kCheckpointManifestName);
+        if (fs::is_regular_file(d / "trainer_state.json")) writeCheckpointManifest(d);
+      }
+    }, folder);
     const Resumed r = resumeFrom(checkpoint, dir(name) / "out");
     const std::string context = name + ": " + r.result.message;
     qInfo("%s", context.c_str());  // the messages users get, in the test log

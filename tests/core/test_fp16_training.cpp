@@ -16,6 +16,7 @@
 
 #include "model/safetensors.h"
 #include "support/seed_spread.h"
+#include "train/checkpoint_manifest.h"
 #include "train/metrics_writer.h"
 #include "support/small_runs.h"
 #include "train/trainer.h"
@@ -244,6 +245,7 @@ class Fp16TrainingTest : public QObject {
     nlohmann::json state = readJsonFile(stateFile);
     state.erase("loss_scale");
     std::ofstream(stateFile) << state.dump();
+    writeCheckpointManifest(stateFile.parent_path());  // its checksums again: the state's own check is tested
     resumed.output_dir = (root / "refused").string();
     const Recorded refused = runAndRecord(resumed);
     QVERIFY(refused.result.status == RunStatus::Failed);

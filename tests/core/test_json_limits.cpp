@@ -13,6 +13,7 @@
 #include "support/error_capture.h"
 #include "tokenizer/tokenizer.h"
 #include "util/errors.h"
+#include "util/json_file.h"
 #include "util/json_limits.h"
 
 using namespace plab;
@@ -119,7 +120,7 @@ class TestJsonLimits : public QObject {
     const fs::path tokenizer = fs::path(tmp.path().toStdString()) / "tokenizer.json";
     std::ofstream(tokenizer) << R"({"model": {"type": "BPE", "vocab": {"a": -1e999}, "merges": []}})";
     const std::string t = errorMessageOf<TokenizerError>([&] { loadTokenizerJson(tokenizer); });
-    QVERIFY2(t.find("-1e999 is beyond") != std::string::npos, t.c_str());
+    QVERIFY2(t.find("-1e999 in 'model.vocab.a' is beyond") != std::string::npos, t.c_str());  // the field named (issue 37.7)
     try {
       const nlohmann::json never = nlohmann::json::parse("[1, 2, oops]");
       QFAIL(never.dump().c_str());
@@ -137,6 +138,36 @@ class TestJsonLimits : public QObject {
     std::ofstream(file) << R"({"name": "big", "adamw": {"lr": 1e999}})";
     const plab::test::CliOutcome o = plab::test::runCli({"run", QString::fromStdString(file.string()), "--no-pdf"});
     QVERIFY2(o.exitCode == 2 && o.err.contains("run.json") && !o.err.contains("json.exception"), o.describe());
+    // Issue 37.7: the field was not named.
+    QVERIFY2(o.err.contains("number 1e999 in 'adamw.lr' is beyond the range of a double"), o.describe());
+  }
+
+  // Where parsing stops, as a field path; "" when it does not.
+  void errorPathNamesTheField() {
+    QCOMPARE(jsonPathAtError(R"({"adamw": {"lr": 1e999}})"), std::string("adamw.lr"));
+    QCOMPARE(jsonPathAtError(R"({"runs": [{"steps": 1}, {"steps": 1e999}]})"), std::string("runs[1].steps"));
+    QCOMPARE(jsonPathAtError(R"({"a": [1, 2, oops]})"), std::string("a[2]"));
+    QCOMPARE(jsonPathAtError(R"(1e999)"), std::string());
+    QCOMPARE(jsonPathAtError(R"({"a": 1})"), std::string());
+    QCOMPARE(jsonPathAtError(std::string(100, '[')), std::string());  // past the nesting cap: not walked
+    nlohmann::json value;
+    const std::string problem = parseJsonText(R"({"plan": {"overrides": {"x": -1e400}}})", value);
+    QVERIFY2(problem.find("number -1e400 in 'plan.overrides.x' is beyond the range") != std::string::npos, problem.c_str());
+  }
+
+  // The parser keeps the last of two keys silently; the tool's own formats refuse them.
+  void duplicateKeysAreFound() {
+    QCOMPARE(jsonDuplicateKey(R"({"mode": "fp32", "mode": "bf16"})"), std::string("mode"));
+    QCOMPARE(jsonDuplicateKey(R"({"adamw": {"lr": 1, "lr": 2}})"), std::string("adamw.lr"));
+    QCOMPARE(jsonDuplicateKey(R"({"runs": [{"a": 1}, {"a": 1, "b": 2, "a": 3}]})"), std::string("runs[1].a"));
+    QCOMPARE(jsonDuplicateKey(R"({"a": {"x": 1}, "b": {"x": 1}})"), std::string());
+    QTemporaryDir tmp;
+    const fs::path file = fs::path(tmp.path().toStdString()) / "run.json";
+    std::ofstream(file) << R"({"name": "a", "mode": "fp32", "mode": "bf16"})";
+    const JsonFile read = readJsonFile(file, kMaxJsonFileBytes, /*refuseDuplicateKeys=*/true);
+    QVERIFY(read.status == JsonFileStatus::Malformed);
+    QVERIFY2(read.problem.find("gives 'mode' twice") != std::string::npos, read.problem.c_str());
+    QVERIFY(readJsonFile(file).ok());  // third-party formats keep the parser's rule
   }
 };
 

@@ -274,8 +274,10 @@ class TestRunFolder : public QObject {
     if (plab::test::cliPath().isEmpty()) QSKIP("PLAB_CLI not set (run through ctest)");
     QTemporaryDir tmp;
     const fs::path root = tmp.path().toStdString();
+    // A constant schedule: raising the steps of a cosine one would change its learning rates (refused).
     write(root / "run.json", R"({"name": "k", "steps": 2, "seq_len": 16, "batch_size": 2, "eval_batches": 1,
-                                 "checkpoint_every": 2, "mode": "bf16", "threads": 1})");
+                                 "checkpoint_every": 2, "mode": "bf16", "threads": 1, "lr_schedule": "constant",
+                                 "warmup_steps": 0})");
     const CliOutcome first = runCli({"run", str(root / "run.json"), "--out", str(root / "a"), "--no-pdf"});
     QVERIFY2(first.exitCode == 0, first.describe());
     const std::string dead = kDeadPid;

@@ -171,6 +171,17 @@ class SafetensorsTest : public QObject {
     add("missing offsets", le64(noOffsets.size()) + noOffsets + std::string(8, '\0'), "data_offsets");
     const std::string badMeta = R"({"__metadata__":{"k":1}})";
     add("non-string metadata", le64(badMeta.size()) + badMeta, "__metadata__");
+    // Issue 37.6: a second entry of one name was accepted (the last one won).
+    const std::string twice =
+        R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"w":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})";
+    add("duplicate name", le64(twice.size()) + twice + std::string(16, '\0'), "names 'w' twice");
+    // The format's own rule: the tensors tile the buffer, no gap, nothing after.
+    const std::string gap =
+        R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})";
+    add("gap between tensors", le64(gap.size()) + gap + std::string(12, '\0'), "leaves no gap");
+    add("bytes after the last tensor", le64(good.size()) + good + std::string(12, '\0'), "4 bytes no tensor accounts for");
+    const std::string late = R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})";
+    add("first tensor not at 0", le64(late.size()) + late + std::string(12, '\0'), "starts at byte 4");
   }
 
   void corruptFilesGiveNamedErrors() {

@@ -1,6 +1,6 @@
 #pragma once
 // Checks a run config with the CLI's own rules: RunConfig::fromJson on the
-// config's JSON. One source of truth, so the app refuses exactly what
+// config's JSON, then checkRunConfigForModel (the plan against the model). One source of truth, so the app refuses exactly what
 // `precision-lab-cli run` refuses, with the same message.
 #include <QString>
 
