@@ -19,6 +19,7 @@
 
 #include "advisor/advisor_runner.h"
 #include "advisor/frontier_chart.h"
+#include "util/wheel_guard.h"
 
 namespace plab::ui {
 namespace {
@@ -192,6 +193,7 @@ AdvisorDialog::AdvisorDialog(const plab::RunConfig& base, QWidget* parent)
   });
   connect(runner_, &AdvisorRunner::logLine, this, [this](const QString& line) { log_->appendPlainText(line); });
   connect(runner_, &AdvisorRunner::finished, this, &AdvisorDialog::finished);
+  guardWheel(this);
 }
 
 AdvisorDialog::~AdvisorDialog() = default;  // the runner stops and joins its thread

@@ -19,6 +19,7 @@
 #include "precision/memory_estimate.h"
 #include "util/errors.h"
 #include "util/format.h"
+#include "util/wheel_guard.h"
 
 namespace plab::ui {
 namespace {
@@ -181,6 +182,7 @@ LayerTreePanel::LayerTreePanel(QWidget* parent) : QWidget(parent) {
     if (tree_->columnWidth(NameColumn) < before) tree_->setColumnWidth(NameColumn, before);
   });
   refresh();
+  guardWheel(this);
 }
 
 QPushButton* LayerTreePanel::presetButton(plab::PlanPreset preset) const {

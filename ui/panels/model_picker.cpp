@@ -14,6 +14,7 @@
 #include "panels/download_dialog.h"
 #include "panels/model_folder_check.h"
 #include "util/format.h"
+#include "util/wheel_guard.h"
 
 namespace plab::ui {
 namespace {
@@ -88,6 +89,7 @@ ModelPicker::ModelPicker(QWidget* parent) : QWidget(parent) {
   // The default selection is inspected once the event loop runs, so that
   // the owner can connect to modelInspected first.
   QMetaObject::invokeMethod(this, [this] { inspectCurrent(); }, Qt::QueuedConnection);
+  guardWheel(this);
 }
 
 ModelPicker::~ModelPicker() { tasks_.waitAll(); }
