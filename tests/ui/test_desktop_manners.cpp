@@ -177,6 +177,27 @@ class TestDesktopManners : public QObject {
     }
   }
 
+  // Texts that do not fit the setup panel are elided with a tooltip: the
+  // model's name in its combo box (24 characters wide).
+  void modelComboNamesTheCurrentModel() {
+    ModelPicker picker;
+    picker.resize(300, 200);
+    picker.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&picker));
+    auto* combo = picker.findChild<QComboBox*>("modelCombo");
+    QVERIFY(combo);
+    QCOMPARE(combo->toolTip(), combo->currentText());
+    ModelSpec spec;
+    spec.source = "config";
+    spec.path = "/models/a-model-name-far-longer-than-the-panel-is-wide/config.json";
+    const QString label = "New from " + QString::fromStdString(spec.path) + " (random init)";
+    picker.setModelSpec(spec, label);
+    QCOMPARE(combo->currentText(), label);
+    QVERIFY(combo->fontMetrics().horizontalAdvance(label) > combo->width());  // elided on screen
+    QCOMPARE(combo->toolTip(), label);
+    QTRY_VERIFY_WITH_TIMEOUT(!picker.isInspecting(), 30000);  // the missing file is refused, off the thread
+  }
+
   void actionFollowsItsButton() {
     QWidget panel;
     auto* button = new QPushButton("Pause", &panel);

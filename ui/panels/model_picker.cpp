@@ -78,9 +78,11 @@ ModelPicker::ModelPicker(QWidget* parent) : QWidget(parent) {
   refreshCache();
 
   connect(combo_, &QComboBox::currentIndexChanged, this, [this] {
+    combo_->setToolTip(combo_->currentText());  // a long name is elided in the narrow panel
     emit selectionChanged();
     inspectCurrent();
   });
+  combo_->setToolTip(combo_->currentText());
   connect(fromConfig_, &QPushButton::clicked, this, &ModelPicker::chooseConfigFile);
   connect(fromFolder_, &QPushButton::clicked, this, &ModelPicker::chooseFolder);
   connect(download_, &QPushButton::clicked, this, &ModelPicker::downloadFromHub);
@@ -141,6 +143,7 @@ void ModelPicker::refreshCache() {
   }
   for (int i = 0; i < combo_->count(); ++i)
     if (sameSpec(specs_[static_cast<size_t>(combo_->itemData(i).toInt())], current)) combo_->setCurrentIndex(i);
+  combo_->setToolTip(combo_->currentText());  // set while its signals were blocked
 }
 
 void ModelPicker::inspectCurrent() {
