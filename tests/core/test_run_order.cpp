@@ -9,6 +9,7 @@
 #include "report/fp32_twin.h"
 #include "report/mode_colors.h"
 #include "report/run_order.h"
+#include "report/run_relations.h"
 #include "train/run_config.h"
 #include "util/utc_time.h"
 
@@ -89,6 +90,7 @@ class TestRunOrder : public QObject {
     for (size_t i = 0; i < before.size(); ++i) QVERIFY2(after[i] == before[i], runs[i].config.name.c_str());
     QCOMPARE(after[3].repeat, 1);  // the sweep's fp32 after f
     QCOMPARE(after[4].repeat, 2);  // its bf16 after a and b
+    QVERIFY(report::relateRuns(runs).styles == after);  // what the app's table and charts use
   }
 
   void utcStampsRoundTrip() {
