@@ -26,6 +26,7 @@
 #include "report/run_folder_reader.h"
 #include "report/run_index.h"
 #include "run/stored_run_reader.h"
+#include "util/action_binding.h"
 #include "util/atomic_file.h"
 #include "util/background_task.h"
 #include "util/errors.h"
@@ -59,6 +60,13 @@ void MainWindow::buildMenus() {
   add(run, "&Add to comparison queue", QKeySequence(), &MainWindow::addToQueue, "queueAction");
   add(run, "&Pause / resume", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P), &MainWindow::togglePause, "pauseAction");
   add(run, "S&top", QKeySequence(Qt::CTRL | Qt::Key_Period), &MainWindow::stopRuns, "stopAction");
+  // The menus offer what the buttons offer (updateButtons sets the buttons).
+  const std::pair<const char*, QAbstractButton*> buttons[] = {
+      {"startAction", start_}, {"compareAction", compare_}, {"compareFormatsAction", compareFormats_},
+      {"suggestPlanAction", layerPanel_->suggestButton()}, {"queueAction", queue_}, {"stopAction", stop_},
+      {"exportAction", export_}};
+  for (const auto& [name, button] : buttons) bindActionToButton(findChild<QAction*>(name), button);
+  bindActionToButton(findChild<QAction*>("pauseAction"), pause_, FollowText::Yes);  // "Pause" / "Resume"
 }
 
 void MainWindow::loadWorkspace() {

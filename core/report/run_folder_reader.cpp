@@ -124,6 +124,7 @@ std::vector<MemoryBreakdown> rankMemoryFromJson(const json& document) {
 RunInfo runInfoFromStoredJson(const json& j) {
   RunInfo i;
   readIf(j, "run_name", i.runName);
+  readIf(j, "started_at", i.startedAt);
   readIf(j, "device", i.device);
   readIf(j, "model_type", i.modelType);
   readIf(j, "tokenizer", i.tokenizer);

@@ -15,7 +15,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr const char* kFormat = "precision-lab run index";
-constexpr int kVersion = 1;
+// 2: info carries run_info.json's started_at (the runs' start order,
+// report/run_order.h); a version-1 index may have dropped it.
+constexpr int kVersion = 2;
 // The files an index is derived from (display.json is read on its own:
 // renaming or hiding a run does not make its index stale).
 constexpr const char* kSources[] = {"config.json", "run_info.json", "summary.json", "metrics.jsonl"};

@@ -8,6 +8,7 @@
 
 #include "report/fp32_twin.h"
 #include "report/report_charts.h"
+#include "util/utc_time.h"
 
 namespace plab::report {
 namespace {
@@ -21,7 +22,7 @@ bool digits(const std::string& s, size_t from, size_t count) {
 
 struct StartKey {
   int group = 0;          // 0: a folder without a stamp, 1: with one, 2: no folder yet
-  std::string stamp;      // "YYYYMMDDHHMMSS"
+  std::string stamp;      // "YYYYMMDDHHMMSSmmm" (util/utc_time.h: sortableUtcStamp)
   long long ordinal = 1;  // createUniqueRunFolder's "-N" for a second folder in one second
   std::string path;
   bool operator<(const StartKey& o) const {
@@ -54,6 +55,13 @@ StartKey startKey(const RunRecord& run) {
       key.stamp = trailingStamp(name.substr(0, dash));
       if (!key.stamp.empty()) key.ordinal = std::stoll(name.substr(dash + 1));
     }
+  }
+  // The folder name's stamp says the second, the run's own started_at the
+  // millisecond: runs/<name>/ of a sweep and --out folders have only the latter.
+  if (!key.stamp.empty()) key.stamp += "000";
+  if (std::string started = sortableUtcStamp(run.info.startedAt); !started.empty()) {
+    key.stamp = std::move(started);
+    key.ordinal = 1;
   }
   key.group = key.stamp.empty() ? 0 : 1;
   return key;

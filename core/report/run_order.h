@@ -12,11 +12,13 @@
 
 namespace plab::report {
 
-// Indices into runs, first started first: folders named
+// Indices into runs, first started first: by the run's own start time
+// (RunInfo::startedAt, run_info.json's "started_at": every run the trainer
+// wrote since it was recorded), else by the stamp of a folder named
 // "<name>-YYYYMMDD-HHMMSS[-N]" (createUniqueRunFolder: the app's runs and the
-// CLI's default) by that stamp, after folders without one (a CLI --out or a
-// sweep's runs, by path); runs without a folder yet (queued) last. Ties keep
-// the list order.
+// CLI's default), after folders with neither (older CLI --out or sweep
+// runs, by path); runs without a folder yet (queued) last. Ties keep the
+// list order.
 std::vector<size_t> startOrder(const std::vector<RunRecord>& runs);
 
 // File-name stems, one per run and no two alike: safeFileName of the run's

@@ -223,6 +223,7 @@ nlohmann::json rankMemoryJson(const std::vector<MemoryBreakdown>& ranks) {
 
 nlohmann::json toJson(const RunInfo& i) {
   return {{"run_name", i.runName},
+          {"started_at", i.startedAt},
           {"device", i.device},
           {"model_type", i.modelType},
           {"tokenizer", i.tokenizer},

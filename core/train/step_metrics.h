@@ -97,6 +97,9 @@ struct StepMetrics {
 
 struct RunInfo {                    // sent once, before step 1
   std::string runName;
+  // When the trainer began (util/utc_time.h: "2026-01-02T09:00:00.123Z"):
+  // runs are ordered by it (report/run_order.h); "" in folders from before.
+  std::string startedAt;
   std::string device;               // "cpu", "cuda:0"
   std::string modelType;
   std::string tokenizer;            // "byte-level-bpe (/m/tokenizer.json)", "bytes", ...

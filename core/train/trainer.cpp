@@ -35,6 +35,7 @@
 #include "util/blas_info.h"
 #include "util/errors.h"
 #include "util/space_reserve.h"
+#include "util/utc_time.h"
 
 // Allocator figures need the CUDA half of LibTorch (c10_cuda); the stats
 // API (getDeviceStats, allocated/reserved Stat arrays) exists in 1.13 and 2.x.
@@ -187,6 +188,7 @@ class Session {
   }
 
   void setup() {
+    info_.startedAt = utcTimestampNow();  // the runs' start order (report/run_order.h)
     const torch::Device device = resolveDevice(cfg_.device);
     device_ = device;
     // Before joining: every rank refuses the same config alike, none waits for the others.

@@ -5,8 +5,11 @@
 
 #include <fstream>
 
+#include "report/run_folder_reader.h"
+#include "report/run_order.h"
 #include "train/metrics_writer.h"
 #include "train/run_config.h"
+#include "util/utc_time.h"
 
 using namespace plab;
 namespace fs = std::filesystem;
@@ -214,6 +217,15 @@ class TestCli : public QObject {
     QVERIFY(fs::exists(dir / "out" / "summary.csv"));
     QVERIFY(fs::exists(dir / "out" / "report.html"));
     QCOMPARE(readMetricsJsonl(dir / "out" / "runs" / "sw-bf16" / "metrics.jsonl").size(), size_t(2));
+    // Each run records when it started (run_info.json's started_at), so the
+    // sweep's runs keep their order (fp32 trained first) when opened, though
+    // their folder names carry no stamp and sort the other way.
+    std::vector<RunRecord> runs;
+    for (const char* name : {"sw-bf16", "sw-fp32"}) {
+      runs.push_back(readRunFolder(dir / "out" / "runs" / name).record);
+      QVERIFY2(!sortableUtcStamp(runs.back().info.startedAt).empty(), runs.back().info.startedAt.c_str());
+    }
+    QCOMPARE(report::startOrder(runs), (std::vector<size_t>{1, 0}));
   }
 
   void brokenConfigIsAUsageError() {

@@ -9,10 +9,12 @@
 #include <thread>
 
 #include "report/run_index.h"
+#include "report/run_order.h"
 #include "report/scalar_steps.h"
 #include "support/hostile_files.h"
 #include "support/run_folders.h"
 #include "util/errors.h"
+#include "util/json_file.h"
 
 using namespace plab;
 namespace fs = std::filesystem;
@@ -160,6 +162,39 @@ class TestRunIndex : public QObject {
     j["status"] = "exploded";
     { std::ofstream(forged / report::kRunIndexFileName, std::ios::trunc) << j.dump(); }
     QVERIFY(!report::readRunIndex(forged).has_value());
+  }
+
+  // A sweep's runs/<name>/ carry no stamp in their names: listed from their
+  // indexes, their run_info.json's started_at must still order them.
+  void theIndexKeepsTheStartTime() {
+    QTemporaryDir tmp;
+    const fs::path runs = fs::path(tmp.path().toStdString()) / "sweep" / "runs";
+    const std::vector<std::pair<std::string, std::string>> started = {{"a-bf16", "2026-01-02T09:00:05.250Z"},
+                                                                      {"b-fp32", "2026-01-02T09:00:05.100Z"}};
+    std::vector<RunRecord> listed;
+    for (const auto& [name, at] : started) {
+      const fs::path dir = test::writeStoredRun(runs / name, namedConfig(name, OptimizerMode::Fp32AdamW), 3);
+      nlohmann::json info = readJsonFile(dir / "run_info.json").value;
+      info["started_at"] = at;
+      writeJsonFileAtomically(dir / "run_info.json", info);
+      report::indexRunFolder(dir);
+      const report::ListedRun run = report::readRunForListing(dir, false);
+      QVERIFY(run.fromIndex);
+      QCOMPARE(run.run.record.info.startedAt, at);
+      listed.push_back(run.run.record);
+    }
+    // b-fp32 started first although its folder name sorts after a-bf16's.
+    QCOMPARE(report::startOrder(listed), (std::vector<size_t>{1, 0}));
+
+    // An index from before version 2 may lack started_at: the folder is read instead.
+    const fs::path old = runs / "a-bf16";
+    nlohmann::json j = readJsonFile(old / report::kRunIndexFileName).value;
+    j["version"] = 1;
+    j["info"].erase("started_at");
+    writeJsonFileAtomically(old / report::kRunIndexFileName, j);
+    const report::ListedRun reread = report::readRunForListing(old, false);
+    QVERIFY(!reread.fromIndex);
+    QCOMPARE(reread.run.record.info.startedAt, std::string("2026-01-02T09:00:05.250Z"));
   }
 
   void theReportWriterIndexesTheFolder() {

@@ -9,18 +9,22 @@
 #include "report/fp32_twin.h"
 #include "report/mode_colors.h"
 #include "report/run_order.h"
+#include "report/run_relations.h"
 #include "train/run_config.h"
+#include "util/utc_time.h"
 
 using namespace plab;
 
 namespace {
 
-RunRecord run(const std::string& name, OptimizerMode mode, const std::string& folder) {
+RunRecord run(const std::string& name, OptimizerMode mode, const std::string& folder,
+              const std::string& startedAt = "") {
   RunRecord r;
   r.config = defaultRunConfig();
   r.config.name = name;
   r.config.mode = mode;
   r.config.output_dir = folder;
+  r.info.startedAt = startedAt;
   return r;
 }
 
@@ -50,6 +54,57 @@ class TestRunOrder : public QObject {
     // Any list order gives the same start order.
     std::vector<RunRecord> reversed(runs.rbegin(), runs.rend());
     QCOMPARE(folders(reversed, report::startOrder(reversed)), folders(runs, report::startOrder(runs)));
+  }
+
+  // run_info.json's started_at (every run the trainer writes) orders runs
+  // whose folder names carry no stamp (a sweep's runs/<name>/, --out) among
+  // the stamped ones, to the millisecond; it wins over a folder's stamp.
+  void startOrderReadsTheRunsOwnStartTime() {
+    const std::vector<RunRecord> runs = {
+        run("app2", OptimizerMode::Bf16Plain, "/ws/app2-20260101-120000", "2026-01-01T12:00:00.900Z"),
+        run("late", OptimizerMode::Bf16Plain, "/ws/sweep/runs/late", "2026-01-01T12:00:00.400Z"),
+        run("early", OptimizerMode::Bf16Plain, "/ws/sweep/runs/early", "2026-01-01T11:00:00Z"),
+        run("app1", OptimizerMode::Bf16Plain, "/ws/app1-20260101-100000"),  // from before started_at
+        run("old", OptimizerMode::Bf16Plain, "/ws/old/runs/x"),              // neither: first, by path
+        run("bad", OptimizerMode::Bf16Plain, "/ws/bad-20260101-090000", "yesterday"),  // unreadable: the folder's
+        // The folder says 13:00 (made while queued); the run started at 11:30.
+        run("queued", OptimizerMode::Bf16Plain, "/ws/q-20260101-130000", "2026-01-01T11:30:00.000000001Z"),
+    };
+    QCOMPARE(folders(runs, report::startOrder(runs)),
+             (std::vector<std::string>{"/ws/old/runs/x", "/ws/bad-20260101-090000", "/ws/app1-20260101-100000",
+                                       "/ws/sweep/runs/early", "/ws/q-20260101-130000", "/ws/sweep/runs/late",
+                                       "/ws/app2-20260101-120000"}));
+  }
+
+  // Issue 35: opening a CLI sweep made after the runs on show leaves their
+  // styles alone (its folders used to sort first and shift every repeat).
+  void openingALaterSweepKeepsTheShownStyles() {
+    std::vector<RunRecord> runs = {run("a", OptimizerMode::Bf16Plain, "/ws/a-20260101-100000", "2026-01-01T10:00:00.100Z"),
+                                   run("b", OptimizerMode::Bf16Plain, "/ws/b-20260101-100500", "2026-01-01T10:05:00.100Z"),
+                                   run("f", OptimizerMode::Fp32AdamW, "/ws/f-20260101-101000", "2026-01-01T10:10:00.100Z")};
+    const std::vector<RunStyle> before = runStyles(runs);
+    for (const char* mode : {"fp32", "bf16"})
+      runs.push_back(run(std::string("sw-") + mode, optimizerModeFromId(mode), std::string("/ws/sweep/runs/sw-") + mode,
+                         std::string("2026-01-01T11:0") + (mode[0] == 'f' ? "0" : "1") + ":00.000Z"));
+    const std::vector<RunStyle> after = runStyles(runs);
+    for (size_t i = 0; i < before.size(); ++i) QVERIFY2(after[i] == before[i], runs[i].config.name.c_str());
+    QCOMPARE(after[3].repeat, 1);  // the sweep's fp32 after f
+    QCOMPARE(after[4].repeat, 2);  // its bf16 after a and b
+    QVERIFY(report::relateRuns(runs).styles == after);  // what the app's table and charts use
+  }
+
+  void utcStampsRoundTrip() {
+    const std::string now = utcTimestampNow();
+    QCOMPARE(now.size(), size_t(24));  // 2026-01-02T09:00:00.123Z
+    const std::string key = sortableUtcStamp(now);
+    QCOMPARE(key.size(), size_t(17));
+    QCOMPARE(key.substr(0, 4), now.substr(0, 4));
+    QCOMPARE(key.substr(14), now.substr(20, 3));
+    QCOMPARE(sortableUtcStamp("2026-01-02T09:00:00Z"), std::string("20260102090000000"));
+    QCOMPARE(sortableUtcStamp("2026-01-02T09:00:00.5Z"), std::string("20260102090000500"));
+    for (const char* bad : {"", "Z", "2026-01-02 09:00:00Z", "2026-01-02T09:00:00", "2026-01-02T09:00:00.Z",
+                            "2026-01-02T09:00:00.1234567890Z", "2026-01-02T09:0a:00Z", "2026-01-02T09:00:00+01:00"})
+      QVERIFY2(sortableUtcStamp(bad).empty(), bad);
   }
 
   void repeatsFollowTheStartOrderAndKeepTheModeColour() {

@@ -4,11 +4,14 @@
 #include <QComboBox>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMenu>
 #include <QPushButton>
 #include <QTreeWidget>
 #include <QtTest/QtTest>
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "panels/layer_measurements.h"
 #include "panels/layer_tree_panel.h"
@@ -43,6 +46,21 @@ ModuleNode tinyTree() {
   ModuleNode root = group("", "GPT2LMHeadModel", {transformer});
   plab::addTiedHead(root, "transformer.wte");
   return root;
+}
+
+// The ticked entries of a row menu's section ("Precision of …", "GEMM
+// format of …", "Recipe of …"), by their text.
+QStringList ticked(QMenu& menu, const QString& sectionStart) {
+  QStringList out;
+  bool inside = false;
+  for (QAction* a : menu.actions()) {
+    if (a->isSeparator()) {
+      inside = a->text().startsWith(sectionStart);
+      continue;
+    }
+    if (inside && a->isChecked()) out << a->text();
+  }
+  return out;
 }
 
 int countItems(QTreeWidgetItem* item) {
@@ -386,6 +404,59 @@ class TestLayerTree : public QObject {
     panel.setSubtreeRecipe("", std::nullopt);
     QVERIFY(panel.plan().recipes.empty());
     QCOMPARE(panel.predictedMemory().total(), before);
+  }
+
+  // Issue 35.5: a row's right-click menu ticks its current precision, GEMM
+  // format and recipe; none where its subtree mixes several.
+  void rowMenusTickTheCurrentChoice() {
+    LayerTreePanel panel;
+    panel.setModules(tinyTree());
+    panel.setOptimizer(plab::OptimizerMode::Bf16Nearest, plab::AdamWOptions{});
+    panel.applyPreset(plab::PlanPreset::AllFp32);
+    const auto menu = [&panel](const std::string& path) {
+      std::unique_ptr<QMenu> m = panel.rowMenu(path);
+      if (!m) qFatal("no menu for %s", path.c_str());
+      return m;
+    };
+    auto root = menu("");
+    QCOMPARE(ticked(*root, "Precision"), QStringList{"fp32"});
+    QCOMPARE(ticked(*root, "GEMM format"), QStringList{"bf16"});
+    QCOMPARE(ticked(*root, "Recipe").size(), 1);
+    QVERIFY(ticked(*root, "Recipe").front().startsWith("bf16-nearest "));
+
+    panel.setSubtreeBf16("transformer.h.0.attn", true);
+    panel.setSubtreeGemmFormat("transformer.h.0.mlp", plab::GemmFormat::Mxfp8);
+    panel.setSubtreeRecipe("transformer.h.0.attn.c_proj", plab::OptimizerMode::Bf16StochasticRounding);
+    auto attn = menu("transformer.h.0.attn");
+    QCOMPARE(ticked(*attn, "Precision"), QStringList{"bf16"});
+    QCOMPARE(ticked(*attn, "GEMM format"), QStringList{"bf16"});
+    QVERIFY(ticked(*attn, "Recipe").isEmpty());  // c_attn nearest, c_proj stochastic
+    auto cProj = menu("transformer.h.0.attn.c_proj");
+    QCOMPARE(ticked(*cProj, "Recipe").size(), 1);
+    QVERIFY(ticked(*cProj, "Recipe").front().startsWith("bf16-sr"));
+    auto mlp = menu("transformer.h.0.mlp");
+    QCOMPARE(ticked(*mlp, "Precision"), QStringList{"fp32"});
+    QCOMPARE(ticked(*mlp, "GEMM format"), QStringList{"mxfp8"});
+    QVERIFY(ticked(*mlp, "Recipe").front().startsWith("bf16-nearest"));  // what ticking it would give
+    auto block = menu("transformer.h.0");
+    QVERIFY(ticked(*block, "Precision").isEmpty());    // attn bf16, the rest fp32
+    QVERIFY(ticked(*block, "GEMM format").isEmpty());  // bf16 and mxfp8
+    // Every choice is checkable, so the tick shows as one.
+    for (QAction* a : block->actions())
+      if (!a->isSeparator() && !a->text().startsWith("as the")) QVERIFY2(a->isCheckable(), qPrintable(a->text()));
+    // The ticked entry does what it says: choosing another moves the tick.
+    for (QAction* a : mlp->actions())
+      if (a->text() == "nvfp4") a->trigger();
+    QCOMPARE(ticked(*menu("transformer.h.0.mlp"), "GEMM format"), QStringList{"nvfp4"});
+    auto again = menu("transformer.h.0.mlp");
+    const QList<QAction*> entries = again->actions();
+    const auto bf16 = std::find_if(entries.begin(), entries.end(), [](QAction* a) { return a->text() == "bf16"; });
+    QVERIFY(bf16 != entries.end());  // the Precision section's, which comes first
+    (*bf16)->trigger();
+    QCOMPARE(ticked(*menu("transformer.h.0.mlp"), "Precision"), QStringList{"bf16"});
+    QCOMPARE(ticked(*menu("transformer.h.0.mlp"), "GEMM format"), QStringList{"nvfp4"});
+    // Nothing to choose, no menu.
+    QVERIFY(!panel.rowMenu("no.such.module"));
   }
 };
 

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "charts/chart_panel.h"
 #include "charts/loss_chart.h"
@@ -22,9 +23,12 @@
 #include "window_waits.h"
 #include "report/qt_report.h"
 #include "report/run_folder_reader.h"
+#include "report/run_index.h"
 #include "run/run_store.h"
 #include "support/run_folders.h"
 #include "train/run_config.h"
+#include "util/atomic_file.h"
+#include "util/json_file.h"
 
 using namespace plab::ui;
 namespace fs = std::filesystem;
@@ -61,6 +65,13 @@ std::map<std::string, QPen> pensByFolder(const std::vector<plab::RunRecord>& run
 
 void setModified(const fs::path& file, int secondsAgo) {
   fs::last_write_time(file, fs::file_time_type::clock::now() - std::chrono::seconds(secondsAgo));
+}
+
+// run_info.json's started_at, as the trainer writes it.
+void setStartedAt(const fs::path& run, const std::string& at) {
+  nlohmann::json info = plab::readJsonFile(run / "run_info.json").value;
+  info["started_at"] = at;
+  plab::writeJsonFileAtomically(run / "run_info.json", info);
 }
 
 QStringList filesUnder(const QString& dir) {
@@ -172,6 +183,43 @@ class TestRunStyles : public QObject {
     // The earliest bf16 run is solid, the later one dashed.
     QCOMPARE(first.at((ws / folders[0].first).string()).style(), Qt::SolidLine);
     QCOMPARE(first.at((ws / folders[1].first).string()).style(), Qt::CustomDashLine);
+  }
+
+  // Issue 35.5: opening a CLI sweep made after the runs on show leaves
+  // their pens alone. The sweep's runs/<name>/ carry no stamp in their
+  // names; their run_info.json's started_at (kept by their index.json)
+  // places them after the workspace's runs.
+  void openingALaterSweepKeepsTheShownPens() {
+    QTemporaryDir workspace, elsewhere;
+    const fs::path ws = workspace.path().toStdString();
+    plab::test::writeStoredRun(ws / "bf16-20260101-100000", namedConfig("bf16", plab::OptimizerMode::Bf16Plain), 4);
+    setStartedAt(plab::test::writeStoredRun(ws / "bf16-20260101-100500", namedConfig("bf16", plab::OptimizerMode::Bf16Plain), 4),
+                 "2026-01-01T10:05:00.250Z");
+    const fs::path sweep = fs::path(elsewhere.path().toStdString()) / "sweep";
+    for (const auto& [name, mode, at] : std::vector<std::tuple<std::string, plab::OptimizerMode, std::string>>{
+             {"sw-bf16", plab::OptimizerMode::Bf16Plain, "2026-01-01T11:00:03.000Z"},
+             {"sw-fp32", plab::OptimizerMode::Fp32AdamW, "2026-01-01T11:00:00.000Z"}}) {
+      const fs::path dir = plab::test::writeStoredRun(sweep / "runs" / name, namedConfig(name, mode), 4);
+      setStartedAt(dir, at);
+      plab::report::indexRunFolder(dir);  // as the CLI leaves it
+    }
+    MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
+    QCOMPARE(w.store()->size(), 2);
+    w.chartPanel()->refreshNow();
+    std::map<std::string, QPen> shown;
+    for (int i = 0; i < 2; ++i) shown[w.store()->record(i).config.output_dir] = w.chartPanel()->lossChart()->trainGraph(i)->pen();
+    QCOMPARE(w.openRunFolder(QString::fromStdString(sweep.string())), 2);
+    QVERIFY(plab::test::waitForRuns(w));
+    QCOMPARE(w.store()->size(), 4);
+    w.chartPanel()->refreshNow();
+    std::map<std::string, QPen> after;
+    for (int i = 0; i < 4; ++i) after[w.store()->record(i).config.output_dir] = w.chartPanel()->lossChart()->trainGraph(i)->pen();
+    for (const auto& [folder, pen] : shown) QVERIFY2(after.at(folder) == pen, folder.c_str());
+    QCOMPARE(shown.at((ws / "bf16-20260101-100000").string()).style(), Qt::SolidLine);
+    // The sweep's bf16 run is the third of its colour: a pen of its own.
+    const QPen swept = after.at((sweep / "runs" / "sw-bf16").string());
+    for (const auto& [folder, pen] : shown) QVERIFY(swept != pen);
   }
 
   // Two runs named alike: two legend entries, two hover lines, two heatmap

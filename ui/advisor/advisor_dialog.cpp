@@ -3,15 +3,17 @@
 #include <QCloseEvent>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
-#include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScreen>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -19,6 +21,7 @@
 
 #include "advisor/advisor_runner.h"
 #include "advisor/frontier_chart.h"
+#include "util/wheel_guard.h"
 
 namespace plab::ui {
 namespace {
@@ -50,6 +53,17 @@ QTableWidget* table(const char* name, const QStringList& headers) {
 
 QString shadowCell(double lost, double se) { return percent(lost) + " ± " + percent(se); }
 
+QString verdictText(const plab::AdvisorCandidate& c, bool chosen) {
+  if (chosen) return "chosen: the cheapest within the tolerance";
+  return c.rejected.empty() ? QString("not judged") : QString::fromStdString(c.rejected);
+}
+
+QString joined(const std::vector<double>& values) {
+  QStringList out;
+  for (double v : values) out << QString::number(v, 'f', 4);
+  return out.join(", ");
+}
+
 // The GEMM formats tried on the chosen plan, one phrase each.
 QString gemmVerdict(const plab::Advice& advice) {
   if (advice.gemmCandidates.empty()) return {};
@@ -77,32 +91,38 @@ AdvisorDialog::AdvisorDialog(const plab::RunConfig& base, QWidget* parent)
     : QDialog(parent), base_(base), runner_(new AdvisorRunner(this)) {
   setObjectName("advisorDialog");
   setWindowTitle("Suggest a plan — precision advisor");
-  resize(1000, 760);
+  // As large as it was designed for, but never beyond the screen (a
+  // 1280 x 720 laptop).
+  const QSize room = screen() ? screen()->availableGeometry().size() - QSize(40, 60) : QSize(1000, 760);
+  resize(QSize(1000, 760).boundedTo(room));
   auto* layout = new QVBoxLayout(this);
 
+  // Short, so that the frontier and the candidates keep the height of a
+  // 1280 x 720 screen; the whole method in the tooltip.
   auto* intro = new QLabel(
-      "Finds the cheapest plan whose validation loss stays within a tolerance of fp32's, by measurement: "
-      "one fp32 run measures per layer what a bf16 nearest, stochastic and Kahan write would lose (shadow), "
-      "candidate plans are built from those figures, and each is trained against fp32 on the same batches "
-      "over the seeds; then the chosen plan is tried with every matrix product in fp8 and MX formats "
-      "(simulated; measured in shadow too). Model, data and hyper-parameters are the current settings.");
+      "Finds the cheapest plan whose validation loss stays within a tolerance of fp32's, by measurement on the "
+      "current model, data and hyper-parameters (hover for how).");
   intro->setWordWrap(true);
+  intro->setToolTip(
+      "<p>One fp32 run measures per layer what a bf16 nearest, stochastic and Kahan write would lose (shadow); "
+      "candidate plans are built from those figures, and each is trained against fp32 on the same batches over "
+      "the seeds; then the chosen plan is tried with every matrix product in fp8 and MX formats (simulated; "
+      "measured in shadow too).</p>");
   layout->addWidget(intro);
 
-  auto* form = new QFormLayout;
+  // The three settings on one line, the controls on the next.
+  auto* settings = new QHBoxLayout;
   steps_ = new QSpinBox;
   steps_->setObjectName("advisorSteps");
   steps_->setRange(2, 1000000);
   steps_->setValue(static_cast<int>(std::clamp<int64_t>(base.steps, 2, 1000000)));
   steps_->setToolTip("Steps of every run (the shadow run, fp32 and each candidate per seed)");
-  form->addRow("Steps per run", steps_);
   seeds_ = new QSpinBox;
   seeds_->setObjectName("advisorSeeds");
   seeds_->setRange(2, 10);
   seeds_->setValue(3);
   seeds_->setToolTip("Seeds each plan is confirmed on (the run's seed and the next ones); the fp32 runs' "
                      "spread over them sets the automatic tolerance");
-  form->addRow("Seeds", seeds_);
   tolerance_ = new QDoubleSpinBox;
   tolerance_->setObjectName("advisorTolerance");
   tolerance_->setDecimals(4);
@@ -111,8 +131,18 @@ AdvisorDialog::AdvisorDialog(const plab::RunConfig& base, QWidget* parent)
   tolerance_->setSpecialValueText(QString("auto: 2 × fp32's seed spread, at least %1 nats").arg(plab::kMinTolerance));
   tolerance_->setSuffix(" nats");
   tolerance_->setToolTip("How much higher than fp32's the final validation loss may be (mean over the seeds, paired)");
-  form->addRow("Tolerance", tolerance_);
-  layout->addLayout(form);
+  const auto labelled = [settings](const QString& text, QWidget* field, int stretch) {
+    auto* label = new QLabel(text);
+    label->setBuddy(field);
+    settings->addWidget(label);
+    settings->addWidget(field, stretch);
+  };
+  labelled("Steps per run", steps_, 1);
+  settings->addSpacing(12);
+  labelled("Seeds", seeds_, 1);
+  settings->addSpacing(12);
+  labelled("Tolerance", tolerance_, 3);
+  layout->addLayout(settings);
 
   auto* controls = new QHBoxLayout;
   start_ = new QPushButton("▶ Start");
@@ -138,26 +168,55 @@ AdvisorDialog::AdvisorDialog(const plab::RunConfig& base, QWidget* parent)
   verdict_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(verdict_);
 
-  auto* splitter = new QSplitter(Qt::Vertical);
   frontier_ = new FrontierChart;
   candidates_ = table("advisorCandidates", {"Plan", "State saved", "Loss − fp32 (95 % CI)", "Verdict"});
+  // Verdicts are sentences: wrapped in their cell, whole in its tooltip and
+  // in the details below.
+  candidates_->setWordWrap(true);
+  candidates_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  candidates_->horizontalHeader()->setSectionResizeMode(3, QHeaderView::Stretch);
+  details_ = new QLabel;
+  details_->setObjectName("advisorCandidateDetails");
+  details_->setWordWrap(true);
+  details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  details_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+  details_->setMargin(4);
+  auto* detailsScroll = new QScrollArea;  // a long verdict scrolls rather than squeezing the table
+  detailsScroll->setWidget(details_);
+  detailsScroll->setWidgetResizable(true);
+  detailsScroll->setFrameShape(QFrame::NoFrame);
+  detailsScroll->setMinimumHeight(4 * fontMetrics().lineSpacing() + 12);
+  auto* candidatesPane = new QSplitter(Qt::Vertical);
+  candidatesPane->addWidget(candidates_);
+  candidatesPane->addWidget(detailsScroll);
+  candidatesPane->setStretchFactor(0, 3);
+  candidatesPane->setStretchFactor(1, 1);
+  candidatesPane->setChildrenCollapsible(false);
   layers_ = table("advisorLayers", {"Layer", "Elements", "Lost: nearest", "Lost: stochastic", "Lost: Kahan",
                                     "Updates < ½ ulp"});
   layers_->horizontalHeaderItem(2)->setToolTip(
       "Shadow: the share of the intended fp32 update a round-to-nearest bf16 write would lose, mean over the "
       "windows ± standard error (sampled elements)");
-  splitter->addWidget(frontier_);
-  splitter->addWidget(candidates_);
-  splitter->addWidget(layers_);
   log_ = new QPlainTextEdit;
   log_->setObjectName("advisorLog");
   log_->setReadOnly(true);
   log_->setMaximumBlockCount(2000);
-  splitter->addWidget(log_);
-  splitter->setStretchFactor(0, 3);
-  splitter->setStretchFactor(1, 2);
-  splitter->setStretchFactor(2, 2);
-  splitter->setStretchFactor(3, 1);
+  // The candidates, the shadow figures and the log one at a time, each with
+  // the height the frontier leaves.
+  auto* panes = new QTabWidget;
+  panes->setObjectName("advisorPanes");
+  panes->addTab(candidatesPane, "Candidates");
+  panes->addTab(layers_, "Shadow per layer");
+  panes->addTab(log_, "Log");
+  // Headers whole before the first advice too.
+  for (QTableWidget* t : {candidates_, layers_})
+    for (int col = 0; col + 1 < t->columnCount(); ++col) t->resizeColumnToContents(col);
+  auto* splitter = new QSplitter(Qt::Vertical);
+  splitter->addWidget(frontier_);
+  splitter->addWidget(panes);
+  splitter->setStretchFactor(0, 1);
+  splitter->setStretchFactor(1, 1);
+  splitter->setChildrenCollapsible(false);
   layout->addWidget(splitter, 1);
 
   auto* box = new QDialogButtonBox;
@@ -184,6 +243,7 @@ AdvisorDialog::AdvisorDialog(const plab::RunConfig& base, QWidget* parent)
   connect(candidates_, &QTableWidget::itemSelectionChanged, this, [this] {
     const int row = candidates_->currentRow();
     apply_->setEnabled(row >= 0 && row < static_cast<int>(advice_.candidates.size()) && !running());
+    showDetails(row);
   });
   connect(runner_, &AdvisorRunner::progress, this, [this](int done, int total, const QString& text) {
     progress_->setRange(0, std::max(1, total));
@@ -192,6 +252,7 @@ AdvisorDialog::AdvisorDialog(const plab::RunConfig& base, QWidget* parent)
   });
   connect(runner_, &AdvisorRunner::logLine, this, [this](const QString& line) { log_->appendPlainText(line); });
   connect(runner_, &AdvisorRunner::finished, this, &AdvisorDialog::finished);
+  guardWheel(this);
 }
 
 AdvisorDialog::~AdvisorDialog() = default;  // the runner stops and joins its thread
@@ -220,6 +281,7 @@ void AdvisorDialog::start() {
   candidates_->setRowCount(0);
   layers_->setRowCount(0);
   verdict_->clear();
+  details_->clear();
   log_->clear();
   apply_->setEnabled(false);
   applyGemm_->setEnabled(false);
@@ -254,9 +316,7 @@ void AdvisorDialog::showAdvice(const plab::Advice& advice) {
     candidates_->setItem(row, 2, cell(c.lossVsFp32 ? nats(*c.lossVsFp32) + " (" + nats(c.ciLow) + " to " + nats(c.ciHigh) + ")"
                                                    : QString("not run")));
     const bool chosen = row == advice.chosen;
-    QTableWidgetItem* verdict =
-        cell(chosen ? "chosen: the cheapest within the tolerance"
-                    : c.rejected.empty() ? QString("not judged") : QString::fromStdString(c.rejected));
+    QTableWidgetItem* verdict = cell(verdictText(c, chosen), verdictText(c, chosen));
     if (chosen) {
       QFont bold = verdict->font();
       bold.setBold(true);
@@ -265,7 +325,13 @@ void AdvisorDialog::showAdvice(const plab::Advice& advice) {
     }
     candidates_->setItem(row, 3, verdict);
   }
-  candidates_->resizeColumnsToContents();
+  // The figures whole; the plan name at most 26 characters or 30 % of the
+  // table wide (wrapped, whole in the details); the verdict takes the rest
+  // of the width, wrapped.
+  for (int col = 0; col < 3; ++col) candidates_->resizeColumnToContents(col);
+  const int planWidth = std::max(26 * fontMetrics().averageCharWidth(), candidates_->viewport()->width() * 3 / 10);
+  candidates_->setColumnWidth(0, std::min(candidates_->columnWidth(0), planWidth));
+  showDetails(candidates_->currentRow());
   layers_->setRowCount(static_cast<int>(advice.layers.size()));
   for (int row = 0; row < layers_->rowCount(); ++row) {
     const plab::LayerShadowFigures& l = advice.layers[static_cast<size_t>(row)];
@@ -310,6 +376,36 @@ void AdvisorDialog::showAdvice(const plab::Advice& advice) {
                                     advice.gemmCandidates[static_cast<size_t>(advice.gemmChosen)].config.plan.gemm_format)) +
                                 " GEMMs"
                           : "Apply with suggested GEMM format");
+}
+
+void AdvisorDialog::showDetails(int row) {
+  if (row < 0 || row >= static_cast<int>(advice_.candidates.size())) {
+    details_->clear();
+    return;
+  }
+  const plab::AdvisorCandidate& c = advice_.candidates[static_cast<size_t>(row)];
+  const auto esc = [](const std::string& s) { return QString::fromStdString(s).toHtmlEscaped(); };
+  QString text = "<b>" + esc(c.name) + "</b>" + (c.description.empty() ? QString() : " — " + esc(c.description));
+  text += "<br><b>Verdict:</b> " + verdictText(c, row == advice_.chosen).toHtmlEscaped();
+  text += "<br><b>State saved:</b> " + percent(c.memorySaved) + " of fp32's";
+  if (c.lossVsFp32)
+    text += "; <b>val loss − fp32:</b> " + nats(*c.lossVsFp32) + " nats (95 % CI " + nats(c.ciLow) + " to " +
+            nats(c.ciHigh) + "); val loss per seed " + joined(c.valLoss) + " vs fp32's " + joined(advice_.fp32ValLoss);
+  if (c.predictedUpdateLost) text += "<br><b>Update lost:</b> shadow " + percent(*c.predictedUpdateLost);
+  if (c.measuredUpdateLost)
+    text += QString(c.predictedUpdateLost ? ", " : "<br><b>Update lost:</b> ") + "measured " +
+            percent(*c.measuredUpdateLost) + (c.measuredUpdateLostSe ? " ± " + percent(*c.measuredUpdateLostSe) : QString());
+  if (!c.fp32Layers.empty()) {
+    QStringList layers;
+    for (const std::string& l : c.fp32Layers) layers << esc(l);
+    text += "<br><b>Kept in fp32:</b> " + layers.join(", ");
+  }
+  if (!c.layerRecipes.empty()) {
+    QStringList recipes;
+    for (const auto& [layer, recipe] : c.layerRecipes) recipes << esc(layer) + " → " + esc(plab::optimizerModeId(recipe));
+    text += "<br><b>Own recipes:</b> " + recipes.join(", ");
+  }
+  details_->setText(text);
 }
 
 void AdvisorDialog::applySelected() {

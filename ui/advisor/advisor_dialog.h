@@ -49,6 +49,7 @@ class AdvisorDialog : public QDialog {
   QTableWidget* layersTable() const { return layers_; }
   FrontierChart* frontierChart() const { return frontier_; }
   QLabel* verdictLabel() const { return verdict_; }
+  QLabel* candidateDetails() const { return details_; }  // the selected candidate, every figure and its verdict whole
 
  signals:
   void planApplied(const plab::RunConfig& candidate);  // mode, adamw.moments and plan are what matter
@@ -60,6 +61,7 @@ class AdvisorDialog : public QDialog {
   void finished();
   void applySelected();
   void applySuggestedGemmFormat();
+  void showDetails(int row);
   plab::RunConfig base_;
   plab::Advice advice_;
   AdvisorRunner* runner_;
@@ -73,6 +75,7 @@ class AdvisorDialog : public QDialog {
   QProgressBar* progress_;
   QLabel* status_;
   QLabel* verdict_;
+  QLabel* details_;
   FrontierChart* frontier_;
   QTableWidget* candidates_;
   QTableWidget* layers_;

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <climits>
 
+#include "util/wheel_guard.h"
+
 namespace plab::ui {
 namespace {
 
@@ -132,6 +134,7 @@ AdvancedPanel::AdvancedPanel(QWidget* parent) : QWidget(parent) {
   connect(reproducible_, &QCheckBox::toggled, this, &AdvancedPanel::inputChanged);
   connect(kernels_, &QComboBox::currentIndexChanged, this, &AdvancedPanel::kernelsChanged);
   setExpanded(false);
+  guardWheel(this);
 }
 
 bool AdvancedPanel::isExpanded() const { return toggle_->isChecked(); }

@@ -12,6 +12,7 @@
 
 #include "panels/dataset_check.h"
 #include "util/resources.h"
+#include "util/wheel_guard.h"
 
 namespace plab::ui {
 
@@ -64,6 +65,7 @@ DatasetPanel::DatasetPanel(QWidget* parent) : QWidget(parent) {
   connect(textField_, &QLineEdit::editingFinished, this, [this] { updateDescription(); });
 
   setDataConfig(plab::DataConfig{});
+  guardWheel(this);
 }
 
 plab::DataConfig DatasetPanel::dataConfig() const {

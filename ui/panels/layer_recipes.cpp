@@ -11,13 +11,15 @@ bool inSubtree(const std::string& path, const std::string& root) {
   return root.empty() || path == root || path.compare(0, root.size() + 1, root + ".") == 0;
 }
 
+// bf16Only false: every module with parameters, whatever its precision.
 void collectRecipes(const plab::ModuleNode& node, const std::map<std::string, plab::LayerPrecision>& precision,
-                    const std::map<std::string, plab::OptimizerMode>& recipes, std::set<plab::OptimizerMode>& out) {
+                    const std::map<std::string, plab::OptimizerMode>& recipes, std::set<plab::OptimizerMode>& out,
+                    bool bf16Only = true) {
   const auto p = precision.find(node.path);
   const auto r = recipes.find(node.path);
-  if (node.ownParameters > 0 && p != precision.end() && p->second == plab::LayerPrecision::Bf16 && r != recipes.end())
-    out.insert(r->second);
-  for (const plab::ModuleNode& child : node.children) collectRecipes(child, precision, recipes, out);
+  const bool bf16 = p != precision.end() && p->second == plab::LayerPrecision::Bf16;
+  if (node.ownParameters > 0 && (bf16 || !bf16Only) && r != recipes.end()) out.insert(r->second);
+  for (const plab::ModuleNode& child : node.children) collectRecipes(child, precision, recipes, out, bf16Only);
 }
 
 }  // namespace
@@ -42,7 +44,18 @@ QString recipeNote(const plab::ModuleNode& subtree, const std::map<std::string, 
   return QString(" · %1 recipes").arg(used.size());
 }
 
+std::optional<plab::OptimizerMode> subtreeRecipe(const plab::ModuleNode& subtree,
+                                                 const std::map<std::string, plab::LayerPrecision>& precision,
+                                                 const std::map<std::string, plab::OptimizerMode>& recipes) {
+  std::set<plab::OptimizerMode> used;
+  collectRecipes(subtree, precision, recipes, used);
+  if (used.empty()) collectRecipes(subtree, precision, recipes, used, false);
+  if (used.size() != 1) return std::nullopt;
+  return *used.begin();
+}
+
 void addRecipeSection(QMenu& menu, const std::string& path, const plab::PrecisionPlan& plan, plab::OptimizerMode mode,
+                      std::optional<plab::OptimizerMode> current,
                       const std::function<void(std::optional<plab::OptimizerMode>)>& set) {
   const QString where = path.empty() ? QString("the whole model") : QString::fromStdString(path);
   if (!plab::modeIsLayerRecipe(mode)) {
@@ -54,6 +67,8 @@ void addRecipeSection(QMenu& menu, const std::string& path, const plab::Precisio
     if (!plab::modeIsLayerRecipe(m)) continue;
     QAction* a = menu.addAction(QString::fromStdString(plab::optimizerModeId(m) + "  (" + plab::optimizerModeLabel(m) + ")"));
     a->setData(QString::fromStdString(plab::optimizerModeId(m)));
+    a->setCheckable(true);
+    a->setChecked(current == m);
     QObject::connect(a, &QAction::triggered, &menu, [set, m] { set(m); });
   }
   if (plan.recipes.count(path)) {

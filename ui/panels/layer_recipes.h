@@ -27,10 +27,18 @@ std::map<std::string, plab::OptimizerMode> resolvedRecipesOrEmpty(const plab::Pr
 QString recipeNote(const plab::ModuleNode& subtree, const std::map<std::string, plab::LayerPrecision>& precision,
                    const std::map<std::string, plab::OptimizerMode>& recipes, plab::OptimizerMode mode);
 
-// Adds "Recipe of <path>'s bf16 layers" with every layer recipe, and a way
-// back to the run's mode where the row has its own; `set` gets the choice
-// (nullopt: remove the row's recipe).
+// The one recipe the subtree's bf16 modules step with (of all its modules
+// with parameters when none is bf16: what ticking the row would give);
+// nullopt when they differ or there are none.
+std::optional<plab::OptimizerMode> subtreeRecipe(const plab::ModuleNode& subtree,
+                                                 const std::map<std::string, plab::LayerPrecision>& precision,
+                                                 const std::map<std::string, plab::OptimizerMode>& recipes);
+
+// Adds "Recipe of <path>'s bf16 layers" with every layer recipe, `current`
+// ticked (subtreeRecipe), and a way back to the run's mode where the row has
+// its own; `set` gets the choice (nullopt: remove the row's recipe).
 void addRecipeSection(QMenu& menu, const std::string& path, const plab::PrecisionPlan& plan, plab::OptimizerMode mode,
+                      std::optional<plab::OptimizerMode> current,
                       const std::function<void(std::optional<plab::OptimizerMode>)>& set);
 
 // The plan with `path`'s subtree given `recipe` (deeper recipes cleared);

@@ -13,12 +13,14 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <set>
 
 #include "formats/gemm_format_id.h"
 #include "panels/layer_recipes.h"
 #include "precision/memory_estimate.h"
 #include "util/errors.h"
 #include "util/format.h"
+#include "util/wheel_guard.h"
 
 namespace plab::ui {
 namespace {
@@ -181,6 +183,7 @@ LayerTreePanel::LayerTreePanel(QWidget* parent) : QWidget(parent) {
     if (tree_->columnWidth(NameColumn) < before) tree_->setColumnWidth(NameColumn, before);
   });
   refresh();
+  guardWheel(this);
 }
 
 QPushButton* LayerTreePanel::presetButton(plab::PlanPreset preset) const {
@@ -389,24 +392,51 @@ std::map<std::string, plab::OptimizerMode> LayerTreePanel::resolvedRecipes() con
 void LayerTreePanel::showRowMenu(const QPoint& pos) {
   QTreeWidgetItem* item = tree_->itemAt(pos);
   if (!item) return;
-  const std::string path = item->data(NameColumn, PathRole).toString().toStdString();
+  const std::unique_ptr<QMenu> menu = rowMenu(item->data(NameColumn, PathRole).toString().toStdString());
+  if (menu) menu->exec(tree_->viewport()->mapToGlobal(pos));
+}
+
+std::unique_ptr<QMenu> LayerTreePanel::rowMenu(const std::string& path) {
   const auto gemms = resolvedGemmFormats();
   const auto* node = findNode(modules_, path);
   const bool hasProducts = std::any_of(gemms.begin(), gemms.end(), [&](const auto& g) { return inSubtree(g.first, path); });
   const bool hasWeights = node && node->totalParameters > 0;
-  if (!hasProducts && !hasWeights) return;
-  QMenu menu(this);
-  menu.setObjectName("rowMenu");
+  if (!hasProducts && !hasWeights) return nullptr;
+  auto menu = std::make_unique<QMenu>(this);
+  menu->setObjectName("rowMenu");
+  const QString where = path.empty() ? QString("the whole model") : QString::fromStdString(path);
+  // Each section ticks the row's current choice; none when its subtree mixes
+  // several (the row's cells say "mixed").
+  const auto res = resolved();
+  if (hasWeights) {
+    const QString low = plab::modeUsesFp16(mode_) ? "fp16" : "bf16";
+    const SubtreeCount c = countSubtree(*node, res);
+    menu->addSection(QString("Precision of %1").arg(where));
+    for (const bool toLow : {false, true}) {
+      QAction* a = menu->addAction(toLow ? low : QString("fp32"), this, [this, path, toLow] { setSubtreeBf16(path, toLow); });
+      a->setCheckable(true);
+      a->setChecked(toLow ? c.bf16 == c.total : c.bf16 == 0);
+    }
+  }
   if (hasProducts) {
-    menu.addSection(QString("GEMM format of %1").arg(path.empty() ? QString("the whole model") : QString::fromStdString(path)));
-    for (plab::GemmFormat f : plab::allGemmFormats())
-      menu.addAction(QString::fromStdString(plab::gemmFormatId(f)), this, [this, path, f] { setSubtreeGemmFormat(path, f); });
+    std::set<plab::GemmFormat> used;
+    for (const auto& [module, format] : gemms)
+      if (inSubtree(module, path)) used.insert(format);
+    menu->addSection(QString("GEMM format of %1").arg(where));
+    for (plab::GemmFormat f : plab::allGemmFormats()) {
+      QAction* a = menu->addAction(QString::fromStdString(plab::gemmFormatId(f)), this,
+                                   [this, path, f] { setSubtreeGemmFormat(path, f); });
+      a->setCheckable(true);
+      a->setChecked(used.size() == 1 && *used.begin() == f);
+    }
     if (plan_.gemm_formats.count(path))
-      menu.addAction("as the plan-wide format (remove this row's choice)", this, [this, path] { setSubtreeGemmFormat(path, std::nullopt); });
+      menu->addAction("as the plan-wide format (remove this row's choice)", this,
+                      [this, path] { setSubtreeGemmFormat(path, std::nullopt); });
   }
   if (hasWeights)
-    addRecipeSection(menu, path, plan_, mode_, [this, path](std::optional<plab::OptimizerMode> r) { setSubtreeRecipe(path, r); });
-  menu.exec(tree_->viewport()->mapToGlobal(pos));
+    addRecipeSection(*menu, path, plan_, mode_, subtreeRecipe(*node, res, resolvedRecipes()),
+                     [this, path](std::optional<plab::OptimizerMode> r) { setSubtreeRecipe(path, r); });
+  return menu;
 }
 
 int64_t LayerTreePanel::bf16Parameters() const {

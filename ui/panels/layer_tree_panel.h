@@ -4,6 +4,7 @@
 // (clearing deeper ones); parents show the tri-state of their subtree.
 #include <QWidget>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -16,6 +17,7 @@
 class QCheckBox;
 class QComboBox;
 class QLabel;
+class QMenu;
 class QPushButton;
 class QTreeWidget;
 class QTreeWidgetItem;
@@ -79,6 +81,10 @@ class LayerTreePanel : public QWidget {
   // Path -> recipe of every module with parameters (the run's mode where the
   // plan gives none); empty under a mode that takes no per-layer recipes.
   std::map<std::string, plab::OptimizerMode> resolvedRecipes() const;
+  // A row's right-click menu: its precision, GEMM format and recipe, the
+  // current choice of each ticked; null for a row with neither weights nor
+  // products (nothing to choose).
+  std::unique_ptr<QMenu> rowMenu(const std::string& path);
 
   QTreeWidget* tree() const { return tree_; }
   QTreeWidgetItem* itemForPath(const std::string& path) const;

@@ -14,6 +14,7 @@
 #include "panels/download_dialog.h"
 #include "panels/model_folder_check.h"
 #include "util/format.h"
+#include "util/wheel_guard.h"
 
 namespace plab::ui {
 namespace {
@@ -77,9 +78,11 @@ ModelPicker::ModelPicker(QWidget* parent) : QWidget(parent) {
   refreshCache();
 
   connect(combo_, &QComboBox::currentIndexChanged, this, [this] {
+    combo_->setToolTip(combo_->currentText());  // a long name is elided in the narrow panel
     emit selectionChanged();
     inspectCurrent();
   });
+  combo_->setToolTip(combo_->currentText());
   connect(fromConfig_, &QPushButton::clicked, this, &ModelPicker::chooseConfigFile);
   connect(fromFolder_, &QPushButton::clicked, this, &ModelPicker::chooseFolder);
   connect(download_, &QPushButton::clicked, this, &ModelPicker::downloadFromHub);
@@ -88,6 +91,7 @@ ModelPicker::ModelPicker(QWidget* parent) : QWidget(parent) {
   // The default selection is inspected once the event loop runs, so that
   // the owner can connect to modelInspected first.
   QMetaObject::invokeMethod(this, [this] { inspectCurrent(); }, Qt::QueuedConnection);
+  guardWheel(this);
 }
 
 ModelPicker::~ModelPicker() { tasks_.waitAll(); }
@@ -139,6 +143,7 @@ void ModelPicker::refreshCache() {
   }
   for (int i = 0; i < combo_->count(); ++i)
     if (sameSpec(specs_[static_cast<size_t>(combo_->itemData(i).toInt())], current)) combo_->setCurrentIndex(i);
+  combo_->setToolTip(combo_->currentText());  // set while its signals were blocked
 }
 
 void ModelPicker::inspectCurrent() {

@@ -15,6 +15,7 @@
 #include "precision/decay_effect.h"
 #include "train/lr_schedule.h"
 #include "train/torch_runtime.h"
+#include "util/wheel_guard.h"
 
 namespace plab::ui {
 namespace {
@@ -156,6 +157,7 @@ OptimizerPanel::OptimizerPanel(QWidget* parent) : QWidget(parent) {
 
   setFrom(plab::RunConfig{});
   refreshExplanations();
+  guardWheel(this);  // the wheel scrolls the panel over an unfocused field
 }
 
 void OptimizerPanel::refreshExplanations() {
