@@ -8,7 +8,8 @@
 # xvfb (xvfb-run), imagemagick (import) and xdotool. Nothing outside a temporary folder is written
 # except OUTPUT.png: the runs go into a throwaway workspace and the app's settings into a throwaway
 # HOME, so your own workspace and settings are not touched. Takes a few minutes (the six runs train).
-# Environment: PLAB_BUILD_DIR (default build/), SCREEN (default 1600x1000, the app's default size).
+# Environment: PLAB_BUILD_DIR (default build/), SCREEN (default 1600x1000, the app's default size),
+# PLAB_DEFAULT_RUNS (a finished `run --default` output folder to copy instead of training).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${PLAB_BUILD_DIR:-$root/build}"
@@ -26,9 +27,14 @@ trap 'rm -rf "$tmp"' EXIT
 workspace="$tmp/workspace"
 mkdir -p "$workspace" "$tmp/home"
 
-# 1. The default comparison, trained by the CLI into the throwaway workspace.
-"$build/app/precision-lab-cli" run --default --out "$workspace/default" --no-pdf > "$tmp/cli.log" 2>&1 || {
-  cat "$tmp/cli.log" >&2; exit 1; }
+# 1. The default comparison, trained by the CLI into the throwaway workspace, or copied from
+#    PLAB_DEFAULT_RUNS, the output folder of an earlier `precision-lab-cli run --default` of this code.
+if [ -n "${PLAB_DEFAULT_RUNS:-}" ]; then
+  cp -r "$PLAB_DEFAULT_RUNS" "$workspace/default"
+else
+  "$build/app/precision-lab-cli" run --default --out "$workspace/default" --no-pdf > "$tmp/cli.log" 2>&1 || {
+    cat "$tmp/cli.log" >&2; exit 1; }
+fi
 
 # 2. The app on that workspace, in a virtual X server. A fresh HOME has no stored workspace, so the
 #    app takes $PLAB_WORKSPACE. Run > Compare all modes (Ctrl+Shift+R) then finds every mode already
