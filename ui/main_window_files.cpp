@@ -3,7 +3,6 @@
 // load). The rest of the window is in main_window.cpp.
 #include <QAction>
 #include <QDir>
-#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
@@ -26,6 +25,7 @@
 #include "report/run_folder_reader.h"
 #include "report/run_index.h"
 #include "run/stored_run_reader.h"
+#include "train/run_config_file.h"
 #include "util/action_binding.h"
 #include "util/atomic_file.h"
 #include "util/background_task.h"
@@ -358,18 +358,18 @@ bool MainWindow::saveConfigTo(const QString& file) {
 }
 
 bool MainWindow::loadConfigFrom(const QString& file) {
-  QFile in(file);
-  if (!in.open(QIODevice::ReadOnly)) {
-    showError("Load config", "Cannot read " + file);
-    return false;
-  }
   try {
-    const auto j = nlohmann::json::parse(in.readAll().toStdString());
-    const std::vector<plab::RunConfig> runs = plab::loadRunConfigs(j);
-    if (runs.empty()) throw plab::ConfigError("the file holds no run");
+    // The CLI's reader: a regular file of at most 16 MiB, UTF-8, no key given
+    // twice, an overflowing number named by its field (a FIFO or /dev/zero
+    // once blocked or filled memory here).
+    const std::vector<plab::RunConfig> runs = plab::loadRunConfigFile(file.toStdString());
+    if (runs.empty()) throw plab::ConfigError(file.toStdString() + ": the file holds no run");
     applyConfig(runs.front());
     appendLog(QString("config loaded from %1").arg(file) +
               (runs.size() > 1 ? QString(" (the first of its %1 runs)").arg(runs.size()) : QString()));
+  } catch (const plab::ConfigError& e) {  // names the file
+    showError("Load config", QString::fromUtf8(e.what()));
+    return false;
   } catch (const std::exception& e) {
     showError("Load config", file + ": " + QString::fromUtf8(e.what()));
     return false;

@@ -338,6 +338,30 @@ class TestWorkspace : public QObject {
     QVERIFY(w.lastError().contains("missing.json"));
   }
 
+  // Issue 37.4/37.7: Load config reads through the CLI's reader. Before, it
+  // parsed the file itself: a key given twice loaded (the last one won), a
+  // FIFO blocked the open and /dev/zero filled memory.
+  void loadConfigReadsLikeTheCli() {
+    QTemporaryDir workspace;
+    MainWindow w(workspace.path());
+    QVERIFY(plab::test::waitForRuns(w));
+    const fs::path dir = workspace.path().toStdString();
+    std::ofstream(dir / "twice.json") << R"({"name": "a", "mode": "fp32", "mode": "bf16"})";
+    QVERIFY(!w.loadConfigFrom(QString::fromStdString((dir / "twice.json").string())));
+    QVERIFY2(w.lastError().contains("gives 'mode' twice"), qPrintable(w.lastError()));
+    std::ofstream(dir / "big-lr.json") << R"({"name": "a", "adamw": {"lr": 1e999}})";
+    QVERIFY(!w.loadConfigFrom(QString::fromStdString((dir / "big-lr.json").string())));
+    QVERIFY2(w.lastError().contains("number 1e999 in 'adamw.lr'"), qPrintable(w.lastError()));
+    plab::test::makeFifo(dir / "fifo.json");
+    QVERIFY(!w.loadConfigFrom(QString::fromStdString((dir / "fifo.json").string())));
+    QVERIFY2(w.lastError().contains("FIFO"), qPrintable(w.lastError()));
+    plab::test::linkToDevZero(dir / "zero.json");
+    QVERIFY(!w.loadConfigFrom(QString::fromStdString((dir / "zero.json").string())));
+    QVERIFY2(w.lastError().contains("is a device"), qPrintable(w.lastError()));
+    QVERIFY(!w.loadConfigFrom(QString::fromStdString((dir / "missing.json").string())));
+    QCOMPARE(w.lastError().count("missing.json"), 1);  // the file named once
+  }
+
   // The app's Start and the CLI's default run are the same run: one source
   // of defaults (identical runs once gave different val losses: eval_batches
   // 16 in the CLI, 4 in the app). Fields without a widget come from the
