@@ -23,6 +23,7 @@
 #include "notebook/template_runs.h"
 #include "notebook/workspace_generator.h"
 #include "report/run_folder_reader.h"
+#include "util/run_folder.h"
 
 namespace plab::bench {
 namespace {
@@ -58,6 +59,9 @@ json runChildProcess(const DriverOptions& o, const Child& c, const QString& expo
   QTemporaryDir home;  // the window touches no settings of the user
   QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
   env.insert("QT_QPA_PLATFORM", "offscreen");
+  // The app as a user starts it: LibTorch one thread per CPU, so that a
+  // training run keeps both cores busy (the templates' CLI runs used one).
+  if (!qEnvironmentVariableIsSet("PLAB_BENCH_KEEP_OMP")) env.remove("OMP_NUM_THREADS");
   env.insert("HOME", home.path());
   for (const char* xdg : {"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"})
     env.insert(xdg, home.path() + "/" + xdg);
@@ -312,8 +316,12 @@ int smoke(const DriverOptions& o) {
   std::set<std::string> models;
   for (const fs::path& t : findTemplateRuns(o.templates.toStdString())) models.insert(modelTag(json::parse(std::ifstream(t / "config.json"))));
   check(models.size() == 2, "templates of two models (" + std::to_string(models.size()) + ")");
-  int llamas = 0;
-  for (const fs::path& run : workspaceRuns(ws)) llamas += run.filename().string().find("tiny-llama") != std::string::npos ? 1 : 0;
+  int llamas = 0, marked = 0;
+  for (const fs::path& run : workspaceRuns(ws)) {
+    llamas += run.filename().string().find("tiny-llama") != std::string::npos ? 1 : 0;
+    marked += fs::is_regular_file(run / kRunFolderMarkerName) && runFolderOriginProblem(run).empty() ? 1 : 0;
+  }
+  check(marked == 20, "every copy carries its sweep's marker, as a run of the tool's (" + std::to_string(marked) + ")");
   check(llamas == 2, "runs 18 and 19 are the Llama's fp32 family (" + std::to_string(llamas) + " Llama runs)");
   const json r = runChildProcess(o, {"open", 20, "smoke open 20", {}});
   const json& f = r.value("open", json::object());

@@ -39,6 +39,15 @@ std::string compact(double v) {
   return buf;
 }
 
+// The folder right under `templates` that holds `run` (its sweep's root);
+// `run` itself when it lies directly under `templates`.
+fs::path sweepRootOf(const fs::path& templates, const fs::path& run) {
+  const fs::path root = fs::weakly_canonical(templates);
+  const fs::path relative = fs::weakly_canonical(run).lexically_relative(root);
+  if (relative.empty() || *relative.begin() == "..") throw std::runtime_error(run.string() + " is not under " + templates.string());
+  return root / *relative.begin();
+}
+
 }  // namespace
 
 std::string modelTag(const json& config) {
@@ -100,9 +109,9 @@ void ensureWorkspace(const fs::path& templates, const fs::path& workspace, int r
     fs::copy(sources[p.templateIndex], dir, fs::copy_options::recursive);
     fs::remove(dir / report::kRunIndexFileName);
     // The tool's marker, as a run written on its own carries it: a sweep's
-    // runs share the sweep folder's (runs/<run>/ under it).
-    const fs::path& source = sources[p.templateIndex];
-    const fs::path marker = source.parent_path().parent_path() / kRunFolderMarkerName;
+    // runs share the marker of their sweep folder (templates/<sweep>/), at
+    // whatever depth the run lies under it.
+    const fs::path marker = sweepRootOf(templates, sources[p.templateIndex]) / kRunFolderMarkerName;
     if (!fs::exists(dir / kRunFolderMarkerName) && fs::exists(marker)) fs::copy_file(marker, dir / kRunFolderMarkerName);
 
     RunConfig config = RunConfig::fromJson(readJson(dir / "config.json"));
