@@ -28,6 +28,7 @@
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
 #include "report/report_export.h"
+#include "report/run_index.h"
 
 namespace plab::bench {
 namespace {
@@ -333,10 +334,20 @@ json latencyCase(OpenedWindow& opened, bool train, int seconds) {
   if (train) {
     w.stopRuns();
     waitUntil([&] { return !w.controller()->isBusy(); }, 300000);
-    // The bench's workspace: the run it added goes again.
+    // The bench's workspace: the run it added goes again, once the window
+    // has indexed it off the GUI thread (removing it while index.json is
+    // being written failed with "Directory not empty").
     const std::filesystem::path folder = w.store()->folder(run).toStdString();
-    if (!folder.empty() && folder.parent_path() == std::filesystem::path(w.workspacePath().toStdString()))
-      std::filesystem::remove_all(folder);
+    if (!folder.empty() && folder.parent_path() == std::filesystem::path(w.workspacePath().toStdString())) {
+      waitUntil([&] { return report::readRunIndex(folder).has_value(); }, 120000);
+      processUntilIdle();
+      std::error_code ec;
+      for (int attempt = 0; attempt < 20 && std::filesystem::exists(folder); ++attempt) {
+        std::filesystem::remove_all(folder, ec);
+        if (ec) runFor(250);
+      }
+      if (std::filesystem::exists(folder)) throw std::runtime_error("cannot remove the trained run " + folder.string() + ": " + ec.message());
+    }
   }
   return out;
 }

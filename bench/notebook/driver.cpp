@@ -127,6 +127,15 @@ Spread spreadOf(const std::vector<json>& results, const std::vector<std::string>
 
 const char* verdict(bool ok) { return ok ? "meets" : "MISSES"; }
 
+// The pairs of two cases' results from the same round (the same load).
+std::vector<std::pair<const json*, const json*>> sameRound(const std::vector<json>& a, const std::vector<json>& b) {
+  std::vector<std::pair<const json*, const json*>> pairs;
+  for (const json& x : a)
+    for (const json& y : b)
+      if (x.value("round", -1) == y.value("round", -2)) pairs.push_back({&x, &y});
+  return pairs;
+}
+
 void printOpen(std::map<std::string, std::vector<json>>& results, const DriverOptions& o) {
   std::printf("\n== Open: a fresh process per open; from spawn to the table painted (ready), the charts drawn, and\n"
               "   settled (model inspected, heatmap read, nothing redrawn for 1.5 s); CPU = the process's user+sys.\n"
@@ -166,15 +175,15 @@ void printOpen(std::map<std::string, std::vector<json>>& results, const DriverOp
   if (one.empty() || many.empty()) return;
   Spread ready = spreadOf(many, {"open", "ready_ms"}), charts = spreadOf(many, {"open", "charts_ms"});
   Spread cpuReady, cpuSettled, rssPerRun, rssPerRunUnticked;
-  for (size_t i = 0; i < std::min(one.size(), many.size()); ++i) {
-    cpuReady.add(num(many[i], {"open", "ready", "cpu_s"}) / num(one[i], {"open", "ready", "cpu_s"}));
-    cpuSettled.add(num(many[i], {"open", "settled", "cpu_s"}) / num(one[i], {"open", "settled", "cpu_s"}));
-    rssPerRun.add((num(many[i], {"open", "settled", "rss_mib"}) - num(one[i], {"open", "settled", "rss_mib"})) / (large - small));
+  for (const auto& [a, b] : sameRound(one, many)) {
+    cpuReady.add(num(*b, {"open", "ready", "cpu_s"}) / num(*a, {"open", "ready", "cpu_s"}));
+    cpuSettled.add(num(*b, {"open", "settled", "cpu_s"}) / num(*a, {"open", "settled", "cpu_s"}));
+    rssPerRun.add((num(*b, {"open", "settled", "rss_mib"}) - num(*a, {"open", "settled", "rss_mib"})) / (large - small));
   }
   const auto& oneU = results["open " + std::to_string(small) + " unticked"];
   const auto& manyU = results["open " + std::to_string(large) + " unticked"];
-  for (size_t i = 0; i < std::min(oneU.size(), manyU.size()); ++i)
-    rssPerRunUnticked.add((num(manyU[i], {"open", "settled", "rss_mib"}) - num(oneU[i], {"open", "settled", "rss_mib"})) / (large - small));
+  for (const auto& [a, b] : sameRound(oneU, manyU))
+    rssPerRunUnticked.add((num(*b, {"open", "settled", "rss_mib"}) - num(*a, {"open", "settled", "rss_mib"})) / (large - small));
   std::printf("\n  target: %d runs listed and painted in <= 3000 ms wall: %s ms — %s (charts drawn: %s ms)\n", large,
               ready.text("%.0f").c_str(), verdict(ready.median() <= 3000), charts.text("%.0f").c_str());
   std::printf("  target: CPU <= 3x the %d-run start: at ready %sx, settled %sx — %s\n", small, cpuReady.text("%.2f").c_str(),
@@ -354,14 +363,16 @@ int runDriver(const DriverOptions& o) {
     sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
     for (int n : sizes) ensureWorkspace(o.templates.toStdString(), workspaceOf(o, n).toStdString(), n);
 
-    std::map<std::string, std::vector<json>> results;
-    const auto record = [&](const json& r) {
+    std::map<std::string, std::vector<json>> results, failed;  // printed: the children that finished their case
+    int round = 0;
+    const auto record = [&](json r) {
       const std::string label = r.value("label", "?");
-      results[label].push_back(r);
+      r["round"] = round;
+      (r.value("ok", false) ? results : failed)[label].push_back(r);
       std::fprintf(stderr, "  %-22s %s load %s -> %s\n", label.c_str(), r.value("ok", false) ? "ok" : "FAILED",
                    r.value("load_start", "?").c_str(), r.value("load_end", "?").c_str());
     };
-    for (int round = 0; round < o.rounds; ++round) {
+    for (round = 0; round < o.rounds; ++round) {
       std::fprintf(stderr, "round %d/%d\n", round + 1, o.rounds);
       std::vector<int> order = o.sizes;
       if (round % 2 == 1) std::reverse(order.begin(), order.end());
@@ -412,6 +423,12 @@ int runDriver(const DriverOptions& o) {
         fs::remove_all(dir.toStdString());
       }
     }
+    // Every child's figures first: a figure missing from a result must not lose the others.
+    const fs::path raw = fs::path(o.work.toStdString()) / "last-results.json";
+    std::ofstream(raw) << json({{"ok", results}, {"failed", failed}}).dump(1);
+    for (const auto& [label, rs] : failed)
+      std::printf("FAILED %zu of %d rounds of \"%s\" (left out below): %s\n", rs.size(), o.rounds, label.c_str(),
+                  rs.front().value("error", "?").c_str());
     printOpen(results, o);
     for (int n : o.sizes)
       for (const json& r : results["cold " + std::to_string(n)])
@@ -424,8 +441,6 @@ int runDriver(const DriverOptions& o) {
     printLatency(results, o.latencyRuns, o.seconds);
     printExport(results["export " + std::to_string(o.exportRuns)]);
     std::printf("\nload average at the end: %s\n", loadAverage().c_str());
-    const fs::path raw = fs::path(o.work.toStdString()) / "last-results.json";
-    std::ofstream(raw) << json(results).dump(1);
     std::printf("every child's figures: %s\n", raw.string().c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_notebook: %s\n", e.what());
