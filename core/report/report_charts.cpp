@@ -302,6 +302,7 @@ std::vector<SvgChart> renderReportCharts(const std::vector<RunRecord>& runs) {
   // The desktop app's styles: one colour per optimizer mode, a line style
   // per later run of a mode.
   const std::vector<RunStyle> styles = runStyles(runs);
+  const std::vector<std::optional<size_t>> twins = fp32TwinIndices(runs);  // once: relating the runs is O(n)
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
     const std::string label = seriesLabel(runs, i);
@@ -325,7 +326,7 @@ std::vector<SvgChart> renderReportCharts(const std::vector<RunRecord>& runs) {
     val.push_back(v);
     lost.push_back(u);
     rounded.push_back(ra);
-    const auto ref = fp32TwinIndex(runs, i);
+    const auto ref = twins[i];
     if (ref && *ref != i) {
       const LossDifference d = lossDifference(r, runs[*ref]);
       ChartSeries s = emptySeries(label, styles[i]);

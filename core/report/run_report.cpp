@@ -5,6 +5,7 @@
 #include <set>
 
 #include "report/fp32_comparison.h"
+#include "report/fp32_twin.h"
 #include "report/report_charts.h"
 #include "report/run_index.h"
 #include "report/run_figures.h"
@@ -85,9 +86,10 @@ void writeComparisonReport(const fs::path& dir, const std::vector<RunRecord>& ru
       "name,mode,status,steps_done,final_loss,final_val_loss,memory_bytes,memory_saved_fraction,"
       "training_peak_bytes,peak_saved_fraction,"
       "mean_update_lost,mean_update_error,mean_rounded_away_fraction,mean_tokens_per_second,folder,verdict\n";
+  const std::vector<std::optional<size_t>> twins = report::fp32TwinIndices(runs);  // once: relating the runs is O(n)
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
-    const auto ref = report::fp32TwinIndex(runs, i);
+    const auto ref = twins[i];
     const auto optional = [](const std::optional<double>& v) { return v ? nlohmann::json(*v).dump() : std::string(); };
     std::string folder = report::safeFileName(r.config.name);
     for (int i = 2; used.count(folder); ++i) folder = report::safeFileName(r.config.name) + "-" + std::to_string(i);

@@ -116,6 +116,7 @@ class TestFp16InApp : public QObject {
     ChartPanel panel(&store);
     panel.refreshNow();
     QVERIFY(panel.lossScaleChart()->isHidden());
+    QCOMPARE(panel.lossScaleChart()->graphCount(), 0);  // hidden, it draws nothing (bench_notebook: group changes)
     store.addStoredRun(run("mixed16", OptimizerMode::Fp16Mixed, 6, {2, 5}), false);
     panel.refreshNow();
     QVERIFY(!panel.lossScaleChart()->isHidden());
@@ -128,6 +129,10 @@ class TestFp16InApp : public QObject {
     QCOMPARE(skipped->dataCount(), 2);
     QCOMPARE(skipped->data()->at(0)->key, 2.0);
     QCOMPARE(skipped->data()->at(1)->key, 5.0);
+    store.setVisible(1, false);  // the one that scales its loss unticked: hidden and emptied
+    panel.refreshNow();
+    QVERIFY(panel.lossScaleChart()->isHidden());
+    QCOMPARE(panel.lossScaleChart()->graphCount(), 0);
   }
 
   void heatmapShowsFp16GradientShares() {
