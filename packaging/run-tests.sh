@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Installs and builds (as setup-debian.sh does), then runs every test.
+# Installs and builds as setup-debian.sh does, the tests too, then runs every test.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${PLAB_BUILD_DIR:-$root/build}"
 start=$(date +%s)
-bash "$root/packaging/setup-debian.sh" --build-only
+bash "$root/packaging/setup-debian.sh" --build-all
 echo "setup + build: $(( $(date +%s) - start )) s"
 cd "$build"
 # ctest runs one test per core: one LibTorch thread each (OMP_NUM_THREADS, as

@@ -3,18 +3,26 @@
 # installs every Debian package with apt-get and the Python packages into a
 # project-local virtual environment (.venv: torch, whose LibTorch the C++
 # code builds against, and the reference libraries the tests compare with),
-# builds, then launches the desktop app (or, without a display, the CLI on
-# the embedded default run).
+# builds the app and the CLI, then launches the desktop app (or, without a
+# display, the CLI on the embedded default run).
 # Environment: PLAB_LIBTORCH=<folder> builds against another LibTorch 2.x;
 # PLAB_TORCH_PIP_ARGS adds pip arguments for torch (e.g. another index);
 # PLAB_PYTHON_BIN is the Python that makes .venv (default python3).
 #   packaging/setup-debian.sh              install, build, launch
 #   packaging/setup-debian.sh --build-only install and build
+#   packaging/setup-debian.sh --build-all  install and build every target:
+#                                          the tests too (run-tests.sh)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${PLAB_BUILD_DIR:-$root/build}"
 launch=1
-[ "${1:-}" = "--build-only" ] && launch=0
+# The app and the CLI, and what they need: no test, reference probe, fuzz
+# replay or bench (run-tests.sh builds those).
+targets=(--target precision-lab precision-lab-cli)
+case "${1:-}" in
+  --build-only) launch=0 ;;
+  --build-all) launch=0 targets=() ;;
+esac
 
 sudo_cmd=""
 [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
@@ -67,7 +75,7 @@ export CCACHE_BASEDIR="$root"
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPLAB_PYTHON="$venv/bin/python" \
   -DPLAB_LIBTORCH="${PLAB_LIBTORCH:-}" "${cuda_args[@]}"
-cmake --build "$build" --parallel "$(nproc)"
+cmake --build "$build" --parallel "$(nproc)" "${targets[@]}"
 "$build/app/precision-lab-cli" --version
 
 [ "$launch" -eq 1 ] || exit 0

@@ -44,5 +44,5 @@ home="$(mktemp -d)"
 trap 'rm -rf "$home"' EXIT
 HOME="$home" XDG_CONFIG_HOME="$home/.config" XDG_DATA_HOME="$home/.local/share" QT_QPA_PLATFORM=xcb \
   PLAB_NOTEBOOK_WORKSPACE="$ws" PLAB_SCREENSHOT_DIR="$out" \
-  xvfb-run -a -s '-screen 0 1600x1000x24' "$root/build/tests/test_notebook" screenshotsOfARealWorkspace
+  xvfb-run -a -s '-screen 0 1600x1000x24' "$root/build/tests/plab_ui_tests" test_notebook screenshotsOfARealWorkspace
 ls -la "$out"/grouped-mode-model-*.png "$out"/seed-bands-*.png "$out"/compare-formats-*.png

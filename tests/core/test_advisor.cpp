@@ -17,6 +17,7 @@
 #include "model/model_factory.h"
 #include "support/seed_spread.h"
 #include "support/small_runs.h"
+#include "support/test_registry.h"
 #include "support/tiny_models.h"
 #include "train/trainer.h"
 #include "util/errors.h"
@@ -457,5 +458,5 @@ class TestAdvisor : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestAdvisor)
+PLAB_TEST_GUILESS_MAIN(TestAdvisor)
 #include "test_advisor.moc"

@@ -22,6 +22,7 @@
 #include "model/model_factory.h"
 #include "model/safetensors.h"
 #include "support/error_capture.h"
+#include "support/test_registry.h"
 #include "support/tiny_models.h"
 #include "train/checkpoint.h"
 #include "train/checkpoint_manifest.h"
@@ -637,5 +638,5 @@ class CheckpointTest : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(CheckpointTest)
+PLAB_TEST_APPLESS_MAIN(CheckpointTest)
 #include "test_checkpoint.moc"

@@ -7,6 +7,7 @@
 
 #include "report/run_folder_reader.h"
 #include "report/run_order.h"
+#include "support/test_registry.h"
 #include "train/metrics_writer.h"
 #include "train/run_config.h"
 #include "util/utc_time.h"
@@ -270,5 +271,5 @@ class TestCli : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestCli)
+PLAB_TEST_GUILESS_MAIN(TestCli)
 #include "test_cli.moc"

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "support/cli_process.h"
+#include "support/test_registry.h"
 #include "train/metrics_writer.h"
 #include "train/torch_runtime.h"
 
@@ -139,5 +140,5 @@ class TestCliExitCodes : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestCliExitCodes)
+PLAB_TEST_GUILESS_MAIN(TestCliExitCodes)
 #include "test_cli_exit_codes.moc"

@@ -12,6 +12,7 @@
 #include "support/cli_process.h"
 #include "support/error_capture.h"
 #include "support/hostile_files.h"
+#include "support/test_registry.h"
 #include "train/run_config.h"
 #include "train/run_config_model_check.h"
 #include "util/errors.h"
@@ -196,5 +197,5 @@ class TestConfigReading : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestConfigReading)
+PLAB_TEST_GUILESS_MAIN(TestConfigReading)
 #include "test_config_reading.moc"

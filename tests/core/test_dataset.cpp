@@ -16,6 +16,7 @@
 #include "data/text_dataset.h"
 #include "support/error_capture.h"
 #include "support/temp_files.h"
+#include "support/test_registry.h"
 #include "tokenizer/tokenizer.h"
 #include "util/errors.h"
 #include "util/resources.h"
@@ -234,5 +235,5 @@ class TestDataset : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestDataset)
+PLAB_TEST_APPLESS_MAIN(TestDataset)
 #include "test_dataset.moc"

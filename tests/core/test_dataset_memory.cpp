@@ -20,6 +20,7 @@
 #include "data/text_dataset.h"
 #include "support/byte_level_vocab.h"
 #include "support/temp_files.h"
+#include "support/test_registry.h"
 #include "tokenizer/tokenizer.h"
 
 using namespace plab;
@@ -152,5 +153,5 @@ class TestDatasetMemory : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestDatasetMemory)
+PLAB_TEST_APPLESS_MAIN(TestDatasetMemory)
 #include "test_dataset_memory.moc"

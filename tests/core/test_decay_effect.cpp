@@ -13,6 +13,7 @@
 #include "precision/precision_adamw.h"
 #include "report/run_folder_reader.h"
 #include "support/seed_spread.h"
+#include "support/test_registry.h"
 #include "train/lr_schedule.h"
 #include "train/run_config.h"
 #include "train/step_metrics.h"
@@ -376,5 +377,5 @@ class TestDecayEffect : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestDecayEffect)
+PLAB_TEST_APPLESS_MAIN(TestDecayEffect)
 #include "test_decay_effect.moc"

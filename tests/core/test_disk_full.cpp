@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "support/cli_process.h"
+#include "support/test_registry.h"
 #include "train/metrics_writer.h"
 
 using namespace plab;
@@ -164,5 +165,5 @@ class TestDiskFull : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestDiskFull)
+PLAB_TEST_GUILESS_MAIN(TestDiskFull)
 #include "test_disk_full.moc"

@@ -24,6 +24,7 @@
 #include "distributed/world_info.h"
 #include "model/safetensors.h"
 #include "support/cli_process.h"
+#include "support/test_registry.h"
 #include "train/model_inspect.h"
 #include "train/run_config.h"
 #include "util/errors.h"
@@ -405,5 +406,5 @@ class TestDistributed : public QObject {
 
 };
 
-QTEST_GUILESS_MAIN(TestDistributed)
+PLAB_TEST_GUILESS_MAIN(TestDistributed)
 #include "test_distributed.moc"

@@ -22,6 +22,7 @@
 #include "distributed/process_group.h"
 #include "distributed/world_info.h"
 #include "support/cli_process.h"
+#include "support/test_registry.h"
 #include "train/run_config.h"
 
 using namespace plab;
@@ -412,5 +413,5 @@ class TestDistributedFaults : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestDistributedFaults)
+PLAB_TEST_GUILESS_MAIN(TestDistributedFaults)
 #include "test_distributed_faults.moc"

@@ -8,6 +8,7 @@
 
 #include "distributed/sharded_adamw.h"
 #include "precision/precision_adamw.h"
+#include "support/test_registry.h"
 #include "util/errors.h"
 
 using namespace plab;
@@ -149,5 +150,5 @@ class TestFlatShards : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestFlatShards)
+PLAB_TEST_GUILESS_MAIN(TestFlatShards)
 #include "test_flat_shards.moc"

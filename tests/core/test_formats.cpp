@@ -18,6 +18,7 @@
 #include "formats/minifloat_grid.h"
 #include "formats/quantize_cpu_variants.h"
 #include "formats/quantize_kernels.h"
+#include "support/test_registry.h"
 #include "util/errors.h"
 
 using namespace plab;
@@ -485,5 +486,5 @@ class FormatsTest : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(FormatsTest)
+PLAB_TEST_APPLESS_MAIN(FormatsTest)
 #include "test_formats.moc"

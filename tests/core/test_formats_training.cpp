@@ -17,6 +17,7 @@
 
 #include "report/paired_gap.h"
 #include "support/seed_spread.h"
+#include "support/test_registry.h"
 #include "train/trainer.h"
 
 using namespace plab;
@@ -120,5 +121,5 @@ class FormatsTrainingTest : public QObject {
   Spread bf16_;
 };
 
-QTEST_APPLESS_MAIN(FormatsTrainingTest)
+PLAB_TEST_APPLESS_MAIN(FormatsTrainingTest)
 #include "test_formats_training.moc"

@@ -13,6 +13,7 @@
 
 #include "precision/fp16_counts.h"
 #include "precision/kernels/fp16_bits.h"
+#include "support/test_registry.h"
 
 using namespace plab;
 using kernels::Fp16Write;
@@ -235,5 +236,5 @@ class Fp16Test : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(Fp16Test)
+PLAB_TEST_APPLESS_MAIN(Fp16Test)
 #include "test_fp16.moc"

@@ -17,6 +17,7 @@
 #include "model/safetensors.h"
 #include "support/seed_spread.h"
 #include "train/checkpoint_manifest.h"
+#include "support/test_registry.h"
 #include "train/metrics_writer.h"
 #include "support/small_runs.h"
 #include "train/trainer.h"
@@ -284,5 +285,5 @@ class Fp16TrainingTest : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(Fp16TrainingTest)
+PLAB_TEST_APPLESS_MAIN(Fp16TrainingTest)
 #include "test_fp16_training.moc"

@@ -8,6 +8,7 @@
 #include "report/fp32_comparison.h"
 #include "report/fp32_twin.h"
 #include "report/paired_gap.h"
+#include "support/test_registry.h"
 #include "train/trainer.h"
 
 using namespace plab;
@@ -274,5 +275,5 @@ class TestFp32Twin : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestFp32Twin)
+PLAB_TEST_GUILESS_MAIN(TestFp32Twin)
 #include "test_fp32_twin.moc"

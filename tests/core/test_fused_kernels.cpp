@@ -18,6 +18,7 @@
 #include "precision/kernels/philox.h"
 #include "precision/precision_adamw.h"
 #include "precision/steps/adamw_step.h"
+#include "support/test_registry.h"
 
 using namespace plab;
 
@@ -418,5 +419,5 @@ class FusedKernelsTest : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(FusedKernelsTest)
+PLAB_TEST_GUILESS_MAIN(FusedKernelsTest)
 #include "test_fused_kernels.moc"

@@ -5,6 +5,7 @@
 #include <QtTest/QtTest>
 
 #include "report/gemm_format_verdict.h"
+#include "support/test_registry.h"
 #include "train/gemm_format_experiment.h"
 #include "train/run_config.h"
 
@@ -74,5 +75,5 @@ class GemmFormatExperimentTest : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(GemmFormatExperimentTest)
+PLAB_TEST_APPLESS_MAIN(GemmFormatExperimentTest)
 #include "test_gemm_format_experiment.moc"

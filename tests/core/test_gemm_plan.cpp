@@ -5,6 +5,7 @@
 
 #include "precision/precision_plan.h"
 #include "support/module_trees.h"
+#include "support/test_registry.h"
 #include "util/errors.h"
 
 using namespace plab;
@@ -100,5 +101,5 @@ class GemmPlanTest : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(GemmPlanTest)
+PLAB_TEST_APPLESS_MAIN(GemmPlanTest)
 #include "test_gemm_plan.moc"

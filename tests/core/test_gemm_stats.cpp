@@ -14,6 +14,7 @@
 #include "formats/gemm_stats.h"
 #include "model/quantized_linear.h"
 #include "support/small_runs.h"
+#include "support/test_registry.h"
 #include "train/step_metrics.h"
 #include "train/trainer.h"
 
@@ -166,5 +167,5 @@ class GemmStatsTest : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(GemmStatsTest)
+PLAB_TEST_APPLESS_MAIN(GemmStatsTest)
 #include "test_gemm_stats.moc"

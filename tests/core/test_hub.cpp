@@ -16,6 +16,7 @@
 #include "hub/sha256.h"
 #include "support/error_capture.h"
 #include "support/local_http_server.h"
+#include "support/test_registry.h"
 #include "util/errors.h"
 
 using namespace plab;
@@ -321,5 +322,5 @@ class TestHub : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestHub)
+PLAB_TEST_GUILESS_MAIN(TestHub)
 #include "test_hub.moc"

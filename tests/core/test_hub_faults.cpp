@@ -12,6 +12,7 @@
 #include "hub/sha256.h"
 #include "support/error_capture.h"
 #include "support/local_http_server.h"
+#include "support/test_registry.h"
 #include "util/errors.h"
 
 using namespace plab;
@@ -134,5 +135,5 @@ class TestHubFaults : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestHubFaults)
+PLAB_TEST_GUILESS_MAIN(TestHubFaults)
 #include "test_hub_faults.moc"

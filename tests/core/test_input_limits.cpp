@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "support/error_capture.h"
+#include "support/test_registry.h"
 #include "tokenizer/tokenizer.h"
 #include "train/model_inspect.h"
 #include "train/model_loading.h"
@@ -118,5 +119,5 @@ class TestInputLimits : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestInputLimits)
+PLAB_TEST_APPLESS_MAIN(TestInputLimits)
 #include "test_input_limits.moc"

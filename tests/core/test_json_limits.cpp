@@ -11,6 +11,7 @@
 #include "model/safetensors.h"
 #include "support/cli_process.h"
 #include "support/error_capture.h"
+#include "support/test_registry.h"
 #include "tokenizer/tokenizer.h"
 #include "util/errors.h"
 #include "util/json_file.h"
@@ -171,5 +172,5 @@ class TestJsonLimits : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestJsonLimits)
+PLAB_TEST_APPLESS_MAIN(TestJsonLimits)
 #include "test_json_limits.moc"

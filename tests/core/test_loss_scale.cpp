@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "precision/loss_scale/dynamic_loss_scale.h"
+#include "support/test_registry.h"
 #include "util/errors.h"
 
 using namespace plab;
@@ -196,5 +197,5 @@ class LossScaleTest : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(LossScaleTest)
+PLAB_TEST_APPLESS_MAIN(LossScaleTest)
 #include "test_loss_scale.moc"

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "precision/precision_adamw.h"
+#include "support/test_registry.h"
 #include "util/errors.h"
 
 using namespace plab;
@@ -206,5 +207,5 @@ class MemoryAccountingTest : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(MemoryAccountingTest)
+PLAB_TEST_APPLESS_MAIN(MemoryAccountingTest)
 #include "test_memory_accounting.moc"

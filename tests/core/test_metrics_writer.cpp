@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "support/test_registry.h"
 #include "train/metrics_writer.h"
 #include "util/errors.h"
 
@@ -238,5 +239,5 @@ class TestMetricsWriter : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestMetricsWriter)
+PLAB_TEST_APPLESS_MAIN(TestMetricsWriter)
 #include "test_metrics_writer.moc"

@@ -10,6 +10,7 @@
 
 #include "model/model_config.h"
 #include "support/error_capture.h"
+#include "support/test_registry.h"
 #include "support/tiny_models.h"
 #include "util/errors.h"
 
@@ -403,5 +404,5 @@ class ModelConfigTest : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(ModelConfigTest)
+PLAB_TEST_APPLESS_MAIN(ModelConfigTest)
 #include "test_model_config.moc"

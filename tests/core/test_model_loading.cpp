@@ -11,6 +11,7 @@
 
 #include "support/byte_level_vocab.h"
 #include "support/error_capture.h"
+#include "support/test_registry.h"
 #include "support/tiny_models.h"
 #include "train/model_inspect.h"
 #include "train/model_loading.h"
@@ -94,5 +95,5 @@ class TestModelLoading : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestModelLoading)
+PLAB_TEST_APPLESS_MAIN(TestModelLoading)
 #include "test_model_loading.moc"

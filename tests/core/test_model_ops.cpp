@@ -12,6 +12,7 @@
 
 #include "model/bf16_linear.h"
 #include "model/layers.h"
+#include "support/test_registry.h"
 
 using namespace plab;
 
@@ -139,5 +140,5 @@ class ModelOpsTest : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(ModelOpsTest)
+PLAB_TEST_APPLESS_MAIN(ModelOpsTest)
 #include "test_model_ops.moc"

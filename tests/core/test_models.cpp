@@ -15,6 +15,7 @@
 #include "model/module_tree.h"
 #include "model/module_tree_from_config.h"
 #include "model/rope.h"
+#include "support/test_registry.h"
 #include "train/model_inspect.h"
 #include "support/tiny_models.h"
 #include "util/errors.h"
@@ -620,5 +621,5 @@ class ModelsTest : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(ModelsTest)
+PLAB_TEST_APPLESS_MAIN(ModelsTest)
 #include "test_models.moc"

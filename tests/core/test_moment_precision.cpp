@@ -12,6 +12,7 @@
 
 #include "precision/precision_adamw.h"
 #include "support/seed_spread.h"
+#include "support/test_registry.h"
 
 using namespace plab;
 using plab::test::Spread;
@@ -82,5 +83,5 @@ class TestMomentPrecision : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestMomentPrecision)
+PLAB_TEST_APPLESS_MAIN(TestMomentPrecision)
 #include "test_moment_precision.moc"

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "precision/precision_adamw.h"
+#include "support/test_registry.h"
 #include "util/errors.h"
 #include "support/seed_spread.h"
 
@@ -793,5 +794,5 @@ class OptimizerModesTest : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(OptimizerModesTest)
+PLAB_TEST_APPLESS_MAIN(OptimizerModesTest)
 #include "test_optimizer_modes.moc"

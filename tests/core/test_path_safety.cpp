@@ -17,6 +17,7 @@
 #include "hub/hub_names.h"
 #include "model/safetensors.h"
 #include "support/cli_process.h"
+#include "support/test_registry.h"
 #include "train/run_config.h"
 #include "util/errors.h"
 
@@ -164,5 +165,5 @@ class TestPathSafety : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestPathSafety)
+PLAB_TEST_GUILESS_MAIN(TestPathSafety)
 #include "test_path_safety.moc"

@@ -9,6 +9,7 @@
 #include "precision/precision_plan.h"
 #include "precision/state_layout.h"
 #include "support/module_trees.h"
+#include "support/test_registry.h"
 #include "util/errors.h"
 
 using namespace plab;
@@ -295,5 +296,5 @@ class PrecisionPlanTest : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(PrecisionPlanTest)
+PLAB_TEST_APPLESS_MAIN(PrecisionPlanTest)
 #include "test_precision_plan.moc"

@@ -14,6 +14,7 @@
 #include "model/quantized_linear.h"
 #include "precision/precision_adamw.h"
 #include "support/small_runs.h"
+#include "support/test_registry.h"
 #include "support/tiny_models.h"
 #include "train/trainer.h"
 
@@ -327,5 +328,5 @@ class QuantizedLinearTest : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(QuantizedLinearTest)
+PLAB_TEST_APPLESS_MAIN(QuantizedLinearTest)
 #include "test_quantized_linear.moc"

@@ -9,6 +9,7 @@
 #include "distributed/flat_shards.h"
 #include "distributed/rank_memory_projection.h"
 #include "model/module_tree_from_config.h"
+#include "support/test_registry.h"
 
 using namespace plab;
 
@@ -86,5 +87,5 @@ class TestRankMemoryProjection : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRankMemoryProjection)
+PLAB_TEST_GUILESS_MAIN(TestRankMemoryProjection)
 #include "test_rank_memory_projection.moc"

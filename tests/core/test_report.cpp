@@ -13,6 +13,7 @@
 #include "report/report_charts.h"
 #include "report/report_header.h"
 #include "report/run_report.h"
+#include "support/test_registry.h"
 #include "train/metrics_writer.h"
 #include "util/errors.h"
 
@@ -331,5 +332,5 @@ class TestReport : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestReport)
+PLAB_TEST_APPLESS_MAIN(TestReport)
 #include "test_report.moc"

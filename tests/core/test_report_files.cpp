@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "report/run_report.h"
+#include "support/test_registry.h"
 #include "train/metrics_writer.h"
 #include "util/atomic_file.h"
 #include "util/errors.h"
@@ -160,5 +161,5 @@ class TestReportFiles : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestReportFiles)
+PLAB_TEST_APPLESS_MAIN(TestReportFiles)
 #include "test_report_files.moc"

@@ -7,6 +7,7 @@
 
 #include "report/report_charts.h"
 #include "report/run_report.h"
+#include "support/test_registry.h"
 
 using namespace plab;
 
@@ -113,5 +114,5 @@ class TestReportHeatmapSvg : public QObject {
   }
 };
 
-QTEST_MAIN(TestReportHeatmapSvg)
+PLAB_TEST_MAIN(TestReportHeatmapSvg)
 #include "test_report_heatmap_svg.moc"

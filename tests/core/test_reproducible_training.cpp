@@ -14,6 +14,7 @@
 #include <iterator>
 #include <string>
 
+#include "support/test_registry.h"
 #include "train/trainer.h"
 
 using namespace plab;
@@ -157,5 +158,5 @@ class TestReproducibleTraining : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestReproducibleTraining)
+PLAB_TEST_GUILESS_MAIN(TestReproducibleTraining)
 #include "test_reproducible_training.moc"

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "support/error_capture.h"
+#include "support/test_registry.h"
 #include "train/lr_schedule.h"
 #include "train/run_config.h"
 #include "util/errors.h"
@@ -185,5 +186,5 @@ class TestRunConfig : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestRunConfig)
+PLAB_TEST_APPLESS_MAIN(TestRunConfig)
 #include "test_run_config.moc"

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "support/cli_process.h"
+#include "support/test_registry.h"
 #include "train/metrics_writer.h"
 #include "util/errors.h"
 #include "util/run_folder.h"
@@ -383,5 +384,5 @@ class TestRunFolder : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRunFolder)
+PLAB_TEST_GUILESS_MAIN(TestRunFolder)
 #include "test_run_folder.moc"

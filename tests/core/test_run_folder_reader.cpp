@@ -14,6 +14,7 @@
 #include "report/run_folder_reader.h"
 #include "support/hostile_files.h"
 #include "support/run_folders.h"
+#include "support/test_registry.h"
 #include "util/errors.h"
 
 using namespace plab;
@@ -254,5 +255,5 @@ class TestRunFolderReader : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestRunFolderReader)
+PLAB_TEST_APPLESS_MAIN(TestRunFolderReader)
 #include "test_run_folder_reader.moc"

@@ -13,6 +13,7 @@
 #include "report/scalar_steps.h"
 #include "support/hostile_files.h"
 #include "support/run_folders.h"
+#include "support/test_registry.h"
 #include "util/errors.h"
 #include "util/json_file.h"
 
@@ -207,5 +208,5 @@ class TestRunIndex : public QObject {
   }
 };
 
-QTEST_MAIN(TestRunIndex)
+PLAB_TEST_MAIN(TestRunIndex)
 #include "test_run_index.moc"

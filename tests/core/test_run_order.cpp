@@ -10,6 +10,7 @@
 #include "report/mode_colors.h"
 #include "report/run_order.h"
 #include "report/run_relations.h"
+#include "support/test_registry.h"
 #include "train/run_config.h"
 #include "util/utc_time.h"
 
@@ -165,5 +166,5 @@ class TestRunOrder : public QObject {
   }
 };
 
-QTEST_MAIN(TestRunOrder)
+PLAB_TEST_MAIN(TestRunOrder)
 #include "test_run_order.moc"

@@ -11,6 +11,7 @@
 
 #include "report/fp32_comparison.h"
 #include "report/run_folder_reader.h"
+#include "support/test_registry.h"
 #include "train/run_peak.h"
 #include "train/trainer.h"
 
@@ -158,5 +159,5 @@ class TestRunPeak : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRunPeak)
+PLAB_TEST_GUILESS_MAIN(TestRunPeak)
 #include "test_run_peak.moc"

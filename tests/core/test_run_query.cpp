@@ -11,6 +11,7 @@
 #include "report/run_query.h"
 #include "report/run_relations.h"
 #include "report/source_labels.h"
+#include "support/test_registry.h"
 
 using namespace plab;
 using namespace plab::report;
@@ -188,5 +189,5 @@ class TestRunQuery : public QObject {
   }
 };
 
-QTEST_MAIN(TestRunQuery)
+PLAB_TEST_MAIN(TestRunQuery)
 #include "test_run_query.moc"

@@ -15,6 +15,7 @@
 
 #include "model/safetensors.h"
 #include "support/error_capture.h"
+#include "support/test_registry.h"
 #include "util/errors.h"
 
 using namespace plab;
@@ -308,5 +309,5 @@ class SafetensorsTest : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(SafetensorsTest)
+PLAB_TEST_APPLESS_MAIN(SafetensorsTest)
 #include "test_safetensors.moc"

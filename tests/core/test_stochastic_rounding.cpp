@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "precision/bf16_rounding.h"
+#include "support/test_registry.h"
 
 using namespace plab;
 
@@ -141,5 +142,5 @@ class StochasticRoundingTest : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(StochasticRoundingTest)
+PLAB_TEST_APPLESS_MAIN(StochasticRoundingTest)
 #include "test_stochastic_rounding.moc"

@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "report/run_report.h"
+#include "support/test_registry.h"
 
 using namespace plab;
 
@@ -43,5 +44,5 @@ class TestSvgLegend : public QObject {
   }
 };
 
-QTEST_MAIN(TestSvgLegend)
+PLAB_TEST_MAIN(TestSvgLegend)
 #include "test_svg_legend.moc"

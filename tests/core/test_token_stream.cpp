@@ -22,6 +22,7 @@
 #include "data/token_store.h"
 #include "support/byte_level_vocab.h"
 #include "support/temp_files.h"
+#include "support/test_registry.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
 #include "util/errors.h"
@@ -303,5 +304,5 @@ class TestTokenStream : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestTokenStream)
+PLAB_TEST_APPLESS_MAIN(TestTokenStream)
 #include "test_token_stream.moc"

@@ -13,6 +13,7 @@
 #include "support/byte_level_vocab.h"
 #include "support/error_capture.h"
 #include "support/temp_files.h"
+#include "support/test_registry.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
@@ -317,5 +318,5 @@ class TestTokenizer : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestTokenizer)
+PLAB_TEST_APPLESS_MAIN(TestTokenizer)
 #include "test_tokenizer.moc"

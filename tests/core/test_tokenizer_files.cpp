@@ -20,6 +20,7 @@
 #include "support/byte_level_vocab.h"
 #include "support/error_capture.h"
 #include "support/temp_files.h"
+#include "support/test_registry.h"
 #include "tokenizer/tokenizer.h"
 #include "util/errors.h"
 
@@ -152,5 +153,5 @@ class TestTokenizerFiles : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestTokenizerFiles)
+PLAB_TEST_APPLESS_MAIN(TestTokenizerFiles)
 #include "test_tokenizer_files.moc"

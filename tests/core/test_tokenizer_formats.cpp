@@ -21,6 +21,7 @@
 #include "support/byte_level_vocab.h"
 #include "support/error_capture.h"
 #include "support/temp_files.h"
+#include "support/test_registry.h"
 #include "tokenizer/bpe_merge.h"
 #include "tokenizer/merge_boundaries.h"
 #include "tokenizer/tokenizer.h"
@@ -407,5 +408,5 @@ class TestTokenizerFormats : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestTokenizerFormats)
+PLAB_TEST_APPLESS_MAIN(TestTokenizerFormats)
 #include "test_tokenizer_formats.moc"

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "model/safetensors.h"
+#include "support/test_registry.h"
 #include "train/metrics_writer.h"
 #include "support/small_runs.h"
 #include "train/trainer.h"
@@ -378,5 +379,5 @@ class TestTrainer : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTrainer)
+PLAB_TEST_GUILESS_MAIN(TestTrainer)
 #include "test_trainer.moc"

@@ -14,6 +14,7 @@
 #include <map>
 
 #include "report/paired_gap.h"
+#include "support/test_registry.h"
 #include "train/trainer.h"
 #include "support/seed_spread.h"
 
@@ -126,5 +127,5 @@ class TestTrainingPhysics : public QObject {
   Spread fp32_;
 };
 
-QTEST_GUILESS_MAIN(TestTrainingPhysics)
+PLAB_TEST_GUILESS_MAIN(TestTrainingPhysics)
 #include "test_training_physics.moc"

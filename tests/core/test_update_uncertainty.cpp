@@ -11,6 +11,7 @@
 
 #include "precision/precision_adamw.h"
 #include "precision/update_stats.h"
+#include "support/test_registry.h"
 
 using namespace plab;
 
@@ -152,5 +153,5 @@ class TestUpdateUncertainty : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestUpdateUncertainty)
+PLAB_TEST_APPLESS_MAIN(TestUpdateUncertainty)
 #include "test_update_uncertainty.moc"

@@ -19,6 +19,7 @@
 #include "advisor/frontier_chart.h"
 #include "main_window.h"
 #include "window_waits.h"
+#include "support/test_registry.h"
 #include "ui/window_helpers.h"
 #include "panels/layer_tree_panel.h"
 #include "panels/model_picker.h"
@@ -285,5 +286,5 @@ class TestAdvisorDialog : public QObject {
   }
 };
 
-QTEST_MAIN(TestAdvisorDialog)
+PLAB_TEST_MAIN(TestAdvisorDialog)
 #include "test_advisor_dialog.moc"

@@ -16,6 +16,7 @@
 
 #include "advisor/advisor_dialog.h"
 #include "advisor/frontier_chart.h"
+#include "support/test_registry.h"
 #include "util/json_file.h"
 
 using namespace plab;
@@ -191,5 +192,5 @@ class TestAdvisorLayout : public QObject {
   }
 };
 
-QTEST_MAIN(TestAdvisorLayout)
+PLAB_TEST_MAIN(TestAdvisorLayout)
 #include "test_advisor_layout.moc"

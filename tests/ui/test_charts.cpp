@@ -13,6 +13,7 @@
 #include "charts/rounded_away_chart.h"
 #include "charts/update_lost_chart.h"
 #include "run/run_store.h"
+#include "support/test_registry.h"
 #include "util/format.h"
 
 using namespace plab::ui;
@@ -378,5 +379,5 @@ class TestCharts : public QObject {
   }
 };
 
-QTEST_MAIN(TestCharts)
+PLAB_TEST_MAIN(TestCharts)
 #include "test_charts.moc"

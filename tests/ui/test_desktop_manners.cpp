@@ -24,6 +24,7 @@
 #include "panels/layer_tree_panel.h"
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
+#include "support/test_registry.h"
 #include "ui/window_helpers.h"
 #include "util/action_binding.h"
 #include "util/wheel_guard.h"
@@ -283,5 +284,5 @@ class TestDesktopManners : public QObject {
   }
 };
 
-QTEST_MAIN(TestDesktopManners)
+PLAB_TEST_MAIN(TestDesktopManners)
 #include "test_desktop_manners.moc"

@@ -23,6 +23,7 @@
 #include "window_waits.h"
 #include "panels/welcome_panel.h"
 #include "support/run_folders.h"
+#include "support/test_registry.h"
 
 using namespace plab::ui;
 namespace fs = std::filesystem;
@@ -164,5 +165,5 @@ class TestFirstStart : public QObject {
   }
 };
 
-QTEST_MAIN(TestFirstStart)
+PLAB_TEST_MAIN(TestFirstStart)
 #include "test_first_start.moc"

@@ -15,6 +15,7 @@
 #include "comparison/comparison_table.h"
 #include "main_window.h"
 #include "window_waits.h"
+#include "support/test_registry.h"
 #include "ui/window_helpers.h"
 #include "panels/layer_tree_panel.h"
 #include "panels/model_picker.h"
@@ -146,5 +147,5 @@ class TestFormatsInApp : public QObject {
   }
 };
 
-QTEST_MAIN(TestFormatsInApp)
+PLAB_TEST_MAIN(TestFormatsInApp)
 #include "test_formats_in_app.moc"

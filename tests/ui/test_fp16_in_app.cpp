@@ -26,6 +26,7 @@
 #include "run/run_store.h"
 #include "support/module_trees.h"
 #include "support/small_runs.h"
+#include "support/test_registry.h"
 #include "ui/window_helpers.h"
 #include "train/trainer.h"
 
@@ -206,5 +207,5 @@ class TestFp16InApp : public QObject {
   }
 };
 
-QTEST_MAIN(TestFp16InApp)
+PLAB_TEST_MAIN(TestFp16InApp)
 #include "test_fp16_in_app.moc"

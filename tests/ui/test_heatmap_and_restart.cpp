@@ -19,6 +19,7 @@
 #include "report/run_folder_reader.h"
 #include "run/run_store.h"
 #include "support/run_folders.h"
+#include "support/test_registry.h"
 
 using namespace plab;
 using namespace plab::ui;
@@ -135,5 +136,5 @@ class TestHeatmapAndRestart : public QObject {
   }
 };
 
-QTEST_MAIN(TestHeatmapAndRestart)
+PLAB_TEST_MAIN(TestHeatmapAndRestart)
 #include "test_heatmap_and_restart.moc"

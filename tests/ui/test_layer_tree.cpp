@@ -16,6 +16,7 @@
 #include "panels/layer_measurements.h"
 #include "panels/layer_tree_panel.h"
 #include "support/module_trees.h"
+#include "support/test_registry.h"
 
 using plab::LayerPrecision;
 using plab::ModuleNode;
@@ -460,5 +461,5 @@ class TestLayerTree : public QObject {
   }
 };
 
-QTEST_MAIN(TestLayerTree)
+PLAB_TEST_MAIN(TestLayerTree)
 #include "test_layer_tree.moc"

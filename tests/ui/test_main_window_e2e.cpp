@@ -24,6 +24,7 @@
 #include "comparison/comparison_table.h"
 #include "main_window.h"
 #include "window_waits.h"
+#include "support/test_registry.h"
 #include "ui/window_helpers.h"
 #include "panels/layer_tree_panel.h"
 #include "panels/model_picker.h"
@@ -300,5 +301,5 @@ class TestMainWindowE2e : public QObject {
   }
 };
 
-QTEST_MAIN(TestMainWindowE2e)
+PLAB_TEST_MAIN(TestMainWindowE2e)
 #include "test_main_window_e2e.moc"

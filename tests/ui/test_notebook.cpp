@@ -27,6 +27,7 @@
 #include "main_window.h"
 #include "report/paired_gap.h"
 #include "support/run_folders.h"
+#include "support/test_registry.h"
 #include "window_waits.h"
 
 using namespace plab::ui;
@@ -360,5 +361,5 @@ class TestNotebook : public QObject {
   }
 };
 
-QTEST_MAIN(TestNotebook)
+PLAB_TEST_MAIN(TestNotebook)
 #include "test_notebook.moc"

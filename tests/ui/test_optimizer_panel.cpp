@@ -9,6 +9,7 @@
 #include <QtTest/QtTest>
 
 #include "panels/optimizer_panel.h"
+#include "support/test_registry.h"
 
 using plab::ui::OptimizerPanel;
 
@@ -170,5 +171,5 @@ class TestOptimizerPanel : public QObject {
   }
 };
 
-QTEST_MAIN(TestOptimizerPanel)
+PLAB_TEST_MAIN(TestOptimizerPanel)
 #include "test_optimizer_panel.moc"

@@ -19,6 +19,7 @@
 #include "charts/memory_chart.h"
 #include "main_window.h"
 #include "window_waits.h"
+#include "support/test_registry.h"
 #include "ui/window_helpers.h"
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
@@ -314,5 +315,5 @@ class TestProcessRun : public QObject {
   }
 };
 
-QTEST_MAIN(TestProcessRun)
+PLAB_TEST_MAIN(TestProcessRun)
 #include "test_process_run.moc"

@@ -9,6 +9,7 @@
 #include "charts/loss_chart.h"
 #include "report/qt_report.h"
 #include "report/report_images.h"
+#include "support/test_registry.h"
 #include "util/errors.h"
 
 namespace {
@@ -186,5 +187,5 @@ class TestQtReport : public QObject {
   }
 };
 
-QTEST_MAIN(TestQtReport)
+PLAB_TEST_MAIN(TestQtReport)
 #include "test_qt_report.moc"

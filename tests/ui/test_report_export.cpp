@@ -17,6 +17,7 @@
 #include "main_window.h"
 #include "window_waits.h"
 #include "support/run_folders.h"
+#include "support/test_registry.h"
 #include "train/metrics_writer.h"
 #include "util/atomic_file.h"
 
@@ -179,5 +180,5 @@ class TestReportExport : public QObject {
   }
 };
 
-QTEST_MAIN(TestReportExport)
+PLAB_TEST_MAIN(TestReportExport)
 #include "test_report_export.moc"

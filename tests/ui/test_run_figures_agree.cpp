@@ -17,6 +17,7 @@
 #include "report/run_folder_reader.h"
 #include "run/run_store.h"
 #include "support/run_folders.h"
+#include "support/test_registry.h"
 #include "train/metrics_writer.h"
 #include "util/atomic_file.h"
 
@@ -184,5 +185,5 @@ class TestRunFiguresAgree : public QObject {
   }
 };
 
-QTEST_MAIN(TestRunFiguresAgree)
+PLAB_TEST_MAIN(TestRunFiguresAgree)
 #include "test_run_figures_agree.moc"

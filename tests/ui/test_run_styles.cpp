@@ -26,6 +26,7 @@
 #include "report/run_index.h"
 #include "run/run_store.h"
 #include "support/run_folders.h"
+#include "support/test_registry.h"
 #include "train/run_config.h"
 #include "util/atomic_file.h"
 #include "util/json_file.h"
@@ -326,5 +327,5 @@ class TestRunStyles : public QObject {
   }
 };
 
-QTEST_MAIN(TestRunStyles)
+PLAB_TEST_MAIN(TestRunStyles)
 #include "test_run_styles.moc"

@@ -15,6 +15,7 @@
 #include "panels/dataset_panel.h"
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
+#include "support/test_registry.h"
 #include "train/torch_runtime.h"
 #include "util/resources.h"
 
@@ -141,5 +142,5 @@ class TestSetupValidation : public QObject {
   }
 };
 
-QTEST_MAIN(TestSetupValidation)
+PLAB_TEST_MAIN(TestSetupValidation)
 #include "test_setup_validation.moc"

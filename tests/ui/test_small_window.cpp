@@ -7,6 +7,7 @@
 
 #include "main_window.h"
 #include "window_waits.h"
+#include "support/test_registry.h"
 
 using plab::ui::MainWindow;
 
@@ -39,5 +40,5 @@ class TestSmallWindow : public QObject {
   }
 };
 
-QTEST_MAIN(TestSmallWindow)
+PLAB_TEST_MAIN(TestSmallWindow)
 #include "test_small_window.moc"

@@ -13,6 +13,7 @@
 
 #include "run/workspace.h"
 #include "support/run_folders.h"
+#include "support/test_registry.h"
 #include "util/errors.h"
 
 using namespace plab::ui;
@@ -90,5 +91,5 @@ class TestTrash : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTrash)
+PLAB_TEST_GUILESS_MAIN(TestTrash)
 #include "test_trash.moc"

@@ -19,6 +19,7 @@
 #include "main_window.h"
 #include "window_waits.h"
 #include "support/run_folders.h"
+#include "support/test_registry.h"
 
 using namespace plab::ui;
 namespace fs = std::filesystem;
@@ -170,5 +171,5 @@ class TestWindowLayout : public QObject {
   }
 };
 
-QTEST_MAIN(TestWindowLayout)
+PLAB_TEST_MAIN(TestWindowLayout)
 #include "test_window_layout.moc"

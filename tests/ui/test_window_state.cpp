@@ -10,6 +10,7 @@
 #include "main_window.h"
 #include "window_waits.h"
 #include "panels/model_picker.h"
+#include "support/test_registry.h"
 #include "window_state.h"
 
 using plab::ui::MainWindow;
@@ -67,5 +68,5 @@ class TestWindowState : public QObject {
   }
 };
 
-QTEST_MAIN(TestWindowState)
+PLAB_TEST_MAIN(TestWindowState)
 #include "test_window_state.moc"

@@ -39,6 +39,7 @@
 #include "run/workspace.h"
 #include "support/hostile_files.h"
 #include "support/run_folders.h"
+#include "support/test_registry.h"
 #include "util/errors.h"
 #include "util/run_folder.h"
 
@@ -721,5 +722,5 @@ class TestWorkspace : public QObject {
   }
 };
 
-QTEST_MAIN(TestWorkspace)
+PLAB_TEST_MAIN(TestWorkspace)
 #include "test_workspace.moc"
