@@ -94,6 +94,8 @@ RunInfo runInfoFromStoredJson(const json& j) {
   readIf(j, "cpu_bf16_matmul", i.cpuBf16Gemm);
   readIf(j, "cpu_capability", i.cpuCapability);
   readIf(j, "mkl_cnr", i.mklCnr);
+  readIf(j, "cpu_model", i.cpuModel);
+  readIf(j, "libc", i.libc);
   return i;
 }
 

@@ -250,7 +250,9 @@ nlohmann::json toJson(const RunInfo& i) {
           {"intra_op_threads", i.intraOpThreads},
           {"cpu_bf16_matmul", i.cpuBf16Gemm},
           {"cpu_capability", i.cpuCapability},
-          {"mkl_cnr", i.mklCnr}};
+          {"mkl_cnr", i.mklCnr},
+          {"cpu_model", i.cpuModel},
+          {"libc", i.libc}};
 }
 
 nlohmann::json toJson(const RunResult& r) {

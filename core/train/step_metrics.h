@@ -128,6 +128,8 @@ struct RunInfo {                    // sent once, before step 1
   std::string cpuBf16Gemm;          // how bf16 matrix products ran on the CPU (model/bf16_linear.h); "" on CUDA
   std::string cpuCapability;        // ATen's CPU kernel variant ("DEFAULT", "AVX2", "AVX512"): fp32 results depend on it
   std::string mklCnr;               // MKL's conditional-numerical-reproducibility branch; "" without MKL
+  std::string cpuModel;             // "AMD EPYC 9R14 96-Core Processor" (/proc/cpuinfo); "" where unknown
+  std::string libc;                 // "glibc 2.36": its libm's expf, tanhf... are part of the fp32 results
 };
 
 enum class RunStatus { Completed, Stopped, Failed };

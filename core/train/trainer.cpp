@@ -275,6 +275,8 @@ class Session {
     info.cpuBf16Gemm = device.is_cpu() ? runtime.cpuBf16Gemm : "";
     info.cpuCapability = runtime.cpuCapability;
     info.mklCnr = runtime.mklReproducibility;
+    info.cpuModel = runtime.cpuModel;
+    info.libc = runtime.libc;
     if (loadedBlas().slow && device.is_cpu())
       log("warning: LibTorch uses the reference BLAS (" + runtime.blas +
           "): fp32 matrix products are many times slower than with an optimised BLAS");
