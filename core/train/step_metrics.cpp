@@ -131,6 +131,7 @@ nlohmann::json toJson(const StepMetrics& m) {
   if (!m.gemmLayers.empty()) j["gemm_layers"] = gemmStatsJson(m.gemmLayers);
   if (!m.shadowGemm.empty()) j["shadow_gemm"] = gemmStatsJson(m.shadowGemm);
   if (!m.shadowRecipes.is_null()) j["shadow_recipes"] = m.shadowRecipes;
+  if (m.shadowCpuSeconds) j["shadow_cpu_seconds"] = *m.shadowCpuSeconds;
   return j;
 }
 
@@ -204,6 +205,7 @@ StepMetrics stepMetricsFromJson(const nlohmann::json& j) {
   if (j.contains("gemm_layers")) m.gemmLayers = gemmStatsFromJson(j.at("gemm_layers"), "gemm_layers");
   if (j.contains("shadow_gemm")) m.shadowGemm = gemmStatsFromJson(j.at("shadow_gemm"), "shadow_gemm");
   if (j.contains("shadow_recipes")) m.shadowRecipes = j.at("shadow_recipes");
+  if (j.contains("shadow_cpu_seconds")) m.shadowCpuSeconds = readNumber(j, "shadow_cpu_seconds");
   // The step totals: absent on steps that did not measure them. Files
   // written before that repeated the last measured totals on those steps,
   // which are the ones without per-layer entries: such a repeat is dropped.

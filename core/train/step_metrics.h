@@ -93,6 +93,10 @@ struct StepMetrics {
   // Runs with shadow_recipes, on window steps: per layer what each bf16
   // write would have lost (advisor/shadow_recipes.h); null otherwise.
   nlohmann::json shadowRecipes;
+  // Runs with either shadow, every step: the process CPU time the shadows'
+  // own work took in this step (train/step_probes.h); metrics.jsonl
+  // "shadow_cpu_seconds".
+  std::optional<double> shadowCpuSeconds;
 };
 
 struct RunInfo {                    // sent once, before step 1

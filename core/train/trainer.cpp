@@ -16,6 +16,7 @@
 #include "model/model_factory.h"
 #include "model/module_tree.h"
 #include "precision/decay_effect.h"
+#include "precision/fp16_eps.h"
 #include "precision/loss_scale/dynamic_loss_scale.h"
 #include "precision/param_recipes.h"
 #include "precision/precision_adamw.h"
@@ -297,6 +298,7 @@ class Session {
         " val blocks of " + std::to_string(cfg_.seq_len) + " tokens");
     if (info.weightDecayEffect.verdict != DecayVerdict::Fine)
       log("note: " + describeDecayAssessment(decayMode, info.weightDecayEffect));
+    if (const std::string eps = fp16EpsWarning(cfg_.mode, cfg_.adamw); !eps.empty()) log("warning: " + eps);
     if (cb_.onStart) cb_.onStart(info);
   }
 
@@ -368,7 +370,7 @@ class Session {
         record(m);
         throw TrainingError("loss became " + std::string(std::isnan(m.loss) ? "NaN" : "infinite") +
                             " at step " + std::to_string(step) + " (lr=" + fmt(m.lr) +
-                            ", mode=" + optimizerModeId(cfg_.mode) + ")");
+                            ", mode=" + optimizerModeId(cfg_.mode) + ")" + fp16EpsCause(cfg_.mode, cfg_.adamw));
       }
       if (!skip && cfg_.grad_clip > 0 && m.gradNorm > cfg_.grad_clip)
         scaleGrads(params_, cfg_.grad_clip / (m.gradNorm + 1e-6));

@@ -5,6 +5,7 @@
 
 #include "charts/run_colors.h"
 #include "report/fp32_comparison.h"
+#include "report/number_text.h"
 #include "run/run_summary.h"
 #include "util/format.h"
 
@@ -27,7 +28,7 @@ QString peakLine(const plab::RunRecord& run, const plab::RunRecord* fp32Referenc
     return "peak " + QString::number(mib(*run.result.trainingPeakBytes), 'f', 1) + " MiB";
   const auto saved = plab::report::measuredPeakSaving(run, fp32Reference);
   if (!saved) return "peak: " + QString::fromStdString(plab::report::peakSavingText(run, fp32Reference));
-  return "peak " + QString(*saved >= 0 ? "−" : "+") + percentText(std::abs(*saved));
+  return "peak " + QString::fromStdString(plab::report::savingText(*saved));
 }
 
 // The baseline is computed, not measured: neutral grey. The legend shows
@@ -177,7 +178,7 @@ void MemoryChart::showRuns(const std::vector<plab::RunRecord>& runs) {
     // Beside the bar: the state saving and, where measured, the peak
     // saving against the fp32 run.
     // More than fp32 (fp16-mixed's fp32 gradients and master) reads "+".
-    QString saving = QString("state ") + (s.savedFraction >= 0 ? "−" : "+") + percentText(std::abs(s.savedFraction), 0);
+    QString saving = "state " + QString::fromStdString(plab::report::savingText(s.savedFraction, 0));
     const auto ref = plab::report::fp32TwinIndex(runs, i);
     if (runs[i].result.trainingPeakBytes) saving += ", " + peakLine(runs[i], ref ? &runs[*ref] : nullptr);
     addBar(m, names[i], runPen(styles[i], 1.0), toQColor(styles[i].color), saving);
