@@ -38,6 +38,7 @@ struct LayerWindowMetrics {
   std::optional<double> updateLostStdError;  // the figure's standard error (update_stats.h); inf: unknown
   std::optional<double> updatePending;       // Kahan, mixed: share of the intended update still in the buffer/master
   std::optional<int64_t> elements;           // elements the window tracked
+  std::optional<double> updateNoise;         // ||arrived + pending - intended|| / ||intended|| (update_stats.h)
 };
 
 // The fp16 modes' gradients in one layer, on every step.
@@ -67,6 +68,7 @@ struct StepMetrics {
   std::optional<double> updateError;  // likewise
   std::optional<double> updateLostStdError;  // likewise, from runs that recorded it
   std::optional<double> updatePending;       // likewise, Kahan and mixed only
+  std::optional<double> updateNoise;         // likewise, from runs that recorded it
   double tokensPerSecond = 0;
   double elapsedSeconds = 0;
   std::optional<double> valLoss;    // set on evaluation steps
@@ -151,6 +153,7 @@ struct RunResult {
   std::optional<double> meanUpdateLost;   // over all completed windows
   std::optional<double> meanUpdateError;
   std::optional<double> meanUpdateLostStdError;  // of meanUpdateLost: sqrt(sum of the windows' se^2) / windows
+  std::optional<double> meanUpdateNoise;         // mean over the windows of updateNoise
   MemoryBreakdown memory;
   double memorySavedFraction = 0;   // 1 - memory.total / fp32Baseline.total
   // The run's measured peak, over the steps in peakProbeSteps (the second

@@ -7,6 +7,7 @@
 #include <QtTest/QtTest>
 
 #include <cmath>
+#include <map>
 #include <vector>
 
 #include "precision/precision_adamw.h"
@@ -126,6 +127,31 @@ class TestUpdateUncertainty : public QObject {
     // Without a buffer nothing is pending.
     for (const LayerWindowStats& w : runSeed(OptimizerMode::Bf16StochasticRounding, 1e-5, 1).norm)
       QCOMPARE(w.updatePending(), 0.0);
+  }
+
+  // Update noise, ||arrived + pending - intended|| / ||intended||: what
+  // update lost (a mean projection) cannot show. On the 65536-element layer
+  // at lr 1e-5 (updates far below an ulp): mixed's fp32 master delivers
+  // everything up to fp32 rounding (noise ~0); stochastic rounding loses
+  // nothing on average yet delivers whole random ulps (noise far above its
+  // update lost); nearest loses it all (noise = lost = 1). Printed: the
+  // figures each mode reads, over 3 seeds.
+  void updateNoiseSeesWhatLostAveragesAway() {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      std::map<OptimizerMode, LayerWindowStats> last;
+      for (OptimizerMode mode : {OptimizerMode::Fp32MasterWeights, OptimizerMode::Bf16Kahan,
+                                 OptimizerMode::Bf16StochasticRounding, OptimizerMode::Bf16Nearest})
+        last[mode] = runSeed(mode, 1e-5, seed).linear.back();
+      for (const auto& [mode, w] : last)
+        qInfo("seed %d %-10s update lost %.4f, update noise %.4f, pending %.4f", int(seed),
+              optimizerModeId(mode).c_str(), w.updateLost(), w.updateNoise(), w.updatePending());
+      QVERIFY(last[OptimizerMode::Fp32MasterWeights].updateNoise() < 1e-3);
+      const LayerWindowStats& sr = last[OptimizerMode::Bf16StochasticRounding];
+      QVERIFY2(sr.updateNoise() > 0.5 && sr.updateNoise() > 20 * std::abs(sr.updateLost()),
+               qPrintable(QString("sr noise %1 lost %2").arg(sr.updateNoise()).arg(sr.updateLost())));
+      QVERIFY(std::abs(last[OptimizerMode::Bf16Nearest].updateNoise() - 1) < 1e-6);
+      QVERIFY(last[OptimizerMode::Bf16Kahan].updateNoise() < sr.updateNoise());
+    }
   }
 
   // Mixed: the master copy holds what the bf16 copy has not received yet;
