@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <sstream>
 
 #include "train/metrics_writer.h"
 #include "train/run_config.h"
@@ -138,6 +139,37 @@ class TestCli : public QObject {
     }
     QVERIFY2(o.out.contains("nats val loss vs fp32"), describe(o));
     QVERIFY2(o.out.contains("tiny-gpt2-finetune-fp32: fp32: the fp32 reference"), describe(o));
+    // Kahan and SR again on fp32 moments: what splits their gap (report/paired_gap.h).
+    for (const char* run : {"tiny-gpt2-finetune-bf16-kahan-fp32-moments", "tiny-gpt2-finetune-bf16-sr-fp32-moments"}) {
+      QVERIFY2(fs::exists(out / "runs" / run / "metrics.jsonl"), run);
+      const RunConfig c = RunConfig::fromJson(nlohmann::json::parse(std::ifstream(out / "runs" / run / "config.json")));
+      QVERIFY(c.adamw.moments == MomentPrecision::Fp32);
+    }
+  }
+
+  // With mixed and the recipe on fp32 moments over the same seeds, the
+  // verdict splits the recipe's gap into compute, weight write and moments.
+  void seedsWithFp32MomentRunsSplitTheGap() {
+    QTemporaryDir tmp;
+    const fs::path dir = tmp.path().toStdString();
+    // 4 steps with 2-step windows: the runs record update lost and noise, which the write part shows.
+    std::ofstream(dir / "runs.json") << R"({"runs": [
+        {"name": "p-fp32", "mode": "fp32", "steps": 4, "update_window": 2, "seq_len": 16, "batch_size": 2, "eval_batches": 1, "threads": 1},
+        {"name": "p-mixed", "mode": "mixed", "steps": 4, "update_window": 2, "seq_len": 16, "batch_size": 2, "eval_batches": 1, "threads": 1},
+        {"name": "p-kahan", "mode": "bf16-kahan", "steps": 4, "update_window": 2, "seq_len": 16, "batch_size": 2, "eval_batches": 1, "threads": 1},
+        {"name": "p-kahan-m", "mode": "bf16-kahan", "adamw": {"moments": "fp32"}, "steps": 4, "update_window": 2, "seq_len": 16,
+         "batch_size": 2, "eval_batches": 1, "threads": 1}]})";
+    const Outcome o = runCli({"run", QString::fromStdString((dir / "runs.json").string()), "--seeds", "3-4", "--out",
+                              QString::fromStdString((dir / "out").string()), "--no-pdf"});
+    QVERIFY2(o.exitCode == 0, describe(o));
+    QVERIFY2(o.out.contains("over 2 seeds with mixed and fp32-moment runs ") && o.out.contains(" = compute ") &&
+                 o.out.contains(" + weight write ") && o.out.contains("update noise") && o.out.contains(" + moments "),
+             describe(o));
+    // The report states the same split.
+    std::stringstream html;
+    html << std::ifstream(dir / "out" / "report.html").rdbuf();
+    QVERIFY(html.str().find("with mixed and fp32-moment runs") != std::string::npos &&
+            html.str().find(" + weight write ") != std::string::npos);
   }
 
   // --seeds repeats every run per seed; each seed's run is measured against

@@ -131,26 +131,30 @@ class TestUpdateUncertainty : public QObject {
 
   // Update noise, ||arrived + pending - intended|| / ||intended||: what
   // update lost (a mean projection) cannot show. On the 65536-element layer
-  // at lr 1e-5 (updates far below an ulp): mixed's fp32 master delivers
-  // everything up to fp32 rounding (noise ~0); stochastic rounding loses
-  // nothing on average yet delivers whole random ulps (noise far above its
-  // update lost); nearest loses it all (noise = lost = 1). Printed: the
-  // figures each mode reads, over 3 seeds.
+  // at lr 1e-5 (updates below an ulp for most weights): mixed's fp32 master
+  // delivers everything up to fp32 rounding (noise ~0); stochastic rounding
+  // loses nothing on average yet delivers whole random ulps (noise far above
+  // its update lost); Kahan's bf16 buffer adds a little. Never below |update
+  // lost| (Cauchy-Schwarz: lost is the noise vector's projection on the
+  // intended update). Measured, 3 seeds: mixed 0.0000, Kahan 0.0019, SR 0.9998
+  // (lost 0.0016), nearest 0.94 (lost 0.84).
   void updateNoiseSeesWhatLostAveragesAway() {
     for (uint64_t seed = 1; seed <= 3; ++seed) {
       std::map<OptimizerMode, LayerWindowStats> last;
       for (OptimizerMode mode : {OptimizerMode::Fp32MasterWeights, OptimizerMode::Bf16Kahan,
                                  OptimizerMode::Bf16StochasticRounding, OptimizerMode::Bf16Nearest})
         last[mode] = runSeed(mode, 1e-5, seed).linear.back();
-      for (const auto& [mode, w] : last)
+      for (const auto& [mode, w] : last) {
         qInfo("seed %d %-10s update lost %.4f, update noise %.4f, pending %.4f", int(seed),
               optimizerModeId(mode).c_str(), w.updateLost(), w.updateNoise(), w.updatePending());
+        QVERIFY(w.updateNoise() >= std::abs(w.updateLost()) - 1e-12);
+      }
       QVERIFY(last[OptimizerMode::Fp32MasterWeights].updateNoise() < 1e-3);
       const LayerWindowStats& sr = last[OptimizerMode::Bf16StochasticRounding];
       QVERIFY2(sr.updateNoise() > 0.5 && sr.updateNoise() > 20 * std::abs(sr.updateLost()),
                qPrintable(QString("sr noise %1 lost %2").arg(sr.updateNoise()).arg(sr.updateLost())));
-      QVERIFY(std::abs(last[OptimizerMode::Bf16Nearest].updateNoise() - 1) < 1e-6);
-      QVERIFY(last[OptimizerMode::Bf16Kahan].updateNoise() < sr.updateNoise());
+      QVERIFY(last[OptimizerMode::Bf16Kahan].updateNoise() < 0.01);
+      QVERIFY(last[OptimizerMode::Bf16Nearest].updateLost() > 0.5);
     }
   }
 
