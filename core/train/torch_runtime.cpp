@@ -21,6 +21,8 @@
 // pip LibTorch, which links MKL statically; this, the service-layer function
 // behind it, is. Weak: null with a LibTorch without MKL.
 extern "C" int mkl_serv_cbwr_get(int what) __attribute__((weak));
+// MKL's mkl_get_dynamic() behind its service layer, exported the same way.
+extern "C" int mkl_serv_get_dynamic() __attribute__((weak));
 
 namespace plab {
 namespace {
@@ -93,8 +95,11 @@ constexpr const char* kPinnedMklBranch = "COMPATIBLE";  // MKL_CBWR
 
 // Every process of the tool asks MKL for run-to-run determinism (see
 // torch_runtime.h), before main() and so before MKL's first use, which is
-// when MKL reads MKL_CBWR; a value the user set is kept.
-[[maybe_unused]] const bool kMklDeterministic = [] { return ::setenv("MKL_CBWR", kDeterministicMklBranch, /*overwrite=*/0) == 0; }();
+// when MKL reads MKL_CBWR and MKL_DYNAMIC; a value the user set is kept.
+[[maybe_unused]] const bool kMklDeterministic = [] {
+  return ::setenv("MKL_CBWR", kDeterministicMklBranch, /*overwrite=*/0) == 0 &&
+         ::setenv("MKL_DYNAMIC", "FALSE", /*overwrite=*/0) == 0;
+}();
 
 }  // namespace
 
@@ -141,6 +146,9 @@ TorchRuntime describeTorchRuntime() {
   r.cpuBf16Gemm = describeCpuBf16GemmPath();
   r.cpuCapability = at::get_cpu_capability();
   r.mklReproducibility = mklReproducibilityBranch();
+  // Dynamic threading lets MKL pick its thread count per call, outside what CNR repeats.
+  if (!r.mklReproducibility.empty() && mkl_serv_get_dynamic && mkl_serv_get_dynamic() != 0)
+    r.mklReproducibility += ", dynamic threads";
   r.cpuModel = cpuModelName();
   r.libc = libcName();
   return r;

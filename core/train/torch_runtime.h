@@ -16,7 +16,8 @@ struct TorchRuntime {
   std::string blas;             // "mkl", "open", ... (LibTorch's BLAS_INFO) or the mapped library
   std::string cpuBf16Gemm;      // see model/bf16_linear.h
   std::string cpuCapability;    // ATen's CPU kernel variant: "DEFAULT", "AVX2", "AVX512"
-  std::string mklReproducibility;  // MKL's CNR branch ("off", "AUTO", "COMPATIBLE"...); "" without MKL
+  std::string mklReproducibility;  // MKL's CNR branch ("off", "AUTO", "COMPATIBLE"..., then
+                                   // ", dynamic threads" where on); "" without MKL
   std::string cpuModel;            // /proc/cpuinfo's "model name"; "" where there is none
   std::string libc;                // "glibc 2.36"
 };
@@ -37,8 +38,14 @@ std::string deviceProblem(const std::string& requested);
 // keeps its fastest code path for the CPU and the thread count, and repeats
 // its results bit for bit. On the AMD EPYC these figures come from it
 // changed no bit (the same forward logits, the same trained weights) because
-// MKL ran deterministically there already. describeTorchRuntime reports the
-// branch in effect ("AUTO", or "off" where MKL read its setting first).
+// MKL ran deterministically there already. CNR holds only for a fixed thread
+// count ("set MKL_DYNAMIC and OMP_DYNAMIC to FALSE", Intel's reproducibility
+// conditions), and MKL's dynamic threading stays on in a process that never
+// calls at::set_num_threads (which turns it off): the reference probe, or a
+// run whose thread count is already LibTorch's default. So MKL_DYNAMIC=FALSE
+// is set the same way. describeTorchRuntime reports the branch in effect
+// ("AUTO", or "off" where MKL read its setting first), with ", dynamic
+// threads" while MKL may still change its thread count.
 inline constexpr const char* kDeterministicMklBranch = "AUTO";
 
 // Sets LibTorch's intra-op thread count: `requested`; with 0 OMP_NUM_THREADS

@@ -19,8 +19,10 @@ struct Outcome {
   QString out, err;
 };
 
-Outcome runCli(const QStringList& args, int timeoutMs = 120000) {
+Outcome runCli(const QStringList& args, int timeoutMs = 120000,
+              const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
   QProcess p;
+  p.setProcessEnvironment(env);
   p.start(qEnvironmentVariable("PLAB_CLI"), args);
   Outcome o;
   if (!p.waitForStarted(10000)) {
@@ -59,6 +61,24 @@ class TestCli : public QObject {
       const Outcome h = runCli({cmd, "--help"});
       QVERIFY2(h.exitCode == 0 && h.out.contains("usage: precision-lab-cli"), describe(h));
     }
+  }
+
+  // Every process of the tool asks MKL for run-to-run determinism under
+  // threads (core/train/torch_runtime.h): the AUTO branch and a fixed thread
+  // count, unless the environment chose otherwise. --version sets no thread
+  // count (which would turn MKL's dynamic threading off on its own), so a
+  // process left with dynamic threads shows here.
+  void versionReportsDeterministicMkl() {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const char* name : {"MKL_CBWR", "MKL_DYNAMIC", "OMP_DYNAMIC", "OMP_NUM_THREADS"}) env.remove(name);
+    const Outcome o = runCli({"--version"}, 120000, env);
+    QVERIFY2(o.exitCode == 0, describe(o));
+    if (!o.out.contains("MKL branch")) QSKIP("LibTorch without MKL");
+    QVERIFY2(o.out.contains("MKL branch AUTO,") && !o.out.contains("dynamic threads"), describe(o));
+    // A user's own setting is kept, and reported.
+    env.insert("MKL_DYNAMIC", "TRUE");
+    const Outcome dynamic = runCli({"--version"}, 120000, env);
+    QVERIFY2(dynamic.out.contains("MKL branch AUTO, dynamic threads"), describe(dynamic));
   }
 
   // `memory` projects from the config: every rank holds the weights and
