@@ -57,7 +57,11 @@ int main(int argc, char** argv) {
     const plab::TorchRuntime runtime = plab::describeTorchRuntime();
     std::cout << "precision-lab-cli " << PLAB_VERSION << "\nLibTorch " << runtime.libtorchVersion << " (BLAS "
               << runtime.blas << "), CUDA kernels " << (runtime.cudaKernelsLinked ? "linked" : "not linked")
-              << ", CUDA " << (runtime.cudaAvailable ? "available" : "not available") << '\n';
+              << ", CUDA " << (runtime.cudaAvailable ? "available" : "not available") << '\n'
+              << "CPU " << runtime.cpuModel << ": ATen " << runtime.cpuCapability << " kernels, "
+              << runtime.intraOpThreads << " intra-op threads"
+              << (runtime.mklReproducibility.empty() ? "" : ", MKL branch " + runtime.mklReproducibility) << ", "
+              << runtime.libc << '\n';
     return kOk;
   }
   Args args(rest);

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iomanip>
 #include <sstream>
 
+#include "advisor/candidate_choice.h"
+#include "report/number_text.h"
 #include "report/svg_util.h"
 #include "util/atomic_file.h"
 
@@ -13,14 +14,10 @@ namespace {
 
 using report::escapeXml;
 
-std::string fixed(double v, int digits) {
-  if (!std::isfinite(v)) return "–";
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
-}
+// report/number_text.h's words (no "-0.0000"), "–" where there is no number.
+std::string fixed(double v, int digits) { return std::isfinite(v) ? report::fixedText(v, digits) : "–"; }
 std::string pct(double v, int digits = 1) { return std::isfinite(v) ? fixed(100 * v, digits) + " %" : "–"; }
-std::string signedFixed(double v, int digits) { return (std::isfinite(v) && v >= 0 ? "+" : "") + fixed(v, digits); }
+std::string signedFixed(double v, int digits) { return std::isfinite(v) ? report::signedFixedText(v, digits) : "–"; }
 
 // "12.3 % ± 0.4" with the se, or "–".
 std::string lostCell(double lost, double se) {
@@ -161,15 +158,15 @@ std::string adviceReportHtml(const Advice& a) {
   for (double v : a.fp32ValLoss) h << ' ' << fixed(v, 4);
   h << " (spread " << fixed(a.fp32Spread, 5) << "). " << fixed(a.seconds, 0) << " s in all";
   if (a.shadowOverhead)
-    h << "; the shadow run's steps took " << pct(*a.shadowOverhead)
-      << " longer than the other fp32 runs' (it is also the first run in the process)";
+    h << "; the shadow's own work cost " << pct(*a.shadowOverhead)
+      << " of CPU time on top of its fp32 run's steps (measured inside each step)";
   h << ".</p>\n";
   if (!a.completed) h << "<p class=\"risk\">Not completed: " << escapeXml(a.message) << "</p>\n";
 
   h << "<h2>Frontier</h2>\n" << frontierSvg(a);
   h << "<h2>Candidates and confirmation runs</h2>\n<table><tr><th>plan</th><th>mode</th><th>fp32 layers</th><th>own recipe</th>"
        "<th>state bytes</th><th>memory saved</th><th>measured peak (MiB)</th><th>update lost (predicted)</th><th>val loss per seed</th><th>loss − fp32</th><th>95 % CI</th>"
-       "<th>update lost (measured)</th><th>verdict</th></tr>\n";
+       "<th>update lost (measured)</th><th>compute</th><th>verdict</th></tr>\n";
   for (size_t i = 0; i < a.candidates.size(); ++i) {
     const AdvisorCandidate& c = a.candidates[i];
     const bool chosen = static_cast<int>(i) == a.chosen;
@@ -189,7 +186,8 @@ std::string adviceReportHtml(const Advice& a) {
     h << "</td><td>" << (c.lossVsFp32 ? signedFixed(*c.lossVsFp32, 4) : "–") << "</td><td>"
       << (c.lossVsFp32 ? signedFixed(c.ciLow, 4) + " to " + signedFixed(c.ciHigh, 4) : "–") << "</td><td>"
       << (c.measuredUpdateLost ? lostCell(*c.measuredUpdateLost, c.measuredUpdateLostSe.value_or(NAN)) : "–")
-      << "</td><td>" << (chosen ? "chosen" : escapeXml(c.rejected)) << "</td></tr>\n";
+      << "</td><td>" << escapeXml(computeCostText(c)) << "</td><td>"
+      << (chosen ? "chosen" : escapeXml(c.rejected)) << "</td></tr>\n";
   }
   h << "</table>\n";
   h << "<h2>Shadow figures per layer</h2>\n<p>Measured during the fp32 run (seed " << (a.seeds.empty() ? 0 : a.seeds[0])

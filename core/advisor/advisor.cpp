@@ -5,28 +5,25 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <iomanip>
 #include <map>
 #include <tuple>
-#include <sstream>
 
+#include "advisor/candidate_choice.h"
 #include "advisor/candidate_plans.h"
+#include "report/number_text.h"
 #include "report/paired_gap.h"
 #include "train/trainer.h"
+#include "util/cpu_time.h"
 
 namespace plab {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string fixed(double v, int digits) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
-}
-
-std::string signedNats(double v) { return (v >= 0 ? "+" : "") + fixed(v, 4); }
-std::string percent(double v) { return fixed(100 * v, 1) + " %"; }
+// report/number_text.h's words: no "-0.0000" in a log line either.
+std::string fixed(double v, int digits) { return report::fixedText(v, digits); }
+std::string signedNats(double v) { return report::signedFixedText(v, 4); }
+std::string percent(double v) { return report::percentText(v, 1); }
 
 
 // A folder name from a candidate's name: letters, digits, '-'.
@@ -123,9 +120,18 @@ class AdvisorRun {
     std::vector<std::string> order;
     std::map<std::tuple<std::string, GemmFormat, GemmRole>, size_t> gemmIndex;  // into advice_.gemmLayers
     bool haveTree = false;
+    // The shadow's cost, in this run's own steps: the CPU time its work took
+    // (StepMetrics::shadowCpuSeconds) against the CPU time of the rest of
+    // each step, from one step's report to the next. Both parts of every
+    // step, so load on the machine weighs on both alike.
+    double lastCpu = 0, stepsCpu = 0, shadowCpu = 0;
     const RunResult r = train(
         configFor(fp32, o_.seeds.front(), "fp32-shadow-seed" + std::to_string(o_.seeds.front())),
         [&](const StepMetrics& m) {
+          const double now = processCpuSeconds();
+          stepsCpu += now - lastCpu;
+          lastCpu = now;
+          shadowCpu += m.shadowCpuSeconds.value_or(0.0);
           for (const GemmOperandStats& g : m.shadowGemm) addGemmShadow(g, gemmIndex);
           if (!m.shadowRecipes.is_array()) return;
           for (const nlohmann::json& e : m.shadowRecipes) {
@@ -146,12 +152,13 @@ class AdvisorRun {
         [&](const RunInfo& info) {
           tree_ = info.modules;
           haveTree = true;
+          lastCpu = processCpuSeconds();
         });
     if (r.status != RunStatus::Completed || !r.finalValLoss)
       throw std::runtime_error("the fp32 shadow run failed: " + r.message);
     if (!haveTree) throw std::runtime_error("the fp32 shadow run reported no model");
     fp32Val_[o_.seeds.front()] = *r.finalValLoss;
-    shadowTokensPerSecond_ = r.meanTokensPerSecond;
+    if (stepsCpu > shadowCpu && shadowCpu >= 0) advice_.shadowOverhead = shadowCpu / (stepsCpu - shadowCpu);
     for (const std::string& layer : order) {
       const ShadowSums& s = sums[layer];
       const double n = s.windows;
@@ -197,9 +204,7 @@ class AdvisorRun {
 
   // A confirmed candidate (no failed run) whose mean paired gap to fp32 is
   // within the tolerance; the reason given to one that is not.
-  bool withinTolerance(const AdvisorCandidate& c) const {
-    return c.rejected.empty() && c.lossVsFp32 && *c.lossVsFp32 <= advice_.tolerance;
-  }
+  bool withinTolerance(const AdvisorCandidate& c) const { return plab::withinTolerance(c, advice_.tolerance); }
   std::string overToleranceReason(const AdvisorCandidate& c) const {
     return "loss " + signedNats(c.lossVsFp32.value_or(NAN)) + " nats vs fp32: over the tolerance " +
            fixed(advice_.tolerance, 4) + " by " + fixed(c.lossVsFp32.value_or(NAN) - advice_.tolerance, 4);
@@ -271,17 +276,13 @@ class AdvisorRun {
     total_ = static_cast<int>(seeds + (advice_.candidates.size() + o_.gemmFormats.size()) * seeds);
     log("advisor: " + std::to_string(advice_.candidates.size()) + " candidates, " + std::to_string(seeds) +
         " seed(s) each");
-    double fp32Tps = 0;
     for (size_t i = 1; i < seeds; ++i) {
       const uint64_t seed = o_.seeds[i];
       const RunResult r = train(configFor(fp32, seed, "fp32-seed" + std::to_string(seed)));
       if (r.status != RunStatus::Completed || !r.finalValLoss)
         throw std::runtime_error("the fp32 run of seed " + std::to_string(seed) + " failed: " + r.message);
       fp32Val_[seed] = *r.finalValLoss;
-      fp32Tps += r.meanTokensPerSecond;
     }
-    if (seeds > 1 && shadowTokensPerSecond_ > 0)
-      advice_.shadowOverhead = (fp32Tps / double(seeds - 1)) / shadowTokensPerSecond_ - 1.0;
     for (uint64_t seed : o_.seeds) advice_.fp32ValLoss.push_back(fp32Val_.at(seed));
     const auto [lo, hi] = std::minmax_element(advice_.fp32ValLoss.begin(), advice_.fp32ValLoss.end());
     advice_.fp32Spread = *hi - *lo;
@@ -329,91 +330,18 @@ class AdvisorRun {
     }
   }
 
-  // The cheapest candidate within tolerance. Among equally cheap ones (every
-  // bf16 write rule saves the same bytes): the one with the fewest layers the
-  // shadow puts at risk under their own write (so that a short confirmation
-  // does not pick nearest rounding over SR on a tie), then the fewest
-  // compensated elements (less work per step), then the least update lost
-  // (shadow, then measured). A reason for every other one.
-  static double lostOrLarge(const std::optional<double>& v) { return v ? *v : 1e300; }
-  enum class Tie { AtRisk, Compensated, Lost, None };
-  static Tie tieBreak(const AdvisorCandidate& a, const AdvisorCandidate& b) {
-    if (a.layersAtRisk != b.layersAtRisk) return Tie::AtRisk;
-    if (a.compensatedElements != b.compensatedElements) return Tie::Compensated;
-    if (lostOrLarge(a.predictedUpdateLost) != lostOrLarge(b.predictedUpdateLost) ||
-        lostOrLarge(a.measuredUpdateLost) != lostOrLarge(b.measuredUpdateLost))
-      return Tie::Lost;
-    return Tie::None;
-  }
-  static bool safer(const AdvisorCandidate& a, const AdvisorCandidate& b) {
-    switch (tieBreak(a, b)) {
-      case Tie::AtRisk: return a.layersAtRisk < b.layersAtRisk;
-      case Tie::Compensated: return a.compensatedElements < b.compensatedElements;
-      case Tie::Lost:
-        if (lostOrLarge(a.predictedUpdateLost) != lostOrLarge(b.predictedUpdateLost))
-          return lostOrLarge(a.predictedUpdateLost) < lostOrLarge(b.predictedUpdateLost);
-        return lostOrLarge(a.measuredUpdateLost) < lostOrLarge(b.measuredUpdateLost);
-      case Tie::None: return false;
-    }
-    return false;
-  }
-  // A plan that costs a few bytes more (a Kahan buffer on the norms) reads
-  // the same at one decimal: then the bytes say how much more.
-  static std::string lessSavingReason(const AdvisorCandidate& c, const AdvisorCandidate& chosen) {
-    std::string figures = percent(c.memorySaved) + " vs " + percent(chosen.memorySaved);
-    if (percent(c.memorySaved) == percent(chosen.memorySaved))
-      figures += ": " + std::to_string(c.stateBytes - chosen.stateBytes) + " bytes more";
-    return "within tolerance, but saves less state memory than the chosen (" + figures + ")";
-  }
-  static std::string tieReason(const AdvisorCandidate& c, const AdvisorCandidate& chosen) {
-    const std::string head = "within tolerance and as cheap as the chosen (" + percent(c.memorySaved) + "), but ";
-    switch (tieBreak(c, chosen)) {
-      case Tie::AtRisk:
-        return head + "the shadow says " + std::to_string(c.layersAtRisk) +
-               " of its layers lose more of their update than the risk threshold (chosen: " +
-               std::to_string(chosen.layersAtRisk) + ")";
-      case Tie::Compensated:
-        return head + "it compensates the writes of more elements (" + std::to_string(c.compensatedElements) +
-               " vs " + std::to_string(chosen.compensatedElements) + "): more work per step for no saving";
-      case Tie::Lost:
-      case Tie::None: break;
-    }
-    const bool shadow = c.predictedUpdateLost && chosen.predictedUpdateLost;
-    const double mine = shadow ? *c.predictedUpdateLost : lostOrLarge(c.measuredUpdateLost);
-    const double theirs = shadow ? *chosen.predictedUpdateLost : lostOrLarge(chosen.measuredUpdateLost);
-    return head + "its writes lose more of the update (" + (shadow ? "shadow " : "measured ") +
-           (mine < 1e299 ? percent(mine) : std::string("unknown")) + " vs " +
-           (theirs < 1e299 ? percent(theirs) : std::string("unknown")) + ")";
-  }
+  // The least state memory within tolerance; among equally cheap plans the
+  // lower loss (advisor/candidate_choice.h).
   void choose() {
-    for (size_t i = 0; i < advice_.candidates.size(); ++i) {
-      const AdvisorCandidate& c = advice_.candidates[i];
-      if (!withinTolerance(c)) continue;
-      if (advice_.chosen < 0) {
-        advice_.chosen = static_cast<int>(i);
-        continue;
-      }
-      const AdvisorCandidate& best = advice_.candidates[static_cast<size_t>(advice_.chosen)];
-      if (c.stateBytes < best.stateBytes || (c.stateBytes == best.stateBytes && safer(c, best)))
-        advice_.chosen = static_cast<int>(i);
-    }
-    for (size_t i = 0; i < advice_.candidates.size(); ++i) {
-      AdvisorCandidate& c = advice_.candidates[i];
-      if (static_cast<int>(i) == advice_.chosen || !c.rejected.empty()) continue;
-      if (!withinTolerance(c)) {
-        c.rejected = overToleranceReason(c);
-        continue;
-      }
-      const AdvisorCandidate& chosen = advice_.candidates.at(static_cast<size_t>(advice_.chosen));
-      c.rejected = c.stateBytes > chosen.stateBytes ? lessSavingReason(c, chosen) : tieReason(c, chosen);
-    }
+    advice_.chosen = chooseCandidate(advice_.candidates, advice_.tolerance);
     if (advice_.chosen < 0) {
       advice_.message = "no candidate stays within the tolerance: keep fp32 (or mixed) for this run";
       log("advisor: " + advice_.message);
     } else {
       const AdvisorCandidate& c = advice_.candidates[static_cast<size_t>(advice_.chosen)];
       log("advisor: chosen " + c.name + ": saves " + percent(c.memorySaved) + " of fp32's state, loss " +
-          signedNats(*c.lossVsFp32) + " nats vs fp32 (tolerance " + fixed(advice_.tolerance, 4) + ")");
+          signedNats(*c.lossVsFp32) + " nats vs fp32 (tolerance " + fixed(advice_.tolerance, 4) + "); compute: " +
+          computeCostText(c));
     }
   }
 
@@ -422,7 +350,6 @@ class AdvisorRun {
   Advice advice_;
   ModuleNode tree_;
   std::map<uint64_t, double> fp32Val_;
-  double shadowTokensPerSecond_ = 0;
   int done_ = 0, total_ = 0;
 };
 

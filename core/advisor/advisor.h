@@ -124,8 +124,10 @@ struct Advice {
   std::vector<AdvisorCandidate> candidates;  // least to most state memory
   int chosen = -1;                           // index into candidates; -1: none within tolerance
   double seconds = 0;
-  // Shadow cost: the shadow run's mean step time against the fp32 seed runs'.
-  std::optional<double> shadowOverhead;  // fraction, e.g. 0.12 = 12 % slower
+  // Shadow cost: the CPU time the shadow's own work took in the shadow run's
+  // steps over the CPU time of the rest of those steps (never negative;
+  // e.g. 0.2: the shadow run used 20 % more CPU time than a plain fp32 run).
+  std::optional<double> shadowOverhead;
   // The GEMM formats: per layer and operand in shadow, then the chosen plan
   // with every product in each format, confirmed like the candidates (same
   // state memory: the formats change the products, not what is stored).

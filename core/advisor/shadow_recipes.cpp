@@ -88,7 +88,8 @@ torch::Tensor ShadowRecipes::recipeTerms(const torch::Tensor& weights, const tor
   const torch::Tensor pendingDot =
       pendingDelta.defined() ? perLayer(pendingDelta * intendedSum_) : torch::zeros({layerCount}, f64);
   return torch::cat({groupsR.sum(1, true), groupsQ.sum(1, true), perLayer(arrivalResidual.square()).unsqueeze(1),
-                     elementsPerLayer_.unsqueeze(1), pendingDot.unsqueeze(1), groupsR, groupsQ, variance.unsqueeze(1)},
+                     elementsPerLayer_.unsqueeze(1), pendingDot.unsqueeze(1), groupsR, groupsQ, variance.unsqueeze(1),
+                     perLayer(residual.square()).unsqueeze(1)},
                     1);
 }
 

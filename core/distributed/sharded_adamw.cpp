@@ -133,6 +133,7 @@ void packRow(const LayerWindowStats& s, double* row) {
   row[6] = s.stochasticVarianceTerm;
   std::copy(s.groupResidualDotIntended.begin(), s.groupResidualDotIntended.end(), row + 7);
   std::copy(s.groupIntendedSumSq.begin(), s.groupIntendedSumSq.end(), row + 7 + kLostGroups);
+  row[7 + 2 * kLostGroups] = s.noiseSq;
 }
 void unpackRow(const double* row, LayerWindowStats& s) {
   s.residualDotIntended = row[1];
@@ -143,8 +144,9 @@ void unpackRow(const double* row, LayerWindowStats& s) {
   s.stochasticVarianceTerm = row[6];
   std::copy(row + 7, row + 7 + kLostGroups, s.groupResidualDotIntended.begin());
   std::copy(row + 7 + kLostGroups, row + 7 + 2 * kLostGroups, s.groupIntendedSumSq.begin());
+  s.noiseSq = row[7 + 2 * kLostGroups];
 }
-constexpr int kWindowColumns = 7 + 2 * kLostGroups;
+constexpr int kWindowColumns = 8 + 2 * kLostGroups;
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include "formats/gemm_format.h"
 #include "formats/gemm_stats.h"
 #include "model/quantized_linear.h"
+#include "util/cpu_time.h"
 
 namespace plab {
 
@@ -24,6 +25,7 @@ void ShadowGemm::record(const std::string& layer, const torch::Tensor& x, const 
   if (!armed()) return;
   std::lock_guard<std::mutex> lock(mutex_);
   if (!seen_.insert(layer).second) return;
+  const double start = processCpuSeconds();
   torch::NoGradGuard noGrad;
   // As quantizedLinear sees them: x in the weight's dtype, both with the
   // reduction dimension (in-features) last.
@@ -36,6 +38,14 @@ void ShadowGemm::record(const std::string& layer, const torch::Tensor& x, const 
       stats_.push_back(std::move(s));
     }
   }
+  cpuSeconds_ += processCpuSeconds() - start;
+}
+
+double ShadowGemm::takeCpuSeconds() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const double s = cpuSeconds_;
+  cpuSeconds_ = 0;
+  return s;
 }
 
 void attachShadowGemm(torch::nn::Module& model, ShadowGemm* shadow) {

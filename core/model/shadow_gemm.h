@@ -28,8 +28,11 @@ class ShadowGemm {
   // x as the layer receives it ([..., in]), weight [out, in]. Each layer is
   // measured once per arm() (gradient accumulation: the first micro-batch).
   void record(const std::string& layer, const torch::Tensor& x, const torch::Tensor& weight);
+  // The process CPU time record() took since the last call (the shadow's cost).
+  double takeCpuSeconds();
 
  private:
+  double cpuSeconds_ = 0;
   std::vector<GemmFormat> formats_;
   std::atomic<bool> armed_{false};
   std::mutex mutex_;

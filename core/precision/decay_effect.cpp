@@ -194,6 +194,40 @@ DecayStepEffect effectOfFactor(OptimizerMode mode, float f) {
 // torch's bf16/fp32 mul_ by the Python float 1 - lr·wd (cast to fp32).
 float decayFactor(double lrTimesWd) { return static_cast<float>(1.0 - lrTimesWd); }
 
+// ---- Adam updates rounded together with the decay ("bf16-nearest") ----
+
+double normalCdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
+double normalPdf(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI); }
+
+// E[bf16(c + u)] - c for u ~ N(0, s^2): the mean rounding error, summed
+// cell by cell over the bf16 grid within 12 s of c (c > 0, far from 0
+// compared with s). In a cell [lo, hi] around grid value y:
+// integral of (y - x) phi((x - c)/s)/s dx = (y - c)(Phi(b) - Phi(a)) - s (phi(a) - phi(b)).
+double meanRoundingError(double c, double s) {
+  const float lowest = static_cast<float>(c - 12 * s);
+  uint16_t bits = kernels::bf16Nearest(lowest);
+  if (bits > 0) --bits;  // one cell below, so the first cell's lower edge is below c - 12 s
+  double sum = 0;
+  double y = kernels::bf16ToFloat(bits);
+  double lo = -INFINITY;
+  while (true) {
+    const double next = kernels::bf16ToFloat(static_cast<uint16_t>(bits + 1));
+    const double hi = 0.5 * (y + next);  // ties: the even one takes them, a set of measure zero
+    const double a = std::isinf(lo) ? -INFINITY : (lo - c) / s, b = (hi - c) / s;
+    const double pa = std::isinf(a) ? 0.0 : normalPdf(a);
+    sum += (y - c) * (normalCdf(b) - (std::isinf(a) ? 0.0 : normalCdf(a))) - s * (pa - normalPdf(b));
+    if (hi > c + 12 * s) {
+      // The cell above takes the rest of the tail.
+      sum += (next - c) * (1 - normalCdf(b)) - s * normalPdf(b);
+      break;
+    }
+    lo = hi, y = next, ++bits;
+  }
+  return sum;
+}
+
+// ---- messages ----
+
 std::string num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", v);
@@ -213,6 +247,42 @@ DecayStepEffect decayStepEffect(OptimizerMode mode, double lrTimesWd) {
   return e;
 }
 
+double adamNoiseUpdateScale(double beta1) {
+  return beta1 >= 0 && beta1 < 1 ? std::sqrt((1 - beta1) / (1 + beta1)) : 0.0;
+}
+
+UpdateDither updateDitherOf(std::vector<float> weightMagnitudes, double beta1) {
+  constexpr size_t kQuantiles = 512;
+  std::vector<float> w;
+  for (float v : weightMagnitudes)
+    if (std::isfinite(v) && v != 0) w.push_back(std::fabs(v));
+  std::sort(w.begin(), w.end());
+  UpdateDither d;
+  d.updateScale = adamNoiseUpdateScale(beta1);
+  if (w.size() <= kQuantiles) {
+    d.weights = std::move(w);
+    return d;
+  }
+  for (size_t i = 0; i < kQuantiles; ++i) d.weights.push_back(w[(2 * i + 1) * w.size() / (2 * kQuantiles)]);
+  return d;
+}
+
+double ditheredDecayShare(float a, double lr, double weightDecay, double updateScale) {
+  a = std::fabs(kernels::bf16ToFloat(kernels::bf16Nearest(a)));  // on the grid the weights live on
+  const float f = decayFactor(lr * weightDecay);
+  const double product = mul32(a, f);
+  const double d = static_cast<double>(a) - product;  // what fp32 delivers
+  if (!(a > 0) || !std::isfinite(a) || !(d > 0)) return 0.0;
+  const double ulp = std::ldexp(1.0, std::ilogb(a) - 7);
+  const double s = updateScale * lr;
+  // The grid sum needs c - 12 s > 0 and few cells; beyond two ulps the
+  // rounding error's mean is below 1e-9 ulp (its Fourier series decays as
+  // exp(-2 pi^2 s^2 / ulp^2)).
+  if (s >= 2 * ulp) return 1.0;
+  if (s < ulp * 1e-6) return (static_cast<double>(a) - bf16(static_cast<float>(product))) / d;  // pure decay
+  return 1.0 - (meanRoundingError(product, s) - meanRoundingError(a, s)) / d;
+}
+
 std::string decayVerdictId(DecayVerdict v) {
   switch (v) {
     case DecayVerdict::Fine: return "fine";
@@ -228,14 +298,45 @@ DecayVerdict decayVerdictFromId(const std::string& id) {
   return DecayVerdict::Fine;
 }
 
-DecayAssessment assessWeightDecay(OptimizerMode mode, double weightDecay, const std::vector<double>& lrPerStep) {
-  return assessWeightDecay(mode, weightDecay, static_cast<int64_t>(lrPerStep.size()),
-                           [&](int64_t step) { return lrPerStep[static_cast<size_t>(step - 1)]; });
+DecayAssessment assessWeightDecay(OptimizerMode mode, double weightDecay, const std::vector<double>& lrPerStep,
+                                  const UpdateDither& dither) {
+  return assessWeightDecay(
+      mode, weightDecay, static_cast<int64_t>(lrPerStep.size()),
+      [&](int64_t step) { return lrPerStep[static_cast<size_t>(step - 1)]; }, dither);
 }
 
+namespace {
+
+// One "bf16-nearest" step with the updates rounded in, over the sampled
+// weights: each weight's share weighted by w², as decay acts on |w|² (and
+// as test_decay_effect measures what the real optimizer delivers).
+DecayStepEffect ditheredEffect(double lr, double weightDecay, const UpdateDither& dither) {
+  DecayStepEffect e;
+  double sum = 0, norm = 0, kept = 0;
+  for (float w : dither.weights) {
+    const double share = ditheredDecayShare(w, lr, weightDecay, dither.updateScale);
+    const double w2 = static_cast<double>(w) * w;
+    sum += w2 * share;
+    norm += w2;
+    kept += share < kDecayTolerance ? 1 : 0;
+  }
+  e.effective = norm > 0 ? lr * weightDecay * sum / norm : 0.0;
+  e.vanishedFraction = kept / static_cast<double>(dither.weights.size());
+  return e;
+}
+
+}  // namespace
+
 DecayAssessment assessWeightDecay(OptimizerMode mode, double weightDecay, int64_t steps,
-                                  const std::function<double(int64_t)>& lrAt) {
+                                  const std::function<double(int64_t)>& lrAt, const UpdateDither& dither) {
   DecayAssessment a;
+  // "bf16-nearest" rounds the update and the decay together: where the
+  // weights are known, the step's effect depends on lr, not only on lr·wd.
+  const bool dithered = mode == OptimizerMode::Bf16Nearest && !dither.weights.empty() && dither.updateScale > 0;
+  if (dithered) a.updateScale = dither.updateScale;
+  // Dithered effects by lr, on a grid of 64 values per octave (1.1 % apart;
+  // the share changes by less than that between them).
+  std::unordered_map<int64_t, DecayStepEffect> byLr;
   // A schedule repeats few distinct fp32 factors; each is computed once.
   std::unordered_map<uint32_t, DecayStepEffect> byFactor;
   double off = 0, vanished = 0, peak = 0, worstOff = -1, worstVanished = -1;
@@ -245,18 +346,29 @@ DecayAssessment assessWeightDecay(OptimizerMode mode, double weightDecay, int64_
   bool haveLast = false;
   DecayStepEffect last;
   for (int64_t step = 1; step <= steps; ++step) {
-    const double x = lrAt(step) * weightDecay;
+    const double lr = lrAt(step);
+    const double x = lr * weightDecay;
     if (!(x > 0)) continue;
-    const float f = decayFactor(x);
-    uint32_t key = 0;
-    std::memcpy(&key, &f, sizeof key);
-    if (!haveLast || key != lastKey) {
-      auto it = byFactor.find(key);
-      if (it == byFactor.end()) it = byFactor.emplace(key, effectOfFactor(mode, f)).first;
-      lastKey = key, last = it->second, haveLast = true;
+    DecayStepEffect e;
+    if (dithered) {
+      const auto grid = static_cast<int64_t>(std::llround(std::log2(lr) * 64));
+      auto it = byLr.find(grid);
+      if (it == byLr.end()) it = byLr.emplace(grid, ditheredEffect(std::exp2(grid / 64.0), weightDecay, dither)).first;
+      e = it->second;
+      e.effective *= lr / std::exp2(grid / 64.0);  // the grid lr's share, at this lr's decay
+    } else {
+      const float f = decayFactor(x);
+      uint32_t key = 0;
+      std::memcpy(&key, &f, sizeof key);
+      if (!haveLast || key != lastKey) {
+        auto it = byFactor.find(key);
+        if (it == byFactor.end()) it = byFactor.emplace(key, effectOfFactor(mode, f)).first;
+        lastKey = key, last = it->second, haveLast = true;
+      }
+      e = last;
     }
-    DecayStepEffect e = last;
     e.intended = x;
+    e.lr = lr;
     a.runIntended += x;
     a.runEffective += e.effective;
     if (x > peak) peak = x, peakStep = step, peakEffect = e;
@@ -293,8 +405,20 @@ std::string describeDecayAssessment(OptimizerMode mode, const DecayAssessment& a
   const bool nearest = mode == OptimizerMode::Bf16Plain || mode == OptimizerMode::Bf16Nearest ||
                        mode == OptimizerMode::Fp16Plain;
   std::string s = "weight decay " + std::string(a.verdict == DecayVerdict::Vanished ? "is rounded away" : "is distorted") +
-                  " in mode " + optimizerModeId(mode) + ": at step " + std::to_string(a.atStep) + " lr × wd = " +
-                  num(a.at.intended) + ", " + percent(a.at.vanishedFraction) + " of the weights never decay";
+                  " in mode " + optimizerModeId(mode) + ": at step " + std::to_string(a.atStep) +
+                  (a.at.lr > 0 ? " lr " + num(a.at.lr) + " × wd " + num(a.at.intended / a.at.lr) + " = "
+                               : " lr × wd = ") + num(a.at.intended) + ", ";
+  if (a.updateScale > 0) {
+    // Assessed with the Adam updates rounded in, on this run's weights.
+    return s + percent(a.at.vanishedFraction) + " of the bf16 weights keep less than " + percent(kDecayTolerance) +
+           " of their decay (effective " + num(a.at.effective) + " per step on |w|², asked " + num(a.at.intended) +
+           ") with Adam updates of " + num(a.updateScale) + " × lr rounded in (pure gradient noise: steadier "
+           "gradients move the weights further and keep more); steps off by more than " + percent(kDecayTolerance) +
+           " carry " + percent(a.shareOff) + " of the run's decay, from step " + std::to_string(a.firstOffStep) +
+           " (the update, about lr, must span a bf16 ulp of the weight, |w| × 2^-8 to 2^-7, for its decay to "
+           "survive: it depends on lr, not only on lr × wd)";
+  }
+  s += percent(a.at.vanishedFraction) + " of the weights never decay";
   if (nearest && a.at.vanishedFraction < 1)
     s += std::string(", the others lose a whole ") + (mode == OptimizerMode::Fp16Plain ? "fp16" : "bf16") + " ulp";
   s += " (effective " + num(a.at.effective) + " per step, asked " + num(a.at.intended) + "); steps off by more than " +
@@ -311,16 +435,19 @@ std::string describeDecayAssessment(OptimizerMode mode, const DecayAssessment& a
 }
 
 nlohmann::json toJson(const DecayAssessment& a) {
-  return {{"verdict", decayVerdictId(a.verdict)},
-          {"at_step", a.atStep},
-          {"intended", a.at.intended},
-          {"effective", a.at.effective},
-          {"vanished_fraction", a.at.vanishedFraction},
-          {"first_off_step", a.firstOffStep},
-          {"share_off", a.shareOff},
-          {"share_vanished", a.shareVanished},
-          {"run_intended", a.runIntended},
-          {"run_effective", a.runEffective}};
+  nlohmann::json j = {{"verdict", decayVerdictId(a.verdict)},
+                       {"at_step", a.atStep},
+                       {"intended", a.at.intended},
+                       {"effective", a.at.effective},
+                       {"vanished_fraction", a.at.vanishedFraction},
+                       {"first_off_step", a.firstOffStep},
+                       {"share_off", a.shareOff},
+                       {"share_vanished", a.shareVanished},
+                       {"run_intended", a.runIntended},
+                       {"run_effective", a.runEffective}};
+  if (a.at.lr > 0) j["lr"] = a.at.lr;
+  if (a.updateScale > 0) j["update_scale"] = a.updateScale;  // assessed with the Adam updates rounded in
+  return j;
 }
 
 DecayAssessment decayAssessmentFromJson(const nlohmann::json& j) {
@@ -342,6 +469,8 @@ DecayAssessment decayAssessmentFromJson(const nlohmann::json& j) {
   a.shareVanished = number("share_vanished", 0);
   a.runIntended = number("run_intended", 0);
   a.runEffective = number("run_effective", 0);
+  a.at.lr = number("lr", 0);
+  a.updateScale = number("update_scale", 0);
   return a;
 }
 

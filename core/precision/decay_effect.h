@@ -23,10 +23,13 @@
 //    product; off by more than 10 % only below lr·wd of about 1.5e-7.
 // With gradients, "bf16-nearest" and "bf16-kahan" add the decay to the Adam
 // update before rounding, so where the updates span ulps they dither the
-// decay through (test_decay_effect: 99 % of fp32's decay at lr·wd = 1e-4);
-// "bf16" rounds the decay step on its own and loses it as here. The
-// pure-decay figures are those of weights with zero gradient or with Adam
-// updates below an ulp.
+// decay through; "bf16" rounds the decay step on its own and loses it as
+// here. The pure-decay figures are those of weights with zero gradient or
+// with Adam updates far below an ulp. How far the updates dither depends on
+// lr and wd separately, not on lr·wd: the update is about lr in size, the
+// decay lr·wd·|w|, the ulp |w|·2^-7 (UpdateDither below; test_decay_effect:
+// N(0, 0.02) weights at lr·wd = 1e-4 keep 0.99 of fp32's decay at lr 1e-3,
+// 0.15 at lr 1e-4 and 0.000 at lr 1e-5).
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -41,10 +44,35 @@ namespace plab {
 // One pure-decay step at lr·wd = intended.
 struct DecayStepEffect {
   double intended = 0;          // lr·wd: the relative decay asked for
+  double lr = 0;                // the step's lr, where known (0: only lr·wd given)
   double effective = 0;         // mean relative decay applied (on average, for SR and Kahan)
   double vanishedFraction = 0;  // share of weights whose decay vanishes (they never move)
 };
 DecayStepEffect decayStepEffect(OptimizerMode mode, double lrTimesWd);
+
+// The Adam updates a "bf16-nearest" step rounds together with the decay.
+// Each is lr·m̂/(√v̂ + ε). Under pure gradient noise (zero-mean, independent
+// from step to step) m̂ has √((1 − β1)/(1 + β1)) of the gradient's standard
+// deviation and √v̂ is about that deviation, so the update is about
+// N(0, (0.23·lr)²) at β1 = 0.9: the smallest typical update (a consistent
+// gradient moves a weight by up to lr, dithering more), so the figures
+// computed from it are what survives at least.
+struct UpdateDither {
+  std::vector<float> weights;  // |w| of the layers' bf16 weights (a sample); empty: not known, pure decay
+  double updateScale = 0;      // the update's standard deviation / lr
+};
+double adamNoiseUpdateScale(double beta1);  // √((1 − β1)/(1 + β1))
+// A sample of |w| (any order, zeros and non-finite values dropped) reduced
+// to at most 512 quantiles, with the noise scale of beta1.
+UpdateDither updateDitherOf(std::vector<float> weightMagnitudes, double beta1);
+
+// What one "bf16-nearest" step delivers to a weight of magnitude `a` (a bf16
+// value), as a share of what fp32 delivers (a − fp32(a·f), f = fp32(1 − lr·wd)):
+// E[bf16(fp32(a·f) + u) − bf16(a + u)] / (fp32(a·f) − a) over u ~ N(0, (scale·lr)²),
+// computed exactly over the bf16 cells the update reaches. 1 once the
+// update's spread exceeds two ulps of a (the rounding then averages out to
+// within 1e-9), the pure-decay step's share at scale 0.
+double ditheredDecayShare(float a, double lr, double weightDecay, double updateScale);
 
 enum class DecayVerdict { Fine, Distorted, Vanished };
 std::string decayVerdictId(DecayVerdict v);  // "fine", "distorted", "vanished"
@@ -62,6 +90,7 @@ inline constexpr double kDecayMaterialShare = 0.01;
 
 struct DecayAssessment {
   DecayVerdict verdict = DecayVerdict::Fine;
+  double updateScale = 0;      // > 0: assessed with Adam updates of this size / lr rounded in (UpdateDither)
   int64_t atStep = 0;          // 1-based step shown: the off step losing or adding the most decay, else the peak
   DecayStepEffect at;          // that step's effect
   int64_t firstOffStep = 0;    // first step off by more than kDecayTolerance; 0: none
@@ -72,11 +101,17 @@ struct DecayAssessment {
                                // weight without gradient in a nearest mode stops decaying sooner)
 };
 
-// lrAt(step) is the lr of the 1-based step, for steps 1..steps.
+// lrAt(step) is the lr of the 1-based step, for steps 1..steps. With a
+// dither (weights known), "bf16-nearest" steps are assessed with the Adam
+// updates rounded in (ditheredDecayShare over the sample): `effective` is
+// then lr·wd times the weights' shares weighted by w² (the decay of |w|²),
+// and `vanishedFraction` the share of weights keeping less than
+// kDecayTolerance of their decay. Without one, and for every other mode, pure-decay steps.
 DecayAssessment assessWeightDecay(OptimizerMode mode, double weightDecay, int64_t steps,
-                                  const std::function<double(int64_t)>& lrAt);
+                                  const std::function<double(int64_t)>& lrAt, const UpdateDither& dither = {});
 // lrPerStep[i] is the lr of step i + 1.
-DecayAssessment assessWeightDecay(OptimizerMode mode, double weightDecay, const std::vector<double>& lrPerStep);
+DecayAssessment assessWeightDecay(OptimizerMode mode, double weightDecay, const std::vector<double>& lrPerStep,
+                                  const UpdateDither& dither = {});
 
 // One sentence for the run log and the optimizer panel; empty when fine.
 std::string describeDecayAssessment(OptimizerMode mode, const DecayAssessment& a);

@@ -14,6 +14,10 @@ double LayerWindowStats::updateError() const {
   return intendedSumSq > 0 ? std::sqrt(residualSq / intendedSumSq) : 0.0;
 }
 
+double LayerWindowStats::updateNoise() const {
+  return intendedSumSq > 0 ? std::sqrt(noiseSq / intendedSumSq) : 0.0;
+}
+
 double LayerWindowStats::updatePending() const {
   return intendedSumSq > 0 ? pendingDotIntended / intendedSumSq : 0.0;
 }
@@ -54,6 +58,7 @@ LayerWindowStats totalOf(const std::vector<LayerWindowStats>& layers, const std:
     t.residualDotIntended += l.residualDotIntended;
     t.intendedSumSq += l.intendedSumSq;
     t.residualSq += l.residualSq;
+    t.noiseSq += l.noiseSq;
     t.pendingDotIntended += l.pendingDotIntended;
     t.trackedElements += l.trackedElements;
     t.stochasticVarianceTerm += l.stochasticVarianceTerm;
@@ -77,6 +82,7 @@ void addWindowTerms(LayerWindowStats& l, const double* t) {
     l.groupIntendedSumSq[g] += t[5 + kLostGroups + g];
   }
   l.stochasticVarianceTerm += t[5 + 2 * kLostGroups];
+  l.noiseSq += t[6 + 2 * kLostGroups];
 }
 
 LostEvidence lostEvidence(std::optional<double> stdError, int64_t elements, bool intended) {

@@ -22,6 +22,14 @@
 //   update error = ||A - S|| / ||S||      (what arrived only: also counts
 //                  unbiased noise, e.g. of stochastic rounding, and Kahan's
 //                  pending part)
+//   update noise = ||A + P - S|| / ||S||  (what neither arrived nor waits,
+//                  as a norm: the lost part and the write's noise around
+//                  the intended update, pending counted as arrived. Where
+//                  nothing is lost on average (update lost ~ 0: Kahan,
+//                  stochastic rounding) it is the noise the write adds to
+//                  the trajectory: the stochastic rounding's random ulps,
+//                  the rounding of Kahan's bf16 buffer; mixed reads ~0,
+//                  its master copy being fp32)
 // fp32 reads exactly 0 on all: its intended update is its own change.
 //
 // The uncertainty of update lost: the tracked elements are split into
@@ -73,8 +81,10 @@ struct LayerWindowStats {
   std::array<double, kLostGroups> groupResidualDotIntended{};  // R_g
   std::array<double, kLostGroups> groupIntendedSumSq{};        // Q_g
   double stochasticVarianceTerm = 0;  // sum S_i^2 |S_i| ulp_i, stochastic rounding only
+  double noiseSq = 0;                 // ||A + P - S||^2
   double updateLost() const;     // 0 when nothing was intended
   double updateError() const;    // 0 when nothing was intended
+  double updateNoise() const;    // 0 when nothing was intended
   double updatePending() const;  // 0 when nothing was intended
   double updateLostStdError() const;  // 0 when nothing was intended
 };
@@ -90,7 +100,7 @@ LayerWindowStats totalOf(const std::vector<LayerWindowStats>& layers, const std:
 
 // The window terms as UpdateWindow::close() returns them, one row of
 // kWindowTerms doubles; adds them into `stats`.
-constexpr int kWindowTerms = 6 + 2 * kLostGroups;
+constexpr int kWindowTerms = 7 + 2 * kLostGroups;
 void addWindowTerms(LayerWindowStats& stats, const double* row);
 
 // The minimum-evidence rule for an update-lost figure: it is shown only

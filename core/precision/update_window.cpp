@@ -77,7 +77,7 @@ torch::Tensor UpdateWindow::close(const torch::Tensor& weights, const torch::Ten
   const torch::Tensor out = torch::cat(
       {torch::stack({residualDot.sum(), intendedSq.sum(), arrivalResidual.square().sum(),
                      torch::scalar_tensor(static_cast<double>(start_.numel()), f64), (pendingDelta * intendedSum_).sum()}),
-       groupSums(residualDot), groupSums(intendedSq), stochasticTerm.reshape({1})});
+       groupSums(residualDot), groupSums(intendedSq), stochasticTerm.reshape({1}), residual.square().sum().reshape({1})});
   start_ = torch::Tensor();
   intendedSum_ = torch::Tensor();
   pendingStart_ = torch::Tensor();

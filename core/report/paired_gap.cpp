@@ -1,5 +1,6 @@
 #include "report/paired_gap.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -91,7 +92,61 @@ std::optional<PairedGap> pairedGap(const std::vector<RunRecord>& runs, const Run
     gap.compute = pairedEstimate(compute);
     gap.optimizer = pairedEstimate(optimizer);
   }
+
+  // The recipe again with fp32 moments: splits the optimizer's part into
+  // the weight write and the moments' storage.
+  const RunConfig& c = runs[run].config;
+  if (!modeHasMomentChoice(c.mode)) return gap;
+  const MomentPrecision moments =
+      c.adamw.moments == MomentPrecision::ModeDefault ? momentPrecisionDefault(c.mode) : c.adamw.moments;
+  if (moments == MomentPrecision::Fp32) return gap;
+  nlohmann::json fp32MomentsKey = familyKey(c);
+  fp32MomentsKey["adamw"]["moments"] = momentPrecisionId(MomentPrecision::Fp32);
+  const auto fp32Moments = familyDifferences(runs, twins, fp32MomentsKey);
+  PairedGap::Attribution a;
+  std::vector<double> total, computePart, writePart, momentsPart;
+  for (const auto& [seed, d] : own) {
+    const auto m = mixed.find(seed);
+    const auto f = fp32Moments.find(seed);
+    if (m == mixed.end() || f == fp32Moments.end()) continue;
+    if (m->second.validation != d.validation || f->second.validation != d.validation) continue;
+    a.seeds.push_back(seed);
+    total.push_back(d.delta);
+    computePart.push_back(m->second.delta);
+    writePart.push_back(f->second.delta - m->second.delta);
+    momentsPart.push_back(d.delta - f->second.delta);
+  }
+  if (a.seeds.empty()) return gap;
+  double lost = 0, noise = 0;
+  int lostRuns = 0, noiseRuns = 0;
+  const nlohmann::json ownKey = familyKey(c);
+  for (const RunRecord& r : runs) {
+    if (!finishedRun(r) || familyKey(r.config) != ownKey) continue;
+    if (std::find(a.seeds.begin(), a.seeds.end(), r.config.seed) == a.seeds.end()) continue;
+    if (r.result.meanUpdateLost) lost += *r.result.meanUpdateLost, ++lostRuns;
+    if (r.result.meanUpdateNoise) noise += *r.result.meanUpdateNoise, ++noiseRuns;
+  }
+  if (lostRuns > 0) a.updateLost = lost / lostRuns;
+  if (noiseRuns > 0) a.updateNoise = noise / noiseRuns;
+  a.gap = pairedEstimate(total);
+  a.compute = pairedEstimate(computePart);
+  a.write = pairedEstimate(writePart);
+  a.moments = pairedEstimate(momentsPart);
+  gap.attribution = a;
   return gap;
+}
+
+std::string attributionText(const PairedGap::Attribution& a) {
+  const auto part = [&](const char* name, const PairedEstimate& e) {
+    return std::string(name) + " " + lossDeltaText(e.mean) + (e.pairs >= 2 ? " (" + ciText(e) + ")" : "");
+  };
+  std::string write = part("weight write", a.write);
+  if (a.updateLost || a.updateNoise) {
+    write += " [update lost " + (a.updateLost ? percentText(*a.updateLost, 2) : std::string("–")) + ", update noise " +
+             (a.updateNoise ? percentText(*a.updateNoise, 1) : std::string("–")) + "]";
+  }
+  return lossDeltaText(a.gap.mean) + " = " + part("compute", a.compute) + " + " + write + " + " +
+         part("moments", a.moments);
 }
 
 std::string pairedGapText(const std::vector<RunRecord>& runs, size_t run) {
@@ -106,7 +161,11 @@ std::string pairedGapText(const std::vector<RunRecord>& runs, const RunRelations
   if (t.pairs < 2) return "one seed: run more seeds for a paired test";
   std::string text = "over " + std::to_string(t.pairs) + " seeds " + lossDeltaText(t.mean) + " (" + ciText(t) +
                      ", paired): " + (t.beyondNoise() ? "beyond seed noise" : "within seed noise");
-  if (gap->compute && gap->optimizer) {
+  if (gap->attribution) {
+    // compute (mixed), the weight write and the moments, each paired.
+    text += "; over " + std::to_string(gap->attribution->seeds.size()) + " seeds with mixed and fp32-moment runs " +
+            attributionText(*gap->attribution);
+  } else if (gap->compute && gap->optimizer) {
     text += "; bf16 compute (mixed, " + std::to_string(gap->compute->pairs) + " seeds) " +
             lossDeltaText(gap->compute->mean) + ", optimizer " + lossDeltaText(gap->optimizer->mean);
     if (gap->optimizer->pairs >= 2)

@@ -152,6 +152,8 @@ RunInfo runInfoFromStoredJson(const json& j) {
   i.rankMemory = rankMemoryFromJson(j);
   if (j.is_object() && j.contains("optimizer_state_sharded") && j.at("optimizer_state_sharded").is_boolean())
     i.optimizerStateSharded = j.at("optimizer_state_sharded").get<bool>();
+  readIf(j, "cpu_model", i.cpuModel);
+  readIf(j, "libc", i.libc);
   return i;
 }
 
@@ -177,6 +179,7 @@ RunResult runResultFromStoredJson(const json& j) {
   r.meanUpdateLost = optionalNumber(j, "mean_update_lost");
   r.meanUpdateError = optionalNumber(j, "mean_update_error");
   r.meanUpdateLostStdError = optionalNumber(j, "mean_update_lost_se");  // absent before it was recorded
+  r.meanUpdateNoise = optionalNumber(j, "mean_update_noise");
   r.memory = memoryOr(j, "memory");
   r.memorySavedFraction = numberOr(j, "memory_saved_fraction", 0);
   if (j.contains("step_peak_bytes") && j["step_peak_bytes"].is_number_integer())

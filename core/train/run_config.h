@@ -90,8 +90,10 @@ std::vector<RunConfig> loadRunConfigs(const nlohmann::json& j);
 // The embedded default run: fine-tuning the embedded pretrained tiny GPT-2
 // on the shipped corpus at lr 5e-5, all parameters bf16, mode bf16-kahan.
 RunConfig defaultRunConfig();
-// The default experiment: that run under every optimizer mode, as a sweep
-// file ({"base": ..., "sweep": {"mode": [...]}}) for loadRunConfigs.
+// The default experiment: that run under every optimizer mode, plus
+// bf16-kahan and bf16-sr again with "adamw.moments": "fp32" (names
+// "<name>-<mode>[-fp32-moments]"), as a runs file ({"runs": [...]}) for
+// loadRunConfigs.
 nlohmann::json defaultExperimentJson();
 
 }  // namespace plab

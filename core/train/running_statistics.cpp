@@ -25,6 +25,7 @@ LayerWindowMetrics windowMetrics(const LayerWindowStats& s, bool holdsPending) {
   w.updateLostStdError = s.updateLostStdError();
   if (holdsPending) w.updatePending = s.updatePending();
   w.elements = s.trackedElements;
+  w.updateNoise = s.updateNoise();
   return w;
 }
 
@@ -56,6 +57,8 @@ void RunningStatistics::add(int64_t step, bool statisticsStep, const OptimizerSt
     m.updateError = total.updateError;
     m.updateLostStdError = total.updateLostStdError;
     m.updatePending = total.updatePending;
+    m.updateNoise = total.updateNoise;
+    updateNoiseSum_ += *m.updateNoise;
     updateLostSum_ += *m.updateLost;
     updateErrorSum_ += *m.updateError;
     updateLostVarianceSum_ += *m.updateLostStdError * *m.updateLostStdError;
@@ -68,6 +71,7 @@ void RunningStatistics::fill(RunResult& r) const {
   if (windowCount_ > 0) {
     r.meanUpdateLost = updateLostSum_ / double(windowCount_);
     r.meanUpdateError = updateErrorSum_ / double(windowCount_);
+    r.meanUpdateNoise = updateNoiseSum_ / double(windowCount_);
     // Windows are taken as independent: the mean's se is sqrt(sum se^2) / n.
     r.meanUpdateLostStdError = std::sqrt(updateLostVarianceSum_) / double(windowCount_);
   }

@@ -32,7 +32,7 @@ class RunningStatistics {
   int64_t lastStatsStep_ = 0;
   double roundedAwaySum_ = 0;
   int64_t roundedAwayCount_ = 0;
-  double updateLostSum_ = 0, updateErrorSum_ = 0, updateLostVarianceSum_ = 0;
+  double updateLostSum_ = 0, updateErrorSum_ = 0, updateLostVarianceSum_ = 0, updateNoiseSum_ = 0;
   int64_t windowCount_ = 0;
 };
 

@@ -97,6 +97,7 @@ nlohmann::json toJson(const StepMetrics& m) {
   if (m.updateError) j["update_error"] = number(*m.updateError);
   if (m.updateLostStdError) j["update_lost_se"] = number(*m.updateLostStdError);
   if (m.updatePending) j["update_pending"] = number(*m.updatePending);
+  if (m.updateNoise) j["update_noise"] = number(*m.updateNoise);
   json layers = json::array();
   for (const LayerStepMetrics& l : m.layers)
     layers.push_back({{"layer", l.layer},
@@ -110,6 +111,7 @@ nlohmann::json toJson(const StepMetrics& m) {
       if (w.updateLostStdError) entry["update_lost_se"] = number(*w.updateLostStdError);  // null: unknown (too few elements)
       if (w.updatePending) entry["update_pending"] = number(*w.updatePending);
       if (w.elements) entry["elements"] = *w.elements;
+      if (w.updateNoise) entry["update_noise"] = number(*w.updateNoise);
       windows.push_back(std::move(entry));
     }
     j["window_layers"] = windows;
@@ -131,6 +133,7 @@ nlohmann::json toJson(const StepMetrics& m) {
   if (!m.gemmLayers.empty()) j["gemm_layers"] = gemmStatsJson(m.gemmLayers);
   if (!m.shadowGemm.empty()) j["shadow_gemm"] = gemmStatsJson(m.shadowGemm);
   if (!m.shadowRecipes.is_null()) j["shadow_recipes"] = m.shadowRecipes;
+  if (m.shadowCpuSeconds) j["shadow_cpu_seconds"] = *m.shadowCpuSeconds;
   return j;
 }
 
@@ -151,6 +154,7 @@ StepMetrics stepMetricsFromJson(const nlohmann::json& j) {
   if (j.contains("update_error")) m.updateError = readNumber(j, "update_error");
   if (j.contains("update_lost_se")) m.updateLostStdError = readNumber(j, "update_lost_se");
   if (j.contains("update_pending")) m.updatePending = readNumber(j, "update_pending");
+  if (j.contains("update_noise")) m.updateNoise = readNumber(j, "update_noise");
   if (j.contains("memory")) m.memory = memoryBreakdownFromJson(j.at("memory"));
   if (j.contains("layers")) {
     const json& layers = j.at("layers");
@@ -178,6 +182,7 @@ StepMetrics stepMetricsFromJson(const nlohmann::json& j) {
       if (w.contains("update_lost_se")) wm.updateLostStdError = readNumber(w, "update_lost_se");
       if (w.contains("update_pending")) wm.updatePending = readNumber(w, "update_pending");
       if (w.contains("elements") && w.at("elements").is_number_integer()) wm.elements = w.at("elements").get<int64_t>();
+      if (w.contains("update_noise")) wm.updateNoise = readNumber(w, "update_noise");
       m.windowLayers.push_back(std::move(wm));
     }
   }
@@ -204,6 +209,7 @@ StepMetrics stepMetricsFromJson(const nlohmann::json& j) {
   if (j.contains("gemm_layers")) m.gemmLayers = gemmStatsFromJson(j.at("gemm_layers"), "gemm_layers");
   if (j.contains("shadow_gemm")) m.shadowGemm = gemmStatsFromJson(j.at("shadow_gemm"), "shadow_gemm");
   if (j.contains("shadow_recipes")) m.shadowRecipes = j.at("shadow_recipes");
+  if (j.contains("shadow_cpu_seconds")) m.shadowCpuSeconds = readNumber(j, "shadow_cpu_seconds");
   // The step totals: absent on steps that did not measure them. Files
   // written before that repeated the last measured totals on those steps,
   // which are the ones without per-layer entries: such a repeat is dropped.
@@ -251,7 +257,9 @@ nlohmann::json toJson(const RunInfo& i) {
           {"intra_op_threads", i.intraOpThreads},
           {"cpu_bf16_matmul", i.cpuBf16Gemm},
           {"cpu_capability", i.cpuCapability},
-          {"mkl_cnr", i.mklCnr}};
+          {"mkl_cnr", i.mklCnr},
+          {"cpu_model", i.cpuModel},
+          {"libc", i.libc}};
 }
 
 nlohmann::json toJson(const RunResult& r) {
@@ -267,6 +275,7 @@ nlohmann::json toJson(const RunResult& r) {
   j["mean_update_lost"] = r.meanUpdateLost ? number(*r.meanUpdateLost) : json(nullptr);
   j["mean_update_error"] = r.meanUpdateError ? number(*r.meanUpdateError) : json(nullptr);
   j["mean_update_lost_se"] = r.meanUpdateLostStdError ? number(*r.meanUpdateLostStdError) : json(nullptr);
+  j["mean_update_noise"] = r.meanUpdateNoise ? number(*r.meanUpdateNoise) : json(nullptr);
   j["step_peak_bytes"] = r.stepPeakBytes ? json(*r.stepPeakBytes) : json(nullptr);
   j["training_peak_bytes"] = r.trainingPeakBytes ? json(*r.trainingPeakBytes) : json(nullptr);
   j["peak_probe_steps"] = r.peakProbeSteps;

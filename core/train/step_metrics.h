@@ -38,6 +38,7 @@ struct LayerWindowMetrics {
   std::optional<double> updateLostStdError;  // the figure's standard error (update_stats.h); inf: unknown
   std::optional<double> updatePending;       // Kahan, mixed: share of the intended update still in the buffer/master
   std::optional<int64_t> elements;           // elements the window tracked
+  std::optional<double> updateNoise;         // ||arrived + pending - intended|| / ||intended|| (update_stats.h)
 };
 
 // The fp16 modes' gradients in one layer, on every step.
@@ -67,6 +68,7 @@ struct StepMetrics {
   std::optional<double> updateError;  // likewise
   std::optional<double> updateLostStdError;  // likewise, from runs that recorded it
   std::optional<double> updatePending;       // likewise, Kahan and mixed only
+  std::optional<double> updateNoise;         // likewise, from runs that recorded it
   double tokensPerSecond = 0;
   double elapsedSeconds = 0;
   std::optional<double> valLoss;    // set on evaluation steps
@@ -93,6 +95,10 @@ struct StepMetrics {
   // Runs with shadow_recipes, on window steps: per layer what each bf16
   // write would have lost (advisor/shadow_recipes.h); null otherwise.
   nlohmann::json shadowRecipes;
+  // Runs with either shadow, every step: the process CPU time the shadows'
+  // own work took in this step (train/step_probes.h); metrics.jsonl
+  // "shadow_cpu_seconds".
+  std::optional<double> shadowCpuSeconds;
 };
 
 struct RunInfo {                    // sent once, before step 1
@@ -131,6 +137,8 @@ struct RunInfo {                    // sent once, before step 1
   std::string cpuBf16Gemm;          // how bf16 matrix products ran on the CPU (model/bf16_linear.h); "" on CUDA
   std::string cpuCapability;        // ATen's CPU kernel variant ("DEFAULT", "AVX2", "AVX512"): fp32 results depend on it
   std::string mklCnr;               // MKL's conditional-numerical-reproducibility branch; "" without MKL
+  std::string cpuModel;             // "AMD EPYC 9R14 96-Core Processor" (/proc/cpuinfo); "" where unknown
+  std::string libc;                 // "glibc 2.36": its libm's expf, tanhf... are part of the fp32 results
 };
 
 enum class RunStatus { Completed, Stopped, Failed };
@@ -151,6 +159,7 @@ struct RunResult {
   std::optional<double> meanUpdateLost;   // over all completed windows
   std::optional<double> meanUpdateError;
   std::optional<double> meanUpdateLostStdError;  // of meanUpdateLost: sqrt(sum of the windows' se^2) / windows
+  std::optional<double> meanUpdateNoise;         // mean over the windows of updateNoise
   MemoryBreakdown memory;
   double memorySavedFraction = 0;   // 1 - memory.total / fp32Baseline.total
   // The run's measured peak, over the steps in peakProbeSteps (the second

@@ -4,6 +4,7 @@
 #include "formats/gemm_stats.h"
 #include "model/quantized_linear.h"
 #include "model/shadow_gemm.h"
+#include "util/cpu_time.h"
 
 namespace plab {
 
@@ -27,6 +28,7 @@ StepProbes::StepProbes(torch::nn::Module& model, const RunConfig& config, const 
 StepProbes::~StepProbes() = default;
 
 void StepProbes::beforeForward(int64_t step, bool statisticsStep) {
+  shadowCpu_ = 0;
   if (gemmStats_ && statisticsStep) gemmStats_->arm();
   if (shadowGemm_ && (step == 1 || step % shadowGemmEvery_ == 0)) shadowGemm_->arm();
 }
@@ -34,14 +36,23 @@ void StepProbes::beforeForward(int64_t step, bool statisticsStep) {
 void StepProbes::afterBackward(StepMetrics& m) {
   if (gemmStats_ && gemmStats_->armed()) m.gemmLayers = gemmStats_->disarm();
   if (shadowGemm_ && shadowGemm_->armed()) m.shadowGemm = shadowGemm_->disarm();
+  if (shadowGemm_) shadowCpu_ += shadowGemm_->takeCpuSeconds();
 }
 
 void StepProbes::beforeOptimizerStep() {
-  if (shadowRecipes_) shadowRecipes_->beforeStep();
+  if (!shadowRecipes_) return;
+  const double start = processCpuSeconds();
+  shadowRecipes_->beforeStep();
+  shadowCpu_ += processCpuSeconds() - start;
 }
 
 void StepProbes::afterOptimizerStep(StepMetrics& m) {
-  if (shadowRecipes_) m.shadowRecipes = shadowRecipes_->afterStep();
+  if (shadowRecipes_) {
+    const double start = processCpuSeconds();
+    m.shadowRecipes = shadowRecipes_->afterStep();
+    shadowCpu_ += processCpuSeconds() - start;
+  }
+  if (shadowRecipes_ || shadowGemm_) m.shadowCpuSeconds = shadowCpu_;
 }
 
 }  // namespace plab

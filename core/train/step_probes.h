@@ -34,11 +34,13 @@ class StepProbes {
   // After the backward passes: what the forward and backward recorded.
   void afterBackward(StepMetrics& m);
   // Around an optimizer step that updates the weights (not a skipped one).
+  // afterOptimizerStep also sets m.shadowCpuSeconds in runs with a shadow.
   void beforeOptimizerStep();
   void afterOptimizerStep(StepMetrics& m);
 
  private:
   int64_t shadowGemmEvery_ = 40;
+  double shadowCpu_ = 0;  // this step's CPU time in the shadows (StepMetrics::shadowCpuSeconds)
   std::unique_ptr<GemmStatsCollector> gemmStats_;  // runs with GEMM formats other than bf16 only
   std::unique_ptr<ShadowGemm> shadowGemm_;         // runs with shadow_gemm_formats only
   std::unique_ptr<ShadowRecipes> shadowRecipes_;   // runs with shadow_recipes only

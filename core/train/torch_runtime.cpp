@@ -6,7 +6,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <thread>
+
+#if defined(__GLIBC__)
+#include <gnu/libc-version.h>
+#endif
 
 #include "model/bf16_linear.h"
 #include "util/blas_info.h"
@@ -16,6 +21,8 @@
 // pip LibTorch, which links MKL statically; this, the service-layer function
 // behind it, is. Weak: null with a LibTorch without MKL.
 extern "C" int mkl_serv_cbwr_get(int what) __attribute__((weak));
+// MKL's mkl_get_dynamic() behind its service layer, exported the same way.
+extern "C" int mkl_serv_get_dynamic() __attribute__((weak));
 
 namespace plab {
 namespace {
@@ -62,8 +69,37 @@ std::string mklReproducibilityBranch() {
   return name;
 }
 
+// "model name" of the first CPU in /proc/cpuinfo ("" where there is none).
+std::string cpuModelName() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) break;
+    const auto start = line.find_first_not_of(' ', colon + 1);
+    return start == std::string::npos ? "" : line.substr(start, 200);
+  }
+  return "";
+}
+
+std::string libcName() {
+#if defined(__GLIBC__)
+  return std::string("glibc ") + gnu_get_libc_version();
+#else
+  return "unknown C library";
+#endif
+}
+
 constexpr const char* kPinnedCapability = "default";  // ATEN_CPU_CAPABILITY
 constexpr const char* kPinnedMklBranch = "COMPATIBLE";  // MKL_CBWR
+
+// Every process of the tool asks MKL for run-to-run determinism (see
+// torch_runtime.h), before main() and so before MKL's first use, which is
+// when MKL reads MKL_CBWR and MKL_DYNAMIC; a value the user set is kept.
+[[maybe_unused]] const bool kMklDeterministic = [] {
+  return ::setenv("MKL_CBWR", kDeterministicMklBranch, /*overwrite=*/0) == 0 &&
+         ::setenv("MKL_DYNAMIC", "FALSE", /*overwrite=*/0) == 0;
+}();
 
 }  // namespace
 
@@ -85,7 +121,8 @@ std::string pinReproducibleCpuMath() {
   return "reproducible CPU math: 1 intra-op thread, ATen's " + capability + " kernels, " +
          (mkl.empty() ? "BLAS " + blasFromBuildSettings() + " not pinned (its results may differ between CPUs)"
                       : "MKL branch " + mkl) +
-         ", bf16 products on fp32 kernels";
+         ", bf16 products on fp32 kernels; not pinned: the LibTorch build and " + libcName() +
+         "'s libm (expf, tanhf, ...)";
 }
 
 int applyIntraOpThreads(int64_t requested) {
@@ -109,6 +146,11 @@ TorchRuntime describeTorchRuntime() {
   r.cpuBf16Gemm = describeCpuBf16GemmPath();
   r.cpuCapability = at::get_cpu_capability();
   r.mklReproducibility = mklReproducibilityBranch();
+  // Dynamic threading lets MKL pick its thread count per call, outside what CNR repeats.
+  if (!r.mklReproducibility.empty() && mkl_serv_get_dynamic && mkl_serv_get_dynamic() != 0)
+    r.mklReproducibility += ", dynamic threads";
+  r.cpuModel = cpuModelName();
+  r.libc = libcName();
   return r;
 }
 

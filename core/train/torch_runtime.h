@@ -16,7 +16,10 @@ struct TorchRuntime {
   std::string blas;             // "mkl", "open", ... (LibTorch's BLAS_INFO) or the mapped library
   std::string cpuBf16Gemm;      // see model/bf16_linear.h
   std::string cpuCapability;    // ATen's CPU kernel variant: "DEFAULT", "AVX2", "AVX512"
-  std::string mklReproducibility;  // MKL's CNR branch ("off", "AUTO", "COMPATIBLE"...); "" without MKL
+  std::string mklReproducibility;  // MKL's CNR branch ("off", "AUTO", "COMPATIBLE"..., then
+                                   // ", dynamic threads" where on); "" without MKL
+  std::string cpuModel;            // /proc/cpuinfo's "model name"; "" where there is none
+  std::string libc;                // "glibc 2.36"
 };
 
 TorchRuntime describeTorchRuntime();
@@ -25,6 +28,25 @@ TorchRuntime describeTorchRuntime();
 // "cuda" without CUDA, "cuda:3" with two GPUs. Checked before Start (app)
 // and before the first run (CLI) rather than when the run begins.
 std::string deviceProblem(const std::string& requested);
+
+// MKL without a conditional-numerical-reproducibility branch may reduce in
+// an order that varies from run to run on some CPUs with several threads
+// (Intel documents it: "AUTO ... ensuring fixed cache sizes, deterministic
+// reductions, and static scheduling"; on Intel CPUs multithreaded products
+// have differed between identical runs). So every process that links this
+// file starts with MKL_CBWR=AUTO unless the environment already sets it: MKL
+// keeps its fastest code path for the CPU and the thread count, and repeats
+// its results bit for bit. On the AMD EPYC these figures come from it
+// changed no bit (the same forward logits, the same trained weights) because
+// MKL ran deterministically there already. CNR holds only for a fixed thread
+// count ("set MKL_DYNAMIC and OMP_DYNAMIC to FALSE", Intel's reproducibility
+// conditions), and MKL's dynamic threading stays on in a process that never
+// calls at::set_num_threads (which turns it off): the reference probe, or a
+// run whose thread count is already LibTorch's default. So MKL_DYNAMIC=FALSE
+// is set the same way. describeTorchRuntime reports the branch in effect
+// ("AUTO", or "off" where MKL read its setting first), with ", dynamic
+// threads" while MKL may still change its thread count.
+inline constexpr const char* kDeterministicMklBranch = "AUTO";
 
 // Sets LibTorch's intra-op thread count: `requested`; with 0 OMP_NUM_THREADS
 // when set, else one thread per CPU this process may run on (its affinity

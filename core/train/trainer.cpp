@@ -17,6 +17,7 @@
 #include "model/model_factory.h"
 #include "model/module_tree.h"
 #include "precision/decay_effect.h"
+#include "precision/fp16_eps.h"
 #include "precision/loss_scale/dynamic_loss_scale.h"
 #include "precision/param_recipes.h"
 #include "precision/precision_adamw.h"
@@ -93,6 +94,25 @@ std::string fmt(double v, int precision = 4) {
 }
 
 double mib(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+
+// |w| of the bf16 parameters, an even stride through all of them (at most
+// about 65,536 values): what the weight-decay assessment rounds the Adam
+// updates against (precision/decay_effect.h, UpdateDither).
+std::vector<float> bf16WeightMagnitudes(const std::vector<TrainableParam>& params) {
+  int64_t total = 0;
+  for (const TrainableParam& p : params)
+    if (p.param.scalar_type() == torch::kBFloat16) total += p.param.numel();
+  std::vector<float> out;
+  if (total == 0) return out;
+  const int64_t stride = std::max<int64_t>(1, total / 65536);
+  for (const TrainableParam& p : params) {
+    if (p.param.scalar_type() != torch::kBFloat16) continue;
+    const torch::Tensor sample = p.param.detach().reshape({-1}).slice(0, 0, c10::nullopt, stride).abs()
+                                     .to(torch::kCPU, torch::kFloat32).contiguous();
+    out.insert(out.end(), sample.data_ptr<float>(), sample.data_ptr<float>() + sample.numel());
+  }
+  return out;
+}
 
 // Replaced whole (temporary name + rename): a crash or a full disk never
 // leaves an empty or torn summary.
@@ -272,8 +292,13 @@ class Session {
     // Weight decay at every step of the schedule, in the bf16 layers' recipe
     // (fp32 layers, and every layer without bf16 ones, decay as fp32 does).
     const OptimizerMode decayMode = info.bf16ParameterCount > 0 ? cfg_.mode : OptimizerMode::Fp32AdamW;
-    info.weightDecayEffect = assessWeightDecay(decayMode, cfg_.adamw.weight_decay, cfg_.steps,
-                                               [this](int64_t s) { return scheduledLr(cfg_, s); });
+    // bf16-nearest rounds each step's decay with its Adam update: the
+    // assessment then needs the weights' sizes, not only lr x wd.
+    const UpdateDither dither = decayMode == OptimizerMode::Bf16Nearest && cfg_.adamw.weight_decay > 0
+                                    ? updateDitherOf(bf16WeightMagnitudes(params_), cfg_.adamw.beta1)
+                                    : UpdateDither{};
+    info.weightDecayEffect = assessWeightDecay(
+        decayMode, cfg_.adamw.weight_decay, cfg_.steps, [this](int64_t s) { return scheduledLr(cfg_, s); }, dither);
     info.weightDecayRoundedAway = info.weightDecayEffect.verdict == DecayVerdict::Vanished;
     info.updateWindow = cfg_.update_window;
     info.statisticsBytes = optimizer_->statisticsBytes();
@@ -288,6 +313,8 @@ class Session {
     info.cpuBf16Gemm = device.is_cpu() ? runtime.cpuBf16Gemm : "";
     info.cpuCapability = runtime.cpuCapability;
     info.mklCnr = runtime.mklReproducibility;
+    info.cpuModel = runtime.cpuModel;
+    info.libc = runtime.libc;
     if (loadedBlas().slow && device.is_cpu())
       log("warning: LibTorch uses the reference BLAS (" + runtime.blas +
           "): fp32 matrix products are many times slower than with an optimised BLAS");
@@ -308,6 +335,7 @@ class Session {
         " val blocks of " + std::to_string(cfg_.seq_len) + " tokens");
     if (info.weightDecayEffect.verdict != DecayVerdict::Fine)
       log("note: " + describeDecayAssessment(decayMode, info.weightDecayEffect));
+    if (const std::string eps = fp16EpsWarning(cfg_.mode, cfg_.adamw); !eps.empty()) log("warning: " + eps);
     if (cb_.onStart) cb_.onStart(info);
   }
 
@@ -391,7 +419,7 @@ class Session {
         record(m);
         throw TrainingError("loss became " + std::string(std::isnan(m.loss) ? "NaN" : "infinite") +
                             " at step " + std::to_string(step) + " (lr=" + fmt(m.lr) +
-                            ", mode=" + optimizerModeId(cfg_.mode) + ")");
+                            ", mode=" + optimizerModeId(cfg_.mode) + ")" + fp16EpsCause(cfg_.mode, cfg_.adamw));
       }
       if (!skip && cfg_.grad_clip > 0 && m.gradNorm > cfg_.grad_clip)
         scaleGrads(params_, cfg_.grad_clip / (m.gradNorm + 1e-6));

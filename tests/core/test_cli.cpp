@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <sstream>
 
 #include "report/run_folder_reader.h"
 #include "report/run_order.h"
@@ -22,8 +23,10 @@ struct Outcome {
   QString out, err;
 };
 
-Outcome runCli(const QStringList& args, int timeoutMs = 120000) {
+Outcome runCli(const QStringList& args, int timeoutMs = 120000,
+              const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
   QProcess p;
+  p.setProcessEnvironment(env);
   p.start(qEnvironmentVariable("PLAB_CLI"), args);
   Outcome o;
   if (!p.waitForStarted(10000)) {
@@ -62,6 +65,24 @@ class TestCli : public QObject {
       const Outcome h = runCli({cmd, "--help"});
       QVERIFY2(h.exitCode == 0 && h.out.contains("usage: precision-lab-cli"), describe(h));
     }
+  }
+
+  // Every process of the tool asks MKL for run-to-run determinism under
+  // threads (core/train/torch_runtime.h): the AUTO branch and a fixed thread
+  // count, unless the environment chose otherwise. --version sets no thread
+  // count (which would turn MKL's dynamic threading off on its own), so a
+  // process left with dynamic threads shows here.
+  void versionReportsDeterministicMkl() {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const char* name : {"MKL_CBWR", "MKL_DYNAMIC", "OMP_DYNAMIC", "OMP_NUM_THREADS"}) env.remove(name);
+    const Outcome o = runCli({"--version"}, 120000, env);
+    QVERIFY2(o.exitCode == 0, describe(o));
+    if (!o.out.contains("MKL branch")) QSKIP("LibTorch without MKL");
+    QVERIFY2(o.out.contains("MKL branch AUTO,") && !o.out.contains("dynamic threads"), describe(o));
+    // A user's own setting is kept, and reported.
+    env.insert("MKL_DYNAMIC", "TRUE");
+    const Outcome dynamic = runCli({"--version"}, 120000, env);
+    QVERIFY2(dynamic.out.contains("MKL branch AUTO, dynamic threads"), describe(dynamic));
   }
 
   // `memory` projects from the config: every rank holds the weights and
@@ -142,6 +163,37 @@ class TestCli : public QObject {
     }
     QVERIFY2(o.out.contains("nats val loss vs fp32"), describe(o));
     QVERIFY2(o.out.contains("tiny-gpt2-finetune-fp32: fp32: the fp32 reference"), describe(o));
+    // Kahan and SR again on fp32 moments: what splits their gap (report/paired_gap.h).
+    for (const char* run : {"tiny-gpt2-finetune-bf16-kahan-fp32-moments", "tiny-gpt2-finetune-bf16-sr-fp32-moments"}) {
+      QVERIFY2(fs::exists(out / "runs" / run / "metrics.jsonl"), run);
+      const RunConfig c = RunConfig::fromJson(nlohmann::json::parse(std::ifstream(out / "runs" / run / "config.json")));
+      QVERIFY(c.adamw.moments == MomentPrecision::Fp32);
+    }
+  }
+
+  // With mixed and the recipe on fp32 moments over the same seeds, the
+  // verdict splits the recipe's gap into compute, weight write and moments.
+  void seedsWithFp32MomentRunsSplitTheGap() {
+    QTemporaryDir tmp;
+    const fs::path dir = tmp.path().toStdString();
+    // 4 steps with 2-step windows: the runs record update lost and noise, which the write part shows.
+    std::ofstream(dir / "runs.json") << R"({"runs": [
+        {"name": "p-fp32", "mode": "fp32", "steps": 4, "update_window": 2, "seq_len": 16, "batch_size": 2, "eval_batches": 1, "threads": 1},
+        {"name": "p-mixed", "mode": "mixed", "steps": 4, "update_window": 2, "seq_len": 16, "batch_size": 2, "eval_batches": 1, "threads": 1},
+        {"name": "p-kahan", "mode": "bf16-kahan", "steps": 4, "update_window": 2, "seq_len": 16, "batch_size": 2, "eval_batches": 1, "threads": 1},
+        {"name": "p-kahan-m", "mode": "bf16-kahan", "adamw": {"moments": "fp32"}, "steps": 4, "update_window": 2, "seq_len": 16,
+         "batch_size": 2, "eval_batches": 1, "threads": 1}]})";
+    const Outcome o = runCli({"run", QString::fromStdString((dir / "runs.json").string()), "--seeds", "3-4", "--out",
+                              QString::fromStdString((dir / "out").string()), "--no-pdf"});
+    QVERIFY2(o.exitCode == 0, describe(o));
+    QVERIFY2(o.out.contains("over 2 seeds with mixed and fp32-moment runs ") && o.out.contains(" = compute ") &&
+                 o.out.contains(" + weight write ") && o.out.contains("update noise") && o.out.contains(" + moments "),
+             describe(o));
+    // The report states the same split.
+    std::stringstream html;
+    html << std::ifstream(dir / "out" / "report.html").rdbuf();
+    QVERIFY(html.str().find("with mixed and fp32-moment runs") != std::string::npos &&
+            html.str().find(" + weight write ") != std::string::npos);
   }
 
   // --seeds repeats every run per seed; each seed's run is measured against

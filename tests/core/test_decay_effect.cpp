@@ -345,6 +345,80 @@ class TestDecayEffect : public QObject {
       QVERIFY(std::abs(share[m].mean - 1) < 0.1);
   }
 
+  // The same lr*wd = 1e-4 at lr 1e-3, 1e-4 and 1e-5 (wd 0.1, 1, 10):
+  // bf16-nearest rounds the decay with an Adam update of about 0.23 lr (the
+  // gradients here are pure noise), which spans a bf16 ulp of these
+  // N(0, 0.02) weights at lr 1e-3, some of them at 1e-4 and almost none at
+  // 1e-5. What the real optimizer delivers (D as in decayWithGradients, 5
+  // seeds, 400 steps) against the assessment's model (ditheredDecayShare of
+  // the initial weights, weighted by w^2), within 3 sd of the seeds plus 0.02
+  // (the weights move a little over the 400 steps; the model takes them at
+  // their start); and the verdicts, which lr*wd alone could not tell apart.
+  void decayWithGradientsDependsOnLr() {
+    constexpr int kSteps = 400;
+    const double scale = adamNoiseUpdateScale(0.9);
+    const auto delivered = [&](OptimizerMode mode, uint64_t seed, double lr, double wd) {
+      const bool fp32 = mode == OptimizerMode::Fp32AdamW;
+      torch::manual_seed(seed);
+      const torch::Tensor init = 0.02 * torch::randn({4096});
+      std::vector<torch::Tensor> grads;
+      for (int i = 0; i < kSteps; ++i) grads.push_back(torch::randn({4096}));
+      torch::Tensor end[2];
+      for (int run = 0; run < 2; ++run) {
+        torch::Tensor w = init.to(fp32 ? torch::kFloat32 : torch::kBFloat16).clone().set_requires_grad(true);
+        AdamWOptions o;
+        o.lr = lr;
+        o.weight_decay = run == 0 ? wd : 0.0;
+        UpdateStatsOptions stats;
+        stats.window = 0;
+        PrecisionAdamW opt({{"w", "layer", w, {}}}, mode, o, seed, stats);
+        for (const torch::Tensor& g : grads) {
+          w.mutable_grad() = g.to(w.scalar_type());
+          opt.step(o.lr, false);
+        }
+        end[run] = w.detach().to(torch::kFloat64);
+      }
+      const double d = ((end[1] - end[0]) * end[1]).sum().item<double>() / (end[1] * end[1]).sum().item<double>();
+      // The model on the same initial weights (rounded to bf16 as the run stores them).
+      const torch::Tensor w0 = init.to(torch::kBFloat16).to(torch::kFloat32).contiguous();
+      double sum = 0, norm = 0;
+      for (int64_t i = 0; i < w0.numel(); ++i) {
+        const float w = w0[i].item<float>();
+        sum += double(w) * w * ditheredDecayShare(w, lr, wd, scale);
+        norm += double(w) * w;
+      }
+      return std::make_pair(d, sum / norm);
+    };
+    const std::vector<std::pair<double, double>> settings = {{1e-3, 0.1}, {1e-4, 1.0}, {1e-5, 10.0}};
+    std::vector<DecayVerdict> verdicts;
+    for (const auto& [lr, wd] : settings) {
+      std::vector<double> real, model;
+      for (uint64_t seed : {1, 2, 3, 4, 5}) {
+        const double fp32 = delivered(OptimizerMode::Fp32AdamW, seed, lr, wd).first;
+        const auto [nearest, predicted] = delivered(OptimizerMode::Bf16Nearest, seed, lr, wd);
+        real.push_back(nearest / fp32);
+        model.push_back(predicted);
+      }
+      const Spread r = spreadOf(real), m = spreadOf(model);
+      qInfo("bf16-nearest, lr %g wd %g (lr*wd 1e-4): delivers %.3f +- %.3f of fp32's decay; model %.3f", lr, wd,
+            r.mean, r.sd, m.mean);
+      QVERIFY2(std::abs(r.mean - m.mean) <= 3 * r.sd + 0.02, qPrintable(QString::number(r.mean - m.mean)));
+      std::vector<float> magnitudes;
+      torch::manual_seed(1);
+      const torch::Tensor init = (0.02 * torch::randn({4096})).abs().contiguous();
+      magnitudes.assign(init.data_ptr<float>(), init.data_ptr<float>() + init.numel());
+      const DecayAssessment a =
+          assessWeightDecay(OptimizerMode::Bf16Nearest, wd, std::vector<double>(kSteps, lr), updateDitherOf(magnitudes, 0.9));
+      qInfo("  verdict %s: %s", decayVerdictId(a.verdict).c_str(),
+            describeDecayAssessment(OptimizerMode::Bf16Nearest, a).c_str());
+      verdicts.push_back(a.verdict);
+      // Without the weights the assessment knows lr*wd only: pure decay, the same verdict for all three.
+      QVERIFY(assessWeightDecay(OptimizerMode::Bf16Nearest, wd, std::vector<double>(kSteps, lr)).verdict ==
+              DecayVerdict::Vanished);
+    }
+    QVERIFY(verdicts == std::vector<DecayVerdict>({DecayVerdict::Fine, DecayVerdict::Distorted, DecayVerdict::Vanished}));
+  }
+
   void jsonRoundTrip() {
     const DecayAssessment a = assessWeightDecay(OptimizerMode::Bf16Plain, 0.1, constant(0.02, 10));
     const DecayAssessment b = decayAssessmentFromJson(toJson(a));
@@ -355,7 +429,12 @@ class TestDecayEffect : public QObject {
     QCOMPARE(b.firstOffStep, a.firstOffStep);
     QCOMPARE(b.shareOff, a.shareOff);
     QCOMPARE(b.runEffective, a.runEffective);
+    QCOMPARE(b.at.lr, a.at.lr);
     QVERIFY(decayAssessmentFromJson(nlohmann::json()).verdict == DecayVerdict::Fine);
+    const DecayAssessment c = assessWeightDecay(OptimizerMode::Bf16Nearest, 1.0, constant(1e-4, 10),
+                                                updateDitherOf({0.01f, 0.02f, 0.03f}, 0.9));
+    QVERIFY(c.updateScale > 0);
+    QCOMPARE(decayAssessmentFromJson(toJson(c)).updateScale, c.updateScale);
   }
 
   // run_info.json carries the assessment, and the run-folder reader reads it back.

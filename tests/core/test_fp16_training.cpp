@@ -15,6 +15,7 @@
 #include <functional>
 
 #include "model/safetensors.h"
+#include "precision/fp16_eps.h"
 #include "support/seed_spread.h"
 #include "train/checkpoint_manifest.h"
 #include "support/test_registry.h"
@@ -251,6 +252,57 @@ class Fp16TrainingTest : public QObject {
     const Recorded refused = runAndRecord(resumed);
     QVERIFY(refused.result.status == RunStatus::Failed);
     QVERIFY2(refused.result.message.find("loss_scale") != std::string::npos, refused.result.message.c_str());
+  }
+
+  // precision/fp16_eps.h's rule against torch's own fp16 arithmetic (the
+  // ops mode fp16 steps with): v = fp16(beta2 v + (1 - beta2) g^2) is 0 just
+  // below g0 = sqrt(2^-25 / (1 - beta2)) and not just above; eps rounds to 0
+  // in fp16 just below 2^-25 and not just above it; and a run with the
+  // default eps is warned before its first step and names eps in its failure,
+  // while eps 1e-4 trains without the warning.
+  void fp16EpsIsWarnedAndNamed() {
+    for (double beta2 : {0.999, 0.99, 0.95}) {
+      AdamWOptions o;
+      o.beta2 = beta2;
+      const Fp16EpsCheck c = checkFp16Eps(OptimizerMode::Fp16Plain, o);
+      QVERIFY(c.dividesByZero && c.epsInFp16 == 0);
+      for (double factor : {0.99, 1.01}) {  // g itself rounds to fp16 (2^-11 relative)
+        const auto half = torch::TensorOptions().dtype(torch::kFloat16);
+        const torch::Tensor g = torch::full({1}, factor * c.underflowBelow, half);
+        torch::Tensor v = torch::zeros({1}, half);
+        v.mul_(beta2).addcmul_(g, g, 1 - beta2);  // torch.optim.AdamW's single-tensor update of v
+        QCOMPARE(v.item<double>() == 0, factor < 1);
+      }
+    }
+    AdamWOptions o;
+    o.eps = 2.9e-8;
+    QVERIFY(checkFp16Eps(OptimizerMode::Fp16Plain, o).dividesByZero);
+    o.eps = 3.0e-8;
+    QVERIFY(!checkFp16Eps(OptimizerMode::Fp16Plain, o).dividesByZero);
+    QVERIFY(torch::full({1}, 2.9e-8).to(torch::kFloat16).item<double>() == 0);
+    QVERIFY(torch::full({1}, 3.0e-8).to(torch::kFloat16).item<double>() > 0);
+    o.eps = 1e-8;
+    QVERIFY(!checkFp16Eps(OptimizerMode::Fp16Mixed, o).applies);  // fp32 optimizer arithmetic
+    QVERIFY(fp16EpsWarning(OptimizerMode::Bf16Plain, o).empty());
+
+    RunConfig c = smallRun(OptimizerMode::Fp16Plain, 3);
+    c.adamw.eps = 1e-8;
+    const Recorded failed = runAndRecord(c);
+    QVERIFY(failed.result.status == RunStatus::Failed);
+    QVERIFY2(failed.result.message.find("loss became NaN at step 2") != std::string::npos &&
+                 failed.result.message.find("adamw.eps 1e-08 is 0 in fp16") != std::string::npos &&
+                 failed.result.message.find("set adamw.eps to 1e-4") != std::string::npos,
+             failed.result.message.c_str());
+    const auto warned = std::find_if(failed.logs.begin(), failed.logs.end(), [](const std::string& l) {
+      return l.rfind("warning: mode fp16 divides by zero", 0) == 0;
+    });
+    QVERIFY(warned != failed.logs.end());
+    QVERIFY(failed.steps.size() == 2 && std::isfinite(failed.steps[0].loss));  // step 1 trains, step 2 is NaN
+    qInfo("%s", warned->c_str());
+    c.adamw.eps = 1e-4;
+    const Recorded trained = runAndRecord(c);
+    QVERIFY2(trained.result.status == RunStatus::Completed, trained.result.message.c_str());
+    for (const std::string& l : trained.logs) QVERIFY2(l.find("divides by zero") == std::string::npos, l.c_str());
   }
 
   // Step 1 from the same weights over seeds (the seed draws the batch):

@@ -250,6 +250,58 @@ class TestFp32Twin : public QObject {
     QVERIFY(!report::pairedGap(runs, 5));
   }
 
+  // With mixed and the same recipe on fp32 moments over the same seeds, the
+  // gap splits into compute (mixed's gap), weight write (fp32-moment run's
+  // gap minus mixed's) and moments (this gap minus the fp32-moment run's),
+  // seed by seed: the parts' means add up to the gap's exactly, each with its
+  // own paired interval; the runs' own update lost and update noise go with
+  // the write. A seed missing one of the runs leaves it out of the split.
+  void gapAttributionAddsUp() {
+    const double fp32Val[] = {1.93, 1.95, 1.94, 1.92, 1.96};
+    const double mixedGap[] = {0.0001, 0.0000, 0.0001, 0.0002, 0.0001};
+    const double momentsFp32Gap[] = {0.0004, 0.0002, 0.0003, 0.0004, 0.0002};
+    const double kahanGap[] = {0.0005, 0.0002, 0.0004, 0.0003, 0.0003};
+    std::vector<RunRecord> runs;
+    for (int s = 0; s < 5; ++s) {
+      const uint64_t seed = 11 + s;
+      const std::string sfx = "-s" + std::to_string(seed);
+      runs.push_back(finishedRun("fp32" + sfx, OptimizerMode::Fp32AdamW, seed, fp32Val[s]));
+      runs.push_back(finishedRun("mixed" + sfx, OptimizerMode::Fp32MasterWeights, seed, fp32Val[s] + mixedGap[s]));
+      RunRecord kahan = finishedRun("kahan" + sfx, OptimizerMode::Bf16Kahan, seed, fp32Val[s] + kahanGap[s]);
+      kahan.result.meanUpdateLost = 0.0;
+      kahan.result.meanUpdateNoise = 0.12;
+      runs.push_back(kahan);
+      RunRecord fp32Moments = finishedRun("kahan-m" + sfx, OptimizerMode::Bf16Kahan, seed, fp32Val[s] + momentsFp32Gap[s]);
+      fp32Moments.config.adamw.moments = MomentPrecision::Fp32;
+      runs.push_back(fp32Moments);
+    }
+    const auto gap = report::pairedGap(runs, 2);
+    QVERIFY(gap && gap->attribution);
+    const auto& a = *gap->attribution;
+    QCOMPARE(a.seeds.size(), size_t(5));
+    QVERIFY(std::abs(a.gap.mean - 0.00034) < 1e-12);
+    QVERIFY(std::abs(a.compute.mean - 0.0001) < 1e-12);
+    QVERIFY(std::abs(a.write.mean - 0.0002) < 1e-12);
+    QVERIFY(std::abs(a.moments.mean - 0.00004) < 1e-12);
+    QVERIFY(std::abs(a.compute.mean + a.write.mean + a.moments.mean - a.gap.mean) < 1e-15);
+    QVERIFY(a.write.ciLow > 0);  // the write's pairs all agree in sign: beyond noise
+    QCOMPARE(*a.updateNoise, 0.12);
+    const std::string text = report::comparisonVerdict(runs, 2);
+    QVERIFY2(text.find("over 5 seeds with mixed and fp32-moment runs +0.000340 = compute +1.00e-04 (95 % CI ") !=
+                     std::string::npos &&
+                 text.find(" + weight write +0.000200 (95 % CI +0.000112 to ") != std::string::npos &&
+                 text.find("[update lost 0.00 %, update noise 12.0 %] + moments +4.00e-05 (95 % CI ") != std::string::npos,
+             text.c_str());
+    // The fp32-moment run itself has nothing to split further.
+    QVERIFY(!report::pairedGap(runs, 3)->attribution);
+    // Without one seed's fp32-moment run, that seed is left out of the split only.
+    runs.erase(runs.begin() + 3);
+    const auto fewer = report::pairedGap(runs, 2);
+    QVERIFY(fewer && fewer->attribution);
+    QCOMPARE(fewer->total.pairs, 5);
+    QCOMPARE(fewer->attribution->seeds.size(), size_t(4));
+  }
+
   // The twin rule leaves out layer_stats_every and update_window because
   // they only measure: two fp32 runs that differ in them train identically.
   void measurementCadenceDoesNotChangeTraining() {

@@ -316,6 +316,26 @@ class TestReport : public QObject {
     QCOMPARE(report::lossDeltaText(0.06), std::string("+0.0600"));
   }
 
+  // No sign without a digit after it, in any of the shared number texts:
+  // a figure that rounds to zero reads "0.0000", never "-0.0000" or "+0.0000".
+  void noNegativeZero() {
+    QCOMPARE(report::lossDeltaText(-0.0), std::string("0.0000"));
+    QCOMPARE(report::lossDeltaText(0.0), std::string("0.0000"));
+    QCOMPARE(report::lossText(-0.0), std::string("0.0000"));
+    QCOMPARE(report::lossDeltaText(-4e-6), std::string("-4.00e-06"));  // tiny values keep their digits and sign
+    QCOMPARE(report::signedFixedText(-0.00001, 4), std::string("0.0000"));
+    QCOMPARE(report::signedFixedText(-0.0, 4), std::string("0.0000"));
+    QCOMPARE(report::signedFixedText(0.00012, 4), std::string("+0.0001"));
+    QCOMPARE(report::signedFixedText(-0.0112, 4), std::string("-0.0112"));
+    QCOMPARE(report::fixedText(-0.00004, 2), std::string("0.00"));
+    QCOMPARE(report::percentText(-4e-7, 1), std::string("0.0 %"));
+    QCOMPARE(report::savingText(0.0, 0), std::string("0 %"));       // fp32 and mixed: "state 0 %"
+    QCOMPARE(report::savingText(-0.0001, 0), std::string("0 %"));
+    QCOMPARE(report::savingText(0.0001, 0), std::string("0 %"));
+    QCOMPARE(report::savingText(0.5, 0), std::string("−50 %"));
+    QCOMPARE(report::savingText(-0.125, 1), std::string("+12.5 %"));
+  }
+
   void unwritableTargetsNameThePath() {
     const RunRecord run = syntheticRun("x", OptimizerMode::Bf16Kahan, 3);
     QTemporaryDir tmp;

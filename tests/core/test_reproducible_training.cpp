@@ -66,8 +66,10 @@ struct CliRun {
 };
 
 // precision-lab-cli on config c, in an environment that makes LibTorch pick
-// the given kernels (a simulated other machine).
-CliRun trainInCli(const RunConfig& c, const QString& atenCapability, const QString& mklBranch) {
+// the given kernels (a simulated other machine): ATEN_CPU_CAPABILITY and
+// MKL_CBWR, plus any other variables in `extra`.
+CliRun trainInCli(const RunConfig& c, const QString& atenCapability, const QString& mklBranch,
+                  const std::vector<std::pair<QString, QString>>& extra = {}) {
   const fs::path configFile = fs::path(c.output_dir).parent_path() / (fs::path(c.output_dir).filename().string() + ".json");
   nlohmann::json j = c.toJson();
   j.erase("output_dir");
@@ -76,6 +78,7 @@ CliRun trainInCli(const RunConfig& c, const QString& atenCapability, const QStri
   QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
   env.insert("ATEN_CPU_CAPABILITY", atenCapability);
   env.insert("MKL_CBWR", mklBranch);
+  for (const auto& [name, value] : extra) env.insert(name, value);
   p.setProcessEnvironment(env);
   p.start(qEnvironmentVariable("PLAB_CLI"), {"run", QString::fromStdString(configFile.string()), "--out",
                                              QString::fromStdString(c.output_dir), "--no-pdf"});
@@ -140,6 +143,53 @@ class TestReproducibleTraining : public QObject {
     const CliRun freeNative = trainInCli(unpinned, native, "AUTO");
     QVERIFY2(freeDefault.exitCode == 0 && freeNative.exitCode == 0, qPrintable(freeDefault.err + freeNative.err));
     QVERIFY(freeDefault.weights != freeNative.weights);
+  }
+
+  // The pinned step under every CPU dispatch variant that can be forced on
+  // one machine, each a simulated other CPU: ATen's kernels and MKL's branch
+  // asked for from outside (the pin overrides them), MKL's instruction set,
+  // its old AMD switch, oneDNN's instruction set, glibc's libm variants
+  // (hwcaps: libm's expf, tanhf... as on a CPU without AVX, AVX2, FMA and
+  // AVX-512) and a second thread asked for by OMP_NUM_THREADS. Each trains
+  // the same bits as the plain pinned run. What cannot be forced here: another
+  // vendor's MKL dispatch inside its COMPATIBLE branch (Intel documents that
+  // branch as SSE2 code without the approximate rcpps/rsqrtps, identical on
+  // Intel and compatible CPUs), another glibc version, another LibTorch build.
+  void reproducibleRunUnderForcedDispatchVariants() {
+    if (qEnvironmentVariableIsEmpty("PLAB_CLI")) QSKIP("PLAB_CLI not set (run through ctest)");
+    QTemporaryDir tmp;
+    const fs::path dir = tmp.path().toStdString();
+    RunConfig pinned = tinyPretrain(dir / "base", 0, 1);
+    pinned.reproducible = true;
+    const CliRun base = trainInCli(pinned, "default", "COMPATIBLE");
+    QVERIFY2(base.exitCode == 0 && base.weights.size() > 400000, qPrintable(base.err));
+    struct Variant {
+      const char* name;
+      QString aten, mkl;
+      std::vector<std::pair<QString, QString>> extra;
+    };
+    const std::vector<Variant> variants = {
+        {"ATen avx2, MKL AUTO", "avx2", "AUTO", {}},
+        {"ATen avx512, MKL AVX512", "avx512", "AVX512", {}},
+        {"MKL_CBWR=AVX2,STRICT", "default", "AVX2,STRICT", {}},
+        {"MKL_ENABLE_INSTRUCTIONS=SSE4_2", "default", "AUTO", {{"MKL_ENABLE_INSTRUCTIONS", "SSE4_2"}}},
+        {"MKL_ENABLE_INSTRUCTIONS=AVX512", "default", "AUTO", {{"MKL_ENABLE_INSTRUCTIONS", "AVX512"}}},
+        {"MKL_DEBUG_CPU_TYPE=5", "default", "AUTO", {{"MKL_DEBUG_CPU_TYPE", "5"}}},
+        {"ONEDNN_MAX_CPU_ISA=SSE41", "default", "AUTO", {{"ONEDNN_MAX_CPU_ISA", "SSE41"}}},
+        {"ONEDNN_MAX_CPU_ISA=AVX2", "default", "AUTO", {{"ONEDNN_MAX_CPU_ISA", "AVX2"}}},
+        {"glibc hwcaps without AVX, AVX2, FMA, AVX-512", "default", "COMPATIBLE",
+         {{"GLIBC_TUNABLES", "glibc.cpu.hwcaps=-AVX2,-FMA,-AVX512F,-AVX"}}},
+        {"OMP_NUM_THREADS=2, MKL_DYNAMIC=TRUE", "default", "COMPATIBLE",
+         {{"OMP_NUM_THREADS", "2"}, {"MKL_DYNAMIC", "TRUE"}}},
+    };
+    for (size_t i = 0; i < variants.size(); ++i) {
+      const Variant& v = variants[i];
+      pinned.output_dir = (dir / ("v" + std::to_string(i))).string();
+      const CliRun r = trainInCli(pinned, v.aten, v.mkl, v.extra);
+      QVERIFY2(r.exitCode == 0, qPrintable(QString(v.name) + ": " + r.err));
+      qInfo("%s: %s", v.name, r.weights == base.weights ? "same bits" : "DIFFERENT bits");
+      QVERIFY2(r.weights == base.weights, v.name);
+    }
   }
 
   // Last: it pins this process's environment. Here ATen has long picked its

@@ -3,16 +3,19 @@
 
 Inputs: parameters of odd sizes (1 to 33,153 elements, so vector loops run
 their tails), 100 steps of fixed gradients of varying scale (some exact
-zeros), AdamW lr 1e-3 / 1e-2, betas (0.9, 0.999), eps 1e-8, weight decay 0.01 /
+zeros), AdamW lr 1e-3 / 1e-2, betas (0.9, 0.999) (and beta2 0.99, 0.95), eps 1e-8, weight decay 0.01 /
 0.1. The probe runs PrecisionAdamW as a run does (all-bf16 plan applied by
 applyPrecisionPlan, statistics on step 1 and every 5 steps).
 
 * fp32 against torch.optim.AdamW (foreach=False and True) on fp32 parameters,
   bf16 against it on bf16 parameters (model.to(torch.bfloat16) + AdamW), and
-  fp16 on fp16 parameters (model.half() + AdamW, no loss scaling):
-  parameters and both moments bit for bit (fp16: against foreach=False, the
-  CPU default; torch's foreach=True computes some fp16 moments differently
-  from its own foreach=False, and the check pins that difference too). In fp16, eps 1e-8 is 0 and squared
+  fp16 on fp16 parameters (model.half() + AdamW, no loss scaling), at beta2
+  0.999, 0.99 and 0.95: parameters and both moments bit for bit against
+  foreach=False (the for-loop, torch's CPU default). foreach=True rounds beta2
+  to the parameters' dtype (check_torch_modes): it differs from torch's own
+  for-loop on fp16 at every beta2 and on bf16 at beta2 0.99 and 0.95, and the
+  check pins that difference too (the project differs from it exactly as
+  torch's for-loop does). In fp16, eps 1e-8 is 0 and squared
   gradients below 2^-24 flush to zero, so torch's AdamW writes Inf and NaN
   into some weights: those must be the same elements with the same bits, and
   the check prints how many there are. (LibTorch's C++
@@ -48,8 +51,13 @@ SHAPES = {"scalar": (1,), "w7": (7,), "w1031": (1031,), "m33x17": (33, 17), "t5x
 HYPERS = [
     {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.01},
     {"lr": 1e-2, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.1},
+    # beta2 below 1 - 2^-9: torch's foreach=True leaves its for-loop (see check_torch_modes)
+    {"lr": 1e-3, "beta1": 0.9, "beta2": 0.99, "eps": 1e-8, "weight_decay": 0.01},
+    {"lr": 1e-3, "beta1": 0.9, "beta2": 0.95, "eps": 1e-8, "weight_decay": 0.01},
 ]
 KAHAN_SEEDS = [1, 2, 3, 4]
+# |w| ranges the Kahan comparison is reported in (check_kahan)
+MAGNITUDE_BINS = [(0.25, float("inf")), (2.0 ** -4, 0.25), (2.0 ** -7, 2.0 ** -4), (0.0, 2.0 ** -7)]
 
 def make_inputs(seed):
     gen = torch.Generator().manual_seed(seed)
@@ -121,9 +129,21 @@ def bit_compare(ours, theirs, keys):
 
 
 def check_torch_modes(probe, tally, work):
+    """Which of torch's two AdamW paths the project matches. It follows the
+    single-tensor for-loop (foreach=False, torch's CPU default), where
+    exp_avg_sq.mul_(beta2) multiplies a bf16/fp16 tensor by the Python float
+    in fp32 and rounds once. foreach=True (torch's CUDA default) calls
+    torch._foreach_mul_(exp_avg_sqs, beta2), which rounds beta2 itself to the
+    tensors' dtype first. On bf16 the two agree only where that cannot show:
+    for beta2 > 1 - 2^-9 (0.998047; the default 0.999 among them) bf16(beta2)
+    is 1.0, and fp32(beta2 * v) also rounds back to v because the change is
+    below half a bf16 ulp; below it (0.99, 0.95) torch's two paths differ from
+    each other. Where torch's own paths disagree, the project must equal
+    foreach=False bit for bit and differ from foreach=True in exactly as many
+    elements as torch's foreach=False does."""
     for hi, hyper in enumerate(HYPERS):
         inputs = make_inputs(10 + hi)
-        label = f"lr {hyper['lr']:g} wd {hyper['weight_decay']:g}"
+        label = f"lr {hyper['lr']:g} wd {hyper['weight_decay']:g} beta2 {hyper['beta2']:g}"
         for mode, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16), ("fp16", torch.float16)):
             ours = run_probe(probe, work, mode, inputs, hyper, tag=f"-h{hi}")
             keys = [k for k in ours if k.startswith("param/") or k.endswith(".exp_avg") or k.endswith(".exp_avg_sq")]
@@ -136,13 +156,13 @@ def check_torch_modes(probe, tally, work):
                 n, total, worst = bit_compare(ours, reference, keys)
                 detail = (f"{n}/{total} elements (params, exp_avg, exp_avg_sq) differ ({100 * n / total:.2f} %), "
                           f"max {worst} ulp; {nonfinite} weights Inf/NaN")
-                if dtype == torch.float16 and foreach:
-                    # On fp16 torch's two forms disagree with each other (on
-                    # bf16 and fp32 they agree): the project follows the
-                    # single-tensor form, the CPU default (foreach=None), so it
-                    # must differ from foreach=True exactly where torch's own
+                n_torch = bit_compare(references[False], reference, keys)[0] if foreach else 0
+                if n_torch:
+                    # torch's two forms disagree with each other (fp16 at
+                    # every beta2, bf16 below beta2 = 1 - 2^-9, see above):
+                    # the project follows the single-tensor form, so it must
+                    # differ from foreach=True exactly where torch's own
                     # foreach=False does.
-                    n_torch, _, _ = bit_compare(references[False], reference, keys)
                     tally.check(f"{mode} ({label}) vs torch.optim.AdamW foreach=True: differs exactly as torch's "
                                 "foreach=False does", n == n_torch,
                                 detail + f"; torch foreach=False vs True: {n_torch} elements differ")
@@ -243,14 +263,18 @@ def check_kahan(probe, tally, work):
     * wd 0: the README names weight decay as the one place the two compute
       differently, so without it project vs optimi must differ in at most 1.5x
       the noise floor's share of elements (1.5: the floor itself varies by
-      about +-15 % over the seeds), by at most 1 ulp.
+      about +-15 % over the seeds), by at most 1 ulp; and in each range of
+      |w| (MAGNITUDE_BINS, down to 0) in at most 1.5x that range's floor:
+      the share grows as |w| shrinks, the floor's with it (measured: 1.6 %
+      at |w| >= 0.25, 8 % at 1/16..1/4, 37 % at 1/128..1/16, 88 % below,
+      where sign changes count thousands of ulps on both sides).
     * wd 0.01: the README says optimi's decay, applied outside the compensated
       sum, vanishes at small lr while the project keeps it. Measured as each
       side's share of elements off fp32 AdamW's weights (rounded to bf16): the
       project's must stay within 1 percentage point of its wd-0 share, and
       optimi's must grow by more than 1 point.
     """
-    rows = []
+    rows, bins = [], []
     for wd in (0.0, 0.01):
         hyper = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": wd}
         for seed in KAHAN_SEEDS:
@@ -263,6 +287,10 @@ def check_kahan(probe, tally, work):
             fp32 = cat(torch_adamw(inputs, hyper, torch.float32, foreach=False))
             big = fp32.abs() >= 0.25
             grid = fp32.bfloat16()  # fp32 AdamW's weights on the bf16 grid: the best bf16 can hold
+            for lo, hi in MAGNITUDE_BINS:
+                where = (fp32.abs() >= lo) & (fp32.abs() < hi)
+                bins.append({"wd": wd, "seed": seed, "lo": lo, "hi": hi, "n": int(where.sum()),
+                             "floor": share_and_max(ours, ours2, where), "pair": share_and_max(ours, theirs, where)})
             rows.append({
                 "wd": wd, "seed": seed, "n": int(big.sum()),
                 "floor": share_and_max(ours, ours2, big),
@@ -278,6 +306,22 @@ def check_kahan(probe, tally, work):
         f = lambda x: f"{100 * x[0]:6.2f} % ({x[1]})"  # noqa: E731
         print(f"     {r['wd']:<5g} {r['seed']:4d}  {r['n']:8d}  {f(r['floor']):>20s}  {f(r['pair']):>17s}  "
               f"{f(r['ours_fp32']):>15s}  {f(r['optimi_fp32']):>14s}  ({r['pair_all_max']})")
+    print("     by |w| (fp32 AdamW's end weights), wd 0: project vs optimi, and the project's own seed vs seed")
+    for b in (b for b in bins if b["wd"] == 0):
+        print(f"     seed {b['seed']} |w| in [{b['lo']:g}, {b['hi']:g}): {b['n']:6d} elements, "
+              f"project vs optimi {100 * b['pair'][0]:6.2f} % (max {b['pair'][1]} ulp), "
+              f"seed vs seed {100 * b['floor'][0]:6.2f} % (max {b['floor'][1]} ulp)")
+    # Every magnitude, not only |w| >= 0.25: the share differing from optimi
+    # grows as |w| shrinks (finer ulps), and so does the project's own
+    # seed-to-seed share, by the same amount: both are the stochastically
+    # rounded moments' noise. Held to 1.5 x that floor in each range; the
+    # ulp bound (1, as above) where no sign change can count thousands.
+    for b in (b for b in bins if b["wd"] == 0):
+        ulp_ok = b["pair"][1] <= max(1, b["floor"][1]) if b["lo"] >= 2.0 ** -4 else True
+        tally.check(f"bf16-kahan vs optimi, wd 0, seed {b['seed']}, |w| in [{b['lo']:g}, {b['hi']:g})",
+                    b["pair"][0] <= 1.5 * b["floor"][0] and ulp_ok,
+                    f"{100 * b['pair'][0]:.2f} % of {b['n']} elements differ (max {b['pair'][1]} ulp); the project's "
+                    f"own seed-to-seed {100 * b['floor'][0]:.2f} % (max {b['floor'][1]} ulp)")
     for r in (r for r in rows if r["wd"] == 0):
         tally.check(f"bf16-kahan vs optimi AdamW(kahan_sum=True), wd 0, seed {r['seed']}",
                     r["pair"][0] <= 1.5 * r["floor"][0] and r["pair"][1] <= 1,

@@ -179,8 +179,9 @@ class TestAdvisorDialog : public QObject {
       if (static_cast<int>(i) != advice.chosen)
         QVERIFY2(!advice.candidates[i].rejected.empty(), advice.candidates[i].name.c_str());
     // Every reason is true of the figures: "saves less" only when it does;
-    // an equally cheap plan within tolerance has more layers at risk in the
-    // shadow, or compensates more elements, or loses more of the update (at
+    // an equally cheap plan within tolerance has a higher loss, or (at an
+    // equal loss) more layers at risk in the shadow, or compensates more
+    // elements, or loses more of the update (at
     // 4 steps nearest and SR both stay within tolerance).
     if (advice.chosen >= 0) {
       const AdvisorCandidate& chosen = advice.candidates[static_cast<size_t>(advice.chosen)];
@@ -188,7 +189,9 @@ class TestAdvisorDialog : public QObject {
         if (c.rejected.find("saves less") != std::string::npos) QVERIFY2(c.memorySaved < chosen.memorySaved, c.name.c_str());
         if (c.rejected.find("as cheap as") != std::string::npos) {
           QCOMPARE(c.stateBytes, chosen.stateBytes);
-          if (c.rejected.find("at risk") != std::string::npos || c.rejected.find("risk threshold") != std::string::npos)
+          if (c.rejected.find("its loss is higher") != std::string::npos)
+            QVERIFY2(*c.lossVsFp32 > *chosen.lossVsFp32, c.name.c_str());
+          else if (c.rejected.find("at risk") != std::string::npos || c.rejected.find("risk threshold") != std::string::npos)
             QVERIFY2(c.layersAtRisk > chosen.layersAtRisk, c.name.c_str());
           else if (c.rejected.find("compensates") != std::string::npos)
             QVERIFY2(c.layersAtRisk == chosen.layersAtRisk && c.compensatedElements > chosen.compensatedElements,

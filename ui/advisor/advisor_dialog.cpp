@@ -22,6 +22,7 @@
 #include "advisor/advisor_runner.h"
 #include "advisor/frontier_chart.h"
 #include "util/wheel_guard.h"
+#include "report/number_text.h"
 
 namespace plab::ui {
 namespace {
@@ -31,7 +32,7 @@ QString percent(double fraction, int decimals = 1) {
   return QString::number(std::round(100 * fraction * scale) / scale + 0.0, 'f', decimals) + " %";  // no "-0.0"
 }
 
-QString nats(double v) { return (v >= 0 ? "+" : "") + QString::number(v, 'g', 3); }
+QString nats(double v) { return QString::fromStdString(plab::report::lossDeltaText(v)); }  // no "-0"
 
 QTableWidgetItem* cell(const QString& text, const QString& tip = {}) {
   auto* item = new QTableWidgetItem(text);
@@ -360,10 +361,9 @@ void AdvisorDialog::showAdvice(const plab::Advice& advice) {
   } else {
     text = "<b>No candidate stayed within the tolerance</b> (keep fp32, or allow more). " + text.toHtmlEscaped();
   }
-  // The shadow run is the process's first: its steps include warm-up, so
-  // this overstates the shadow's cost on short runs (README: +12 % measured apart).
+  // CPU time of the shadow's own work over the rest of its run's steps (advisor.h).
   if (advice.shadowOverhead)
-    text += QString(" Shadow run's mean step time vs the fp32 runs': %1%2 (it runs first, warm-up included).")
+    text += QString(" Shadow's CPU time on top of its fp32 run's steps: %1%2 (measured inside each step).")
                 .arg(*advice.shadowOverhead >= 0 ? "+" : "")
                 .arg(percent(*advice.shadowOverhead, 0));
   text += gemmVerdict(advice);

@@ -6,6 +6,7 @@
 #include "charts/run_colors.h"
 #include "report/fp32_comparison.h"
 #include "report/run_relations.h"
+#include "report/number_text.h"
 #include "run/run_summary.h"
 #include "util/format.h"
 
@@ -28,7 +29,7 @@ QString peakLine(const plab::RunRecord& run, const plab::RunRecord* fp32Referenc
     return "peak " + QString::number(mib(*run.result.trainingPeakBytes), 'f', 1) + " MiB";
   const auto saved = plab::report::measuredPeakSaving(run, fp32Reference);
   if (!saved) return "peak: " + QString::fromStdString(plab::report::peakSavingText(run, fp32Reference));
-  return "peak " + QString(*saved >= 0 ? "−" : "+") + percentText(std::abs(*saved));
+  return "peak " + QString::fromStdString(plab::report::savingText(*saved));
 }
 
 // The baseline is computed, not measured: neutral grey. The legend shows
@@ -227,9 +228,9 @@ void MemoryChart::showSeries(const std::vector<ChartSeries>& series) {
     // Beside the bar: the state saving and, where measured, the peak
     // saving against the fp32 run. More than fp32 (fp16-mixed's fp32
     // gradients and master) reads "+".
-    QString saving = QString("state ") + (m.saved >= 0 ? "−" : "+") + percentText(std::abs(m.saved), 0);
+    QString saving = "state " + QString::fromStdString(plab::report::savingText(m.saved, 0));
     if (s.group()) {
-      if (m.peak) saving += QString(", peak ") + (*m.peak >= 0 ? "−" : "+") + percentText(std::abs(*m.peak));
+      if (m.peak) saving += ", peak " + QString::fromStdString(plab::report::savingText(*m.peak));
       saving += QString(" (mean of %1)").arg(s.runs.size());
     } else if (run.result.trainingPeakBytes) {
       saving += ", " + peakLine(run, s.twins.front() == &run ? nullptr : s.twins.front());
