@@ -1,5 +1,7 @@
 #include "precision/dynamic_tree_code.h"
 
+#include "precision/kernels/dynamic_tree_8bit.h"
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -30,7 +32,26 @@ torch::Tensor build(bool isSigned) {
   return torch::tensor(values, torch::kFloat32);
 }
 
+torch::Tensor buildStarts(const torch::Tensor& code) {
+  const float* table = code.data_ptr<float>();
+  torch::Tensor starts = torch::empty({kernels::kDynamicTreeBuckets}, torch::kUInt8);
+  uint8_t* out = starts.data_ptr<uint8_t>();
+  for (int64_t b = 0; b < kernels::kDynamicTreeBuckets; ++b) {
+    // The bucket's lowest key, back to the float it orders (orderedKey's inverse).
+    const uint32_t key = static_cast<uint32_t>(b) << kernels::kDynamicTreeBucketShift;
+    const float lowest = kernels::floatOf((key & 0x80000000u) ? (key & 0x7FFFFFFFu) : ~key);
+    out[b] = static_cast<uint8_t>(kernels::dynamicTreeSearch(lowest, table));
+  }
+  return starts;
+}
+
 }  // namespace
+
+const torch::Tensor& dynamicTreeStarts(bool isSigned) {
+  static const torch::Tensor signedStarts = buildStarts(dynamicTreeCode(true));
+  static const torch::Tensor unsignedStarts = buildStarts(dynamicTreeCode(false));
+  return isSigned ? signedStarts : unsignedStarts;
+}
 
 const torch::Tensor& dynamicTreeCode(bool isSigned) {
   static const torch::Tensor signedCode = build(true);

@@ -16,4 +16,9 @@ namespace plab {
 // 256 sorted fp32 values on the CPU; signed for m, unsigned for v. Built once.
 const torch::Tensor& dynamicTreeCode(bool isSigned);
 
+// uint8, kernels::kDynamicTreeBuckets entries: the binary search's code for
+// the lowest value of each bucket of q (kernels/dynamic_tree_8bit.h,
+// dynamicTreeLookup). Built once from dynamicTreeCode(isSigned).
+const torch::Tensor& dynamicTreeStarts(bool isSigned);
+
 }  // namespace plab

@@ -35,6 +35,8 @@ struct QuantizedAdamWArgs {
   float* vScale = nullptr;
   const float* signedCode = nullptr;    // 256 sorted code values for m
   const float* unsignedCode = nullptr;  // for v
+  const uint8_t* signedStarts = nullptr;    // their bucket starts (dynamicTreeLookup)
+  const uint8_t* unsignedStarts = nullptr;
   uint16_t* comp = nullptr;             // Kahan only
   TorchaoScalars s;
   RandomStream random;  // stochastic weight writes (stream random.stream)

@@ -46,9 +46,9 @@ void storeMoments(const QuantizedAdamWArgs& a, int64_t first, int64_t len, const
   switch (a.layout) {
     case MomentLayout::DynamicTree8bit:
       a.mScale[first / kDynamicTreeBlock] =
-          quantizeDynamicTreeBlock(m, len, a.signedCode, static_cast<uint8_t*>(a.m) + first);
+          quantizeDynamicTreeBlock(m, len, a.signedCode, a.signedStarts, static_cast<uint8_t*>(a.m) + first);
       a.vScale[first / kDynamicTreeBlock] =
-          quantizeDynamicTreeBlock(v, len, a.unsignedCode, static_cast<uint8_t*>(a.v) + first);
+          quantizeDynamicTreeBlock(v, len, a.unsignedCode, a.unsignedStarts, static_cast<uint8_t*>(a.v) + first);
       break;
     case MomentLayout::PlainFp32:
       for (int64_t j = 0; j < len; ++j) {

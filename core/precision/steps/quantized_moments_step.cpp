@@ -70,6 +70,8 @@ torch::Tensor quantizedMomentsStep(ParamState& p, const StepScalars& s, WeightWr
   }
   a.signedCode = dynamicTreeCode(true).data_ptr<float>();
   a.unsignedCode = dynamicTreeCode(false).data_ptr<float>();
+  a.signedStarts = dynamicTreeStarts(true).data_ptr<uint8_t>();
+  a.unsignedStarts = dynamicTreeStarts(false).data_ptr<uint8_t>();
   if (a.rule == kernels::WeightRule::Kahan && !fp32) a.comp = reinterpret_cast<uint16_t*>(p.comp.data_ptr<at::BFloat16>());
   a.s = torchaoScalarsOf(s);
   a.random = extras.random;
