@@ -14,8 +14,9 @@
 // Writes the final parameters ("param/<name>", in their dtype) and every
 // optimizer state tensor ("state/<name>.exp_avg", ".exp_avg_sq", ".master",
 // ".kahan" where the mode keeps one; "8bit" moments as codes and
-// ".exp_avg.scale", ".exp_avg_sq.scale"), and "dequant/<name>.exp_avg",
-// ".exp_avg_sq": both moments as fp32 values (PrecisionAdamW's dequantization).
+// ".exp_avg.scale", ".exp_avg_sq.scale"), and under "8bit" moments
+// "dequant/<name>.exp_avg", ".exp_avg_sq": both moments as fp32 values
+// (PrecisionAdamW's dequantization).
 #include <map>
 
 #include "commands.h"
@@ -112,6 +113,7 @@ int adamwCommand(const Args& args) {
   for (const auto& p : holder.named_parameters()) out.emplace_back("param/" + p.key(), p.value().detach());
   for (auto& [name, t] : optimizer.stateTensors()) out.emplace_back("state/" + name, t);
   for (const std::string& name : in.names) {
+    if (options.moments != MomentPrecision::Dynamic8bit) break;
     out.emplace_back("dequant/" + name + ".exp_avg", optimizer.firstMoment(name).to(torch::kFloat32).contiguous());
     out.emplace_back("dequant/" + name + ".exp_avg_sq", optimizer.secondMoment(name).to(torch::kFloat32).contiguous());
   }
