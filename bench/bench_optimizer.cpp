@@ -12,7 +12,10 @@
 // 1.63x and 0.39x for torch's own code).
 // The first row pairs torch with a second copy of itself: how near 1.00 it
 // reads is the run's noise.
-//   bench_optimizer [elements=4000000] [steps=20] [warmup=3] [device=cpu] [threads]
+// The "8bit" rows: adamw.moments "8bit" (torchao's AdamW8bit store and
+// step, CPU only) on bf16 weights per write rule and on fp32 weights;
+// bench/compare_torchao_states.sh times torchao's own step beside them.
+//   bench_optimizer [elements=4000000] [steps=20] [warmup=3] [device=cpu] [threads] [only rows containing this]
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -123,7 +126,9 @@ int main(int argc, char** argv) {
   const int steps = std::max(1, argc > 2 ? std::atoi(argv[2]) : 20);
   const int warmup = std::max(0, argc > 3 ? std::atoi(argv[3]) : 3);
   const torch::Device device(argc > 4 ? argv[4] : "cpu");
-  if (argc > 5) torch::set_num_threads(std::atoi(argv[5]));
+  if (argc > 5 && std::atoi(argv[5]) > 0) torch::set_num_threads(std::atoi(argv[5]));
+  const std::string only = argc > 6 ? argv[6] : "";
+  const auto wanted = [&](const std::string& name) { return only.empty() || name.find(only) != std::string::npos; };
   torch::manual_seed(0);
   torch::NoGradGuard noGrad;
 
@@ -157,7 +162,7 @@ int main(int argc, char** argv) {
                 static_cast<double>(transient) / (1 << 20),
                 100.0 * static_cast<double>(transient) / static_cast<double>(weightBytes));
   };
-  {
+  if (wanted("torch::optim::AdamW fp32 (2nd copy)")) {
     std::vector<torch::Tensor> copy;
     for (const auto& p : reference) {
       copy.push_back(p.detach().clone().set_requires_grad(true));
@@ -186,6 +191,11 @@ int main(int argc, char** argv) {
           p.mutable_grad() = reference[i].grad().to(p.scalar_type());
           params.push_back({"p" + std::to_string(i), "layer" + std::to_string(i / 2), p, {}});
         }
+        std::string name = optimizerModeId(mode);
+        if (hasFused) name += kernels == StepKernels::Fused ? " fused" : " reference";
+        if (collect == 1) name += " +window";
+        if (collect == 2) name += " +window +stats";
+        if (!wanted(name)) continue;
         UpdateStatsOptions statsOptions;
         statsOptions.window = collect > 0 ? 20 : 0;
         AdamWOptions options;
@@ -196,12 +206,43 @@ int main(int argc, char** argv) {
         const MemoryBreakdown mem = opt.measuredMemory();
         const int64_t state = mem.moments + mem.master + mem.kahan;
         const int64_t moved = 2 * (mem.weights + state) + mem.gradients;
-        std::string name = optimizerModeId(mode);
-        if (hasFused) name += kernels == StepKernels::Fused ? " fused" : " reference";
-        if (collect == 1) name += " +window";
-        if (collect == 2) name += " +window +stats";
         row(name, t, moved, state, transient, mem.weights);
       }
+    }
+  }
+
+  // "8bit" moments: torchao's AdamW8bit step, per weight write, bare and with statistics.
+  const struct {
+    const char* name;
+    OptimizerMode mode;
+    bool bf16;
+  } eightBit[] = {{"8bit moments, fp32 weights", OptimizerMode::Bf16Nearest, false},
+                  {"8bit moments, bf16-nearest", OptimizerMode::Bf16Nearest, true},
+                  {"8bit moments, bf16-kahan", OptimizerMode::Bf16Kahan, true},
+                  {"8bit moments, bf16-sr", OptimizerMode::Bf16StochasticRounding, true}};
+  for (const auto& r : eightBit) {
+    if (!device.is_cpu()) break;  // no CUDA kernel for the quantized store yet
+    for (bool stats : {false, true}) {
+      const std::string name = std::string(r.name) + (stats ? " +window +stats" : "");
+      if (!wanted(name)) continue;
+      std::vector<TrainableParam> params;
+      for (size_t i = 0; i < reference.size(); ++i) {
+        torch::Tensor p = reference[i].detach().clone();
+        if (r.bf16) p = p.to(torch::kBFloat16);
+        p.set_requires_grad(true);
+        p.mutable_grad() = reference[i].grad().to(p.scalar_type());
+        params.push_back({"p" + std::to_string(i), "layer" + std::to_string(i / 2), p, {}});
+      }
+      UpdateStatsOptions statsOptions;
+      statsOptions.window = stats ? 20 : 0;
+      AdamWOptions options;
+      options.moments = MomentPrecision::Dynamic8bit;
+      PrecisionAdamW opt(params, r.mode, options, 0, statsOptions);
+      const Paired t = pairedRounds(steps, warmup, device, torchStep, [&] { opt.step(1e-3, stats); });
+      const int64_t transient = transientBytes(device, [&] { opt.step(1e-3, stats); });
+      const MemoryBreakdown mem = opt.measuredMemory();
+      const int64_t state = mem.moments + mem.master + mem.kahan;
+      row(name, t, 2 * (mem.weights + state) + mem.gradients, state, transient, mem.weights);
     }
   }
   return 0;

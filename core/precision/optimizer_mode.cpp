@@ -106,7 +106,8 @@ OptimizerMode optimizerModeFromId(const std::string& id) {
 
 const std::vector<MomentPrecision>& allMomentPrecisions() {
   static const std::vector<MomentPrecision> all = {MomentPrecision::ModeDefault, MomentPrecision::Fp32,
-                                                   MomentPrecision::Bf16Nearest, MomentPrecision::Bf16Stochastic};
+                                                   MomentPrecision::Bf16Nearest, MomentPrecision::Bf16Stochastic,
+                                                   MomentPrecision::Dynamic8bit};
   return all;
 }
 
@@ -117,6 +118,7 @@ std::string momentPrecisionId(MomentPrecision p) {
     case MomentPrecision::Bf16Nearest: return "bf16";
     case MomentPrecision::Bf16Stochastic: return "bf16-sr";
     case MomentPrecision::Fp16: return "fp16";
+    case MomentPrecision::Dynamic8bit: return "8bit";
   }
   return "unknown";
 }

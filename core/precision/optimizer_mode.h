@@ -21,8 +21,8 @@ enum class OptimizerMode {
   Fp16Mixed,               // "fp16-mixed": fp32 master copy and moments, fp16 compute params, dynamic loss scaling
 };
 
-// How AdamW's m and v of bf16 parameters are stored. fp32 parameters always
-// keep fp32 moments; "fp32" and "mixed" keep fp32 moments everywhere, and
+// How AdamW's m and v of bf16 parameters are stored. fp32 parameters keep
+// fp32 moments (except under "8bit", which takes them too, as torchao); "fp32" and "mixed" keep fp32 moments everywhere, and
 // "bf16" keeps bf16 moments (torch's state follows the parameter's dtype).
 enum class MomentPrecision {
   ModeDefault,     // "default": the recipe's own choice (momentPrecisionDefault)
@@ -30,6 +30,12 @@ enum class MomentPrecision {
   Bf16Nearest,     // "bf16": 4 bytes; 0.999 * v rounds back to v, so v stops decaying
   Bf16Stochastic,  // "bf16-sr": 4 bytes, stochastically rounded writes (decay survives on average)
   Fp16,            // "fp16": 4 bytes, the "fp16" recipe's own (torch's state follows the fp16 param); not selectable
+  // "8bit": torchao's AdamW8bit store and step: uint8 dynamic-tree codes with
+  // an fp32 scale per 256 elements (2.03 bytes per parameter), the fp32 and
+  // bf16 parameters of the recipe alike; a tensor under 4096 elements or
+  // not a whole number of blocks keeps its moments in its own dtype, as
+  // torchao does (state_layout.h, precision/kernels/quantized_adamw.h).
+  Dynamic8bit,
 };
 
 // The bf16 story's modes: the default experiment, bench, the app's mode list.

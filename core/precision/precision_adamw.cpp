@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "precision/kernels/dynamic_tree_8bit.h"
 #include "precision/memory_estimate.h"
 #include "precision/state_layout.h"
 #include "precision/steps/adamw_step.h"
@@ -13,12 +14,14 @@ namespace plab {
 namespace {
 
 // Which step function of precision/steps/ a parameter takes.
-enum class StepRule { Fp32, Bf16Plain, Bf16Write, Master };
+// QuantizedMoments: adamw.moments "8bit" (torchao's AdamW8bit step), fp32
+// or bf16 params, the bf16 weight written by `write`.
+enum class StepRule { Fp32, Bf16Plain, Bf16Write, Master, QuantizedMoments };
 
 struct Slot {
   TrainableParam tp;
   StepRule rule = StepRule::Fp32;
-  steps::WeightWrite write = steps::WeightWrite::Nearest;  // Bf16Write only
+  steps::WeightWrite write = steps::WeightWrite::Nearest;  // Bf16Write and QuantizedMoments
   MomentPrecision moments = MomentPrecision::Fp32;
   steps::ParamState state;  // param, m, v, master, comp (grad filled per step)
   int64_t steps = 0;        // per param, like torch: params without grads do not advance
@@ -226,11 +229,28 @@ PrecisionAdamW::PrecisionAdamW(std::vector<TrainableParam> params, OptimizerMode
       }
     }
     s.state.param = tp.param.detach();
-    const auto momentType = s.moments == MomentPrecision::Fp32 ? torch::kFloat32
-                            : s.moments == MomentPrecision::Fp16 ? torch::kFloat16
-                                                                 : torch::kBFloat16;
-    s.state.m = torch::zeros_like(tp.param, torch::TensorOptions().dtype(momentType));
-    s.state.v = torch::zeros_like(tp.param, torch::TensorOptions().dtype(momentType));
+    if (s.moments == MomentPrecision::Dynamic8bit) {
+      s.rule = StepRule::QuantizedMoments;  // the weight write chosen above stays
+      // torchao's _new_buffer: codes and a scale per block when the tensor
+      // is large enough and whole blocks, else zeros in the param's dtype.
+      if (steps::quantizedMomentsQuantize(tp.param.numel())) {
+        const auto u8 = torch::TensorOptions().dtype(torch::kUInt8).device(tp.param.device());
+        const auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(tp.param.device());
+        s.state.m = torch::zeros(tp.param.sizes(), u8);
+        s.state.v = torch::zeros(tp.param.sizes(), u8);
+        s.state.mScale = torch::zeros({tp.param.numel() / kernels::kDynamicTreeBlock}, f32);
+        s.state.vScale = torch::zeros({tp.param.numel() / kernels::kDynamicTreeBlock}, f32);
+      } else {
+        s.state.m = torch::zeros_like(tp.param);
+        s.state.v = torch::zeros_like(tp.param);
+      }
+    } else {
+      const auto momentType = s.moments == MomentPrecision::Fp32 ? torch::kFloat32
+                              : s.moments == MomentPrecision::Fp16 ? torch::kFloat16
+                                                                   : torch::kBFloat16;
+      s.state.m = torch::zeros_like(tp.param, torch::TensorOptions().dtype(momentType));
+      s.state.v = torch::zeros_like(tp.param, torch::TensorOptions().dtype(momentType));
+    }
     if (s.rule == StepRule::Master) {
       if (tp.fp32Source.defined()) {
         if (!tp.fp32Source.sizes().equals(tp.param.sizes()))
@@ -278,8 +298,23 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
       s.state.grad = p.grad();
       if (windowOn && !s.window.started())
         s.window.begin(p, im.statsOptions.maxTrackedPerTensor, pendingHolder(s), pendingHolderKind(s),
-                       s.rule == StepRule::Bf16Write && s.write == steps::WeightWrite::Stochastic);
-      if (im.runsFused(s)) {
+                       (s.rule == StepRule::Bf16Write || s.rule == StepRule::QuantizedMoments) &&
+                           p.scalar_type() != torch::kFloat32 && s.write == steps::WeightWrite::Stochastic);
+      if (s.rule == StepRule::QuantizedMoments) {
+        // One pass per block, statistics and the window's sum in the kernel.
+        steps::FusedExtras extras;
+        extras.random = im.randomFor(s);
+        if (windowOn) {
+          extras.windowSum = s.window.intendedSum();
+          extras.windowStride = s.window.stride();
+        }
+        extras.stats = collectStats;
+        const torch::Tensor terms = steps::quantizedMomentsStep(s.state, im.scalarsFor(s, lr), s.write, extras);
+        if (collectStats) {
+          stepTermList.push_back(terms);
+          stepLayer.push_back(s.layer);
+        }
+      } else if (im.runsFused(s)) {
         // One pass: the kernel adds the statistics and the window's sum itself.
         steps::FusedExtras extras;
         extras.random = im.randomFor(s);
@@ -352,7 +387,7 @@ MemoryBreakdown PrecisionAdamW::measuredMemory() const {
   for (const Slot& s : impl_->slots) {
     mem.weights += bytesOf(s.tp.param);
     mem.gradients += bytesOf(s.tp.param.grad());
-    mem.moments += bytesOf(s.state.m) + bytesOf(s.state.v);
+    mem.moments += bytesOf(s.state.m) + bytesOf(s.state.v) + bytesOf(s.state.mScale) + bytesOf(s.state.vScale);
     mem.master += bytesOf(s.state.master);
     mem.kahan += bytesOf(s.state.comp);
   }
@@ -373,7 +408,9 @@ namespace {
 template <typename F>
 void forEachStateTensor(const Slot& s, F f) {
   const std::pair<const char*, const torch::Tensor*> parts[] = {
-      {".exp_avg", &s.state.m}, {".exp_avg_sq", &s.state.v}, {".master", &s.state.master}, {".kahan", &s.state.comp}};
+      {".exp_avg", &s.state.m},           {".exp_avg_sq", &s.state.v},
+      {".exp_avg.scale", &s.state.mScale}, {".exp_avg_sq.scale", &s.state.vScale},
+      {".master", &s.state.master},       {".kahan", &s.state.comp}};
   for (const auto& [suffix, t] : parts)
     if (t->defined()) f(s.tp.name + suffix, *t);
 }
@@ -417,6 +454,8 @@ void PrecisionAdamW::loadState(const std::function<torch::Tensor(const std::stri
     for (Slot& s : impl_->slots) {
       restore(s.tp.name + ".exp_avg", s.state.m);
       restore(s.tp.name + ".exp_avg_sq", s.state.v);
+      restore(s.tp.name + ".exp_avg.scale", s.state.mScale);
+      restore(s.tp.name + ".exp_avg_sq.scale", s.state.vScale);
       restore(s.tp.name + ".master", s.state.master);
       restore(s.tp.name + ".kahan", s.state.comp);
       if (!params.contains(s.tp.name)) throw ConfigError("optimizer state: no step count for '" + s.tp.name + "'");
@@ -445,11 +484,13 @@ torch::Tensor PrecisionAdamW::masterWeight(const std::string& paramName) const {
 }
 
 torch::Tensor PrecisionAdamW::firstMoment(const std::string& paramName) const {
-  return findSlot(impl_->slots, paramName).state.m;
+  const Slot& s = findSlot(impl_->slots, paramName);
+  return s.state.mScale.defined() ? steps::dequantizedMoment(s.state.m, s.state.mScale, true) : s.state.m;
 }
 
 torch::Tensor PrecisionAdamW::secondMoment(const std::string& paramName) const {
-  return findSlot(impl_->slots, paramName).state.v;
+  const Slot& s = findSlot(impl_->slots, paramName);
+  return s.state.vScale.defined() ? steps::dequantizedMoment(s.state.v, s.state.vScale, false) : s.state.v;
 }
 
 MemoryBreakdown predictMemory(const std::vector<TrainableParam>& params, OptimizerMode mode,

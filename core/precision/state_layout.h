@@ -6,6 +6,7 @@
 // "Low precision" (paramIsBf16 below, the name older than the fp16 modes) is
 // a plan's bf16 layer: it holds bf16, or fp16 under the fp16 modes; both
 // take 2 bytes per element.
+#include "precision/kernels/dynamic_tree_8bit.h"
 #include "precision/optimizer_mode.h"
 
 namespace plab::state_layout {
@@ -15,6 +16,9 @@ namespace plab::state_layout {
 // torch (state in the param's dtype); the other bf16 recipes take the
 // configured choice.
 inline MomentPrecision moments(OptimizerMode mode, const AdamWOptions& o, bool paramIsBf16) {
+  // torchao's AdamW8bit quantizes the moments of every parameter it steps,
+  // fp32 ones too: so does "8bit" in the recipes that offer the choice.
+  if (o.moments == MomentPrecision::Dynamic8bit && modeHasMomentChoice(mode)) return MomentPrecision::Dynamic8bit;
   if (!paramIsBf16 || mode == OptimizerMode::Fp32AdamW || mode == OptimizerMode::Fp32MasterWeights ||
       mode == OptimizerMode::Fp16Mixed)
     return MomentPrecision::Fp32;
@@ -25,7 +29,20 @@ inline MomentPrecision moments(OptimizerMode mode, const AdamWOptions& o, bool p
 
 // Whether the moments take 2 bytes per element (bf16 or fp16).
 inline bool bf16Moments(OptimizerMode mode, const AdamWOptions& o, bool paramIsBf16) {
-  return moments(mode, o, paramIsBf16) != MomentPrecision::Fp32;
+  const MomentPrecision p = moments(mode, o, paramIsBf16);
+  return p != MomentPrecision::Fp32 && p != MomentPrecision::Dynamic8bit;
+}
+
+// Bytes of m and v together for a tensor of n elements: "8bit" as torchao
+// allocates them (kernels/dynamic_tree_8bit.h: one byte per element and an
+// fp32 scale per 256 for each moment when the tensor is quantized, else
+// the parameter's own dtype), the others 2 or 4 bytes per element each.
+inline int64_t momentBytes(int64_t n, OptimizerMode mode, const AdamWOptions& o, bool paramIsBf16) {
+  if (moments(mode, o, paramIsBf16) == MomentPrecision::Dynamic8bit) {
+    if (kernels::dynamicTreeQuantizes(n)) return 2 * (n + 4 * (n / kernels::kDynamicTreeBlock));
+    return 2 * n * (paramIsBf16 ? 2 : 4);
+  }
+  return 2 * n * (bf16Moments(mode, o, paramIsBf16) ? 2 : 4);
 }
 
 inline bool hasMaster(OptimizerMode mode, bool paramIsBf16) {

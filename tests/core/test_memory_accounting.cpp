@@ -108,6 +108,35 @@ class MemoryAccountingTest : public QObject {
     QCOMPARE(describe(predicted), describe(expected));
   }
 
+  // "8bit": 1 byte per element per moment plus an fp32 scale per 256
+  // elements where torchao quantizes (>= 4096 elements, whole blocks), the
+  // parameter's own dtype elsewhere; counted by hand, predicted from shapes
+  // and measured from the tensors after a step.
+  void eightBitMomentsCountCodesAndScales() {
+    const auto make = [](std::vector<int64_t> shape, torch::ScalarType dtype, const std::string& name) {
+      torch::Tensor p = torch::randn(shape).to(dtype).set_requires_grad(true);
+      p.mutable_grad() = torch::randn(shape).to(dtype) * 1e-3;
+      return TrainableParam{name, name, p, {}};
+    };
+    std::vector<TrainableParam> params = {make({64, 64}, torch::kBFloat16, "a"),   // quantized
+                                          make({64}, torch::kBFloat16, "b"),       // plain bf16
+                                          make({17, 256}, torch::kFloat32, "c"),   // quantized (fp32 weights)
+                                          make({4097}, torch::kFloat32, "d"),      // plain fp32: not whole blocks
+                                          make({3, 257}, torch::kBFloat16, "e")};  // plain bf16
+    AdamWOptions options;
+    options.moments = MomentPrecision::Dynamic8bit;
+    const int64_t moments = 2 * (4096 + 4 * 16) + 2 * 2 * 64 + 2 * (4352 + 4 * 17) + 2 * 4 * 4097 + 2 * 2 * 771;
+    for (OptimizerMode mode : {OptimizerMode::Bf16Nearest, OptimizerMode::Bf16Kahan, OptimizerMode::Bf16StochasticRounding}) {
+      const MemoryBreakdown predicted = predictMemory(params, mode, options);
+      PrecisionAdamW opt(params, mode, options, 1);
+      opt.step(1e-3, true);
+      const MemoryBreakdown measured = opt.measuredMemory();
+      QCOMPARE(describe(measured), describe(predicted));
+      QCOMPARE(measured.moments, moments);
+      QCOMPARE(measured.kahan, mode == OptimizerMode::Bf16Kahan ? int64_t(2 * (4096 + 64 + 771)) : int64_t(0));
+    }
+  }
+
   void planConvertsDtypesPerMode() {
     for (OptimizerMode mode : everyOptimizerMode()) {
       torch::manual_seed(0);

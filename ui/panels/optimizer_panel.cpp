@@ -88,6 +88,8 @@ OptimizerPanel::OptimizerPanel(QWidget* parent) : QWidget(parent) {
       "fp32: 8 bytes per parameter, exact decay.\n"
       "bf16: 4 bytes; 0.999 x v rounds back to v, so v never decays and steps come out too large.\n"
       "bf16-sr: 4 bytes, stochastically rounded writes; decays like fp32 on average.\n"
+      "8bit: torchao's AdamW8bit store and step: 1 byte per moment and an fp32 scale per 256,\n"
+      "for fp32 layers too; tensors under 4096 elements keep their own dtype, as torchao.\n"
       "default: the recipe's choice (bf16-sr for Kahan and SR, bf16 for bf16-nearest).");
   form->addRow("Moments (bf16 layers)", moments_);
   decayWarning_ = new QLabel;

@@ -32,6 +32,71 @@ PLAB_HD void storeMoment(uint16_t* p, int64_t i, float x, MomentStore store, uin
   p[i] = store == MomentStore::Bf16Stochastic ? stochastic : nearest;
 }
 
+// The bf16 weight a rule writes for the fp32 result `updated` of a step
+// from the bf16 weight `weight` (and Kahan's buffer `comp`, bf16 value).
+struct Bf16Write {
+  uint16_t weight;
+  uint16_t comp;  // Kahan only
+};
+template <WeightRule Rule>
+PLAB_HD Bf16Write writeBf16(float weight, float comp, float updated, uint32_t random16) {
+  Bf16Write out{};
+  if (Rule == WeightRule::Nearest || Rule == WeightRule::Master) {
+    out.weight = bf16Nearest(updated);
+  } else if (Rule == WeightRule::Stochastic) {
+    out.weight = bf16Stochastic(updated, random16);
+  } else {
+    // The buffer holds what earlier writes lost; it joins this update, and
+    // what this write loses in turn goes back into it.
+    const float total = comp + (updated - weight);
+    out.weight = bf16Nearest(weight + total);
+    out.comp = bf16Nearest(total - (bf16ToFloat(out.weight) - weight));
+  }
+  return out;
+}
+
+// torch's lerp(self, end, weight) with a Python-number weight as
+// torch.compile's decomposition computes it (torch/_inductor/decomposition.py,
+// _lerp_scalar): self + (end - self) * weight for |weight| < 0.5, else
+// end + (end - self) * -(1 - weight), each operation rounded once (the CPU
+// code inductor generates multiplies and adds separately; torch's eager CPU
+// lerp fuses them into one fma and rounds differently).
+struct LerpWeight {
+  float coefficient;  // weight, or -(1 - weight) (computed in double, then fp32)
+  bool fromEnd;       // |weight| >= 0.5
+};
+PLAB_HD float lerpAsCompiled(float self, float end, LerpWeight w) {
+  const float diff = end - self;
+  return (w.fromEnd ? end : self) + diff * w.coefficient;
+}
+
+// The fp32 scalars of torchao's single_param_adam (torchao/optim/adam.py)
+// as torch.compile computes them on the CPU: lr and the step count are fp32
+// tensors, so lr * weight_decay, beta^step (powf), the bias corrections and
+// sqrt(1 - beta2^step) are fp32 operations on fp32(beta), fp32(weight_decay).
+struct TorchaoScalars {
+  float lrTimesDecay = 0;  // fp32(lr) * fp32(weight_decay)
+  float lr = 0;
+  LerpWeight m{0.1f, false}, v{0.001f, false};  // the lerp weights 1 - beta1, 1 - beta2
+  float biasCorrection1 = 1;                    // 1 - beta1^step
+  float sqrtBiasCorrection2 = 1;                // sqrt(1 - beta2^step)
+  float eps = 1e-8f;
+};
+
+// One element of torchao's AdamW step (AdamW8bit / 4bit / Fp8 share it) as
+// torch.compile'd on the CPU (what users run; torchao compiles it): decay as
+// w - (lr * wd) * w, m and v by lerp from the stored (dequantized) moments,
+// a correctly rounded square root, the update lr * (m / bc1) / denom. m and
+// v come out in fp32 (the step uses them before they are quantized).
+// Returns the fp32 weight.
+PLAB_HD float torchaoAdamwElement(float w, float g, float& m, float& v, const TorchaoScalars& s) {
+  w = w - s.lrTimesDecay * w;
+  m = lerpAsCompiled(m, g, s.m);
+  v = lerpAsCompiled(v, g * g, s.v);
+  const float denom = sqrtf(v) / s.sqrtBiasCorrection2 + s.eps;
+  return w - s.lr * (m / s.biasCorrection1) / denom;
+}
+
 // One element's values as loaded (fp32; bf16 state upcast).
 struct ElementIn {
   float weight;  // the compute weight (bf16 value)
@@ -60,17 +125,9 @@ PLAB_HD ElementOut stepValues(const ElementIn& in, const AdamWScalars& s, uint32
   out.v = in.v;
   out.origin = Rule == WeightRule::Master ? in.master : in.weight;
   out.updated = adamwElement(out.origin, in.grad, out.m, out.v, s);
-  if (Rule == WeightRule::Nearest || Rule == WeightRule::Master) {
-    out.weight = bf16Nearest(out.updated);
-  } else if (Rule == WeightRule::Stochastic) {
-    out.weight = bf16Stochastic(out.updated, randomWeight);
-  } else {
-    // The buffer holds what earlier writes lost; it joins this update, and
-    // what this write loses in turn goes back into it.
-    const float total = in.comp + (out.updated - in.weight);
-    out.weight = bf16Nearest(in.weight + total);
-    out.comp = bf16Nearest(total - (bf16ToFloat(out.weight) - in.weight));
-  }
+  const Bf16Write w = writeBf16<Rule>(in.weight, in.comp, out.updated, randomWeight);
+  out.weight = w.weight;
+  out.comp = w.comp;
   return out;
 }
 

@@ -38,7 +38,8 @@ struct StepScalars {
 struct ParamState {
   torch::Tensor param;   // as stored in the model (fp32 or bf16); updated in place
   torch::Tensor grad;    // param's gradient, same dtype as param
-  torch::Tensor m, v;    // AdamW moments (fp32, or bf16)
+  torch::Tensor m, v;    // AdamW moments (fp32, or bf16; "8bit": uint8 codes or the param's dtype)
+  torch::Tensor mScale, vScale;  // "8bit" quantized moments: fp32, one per block
   torch::Tensor master;  // mixed mode: fp32 master weights
   torch::Tensor comp;    // Kahan mode: bf16 compensation buffer
 };
@@ -116,5 +117,16 @@ bool fusedStepRuns(const ParamState& p);
 // away, ||intended||^2, ||stored change||^2, numel] (fp64, param's device).
 torch::Tensor fusedStep(ParamState& p, const StepScalars& s, kernels::WeightRule rule, MomentPrecision moments,
                         const FusedExtras& extras);
+
+// adamw.moments "8bit": torchao's AdamW8bit step (kernels/quantized_adamw.h)
+// on an fp32 or bf16 parameter whose m and v are uint8 dynamic-tree codes
+// with fp32 scales per block (mScale, vScale), or, for a tensor torchao
+// would not quantize, plain tensors in the parameter's dtype. The bf16
+// weight is written by `write`; fp32 weights as computed. Runs on the CPU
+// (a CUDA parameter throws). Returns the step terms as fusedStep does.
+bool quantizedMomentsQuantize(int64_t numel);  // torchao's size rule
+torch::Tensor quantizedMomentsStep(ParamState& p, const StepScalars& s, WeightWrite write, const FusedExtras& extras);
+// A moment as fp32 values (dequantized codes, or the plain tensor upcast).
+torch::Tensor dequantizedMoment(const torch::Tensor& stored, const torch::Tensor& scale, bool isSigned);
 
 }  // namespace plab::steps

@@ -9,10 +9,14 @@
 // `stats_every` steps like the trainer. MODE "libtorch" steps
 // torch::optim::AdamW instead, on parameters of HYPER's "param_dtype".
 // HYPER.json: lr, beta1, beta2, eps, weight_decay, and optionally seed,
-// moments, kernels, stats_every, param_dtype.
+// moments, kernels, stats_every, param_dtype, plan (a preset id instead of
+// all-bf16: "all-fp32" keeps fp32 weights under a bf16 recipe).
 // Writes the final parameters ("param/<name>", in their dtype) and every
 // optimizer state tensor ("state/<name>.exp_avg", ".exp_avg_sq", ".master",
-// ".kahan" where the mode keeps one).
+// ".kahan" where the mode keeps one; "8bit" moments as codes and
+// ".exp_avg.scale", ".exp_avg_sq.scale"), and under "8bit" moments
+// "dequant/<name>.exp_avg", ".exp_avg_sq": both moments as fp32 values
+// (PrecisionAdamW's dequantization).
 #include <map>
 
 #include "commands.h"
@@ -93,7 +97,7 @@ int adamwCommand(const Args& args) {
   ParamHolder holder;
   for (const std::string& name : in.names) holder.add(name, in.params.at(name));
   PrecisionPlan plan;
-  plan.preset = PlanPreset::AllBf16;
+  plan.preset = planPresetFromId(hyper.value("plan", std::string("all-bf16")));
   std::vector<TrainableParam> params = applyPrecisionPlan(holder, plan, mode);
   std::vector<std::pair<torch::Tensor, torch::Tensor>> paramAndGrads;
   for (const TrainableParam& tp : params) paramAndGrads.emplace_back(tp.param, in.grads.at(tp.name));
@@ -108,6 +112,11 @@ int adamwCommand(const Args& args) {
   std::vector<std::pair<std::string, torch::Tensor>> out;
   for (const auto& p : holder.named_parameters()) out.emplace_back("param/" + p.key(), p.value().detach());
   for (auto& [name, t] : optimizer.stateTensors()) out.emplace_back("state/" + name, t);
+  for (const std::string& name : in.names) {
+    if (options.moments != MomentPrecision::Dynamic8bit) break;
+    out.emplace_back("dequant/" + name + ".exp_avg", optimizer.firstMoment(name).to(torch::kFloat32).contiguous());
+    out.emplace_back("dequant/" + name + ".exp_avg_sq", optimizer.secondMoment(name).to(torch::kFloat32).contiguous());
+  }
   writeSafetensors(args[4], out, {{"mode", optimizerModeId(mode)}});
   return 0;
 }

@@ -1,0 +1,62 @@
+#include "precision/dynamic_tree_code.h"
+
+#include "precision/kernels/dynamic_tree_8bit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace plab {
+namespace {
+
+torch::Tensor build(bool isSigned) {
+  torch::NoGradGuard noGrad;
+  std::vector<float> values;
+  for (int i = 0; i < 7; ++i) {
+    const int64_t points = isSigned ? (int64_t{1} << i) + 1 : (int64_t{1} << (i + 1)) + 1;
+    const torch::Tensor bounds = torch::linspace(0.1, 1.0, points, torch::kFloat32);
+    const torch::Tensor means = (bounds.slice(0, 0, points - 1) + bounds.slice(0, 1, points)) / 2.0;
+    // Python's 10 ** (i - 6): a correctly rounded double, then fp32 in torch's mul.
+    const double decade = std::pow(10.0, i - 6);
+    for (const double sign : {1.0, -1.0}) {
+      if (sign < 0 && !isSigned) break;
+      const torch::Tensor scaled = (means * (sign * decade)).contiguous();
+      const float* p = scaled.data_ptr<float>();
+      values.insert(values.end(), p, p + scaled.numel());
+    }
+  }
+  values.push_back(0.0f);
+  values.push_back(1.0f);
+  std::sort(values.begin(), values.end());
+  TORCH_CHECK(values.size() == 256, "dynamic-tree code: ", values.size(), " values, not 256");
+  return torch::tensor(values, torch::kFloat32);
+}
+
+torch::Tensor buildStarts(const torch::Tensor& code) {
+  const float* table = code.data_ptr<float>();
+  torch::Tensor starts = torch::empty({kernels::kDynamicTreeBuckets}, torch::kUInt8);
+  uint8_t* out = starts.data_ptr<uint8_t>();
+  for (int64_t b = 0; b < kernels::kDynamicTreeBuckets; ++b) {
+    // The bucket's lowest key, back to the float it orders (orderedKey's inverse).
+    const uint32_t key = static_cast<uint32_t>(b) << kernels::kDynamicTreeBucketShift;
+    const float lowest = kernels::floatOf((key & 0x80000000u) ? (key & 0x7FFFFFFFu) : ~key);
+    out[b] = static_cast<uint8_t>(kernels::dynamicTreeSearch(lowest, table));
+  }
+  return starts;
+}
+
+}  // namespace
+
+const torch::Tensor& dynamicTreeStarts(bool isSigned) {
+  static const torch::Tensor signedStarts = buildStarts(dynamicTreeCode(true));
+  static const torch::Tensor unsignedStarts = buildStarts(dynamicTreeCode(false));
+  return isSigned ? signedStarts : unsignedStarts;
+}
+
+const torch::Tensor& dynamicTreeCode(bool isSigned) {
+  static const torch::Tensor signedCode = build(true);
+  static const torch::Tensor unsignedCode = build(false);
+  return isSigned ? signedCode : unsignedCode;
+}
+
+}  // namespace plab

@@ -1,0 +1,24 @@
+#pragma once
+// The dynamic-tree code tables of the 8-bit moment store
+// (kernels/dynamic_tree_8bit.h), built as torchao's create_dynamic_map
+// builds them (torchao/optim/quant_utils.py, after bitsandbytes): for
+// exponent i = 0..6, the midpoints of torch.linspace(0.1, 1, k_i) in fp32
+// times 10^(i - 6) (and their negatives when signed), with k_i = 2^i + 1
+// (signed) or 2^(i+1) + 1 (unsigned), plus 0 and 1, sorted: 256 values.
+// Built with the same torch ops, so that the table is torchao's bit for bit
+// on the same machine (torch's vectorised linspace rounds some points
+// differently from its scalar formula, so the values depend on torch's CPU
+// kernels; the reference test compares them).
+#include <torch/torch.h>
+
+namespace plab {
+
+// 256 sorted fp32 values on the CPU; signed for m, unsigned for v. Built once.
+const torch::Tensor& dynamicTreeCode(bool isSigned);
+
+// uint8, kernels::kDynamicTreeBuckets entries: the binary search's code for
+// the lowest value of each bucket of q (kernels/dynamic_tree_8bit.h,
+// dynamicTreeLookup). Built once from dynamicTreeCode(isSigned).
+const torch::Tensor& dynamicTreeStarts(bool isSigned);
+
+}  // namespace plab

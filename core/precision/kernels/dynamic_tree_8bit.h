@@ -1,0 +1,98 @@
+#pragma once
+// Block-wise 8-bit quantization of an optimizer moment with a dynamic-tree
+// code, as torchao's OptimState8bit stores m and v (after Dettmers et al.,
+// "8-bit Optimizers via Block-wise Quantization", arXiv:2110.02861): a block
+// of values is divided by its largest magnitude (the block's scale, at least
+// 1e-12) and each quotient is stored as the index of a code value, found by
+// an 8-step binary search and then rounded to the nearer of the two code
+// values around it (ties upwards). The code table (256 fp32 values, sorted;
+// signed for m, unsigned for v) is built by precision/dynamic_tree_code.h,
+// with a table of starting codes that replaces the binary search by one
+// lookup and a step or two (same result: the last code value <= q).
+// Pure functions, the same on the host and in a CUDA kernel; every
+// operation is rounded once, as torch's tensor ops round them.
+#include <cstdint>
+
+#include "precision/kernels/bf16_bits.h"
+#include "precision/kernels/host_device.h"
+
+namespace plab::kernels {
+
+constexpr int64_t kDynamicTreeBlock = 256;  // torchao AdamW8bit's block_size
+// torchao (after bitsandbytes) quantizes a moment only when its tensor has
+// at least this many elements and a whole number of blocks.
+constexpr int64_t kDynamicTreeMinElements = 4096;
+
+PLAB_HD bool dynamicTreeQuantizes(int64_t numel) {
+  return numel >= kDynamicTreeMinElements && numel % kDynamicTreeBlock == 0;
+}
+
+// The block's scale: max |x|, clipped below at 1e-12 (fp32). NaN propagates
+// as torch's amax propagates it.
+PLAB_HD float dynamicTreeScale(const float* x, int64_t n) {
+  float top = 0;
+  bool nan = false;
+  float nanValue = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float a = x[i] < 0 ? -x[i] : x[i];
+    if (a != a) {
+      nan = true;
+      nanValue = a;
+    }
+    top = a > top ? a : top;
+  }
+  if (nan) return nanValue;
+  return top < 1e-12f ? 1e-12f : top;
+}
+
+// A float's bits as an unsigned key that orders like the values (NaN aside):
+// negatives flipped, positives above them. Its top 16 bits (sign, exponent,
+// 7 mantissa bits) pick q's bucket: 2^-7 of an octave wide, so a bucket of
+// the code's range holds at most a few code values.
+constexpr int kDynamicTreeBucketShift = 16;
+constexpr int64_t kDynamicTreeBuckets = int64_t{1} << (32 - kDynamicTreeBucketShift);
+PLAB_HD uint32_t orderedKey(float q) {
+  const uint32_t b = bitsOf(q);
+  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
+// The last table entry <= q (0 when q is below every entry or NaN): torchao's
+// 8-step branchless binary search. The reference the lookup below must equal.
+PLAB_HD int dynamicTreeSearch(float q, const float* table) {
+  int code = q >= table[128] ? 128 : 0;
+  for (int step = 64; step >= 1; step >>= 1) code += q >= table[code + step] ? step : 0;
+  return code;
+}
+
+// The same code from `start` (kDynamicTreeBuckets entries: the search's
+// result for the lowest value of each bucket, precision/dynamic_tree_code.h):
+// the result is monotone in q, so it is at least the bucket's start and is
+// reached by stepping up while the next entry is <= q.
+PLAB_HD int dynamicTreeLookup(float q, const float* table, const uint8_t* start) {
+  if (q != q) return 0;  // NaN: every comparison of the search is false
+  int code = start[orderedKey(q) >> kDynamicTreeBucketShift];
+  while (code < 255 && q >= table[code + 1]) ++code;
+  return code;
+}
+
+// The code of one scaled value q = x / scale: the last table entry <= q,
+// then the next one up when q lies at least half-way to it.
+PLAB_HD uint8_t dynamicTreeCode(float q, const float* table, const uint8_t* start) {
+  const int code = dynamicTreeLookup(q, table, start);
+  const int up = code + 1 > 255 ? 255 : code + 1;
+  const float down = table[code];
+  const float residual = q - down;
+  return static_cast<uint8_t>(residual >= (table[up] - down) * 0.5f ? up : code);
+}
+
+// Quantizes one block of n values into codes; returns its scale.
+PLAB_HD float quantizeDynamicTreeBlock(const float* x, int64_t n, const float* table, const uint8_t* start,
+                                       uint8_t* codes) {
+  const float scale = dynamicTreeScale(x, n);
+  for (int64_t i = 0; i < n; ++i) codes[i] = dynamicTreeCode(x[i] / scale, table, start);
+  return scale;
+}
+
+PLAB_HD float dequantizeDynamicTree(uint8_t code, const float* table, float scale) { return table[code] * scale; }
+
+}  // namespace plab::kernels

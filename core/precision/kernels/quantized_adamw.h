@@ -1,0 +1,50 @@
+#pragma once
+// The AdamW step with block-wise quantized moments (adamw.moments "8bit"):
+// torchao's AdamW8bit step (torchaoAdamwElement in adamw_element.h) on an
+// fp32 or bf16 parameter, its m and v held as dynamic-tree codes with one
+// scale per block (dynamic_tree_8bit.h), the weight written by the recipe's
+// rule (fp32: as computed; bf16: nearest, Kahan or stochastic). A tensor
+// torchao would not quantize (dynamicTreeQuantizes) keeps its moments in the
+// parameter's dtype, as torchao's zeros_like(p) does. Torch-free.
+//
+// The CPU loop runs a block at a time: dequantize its m and v, step its
+// elements, quantize the new m and v. A CUDA twin is not written yet.
+#include <cstdint>
+
+#include "precision/kernels/adamw_element.h"
+#include "precision/kernels/fused_adamw.h"
+
+namespace plab::kernels {
+
+enum class MomentLayout : int32_t {
+  DynamicTree8bit,  // uint8 codes, one fp32 scale per kDynamicTreeBlock elements
+  PlainFp32,        // float (fp32 parameter below torchao's size rule)
+  PlainBf16,        // bf16 bits, written nearest (bf16 parameter below the rule)
+};
+
+struct QuantizedAdamWArgs {
+  int64_t n = 0;
+  bool fp32Weights = false;  // param and grad float*, else bf16 bits
+  WeightRule rule = WeightRule::Nearest;  // bf16 weights: Nearest, Kahan or Stochastic
+  void* param = nullptr;
+  const void* grad = nullptr;
+  MomentLayout layout = MomentLayout::DynamicTree8bit;
+  void* m = nullptr;  // codes (uint8), float or bf16 bits per layout
+  void* v = nullptr;
+  float* mScale = nullptr;  // DynamicTree8bit only: n / kDynamicTreeBlock each
+  float* vScale = nullptr;
+  const float* signedCode = nullptr;    // 256 sorted code values for m
+  const float* unsignedCode = nullptr;  // for v
+  const uint8_t* signedStarts = nullptr;    // their bucket starts (dynamicTreeLookup)
+  const uint8_t* unsignedStarts = nullptr;
+  uint16_t* comp = nullptr;             // Kahan only
+  TorchaoScalars s;
+  RandomStream random;  // stochastic weight writes (stream random.stream)
+  double* windowSum = nullptr;  // as FusedAdamWArgs
+  int64_t windowStride = 1;
+};
+
+// Parallel over fixed blocks; statistics summed in block order as fusedAdamWCpu.
+void quantizedAdamWCpu(const QuantizedAdamWArgs& args, StepSums* sums);
+
+}  // namespace plab::kernels

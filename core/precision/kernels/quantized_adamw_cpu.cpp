@@ -1,0 +1,143 @@
+// CPU loop of the AdamW step with block-wise quantized moments
+// (quantized_adamw.h). Compiled with -ffp-contract=off and -fno-math-errno
+// like the fused twins: every operation rounds once, as torch's tensor ops
+// (the fused multiply-add of torch's lerp is explicit, fmaf).
+#include <algorithm>
+#include <vector>
+
+#include "precision/kernels/dynamic_tree_8bit.h"
+#include "precision/kernels/quantized_adamw.h"
+#include "util/parallel_chunks.h"
+
+namespace plab::kernels {
+namespace {
+
+constexpr int64_t kTask = 1 << 14;  // elements per parallel task: whole blocks, whole Philox groups
+static_assert(kTask % kDynamicTreeBlock == 0 && kTask % 8 == 0, "tasks hold whole blocks");
+
+void loadMoments(const QuantizedAdamWArgs& a, int64_t first, int64_t len, float* m, float* v) {
+  switch (a.layout) {
+    case MomentLayout::DynamicTree8bit: {
+      const uint8_t* mc = static_cast<const uint8_t*>(a.m) + first;
+      const uint8_t* vc = static_cast<const uint8_t*>(a.v) + first;
+      const float ms = a.mScale[first / kDynamicTreeBlock], vs = a.vScale[first / kDynamicTreeBlock];
+      for (int64_t j = 0; j < len; ++j) {
+        m[j] = dequantizeDynamicTree(mc[j], a.signedCode, ms);
+        v[j] = dequantizeDynamicTree(vc[j], a.unsignedCode, vs);
+      }
+      break;
+    }
+    case MomentLayout::PlainFp32:
+      for (int64_t j = 0; j < len; ++j) {
+        m[j] = static_cast<const float*>(a.m)[first + j];
+        v[j] = static_cast<const float*>(a.v)[first + j];
+      }
+      break;
+    case MomentLayout::PlainBf16:
+      for (int64_t j = 0; j < len; ++j) {
+        m[j] = bf16ToFloat(static_cast<const uint16_t*>(a.m)[first + j]);
+        v[j] = bf16ToFloat(static_cast<const uint16_t*>(a.v)[first + j]);
+      }
+      break;
+  }
+}
+
+void storeMoments(const QuantizedAdamWArgs& a, int64_t first, int64_t len, const float* m, const float* v) {
+  switch (a.layout) {
+    case MomentLayout::DynamicTree8bit:
+      a.mScale[first / kDynamicTreeBlock] =
+          quantizeDynamicTreeBlock(m, len, a.signedCode, a.signedStarts, static_cast<uint8_t*>(a.m) + first);
+      a.vScale[first / kDynamicTreeBlock] =
+          quantizeDynamicTreeBlock(v, len, a.unsignedCode, a.unsignedStarts, static_cast<uint8_t*>(a.v) + first);
+      break;
+    case MomentLayout::PlainFp32:
+      for (int64_t j = 0; j < len; ++j) {
+        static_cast<float*>(a.m)[first + j] = m[j];
+        static_cast<float*>(a.v)[first + j] = v[j];
+      }
+      break;
+    case MomentLayout::PlainBf16:
+      for (int64_t j = 0; j < len; ++j) {
+        static_cast<uint16_t*>(a.m)[first + j] = bf16Nearest(m[j]);
+        static_cast<uint16_t*>(a.v)[first + j] = bf16Nearest(v[j]);
+      }
+      break;
+  }
+}
+
+// Steps [begin, end): a block of moments at a time. Statistics in one fp64
+// sum per term, in element order (a fixed order per task).
+template <bool Fp32Weights, WeightRule Rule>
+void stepRange(const QuantizedAdamWArgs& a, int64_t begin, int64_t end, StepSums* sums) {
+  float m[kDynamicTreeBlock], v[kDynamicTreeBlock];
+  Philox4 group{};
+  for (int64_t c = begin; c < end; c += kDynamicTreeBlock) {
+    const int64_t len = std::min(end - c, kDynamicTreeBlock);
+    loadMoments(a, c, len, m, v);
+    for (int64_t j = 0; j < len; ++j) {
+      const int64_t i = c + j;
+      float before, grad;
+      if (Fp32Weights) {
+        before = static_cast<const float*>(a.param)[i];
+        grad = static_cast<const float*>(a.grad)[i];
+      } else {
+        before = bf16ToFloat(static_cast<const uint16_t*>(a.param)[i]);
+        grad = bf16ToFloat(static_cast<const uint16_t*>(a.grad)[i]);
+      }
+      const float updated = torchaoAdamwElement(before, grad, m[j], v[j], a.s);
+      float after = updated;
+      if (Fp32Weights) {
+        static_cast<float*>(a.param)[i] = updated;
+      } else {
+        if (Rule == WeightRule::Stochastic && i % 8 == 0) group = randomGroup(a.random, static_cast<uint64_t>(i / 8));
+        const uint32_t r = Rule == WeightRule::Stochastic ? random16Of(group, static_cast<uint64_t>(i)) : 0u;
+        const float comp = Rule == WeightRule::Kahan ? bf16ToFloat(a.comp[i]) : 0.0f;
+        const Bf16Write w = writeBf16<Rule>(before, comp, updated, r);
+        static_cast<uint16_t*>(a.param)[i] = w.weight;
+        if (Rule == WeightRule::Kahan) a.comp[i] = w.comp;
+        after = bf16ToFloat(w.weight);
+      }
+      const double intended = static_cast<double>(updated) - static_cast<double>(before);
+      if (sums) {
+        const double change = static_cast<double>(after) - static_cast<double>(before);
+        if (intended != 0) {
+          sums->intendedNonZero += 1;
+          if (after == before) sums->roundedAway += 1;
+        }
+        sums->intendedSq += intended * intended;
+        sums->changeSq += change * change;
+      }
+      if (a.windowSum && i % a.windowStride == 0) a.windowSum[i / a.windowStride] += intended;
+    }
+    storeMoments(a, c, len, m, v);
+  }
+}
+
+using Range = void (*)(const QuantizedAdamWArgs&, int64_t, int64_t, StepSums*);
+
+Range rangeFor(const QuantizedAdamWArgs& a) {
+  if (a.fp32Weights) return stepRange<true, WeightRule::Nearest>;
+  switch (a.rule) {
+    case WeightRule::Kahan: return stepRange<false, WeightRule::Kahan>;
+    case WeightRule::Stochastic: return stepRange<false, WeightRule::Stochastic>;
+    case WeightRule::Nearest:
+    case WeightRule::Master: break;
+  }
+  return stepRange<false, WeightRule::Nearest>;
+}
+
+}  // namespace
+
+void quantizedAdamWCpu(const QuantizedAdamWArgs& a, StepSums* sums) {
+  const Range range = rangeFor(a);
+  const int64_t tasks = (a.n + kTask - 1) / kTask;
+  std::vector<StepSums> partial(sums ? static_cast<size_t>(tasks) : 0);
+  parallelChunks(tasks, 1, [&](int64_t first, int64_t last) {
+    for (int64_t t = first; t < last; ++t)
+      range(a, t * kTask, std::min(a.n, (t + 1) * kTask), sums ? &partial[static_cast<size_t>(t)] : nullptr);
+  });
+  if (!sums) return;
+  for (const StepSums& p : partial) sums->add(p);
+}
+
+}  // namespace plab::kernels

@@ -1,0 +1,96 @@
+// Glue between torch tensors and the quantized-moment kernel
+// (kernels/quantized_adamw.h): torchao's fp32 scalars computed with the
+// same torch ops torchao's step uses, raw pointers, the step terms.
+#include <cmath>
+
+#include "precision/dynamic_tree_code.h"
+#include "precision/kernels/dynamic_tree_8bit.h"
+#include "precision/kernels/quantized_adamw.h"
+#include "precision/steps/adamw_step.h"
+#include "util/errors.h"
+
+namespace plab::steps {
+namespace {
+
+// torchao's scalars as its torch.compile'd step computes them (inductor's
+// generated CPU code: fp32 operations, powf for beta^step): lr and the step
+// count are fp32 tensors, the Python floats become fp32 constants.
+kernels::LerpWeight lerpWeightOf(double beta) {
+  const double weight = 1 - beta;
+  const bool fromEnd = weight >= 0.5 || weight <= -0.5;
+  return {static_cast<float>(fromEnd ? -(1.0 - weight) : weight), fromEnd};
+}
+
+kernels::TorchaoScalars torchaoScalarsOf(const StepScalars& s) {
+  const float lr = static_cast<float>(s.lr);
+  const float step = static_cast<float>(s.step);
+  kernels::TorchaoScalars k;
+  k.lrTimesDecay = lr * static_cast<float>(s.weightDecay);
+  k.lr = lr;
+  k.m = lerpWeightOf(s.beta1);
+  k.v = lerpWeightOf(s.beta2);
+  k.biasCorrection1 = 1.0f - std::pow(static_cast<float>(s.beta1), step);
+  k.sqrtBiasCorrection2 = std::sqrt(1.0f - std::pow(static_cast<float>(s.beta2), step));
+  k.eps = static_cast<float>(s.eps);
+  return k;
+}
+
+kernels::WeightRule ruleOf(WeightWrite write) {
+  switch (write) {
+    case WeightWrite::Kahan: return kernels::WeightRule::Kahan;
+    case WeightWrite::Stochastic: return kernels::WeightRule::Stochastic;
+    case WeightWrite::Nearest: break;
+  }
+  return kernels::WeightRule::Nearest;
+}
+
+}  // namespace
+
+bool quantizedMomentsQuantize(int64_t numel) { return kernels::dynamicTreeQuantizes(numel); }
+
+torch::Tensor quantizedMomentsStep(ParamState& p, const StepScalars& s, WeightWrite write, const FusedExtras& extras) {
+  if (!p.param.is_cpu() || !p.param.is_contiguous())
+    throw TrainingError("adamw.moments \"8bit\" runs on contiguous CPU parameters only (no CUDA kernel yet)");
+  const bool fp32 = p.param.scalar_type() == torch::kFloat32;
+  const torch::Tensor grad = p.grad.to(p.param.scalar_type()).contiguous();
+  kernels::QuantizedAdamWArgs a;
+  a.n = p.param.numel();
+  a.fp32Weights = fp32;
+  a.rule = ruleOf(write);
+  a.param = p.param.data_ptr();
+  a.grad = grad.data_ptr();
+  a.m = p.m.data_ptr();
+  a.v = p.v.data_ptr();
+  if (p.m.scalar_type() == torch::kUInt8) {
+    a.layout = kernels::MomentLayout::DynamicTree8bit;
+    a.mScale = p.mScale.data_ptr<float>();
+    a.vScale = p.vScale.data_ptr<float>();
+  } else {
+    a.layout = p.m.scalar_type() == torch::kFloat32 ? kernels::MomentLayout::PlainFp32 : kernels::MomentLayout::PlainBf16;
+  }
+  a.signedCode = dynamicTreeCode(true).data_ptr<float>();
+  a.unsignedCode = dynamicTreeCode(false).data_ptr<float>();
+  a.signedStarts = dynamicTreeStarts(true).data_ptr<uint8_t>();
+  a.unsignedStarts = dynamicTreeStarts(false).data_ptr<uint8_t>();
+  if (a.rule == kernels::WeightRule::Kahan && !fp32) a.comp = reinterpret_cast<uint16_t*>(p.comp.data_ptr<at::BFloat16>());
+  a.s = torchaoScalarsOf(s);
+  a.random = extras.random;
+  if (extras.windowSum.defined()) {
+    a.windowSum = extras.windowSum.data_ptr<double>();
+    a.windowStride = extras.windowStride;
+  }
+  kernels::StepSums sums;
+  kernels::quantizedAdamWCpu(a, extras.stats ? &sums : nullptr);
+  if (!extras.stats) return torch::Tensor();
+  return torch::tensor({sums.intendedNonZero, sums.roundedAway, sums.intendedSq, sums.changeSq, static_cast<double>(a.n)},
+                       torch::TensorOptions().dtype(torch::kFloat64));
+}
+
+torch::Tensor dequantizedMoment(const torch::Tensor& stored, const torch::Tensor& scale, bool isSigned) {
+  if (stored.scalar_type() != torch::kUInt8) return stored.to(torch::kFloat32);
+  const torch::Tensor table = dynamicTreeCode(isSigned).to(stored.device());
+  const torch::Tensor values = table.index({stored.to(torch::kLong)}).view({scale.numel(), -1}) * scale.view({-1, 1});
+  return values.view(stored.sizes());
+}
+
+}  // namespace plab::steps
