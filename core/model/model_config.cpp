@@ -483,6 +483,8 @@ ModelConfig ModelConfig::fromFile(const std::filesystem::path& configJson) {
 
 json ModelConfig::toJson() const {
   json j = raw.is_object() ? raw : json::object();
+  j.erase("dtype");
+  j.erase("torch_dtype");
   j["model_type"] = model_type;
   j["vocab_size"] = vocab_size;
   j["initializer_range"] = initializer_range;

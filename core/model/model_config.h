@@ -75,7 +75,10 @@ struct ModelConfig {
   // warning (in `warnings`).
   static ModelConfig fromJson(const nlohmann::json& j);
   static ModelConfig fromFile(const std::filesystem::path& configJson);
-  nlohmann::json toJson() const;     // HF-compatible config.json
+  // HF-compatible config.json: the fields read, with the source's others
+  // kept, except its dtype / torch_dtype (the tensors' dtype is the writer's
+  // to say: model_factory.h).
+  nlohmann::json toJson() const;
   int64_t parameterCount() const;    // exact, including tied weights once
   static std::string supportedModelTypes();  // "gpt2, llama, mistral, qwen2, qwen3"
 };
