@@ -24,5 +24,6 @@ int quantizeCommand(const Args& args);  // quantize FORMAT ROLE IN.safetensors O
 int qlinearCommand(const Args& args);   // qlinear FORMAT IN.safetensors OUT.safetensors
 int gradScalerCommand(const Args& args);  // grad-scaler CASE.json GRADS.safetensors OUT.safetensors
 int trainCommand(const Args& args);       // train RUN.json DUMP_DIR
+int configCommand(const Args& args);      // config MODEL_DIR OUT.json
 
 }  // namespace plab::probe

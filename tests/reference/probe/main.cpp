@@ -28,7 +28,9 @@ const char* kUsage =
     "  grad-scaler CASE.json GRADS.safetensors OUT.safetensors\n"
     "      DynamicLossScale over a sequence of steps, as a training step calls GradScaler\n"
     "  train RUN.json DUMP_DIR\n"
-    "      a Trainer run; fp16-mixed writes each step's scaled and unscaled gradients to DUMP_DIR\n";
+    "      a Trainer run; fp16-mixed writes each step's scaled and unscaled gradients to DUMP_DIR\n"
+    "  config MODEL_DIR OUT.json\n"
+    "      whether config.json is accepted (the model built from it), the error, the warnings\n";
 
 }  // namespace
 
@@ -42,7 +44,7 @@ int main(int argc, char** argv) {
       {"logits", logitsCommand}, {"save", saveCommand},      {"encode", encodeCommand},
       {"adamw", adamwCommand},   {"sr-round", srRoundCommand}, {"quantize", quantizeCommand},
       {"qlinear", qlinearCommand},
-      {"grad-scaler", gradScalerCommand}, {"train", trainCommand}};
+      {"grad-scaler", gradScalerCommand}, {"train", trainCommand}, {"config", configCommand}};
   const auto command = commands.find(argv[1]);
   if (command == commands.end()) {
     std::fprintf(stderr, "unknown command '%s'\n%s", argv[1], kUsage);
