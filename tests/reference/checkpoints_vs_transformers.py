@@ -27,12 +27,15 @@ a bf16 source trained in fp32 gives float32, an fp32 source trained in bf16
 gives bfloat16, a mixed plan float32) and logits equal to the project's
 forward of the checkpoint (within 1e-4); AutoTokenizer.from_pretrained(
 checkpoint) must give the run's ids (the project's tokenizer of the source)
-on the multilingual corpus of tokenizers_vs_hf.py and the same EOS; the
-source's generation_config.json must be there unchanged. Sources: a Llama
-saved in bf16 with tokenizer.json, tokenizer_config.json,
-special_tokens_map.json and generation_config.json; GPT-2 with vocab.json +
-merges.txt; a model built from config.json alone (the byte tokenizer, whose
-tokenizer.json the checkpoint gets).
+on the multilingual corpus of tokenizers_vs_hf.py and the same EOS (None
+included); the source's generation_config.json must be there unchanged;
+run_info.json must record the separator put between the 200 documents
+(document_separator) and, when the tokenizer names no EOS, warn about it
+(model_warnings). Sources: a Llama saved in bf16 with tokenizer.json,
+tokenizer_config.json, special_tokens_map.json and generation_config.json;
+GPT-2 with vocab.json + merges.txt; a Llama whose tokenizer names no EOS; a
+model built from config.json alone (the byte tokenizer, whose tokenizer.json
+the checkpoint gets).
 """
 import functools
 import json
@@ -196,6 +199,16 @@ def source_folders(work):
                    "unk_token": "<|endoftext|>", "clean_up_tokenization_spaces": False}, f)
     out["gpt2 vocab.json + merges.txt source, fp32 run"] = (gpt2, "fp32", "all-fp32", torch.float32)
 
+    # A tokenizer that names no EOS (transformers' eos_token_id None): the
+    # run joins its 200 documents with config.json's eos_token_id and says so.
+    no_eos = os.path.join(work, "src-llama-no-eos")
+    torch.manual_seed(4)
+    AutoModelForCausalLM.from_config(LC(**{**LLAMA, "vocab_size": 1600}, eos_token_id=1)).save_pretrained(no_eos)
+    tok.save(os.path.join(no_eos, "tokenizer.json"))
+    with open(os.path.join(no_eos, "tokenizer_config.json"), "w") as f:
+        json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "clean_up_tokenization_spaces": False}, f)
+    out["llama whose tokenizer names no EOS, fp32 run"] = (no_eos, "fp32", "all-fp32", torch.float32)
+
     scratch = os.path.join(work, "src-config-only")
     os.makedirs(scratch, exist_ok=True)
     with open(os.path.join(scratch, "config.json"), "w") as f:
@@ -254,13 +267,13 @@ def run_checkpoint_folder(name, source, mode, plan, dtype, probe, tally, work):
         json.dump({"texts": cases, "piece_bytes": 64}, f)
     if from_config:
         run_ids = [list(t.encode("utf-8")) for t in cases]  # the byte tokenizer
-        run_eos = 256
+        run_eos = separator = 256
     else:
         probe("encode", source, cases_file, encoded)
         with open(encoded) as f:
             project = json.load(f)
         run_ids = [c["ids"] for c in project["cases"]]
-        run_eos = project["eos_id"]
+        run_eos, separator = project["tokenizer_eos_id"], project["eos_id"]
     auto = AutoTokenizer.from_pretrained(ckpt)
     theirs = auto(cases, add_special_tokens=False)["input_ids"]
     bad = [i for i in range(len(cases)) if theirs[i] != run_ids[i]]
@@ -268,9 +281,17 @@ def run_checkpoint_folder(name, source, mode, plan, dtype, probe, tally, work):
                 f"{len(cases) - len(bad)}/{len(cases)} texts agree" +
                 (f"; first: {cases[bad[0]][:60]!r} {theirs[bad[0]][:12]} vs {run_ids[bad[0]][:12]}" if bad else "")
                 + f"; files {sorted(n for n in os.listdir(ckpt) if 'token' in n or n.endswith('.txt'))}")
-    tally.check(f"{name}: AutoTokenizer(checkpoint).eos_token_id is the run's separator",
-                isinstance(auto.eos_token_id, numbers.Integral) and auto.eos_token_id == run_eos,
-                f"transformers {auto.eos_token_id}, run {run_eos}")
+    tally.check(f"{name}: AutoTokenizer(checkpoint).eos_token_id is the run's tokenizer's EOS",
+                (auto.eos_token_id is None or isinstance(auto.eos_token_id, numbers.Integral))
+                and auto.eos_token_id == run_eos, f"transformers {auto.eos_token_id}, run {run_eos}")
+    with open(os.path.join(run_dir, "run_info.json")) as f:
+        info = json.load(f)
+    recorded = info.get("document_separator") or {}
+    warned = [w for w in info.get("model_warnings", []) if "names no EOS" in w]
+    tally.check(f"{name}: run_info.json records the document separator, and warns when it is not the EOS",
+                recorded.get("id") == separator and recorded.get("tokenizer_eos") == (run_eos is not None)
+                and bool(warned) == (run_eos is None),
+                f"document_separator {recorded}; warnings {warned}")
     gen = os.path.join(source, "generation_config.json")
     if os.path.exists(gen):
         with open(gen, "rb") as a, open(os.path.join(ckpt, "generation_config.json"), "rb") as b:

@@ -36,7 +36,10 @@ Per tokenizer and case, exactly equal ids:
 * document:     the ids the project stores for the text as one training
                 document (DocumentEncoder, streamed in 16-byte pieces and cut at
                 the tokenizer's safe cuts)  ==  the same AutoTokenizer ids
-and once per tokenizer: the project's EOS is AutoTokenizer's eos_token_id
+For the GPT-2, Llama-3 and Qwen2 splits, which the project runs through
+hand-written scanners, the ids must also equal the project's own with the
+same regex through Oniguruma (PLAB_SPLIT_SCANNERS=off).
+And once per tokenizer: the project's EOS is AutoTokenizer's eos_token_id
 (None included: then the project warns that documents are joined by the
 separator it chose, or by none).
 
@@ -306,6 +309,10 @@ def compare(tally, name, what, cases, ours, theirs):
     tally.check(f"{name}: {what}", not bad, f"{len(cases) - len(bad)}/{len(cases)} cases agree")
 
 
+# The tokenizers whose split the project runs through a hand-written scanner.
+SCANNER_SPECS = ("byte-level GPT-2 split", "byte-level Llama-3 split", "byte-level Qwen2 split")
+
+
 def run_tokenizer(index, spec, probe, tally, work):
     name, builder, added, config_fields = spec
     folder = os.path.join(work, f"tok{index:02d}")
@@ -328,6 +335,19 @@ def run_tokenizer(index, spec, probe, tally, work):
     framed = auto(cases, add_special_tokens=True)["input_ids"]
     compare(tally, name, "ids vs AutoTokenizer (add_special_tokens=False)", cases, [c["ids"] for c in ours["cases"]],
             auto(cases, add_special_tokens=False)["input_ids"])
+    if name.split(" + ")[0] in SCANNER_SPECS:
+        # The hand-written scanners are kept only where they give the regex's
+        # pieces: the same regex through Oniguruma must give the same ids.
+        engine_file = os.path.join(folder, "project-oniguruma.json")
+        os.environ["PLAB_SPLIT_SCANNERS"] = "off"
+        try:
+            probe("encode", folder, cases_file, engine_file)
+        finally:
+            del os.environ["PLAB_SPLIT_SCANNERS"]
+        with open(engine_file) as f:
+            engine = json.load(f)
+        compare(tally, name, "scanner ids vs the same regex through Oniguruma", cases,
+                [c["ids"] for c in ours["cases"]], [c["ids"] for c in engine["cases"]])
     # The tokenizers library alone knows only tokenizer.json's added tokens:
     # where tokenizer_config.json names others, transformers' ids are the reference.
     library_specials = {t.content for t in tok.get_added_tokens_decoder().values()}
