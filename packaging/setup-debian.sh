@@ -29,7 +29,7 @@ sudo_cmd=""
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config dpkg-dev
-  nlohmann-json3-dev libcurl4-openssl-dev libutf8proc-dev
+  nlohmann-json3-dev libcurl4-openssl-dev libutf8proc-dev libonig-dev
   qt6-base-dev qt6-base-dev-tools qt6-svg-dev libgl-dev
   xvfb xauth fonts-dejavu-core python3 python3-venv python3-pip
   libgloo-dev

@@ -70,6 +70,21 @@ torch::Tensor applyActivation(const std::string& name, const torch::Tensor& x) {
   if (name == "gelu") return torch::gelu(x);
   if (name == "relu") return torch::relu(x);
   if (name == "silu" || name == "swish") return torch::silu(x);
+  if (name == "gelu_python") return x * 0.5 * (1.0 + torch::erf(x / std::sqrt(2.0)));
+  if (name == "gelu_python_tanh" || name == "gelu_accurate")
+    return x * 0.5 * (1.0 + torch::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * torch::pow(x, 3.0))));
+  if (name == "gelu_10") return torch::clamp(torch::gelu(x), -10, 10);
+  if (name == "quick_gelu") return x * torch::sigmoid(1.702 * x);
+  if (name == "laplace") return 0.5 * (1.0 + torch::erf((x - 0.707107).div(0.282095 * std::sqrt(2.0))));
+  if (name == "hardswish") return torch::hardswish(x);
+  if (name == "leaky_relu") return torch::leaky_relu(x, 0.01);
+  if (name == "linear") return x;
+  if (name == "mish") return torch::mish(x);
+  if (name == "relu2") return torch::square(torch::relu(x));
+  if (name == "relu6") return torch::hardtanh(x, 0.0, 6.0);
+  if (name == "sigmoid") return torch::sigmoid(x);
+  if (name == "sqrtsoftplus") return torch::softplus(x).sqrt();
+  if (name == "tanh") return torch::tanh(x);
   throw ModelError("unsupported activation '" + name + "'");
 }
 

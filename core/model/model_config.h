@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -13,18 +14,21 @@ namespace plab {
 enum class ArchitectureFamily { Gpt2, Llama };
 
 // config.json "rope_scaling" (transformers' names). type "default" is plain
-// RoPE; "linear", "llama3" and "yarn" rescale the inverse frequencies.
+// RoPE; "linear", "llama3" and "yarn" rescale the inverse frequencies;
+// "dynamic" (NTK) rescales them only for sequences longer than
+// max_position_embeddings, which a run never trains on (it refuses such a
+// seq_len): its frequencies are the default ones.
 struct RopeScaling {
   std::string type = "default";
-  double factor = 1.0;
+  double factor = 1.0;             // any finite non-zero value (transformers warns below 1)
   double low_freq_factor = 1.0;    // llama3
   double high_freq_factor = 4.0;   // llama3
   int64_t original_max_position_embeddings = 0;  // llama3 (required), yarn (default: max_position_embeddings)
   double beta_fast = 32.0;         // yarn
   double beta_slow = 1.0;          // yarn
-  double attention_factor = 0.0;   // yarn; 0: derived from factor (and mscale / mscale_all_dim)
-  double mscale = 0.0;             // yarn, DeepSeek style
-  double mscale_all_dim = 0.0;     // yarn, DeepSeek style
+  std::optional<double> attention_factor;  // yarn; absent: derived from factor (and mscale / mscale_all_dim)
+  double mscale = 0.0;             // yarn, DeepSeek style (0: not given)
+  double mscale_all_dim = 0.0;     // yarn, DeepSeek style (0: not given)
   bool truncate = true;            // yarn
 };
 
@@ -59,12 +63,22 @@ struct ModelConfig {
   int64_t bos_token_id = -1;
   int64_t eos_token_id = -1;
   nlohmann::json raw;                // the config.json as read, for saving back
+  // What transformers 5 only warns about and loads anyway (a rope factor
+  // below 1, unknown rope keys, token ids outside the vocabulary, ...): the
+  // run shows and records them (run_info.json "model_warnings").
+  std::vector<std::string> warnings;
 
   // Throws ConfigError naming the missing/invalid field or the unknown
-  // architecture ("unknown model_type 'x' (supported: gpt2, llama, ...)").
+  // architecture ("unknown model_type 'x' (supported: gpt2, llama, ...)"),
+  // for what transformers 5.24 refuses too or what is not implemented here;
+  // what transformers accepts with a warning is accepted with the same
+  // warning (in `warnings`).
   static ModelConfig fromJson(const nlohmann::json& j);
   static ModelConfig fromFile(const std::filesystem::path& configJson);
-  nlohmann::json toJson() const;     // HF-compatible config.json
+  // HF-compatible config.json: the fields read, with the source's others
+  // kept, except its dtype / torch_dtype (the tensors' dtype is the writer's
+  // to say: model_factory.h).
+  nlohmann::json toJson() const;
   int64_t parameterCount() const;    // exact, including tied weights once
   static std::string supportedModelTypes();  // "gpt2, llama, mistral, qwen2, qwen3"
 };

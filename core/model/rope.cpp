@@ -65,9 +65,9 @@ RopeFrequencies ropeFrequencies(const ModelConfig& c, const torch::Device& devic
     r.invFreq = llama3Scaled(1.0 / posFreqs, s);
   } else if (s.type == "yarn") {
     r.invFreq = yarnScaled(posFreqs, s, c.rope_theta, dim);
-    r.attentionScaling = s.attention_factor > 0
-                             ? s.attention_factor
-                             : (s.mscale > 0 && s.mscale_all_dim > 0
+    r.attentionScaling = s.attention_factor
+                             ? *s.attention_factor
+                             : (s.mscale != 0 && s.mscale_all_dim != 0
                                     ? yarnMscale(s.factor, s.mscale) / yarnMscale(s.factor, s.mscale_all_dim)
                                     : yarnMscale(s.factor, 1.0));
   } else {

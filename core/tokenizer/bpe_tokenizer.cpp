@@ -43,8 +43,7 @@ std::string replaceSpaceMarkers(const std::string& token) {
 BpeTokenizer::BpeTokenizer(BpeSpec spec)
     : vocab_(std::move(spec.vocab)),
       byteLevel_(spec.byteLevel),
-      splitRules_(std::move(spec.splitRules)),
-      addPrefixSpace_(spec.addPrefixSpace),
+      preTokenizer_(std::move(spec.preTokenizer)),
       metaspace_(spec.metaspace),
       byteFallback_(spec.byteFallback),
       fuseUnk_(spec.fuseUnk),
@@ -73,9 +72,8 @@ BpeTokenizer::BpeTokenizer(BpeSpec spec)
   if (spec.unkToken)
     if (auto it = vocab_.find(*spec.unkToken); it != vocab_.end()) unk_ = it->second;
 
-  for (const auto& [content, id] : spec.addedTokens) maxAddedBytes_ = std::max(maxAddedBytes_, content.size());
   cutsBeforeSpaces_ = normalizer_.onlyMapsCharacters() &&
-                      (metaspace_ ? metaspace_->split && !metaspace_->replacement.empty() : !splitRules_.empty());
+                      (metaspace_ ? metaspace_->split && !metaspace_->replacement.empty() : cutsBeforeSpaces(preTokenizer_));
 
   if (!byteLevel_) wordCuts_ = MergeBoundaries(vocab_, spec.merges);
   int rank = 0;
@@ -123,18 +121,40 @@ void BpeTokenizer::buildDecodeTable(const BpeSpec& spec) {
     }
     present_[id] = true;
   }
-  for (const auto& [content, id] : spec.addedTokens) {
-    decoded_[id] = content;
-    present_[id] = true;
-    added_[content] = id;
-    addedByFirstByte_[static_cast<unsigned char>(content[0])].emplace_back(content, id);
-  }
-  for (auto& bucket : addedByFirstByte_)
-    std::stable_sort(bucket.begin(), bucket.end(),
-                     [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  for (const auto& [content, id] : spec.addedTokens) registerAdded(content, id);
   decodeDropsLeadingSpace_ =
       !byteLevel_ && (spec.normalizer.prepends() ||
                       (spec.metaspace && spec.metaspace->prepend != Metaspace::Prepend::Never));
+}
+
+void BpeTokenizer::registerAdded(const std::string& content, int64_t id) {
+  if (static_cast<std::size_t>(id) >= decoded_.size()) {
+    decoded_.resize(static_cast<std::size_t>(id) + 1);
+    present_.resize(decoded_.size(), false);
+  }
+  decoded_[id] = content;
+  present_[id] = true;
+  added_[content] = id;
+  maxAddedBytes_ = std::max(maxAddedBytes_, content.size());
+  auto& bucket = addedByFirstByte_[static_cast<unsigned char>(content[0])];
+  bucket.emplace_back(content, id);
+  std::stable_sort(bucket.begin(), bucket.end(),
+                   [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+}
+
+int64_t BpeTokenizer::addSpecialToken(const std::string& content) {
+  if (content.empty()) return -1;
+  if (auto it = added_.find(content); it != added_.end()) return it->second;
+  int64_t id = 0;
+  if (auto it = vocab_.find(content); it != vocab_.end()) {
+    id = it->second;  // looked up as spelled, not byte-level encoded, as the library does
+  } else {
+    id = static_cast<int64_t>(vocab_.size());
+    for (const auto& [text, addedId] : added_)
+      if (addedId >= id) id = addedId + 1;
+  }
+  registerAdded(content, id);
+  return id;
 }
 
 std::optional<int64_t> BpeTokenizer::tokenId(const std::string& content) const {
@@ -198,19 +218,11 @@ void BpeTokenizer::encodeSegment(const std::string& raw, bool atInputStart, std:
   if (raw.empty()) return;
   const std::string segment = normalizer_.empty() ? raw : normalizer_.apply(raw);
   if (segment.empty()) return;
-  std::vector<std::string> pieces;
   if (metaspace_) {
-    pieces = metaspace_->apply(segment, atInputStart);
-  } else {
-    pieces.push_back(addPrefixSpace_ && segment[0] != ' ' ? " " + segment : segment);
-    for (SplitRule rule : splitRules_) {
-      std::vector<std::string> next;
-      for (const auto& piece : pieces)
-        for (auto& sub : preTokenize(piece, rule)) next.push_back(std::move(sub));
-      pieces = std::move(next);
-    }
+    for (const auto& piece : metaspace_->apply(segment, atInputStart)) encodePiece(piece, out);
+    return;
   }
-  for (const auto& piece : pieces) encodePiece(piece, out);
+  preTokenizeSteps(segment, preTokenizer_, [&](std::string_view piece) { encodePiece(std::string(piece), out); });
 }
 
 // Single bytes (byte-level) or single characters, with byte fallback or the

@@ -36,6 +36,7 @@ class ByteTokenizer : public Tokenizer {
   std::size_t lastSafeCut(std::string_view text) const override { return text.size(); }
   int64_t vocabSize() const override { return 257; }
   std::optional<int64_t> eosId() const override { return kEndOfText; }
+  std::string eosOrigin() const override { return "the byte tokenizer's <|endoftext|>"; }
   std::string kind() const override { return "bytes"; }
 };
 

@@ -26,7 +26,7 @@ enum class CharClass { Letter, Number, Space, Other };
 
 class Scanner {
  public:
-  Scanner(const std::string& text, SplitRule rule) : rule_(rule) {
+  Scanner(std::string_view text, SplitRule rule) : rule_(rule) {
     for (std::size_t pos = 0; pos < text.size();) {
       std::size_t len = 0;
       const uint32_t cp = unicode::decodeUtf8(text.data(), text.size(), pos, len);
@@ -37,16 +37,15 @@ class Scanner {
     offsets_.push_back(text.size());
   }
 
-  std::vector<std::string> split(const std::string& text) const {
-    std::vector<std::string> pieces;
+  void split(std::vector<TextSpan>& pieces) const {
+    pieces.clear();
     const std::size_t n = cps_.size();
     for (std::size_t i = 0; i < n;) {
       std::size_t len = rule_ == SplitRule::Gpt2 ? matchGpt2(i) : matchLlama3(i);
       if (len == 0) len = 1;  // unreachable: every class is covered; keeps the loop finite
-      pieces.push_back(text.substr(offsets_[i], offsets_[i + len] - offsets_[i]));
+      pieces.push_back({offsets_[i], offsets_[i + len]});
       i += len;
     }
-    return pieces;
   }
 
  private:
@@ -145,8 +144,16 @@ class Scanner {
 
 }  // namespace
 
+void preTokenizeSpans(std::string_view text, SplitRule rule, std::vector<TextSpan>& pieces) {
+  Scanner(text, rule).split(pieces);
+}
+
 std::vector<std::string> preTokenize(const std::string& text, SplitRule rule) {
-  return Scanner(text, rule).split(text);
+  std::vector<TextSpan> spans;
+  preTokenizeSpans(text, rule, spans);
+  std::vector<std::string> pieces;
+  for (const TextSpan& s : spans) pieces.push_back(text.substr(s.begin, s.end - s.begin));
+  return pieces;
 }
 
 std::size_t lastSpaceAfterNonSpace(std::string_view text, std::size_t lookahead) {

@@ -1,6 +1,7 @@
 #pragma once
-// Hand-written scanners equivalent to the split regexes of byte-level BPE
-// tokenizers (std::regex has no \p{L} / \p{N}). Each scanner walks the text
+// Hand-written scanners equivalent to three split regexes of byte-level BPE
+// tokenizers, faster than running them through the regex engine
+// (split_regex.h; bench_tokenizer measures both). Each scanner walks the text
 // code point by code point and, at every position, takes the first regex
 // alternative that matches, exactly as the regex engine would, including the
 // one-character backtrack of `\s+(?!\S)`.
@@ -17,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/split_pattern.h"
+
 namespace plab {
 
 enum class SplitRule { Gpt2, Llama3, Qwen2 };
@@ -28,7 +31,8 @@ extern const char* const kQwen2SplitRegex;
 // The rule whose regex is exactly `pattern`, if it is one we implement.
 std::optional<SplitRule> splitRuleForRegex(const std::string& pattern);
 
-// The pieces of `text` (concatenated they give `text` back).
+// The pieces of `text` (concatenated they give `text` back), as byte spans.
+void preTokenizeSpans(std::string_view text, SplitRule rule, std::vector<TextSpan>& pieces);
 std::vector<std::string> preTokenize(const std::string& text, SplitRule rule);
 
 // The last position p, 1 <= p <= text.size() - lookahead, where text[p] is a

@@ -35,6 +35,12 @@ class Tokenizer {
   virtual std::string decode(const std::vector<int64_t>& ids) const = 0;
   virtual int64_t vocabSize() const = 0;          // including added tokens
   virtual std::optional<int64_t> eosId() const = 0;  // appended between documents
+  // Where eosId() came from ("tokenizer_config.json eos_token '</s>'",
+  // "config.json eos_token_id", ...), and whether it is the tokenizer's own
+  // EOS, the one transformers' AutoTokenizer reports as eos_token_id (else
+  // it is a separator chosen for a tokenizer that names none).
+  virtual std::string eosOrigin() const { return ""; }
+  virtual bool eosIsTokenizers() const { return eosId().has_value(); }
   virtual std::string kind() const = 0;  // "byte-level-bpe", "sentencepiece-bpe" or "bytes"
 };
 
@@ -62,10 +68,16 @@ std::unique_ptr<Tokenizer> loadVocabAndMerges(const std::filesystem::path& vocab
                                               const std::filesystem::path& mergesTxt);
 
 // The tokenizer of a model folder: tokenizer.json, else vocab.json +
-// merges.txt. Throws TokenizerError when the folder has neither. Its EOS:
-// tokenizer_config.json's eos_token, else config.json's eos_token_id, else
-// generation_config.json's (the first of a list; ConfigError when not a token
-// of the tokenizer), else an added token such as <|endoftext|> or </s>.
+// merges.txt. Throws TokenizerError when the folder has neither. As
+// transformers' AutoTokenizer, every special token tokenizer_config.json
+// and special_tokens_map.json name (eos_token, pad_token, ...,
+// additional_special_tokens) becomes a special added token, matched in the
+// text, with its vocabulary id or, when it has none, the next free id. Its
+// EOS: the eos_token so named. A tokenizer that names none has no EOS of its
+// own; the separator put between documents is then config.json's
+// eos_token_id, else generation_config.json's (the first of a list; ids the
+// tokenizer has no token for are passed over), else an added token such as
+// <|endoftext|> or </s>, else none; eosOrigin() says which.
 std::unique_ptr<Tokenizer> loadTokenizerForModel(const std::filesystem::path& modelDir);
 
 // True when the folder holds tokenizer.json or vocab.json + merges.txt.

@@ -1,8 +1,8 @@
 // Reading Hugging Face tokenizer.json files into a BpeTokenizer.
 // Supported: model.type "BPE", either
-//   byte-level: ByteLevel{use_regex: true} (GPT-2 split) or
-//     Sequence[Split{Regex: <GPT-2, Llama-3 or Qwen2 regex>, behavior, invert},
-//              ByteLevel{use_regex: false}] (checkSplitBehavior: which behaviors)
+//   byte-level: ByteLevel (its GPT-2 split when use_regex), after any Split
+//     (any regex, run by Oniguruma as the library runs it, or a literal
+//     String; every behavior, invert) and Digits, alone or in a Sequence
 //   SentencePiece style: no pre-tokenizer (Llama-2: Prepend + Replace
 //     normalizers) or Metaspace (Mistral), byte_fallback, unk_token;
 // the normalizers of normalizer.h; post-processors TemplateProcessing,
@@ -45,62 +45,62 @@ Metaspace parseMetaspace(const json& pre, const std::string& src) {
   return m;
 }
 
-// The supported regexes match every character (\s+ takes the spaces the
-// other alternatives leave), so the text is a run of matches with nothing
-// between them, and the pieces are the matches for every behavior that
-// keeps each match on its own: Isolated, MergedWithPrevious, MergedWithNext
-// (with or without invert: the non-matches they would attach are empty),
-// and Removed with invert: true (it removes the non-matches and keeps the
-// matches; tiktoken conversions such as cl100k's write that). Checked
-// against the tokenizers package (0.23) on random text for all three
-// regexes. Removed without invert would drop the whole text, and Contiguous
-// joins adjacent matches into one piece: both are refused.
-void checkSplitBehavior(const json& pre, const std::string& src) {
+// A Split's behavior and invert flag (what becomes a piece: split_pattern.h).
+std::pair<SplitBehavior, bool> splitBehavior(const json& pre, const std::string& src) {
   const json behaviorField = pre.value("behavior", json("Isolated"));
   const json invertField = pre.value("invert", json(false));
   if (!behaviorField.is_string() || !invertField.is_boolean())
     throw TokenizerError(src + ": Split pre-tokenizer needs a string 'behavior' and a boolean 'invert', got " +
                          jsonExcerpt(behaviorField) + " and " + jsonExcerpt(invertField));
-  const std::string behavior = behaviorField.get<std::string>();
-  const bool invert = invertField.get<bool>();
-  if (behavior == "Isolated" || behavior == "MergedWithPrevious" || behavior == "MergedWithNext") return;
-  if (behavior == "Removed" && invert) return;
-  throw TokenizerError(src + ": unsupported Split behavior '" + behavior + "' with invert: " +
-                       (invert ? "true" : "false") +
-                       " (supported with the GPT-2/Llama-3/Qwen2 regexes: Isolated, MergedWithPrevious, "
-                       "MergedWithNext, or Removed with invert: true)");
+  const auto behavior = splitBehaviorFromName(behaviorField.get<std::string>());
+  if (!behavior)
+    throw TokenizerError(src + ": unknown Split behavior " + jsonExcerpt(behaviorField) +
+                         " (known: Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous)");
+  return {*behavior, invertField.get<bool>()};
 }
 
-// Adds the stages of one pre-tokenizer; sets sawByteLevel when it is (or
-// contains) the ByteLevel one.
+// Adds the steps of one pre-tokenizer; sets sawByteLevel when it is (or
+// contains) the ByteLevel one. ByteLevel maps every byte to a character of
+// its alphabet: a Split or Digits after it would split those characters,
+// which is refused rather than imitated.
 void addPreTokenizer(const json& pre, BpeSpec& spec, bool& sawByteLevel) {
   const std::string& src = spec.source;
   const std::string type = typeOf(pre);
+  if ((type == "Split" || type == "Digits" || type == "ByteLevel") && sawByteLevel)
+    throw TokenizerError(src + ": pre_tokenizer " + type + " after ByteLevel is not supported (it would work on " +
+                         "ByteLevel's byte characters)");
   if (type == "ByteLevel") {
     sawByteLevel = true;
-    spec.addPrefixSpace = pre.value("add_prefix_space", false);
-    if (pre.value("use_regex", true)) spec.splitRules.push_back(SplitRule::Gpt2);
+    if (pre.value("add_prefix_space", false)) spec.preTokenizer.push_back(PreTokenizerStep::prefixSpace());
+    if (pre.value("use_regex", true)) spec.preTokenizer.push_back(PreTokenizerStep::scanner(SplitRule::Gpt2));
   } else if (type == "Sequence") {
     if (!pre.contains("pretokenizers") || !pre["pretokenizers"].is_array())
       throw TokenizerError(src + ": pre_tokenizer Sequence without a pretokenizers list");
     for (const auto& p : pre["pretokenizers"]) addPreTokenizer(p, spec, sawByteLevel);
   } else if (type == "Split") {
     const json pattern = pre.value("pattern", json());
-    if (!pattern.is_object() || !pattern.contains("Regex") || !pattern["Regex"].is_string())
-      throw TokenizerError(src + ": unsupported Split pre-tokenizer pattern " + jsonExcerpt(pattern) +
-                           " (only the GPT-2, Llama-3 and Qwen2 regexes are supported)");
-    const std::string regex = pattern["Regex"].get<std::string>();
-    const auto rule = splitRuleForRegex(regex);
-    if (!rule)
-      throw TokenizerError(src + ": unsupported Split regex '" + regex +
-                           "' (only the GPT-2, Llama-3 and Qwen2 regexes are supported)");
-    checkSplitBehavior(pre, src);
-    spec.splitRules.push_back(*rule);
+    const auto [behavior, invert] = splitBehavior(pre, src);
+    if (pattern.is_object() && pattern.size() == 1 && pattern.contains("Regex") && pattern["Regex"].is_string()) {
+      spec.preTokenizer.push_back(PreTokenizerStep::split(pattern["Regex"].get<std::string>(), behavior, invert, src));
+    } else if (pattern.is_object() && pattern.size() == 1 && pattern.contains("String") &&
+               pattern["String"].is_string() && !pattern["String"].get<std::string>().empty()) {
+      spec.preTokenizer.push_back(PreTokenizerStep::literalSplit(pattern["String"].get<std::string>(), behavior, invert));
+    } else {
+      throw TokenizerError(src + ": Split pre-tokenizer pattern " + jsonExcerpt(pattern) +
+                           " is neither {\"Regex\": ...} nor a non-empty {\"String\": ...}");
+    }
+  } else if (type == "Digits") {
+    // Each character with a Unicode number category, alone or in runs, as the library's char::is_numeric split.
+    const json individual = pre.value("individual_digits", json(false));
+    if (!individual.is_boolean())
+      throw TokenizerError(src + ": Digits needs a boolean 'individual_digits', got " + jsonExcerpt(individual));
+    spec.preTokenizer.push_back(PreTokenizerStep::split(
+        "\\p{N}", individual.get<bool>() ? SplitBehavior::Isolated : SplitBehavior::Contiguous, false, src));
   } else if (type == "Metaspace") {
     spec.metaspace = parseMetaspace(pre, src);
   } else {
     throw TokenizerError(src + ": unsupported pre_tokenizer '" + (type.empty() ? jsonExcerpt(pre) : type) +
-                         "' (supported: ByteLevel, Split with the GPT-2/Llama-3/Qwen2 regex, Metaspace, Sequence)");
+                         "' (supported: ByteLevel, Split, Digits, Metaspace, Sequence)");
   }
 }
 
@@ -217,8 +217,8 @@ std::unique_ptr<Tokenizer> tokenizerFromJson(const json& j, const std::string& s
   spec.byteLevel = sawByteLevel;
   if (sawByteLevel && spec.metaspace)
     throw TokenizerError(src + ": pre_tokenizer mixes ByteLevel and Metaspace");
-  if (!sawByteLevel && !spec.splitRules.empty())
-    throw TokenizerError(src + ": a Split pre-tokenizer without ByteLevel is not supported");
+  if (!sawByteLevel && !spec.preTokenizer.empty())
+    throw TokenizerError(src + ": a Split or Digits pre-tokenizer without ByteLevel is not supported");
   addPostProcessor(j.value("post_processor", json()), spec);
 
   auto tokenizer = std::make_unique<BpeTokenizer>(std::move(spec));

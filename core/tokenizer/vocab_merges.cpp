@@ -9,33 +9,7 @@
 
 namespace plab {
 
-namespace {
-
 using nlohmann::json;
-
-// Special tokens named by tokenizer_config.json (bos/eos/unk/pad and
-// added_tokens_decoder) that exist in the vocab: matched as added tokens,
-// as the transformers slow tokenizer does.
-std::vector<std::pair<std::string, int64_t>> specialTokens(const std::filesystem::path& folder, const BpeSpec& spec) {
-  std::vector<std::string> names = {"<|endoftext|>"};
-  const auto config = folder / "tokenizer_config.json";
-  for (const char* field : {"bos_token", "eos_token", "unk_token", "pad_token"})
-    if (auto name = configuredSpecialToken(config, field)) names.push_back(*name);
-  std::error_code ec;
-  if (std::filesystem::exists(config, ec)) {
-    const json j = readTokenizerJsonFile(config);
-    if (j.is_object() && j.contains("added_tokens_decoder") && j["added_tokens_decoder"].is_object())
-      for (const auto& [id, token] : j["added_tokens_decoder"].items())
-        if (token.is_object() && token.contains("content") && token["content"].is_string())
-          names.push_back(token["content"].get<std::string>());
-  }
-  std::vector<std::pair<std::string, int64_t>> out;
-  for (const auto& name : names)
-    if (auto it = spec.vocab.find(name); it != spec.vocab.end() && !name.empty()) out.emplace_back(name, it->second);
-  return out;
-}
-
-}  // namespace
 
 std::unique_ptr<Tokenizer> loadVocabAndMerges(const std::filesystem::path& vocabJson,
                                               const std::filesystem::path& mergesTxt) {
@@ -57,8 +31,9 @@ std::unique_ptr<Tokenizer> loadVocabAndMerges(const std::filesystem::path& vocab
     spec.merges.emplace_back(line.substr(0, space), line.substr(space + 1));
   }
   spec.byteLevel = true;
-  spec.splitRules.push_back(SplitRule::Gpt2);
-  spec.addedTokens = specialTokens(vocabJson.parent_path(), spec);
+  spec.preTokenizer.push_back(PreTokenizerStep::scanner(SplitRule::Gpt2));
+  // The special tokens (GPT2Tokenizer's default <|endoftext|>, those
+  // tokenizer_config.json names) are registered by loadTokenizerForModel.
   auto tokenizer = std::make_unique<BpeTokenizer>(std::move(spec));
   chooseDefaultEos(*tokenizer);
   return tokenizer;

@@ -74,9 +74,45 @@ ResolvedModelSource resolveModelSource(const ModelSpec& spec) {
   return r;
 }
 
+bool usesByteTokenizer(const ResolvedModelSource& source) {
+  return source.bytesTokenizer || source.folder.empty() || (!source.pretrained && !hasTokenizerFiles(source.folder));
+}
+
+nlohmann::json documentSeparatorJson(const Tokenizer& tokenizer) {
+  const std::optional<int64_t> eos = tokenizer.eosId();
+  nlohmann::json token = nullptr;
+  if (eos) {
+    try {
+      token = tokenizer.decode({*eos});
+    } catch (const TokenizerError&) {
+    }
+  }
+  return {{"id", eos ? nlohmann::json(*eos) : nlohmann::json(nullptr)},
+          {"token", token},
+          {"from", tokenizer.eosOrigin()},
+          {"tokenizer_eos", tokenizer.eosIsTokenizers()}};
+}
+
+std::string documentSeparatorWarning(const Tokenizer& tokenizer) {
+  if (tokenizer.eosIsTokenizers()) return "";
+  const std::string why =
+      "the tokenizer names no EOS (no eos_token in tokenizer_config.json or special_tokens_map.json: "
+      "transformers' eos_token_id is None)";
+  if (!tokenizer.eosId()) {
+    const std::string origin = tokenizer.eosOrigin();
+    return why + ": documents are joined with no separator" + (origin.empty() ? "" : " " + origin);
+  }
+  std::string token;
+  try {
+    token = " '" + tokenizer.decode({*tokenizer.eosId()}) + "'";
+  } catch (const TokenizerError&) {
+  }
+  return why + ": documents are separated by id " + std::to_string(*tokenizer.eosId()) + token + ", from " +
+         tokenizer.eosOrigin();
+}
+
 std::unique_ptr<Tokenizer> tokenizerForSource(const ResolvedModelSource& source, std::string* description) {
-  const bool useBytes = source.bytesTokenizer || source.folder.empty() ||
-                        (!source.pretrained && !hasTokenizerFiles(source.folder));
+  const bool useBytes = usesByteTokenizer(source);
   std::unique_ptr<Tokenizer> tok = useBytes ? makeByteTokenizer() : loadTokenizerForModel(source.folder);
   if (description) {
     *description = tok->kind();
@@ -99,7 +135,7 @@ namespace {
 
 // The embedded checkpoint is read through the ordinary folder loader from a
 // private temporary folder that is removed again.
-std::shared_ptr<CausalLM> loadEmbeddedPretrained() {
+std::shared_ptr<CausalLM> loadEmbeddedPretrained(std::vector<std::string>* warnings) {
   std::error_code ec;
   const fs::path dir = fs::temp_directory_path(ec) /
                        ("precision-lab-embedded-" + std::to_string(reinterpret_cast<std::uintptr_t>(&ec)) + "-" +
@@ -120,7 +156,7 @@ std::shared_ptr<CausalLM> loadEmbeddedPretrained() {
     out.flush();
     if (!out) throw IoError("cannot write the embedded checkpoint to " + dir.string());
   }
-  return loadPretrained(dir);
+  return loadPretrained(dir, warnings);
 }
 
 }  // namespace
@@ -138,10 +174,15 @@ LoadedModel loadModelForRun(const ModelSpec& spec, uint64_t seed, bool allowDown
   checkModelFitsOnDevice(source.config, source.description, device);
   LoadedModel loaded;
   loaded.tokenizer = tokenizerForSource(source, &loaded.tokenizerDescription);
+  loaded.warnings = source.config.warnings;
   if (!source.pretrained)
     loaded.model = createModel(source.config, seed);
   else
-    loaded.model = source.folder.empty() ? loadEmbeddedPretrained() : loadPretrained(source.folder);
+    loaded.model = source.folder.empty() ? loadEmbeddedPretrained(&loaded.warnings)
+                                         : loadPretrained(source.folder, &loaded.warnings);
+  if (const std::string w = documentSeparatorWarning(*loaded.tokenizer); !w.empty()) loaded.warnings.push_back(w);
+  loaded.documentSeparator = documentSeparatorJson(*loaded.tokenizer);
+  loaded.hfFiles = collectHfModelFiles(source);
   loaded.description = source.description;
   return loaded;
 }

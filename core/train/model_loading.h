@@ -6,9 +6,13 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "model/causal_lm.h"
 #include "tokenizer/tokenizer.h"
+#include "train/hf_model_files.h"
 #include "train/run_config.h"
 
 namespace plab {
@@ -18,6 +22,14 @@ struct LoadedModel {
   std::unique_ptr<Tokenizer> tokenizer;
   std::string description;  // "embedded tiny-gpt2", "/path", "org/name@main (cache)"
   std::string tokenizerDescription;  // kind and files, for run_info.json
+  // What transformers would only warn about (config.json fields, tensors the
+  // model has no place for, a tokenizer without an EOS): each to be shown
+  // and recorded (run_info.json "model_warnings").
+  std::vector<std::string> warnings;
+  // The separator put between documents: {"id", "token", "from"} (id and
+  // token null when there is none), run_info.json "document_separator".
+  nlohmann::json documentSeparator;
+  HfModelFiles hfFiles;  // written into every checkpoint (hf_model_files.h)
 };
 
 // Where a spec's config.json / weights / tokenizer live. Never downloads:
@@ -38,6 +50,14 @@ ResolvedModelSource resolveModelSource(const ModelSpec& spec);
 // does not fit the model's vocab_size. `description` (optional) receives
 // the kind and the files used.
 std::unique_ptr<Tokenizer> tokenizerForSource(const ResolvedModelSource& source, std::string* description = nullptr);
+// True when that tokenizer is the byte tokenizer.
+bool usesByteTokenizer(const ResolvedModelSource& source);
+
+// The separator a tokenizer puts between documents, as run_info.json records
+// it, and the warning to show when it is not the tokenizer's own EOS ("" when
+// it is).
+nlohmann::json documentSeparatorJson(const Tokenizer& tokenizer);
+std::string documentSeparatorWarning(const Tokenizer& tokenizer);
 
 // Builds (random init with seed) or loads the model. When allowDownload is
 // set, a hub model missing from the cache is downloaded first (progress

@@ -233,6 +233,8 @@ nlohmann::json toJson(const RunInfo& i) {
           {"device", i.device},
           {"model_type", i.modelType},
           {"tokenizer", i.tokenizer},
+          {"document_separator", i.documentSeparator},
+          {"model_warnings", i.modelWarnings},
           {"modules", moduleNodeToJson(i.modules)},
           {"parameter_count", i.parameterCount},
           {"bf16_parameter_count", i.bf16ParameterCount},

@@ -109,6 +109,10 @@ struct RunInfo {                    // sent once, before step 1
   std::string device;               // "cpu", "cuda:0"
   std::string modelType;
   std::string tokenizer;            // "byte-level-bpe (/m/tokenizer.json)", "bytes", ...
+  // Between documents: {"id", "token", "from", "tokenizer_eos"} (train/model_loading.h).
+  nlohmann::json documentSeparator;
+  // What transformers only warns about in the model's files, kept (LoadedModel::warnings).
+  std::vector<std::string> modelWarnings;
   ModuleNode modules;
   int64_t parameterCount = 0;
   int64_t bf16ParameterCount = 0;  // low-precision parameters: bf16, or fp16 in the fp16 modes

@@ -227,6 +227,8 @@ class Session {
     // A resumed run is this model with the checkpoint's weights, loaded
     // below once the checkpoint is checked against it.
     model_ = loaded.model;
+    for (const std::string& w : loaded.warnings) log("warning: " + w);
+    hfFiles_ = std::move(loaded.hfFiles);
     const int64_t maxPositions = model_->config().max_position_embeddings;
     if (maxPositions > 0 && cfg_.seq_len > maxPositions)
       throw ConfigError("run config: 'seq_len' " + std::to_string(cfg_.seq_len) +
@@ -270,6 +272,8 @@ class Session {
     info.device = device.str();
     info.modelType = model_->config().model_type;
     info.tokenizer = loaded.tokenizerDescription;
+    info.documentSeparator = loaded.documentSeparator;
+    info.modelWarnings = loaded.warnings;
     info.modules = describeModules(*model_);
     for (const TrainableParam& p : params_) {
       info.parameterCount += p.param.numel();
@@ -474,6 +478,8 @@ class Session {
       optimizer_->stateTensors();  // this rank's shards, for rank 0 to write
     } else {
       const fs::path dir = fs::path(cfg_.output_dir) / ("checkpoint-" + std::to_string(step));
+      // First: trainer_state.json, written last by writeCheckpoint, marks a complete folder.
+      writeHfModelFiles(dir, hfFiles_);
       writeCheckpoint(dir, *model_, *optimizer_, cfg_, step, rng_, scaler_ ? scaler_->toJson() : nlohmann::json());
       log("saved checkpoint " + dir.string());
     }
@@ -533,6 +539,7 @@ class Session {
   std::mt19937_64 rng_;
   int64_t firstStep_ = 1;  // > 1 when resumed from a checkpoint
   std::shared_ptr<CausalLM> model_;
+  HfModelFiles hfFiles_;  // the tokenizer files every checkpoint gets
   std::unique_ptr<TextDataset> dataset_;
   std::vector<TrainableParam> params_;
   std::unique_ptr<ShardedAdamW> optimizer_;  // ZeRO-1 over the ranks, or one PrecisionAdamW

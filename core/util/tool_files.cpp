@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "util/errors.h"
+#include "util/hf_file_names.h"
 
 namespace plab {
 namespace fs = std::filesystem;
@@ -87,6 +88,8 @@ bool isToolFileName(Kind kind, std::string_view name) {
     case Kind::Checkpoint:
       for (const char* n : {"model.safetensors", "optimizer.safetensors", "trainer_state.json", "config.json",
                             "checksums.json"})
+        if (name == n) return true;
+      for (const char* n : kHfModelFileNames)
         if (name == n) return true;
       return false;
     default:

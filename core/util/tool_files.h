@@ -11,8 +11,8 @@ namespace plab {
 // Removes from dir what a run, a report or an export writes: config.json,
 // run_info.json, summary.json/.csv, metrics.jsonl/.csv, layers.csv,
 // report.html/.pdf, display.json, charts/*.svg|png, checkpoint-<N>/ (its
-// weights, optimizer state, trainer_state.json, config.json and
-// checksums.json), the sub-runs
+// weights, optimizer state, trainer_state.json, config.json,
+// checksums.json and the tokenizer files of util/hf_file_names.h), the sub-runs
 // in runs/<run>/ (by the same rule) and the tool's temporaries. Sub-folders
 // left empty go; dir itself stays. Returns the entries kept, relative to dir.
 // dir must be a real folder, not a link (the caller checks); IoError when

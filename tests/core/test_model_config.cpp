@@ -168,13 +168,33 @@ class ModelConfigTest : public QObject {
     QVERIFY2(mentions(msg2, "model_type") && mentions(msg2, "gpt2"), msg2.c_str());
   }
 
+  // Absent fields take transformers' class defaults; a field of the wrong
+  // JSON type is refused by name, as transformers' typed fields refuse it
+  // (tests/reference/config_rules_vs_transformers.py sweeps them).
   void missingOrInvalidFieldsAreNamed() {
     json j = smolLm135m();
-    j.erase("hidden_size");
-    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(j); }), "'hidden_size'"));
+    j.erase("intermediate_size");
+    QCOMPARE(ModelConfig::fromJson(j).intermediate_size, int64_t(11008));  // LlamaConfig's default
     json g = gpt2Small();
     g.erase("n_head");
-    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(g); }), "'n_head'"));
+    QCOMPARE(ModelConfig::fromJson(g).num_attention_heads, int64_t(12));
+    json mistral = smolLm135m();
+    mistral["model_type"] = "mistral";
+    mistral["num_attention_heads"] = 8;
+    mistral.erase("num_key_value_heads");
+    mistral.erase("max_position_embeddings");
+    const ModelConfig m = ModelConfig::fromJson(mistral);
+    QCOMPARE(m.num_key_value_heads, int64_t(8));  // MistralConfig's default, not the attention heads
+    QCOMPARE(m.max_position_embeddings, int64_t(131072));
+    QCOMPARE(m.sliding_window, int64_t(4096));  // MistralConfig's default window
+    for (const auto& [field, value] : std::vector<std::pair<const char*, json>>{
+             {"hidden_size", 576.0}, {"num_hidden_layers", "30"}, {"rms_norm_eps", 0}, {"tie_word_embeddings", 1},
+             {"attention_bias", "no"}, {"use_cache", nullptr}, {"architectures", "LlamaForCausalLM"}}) {
+      json bad = smolLm135m();
+      bad[field] = value;
+      const std::string msg = errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(bad); });
+      QVERIFY2(mentions(msg, std::string("'") + field + "'"), (std::string(field) + " -> " + msg).c_str());
+    }
     json neg = gpt2Small();
     neg["n_layer"] = -1;
     QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(neg); }), "'n_layer'"));
@@ -182,12 +202,37 @@ class ModelConfigTest : public QObject {
     gqa["num_key_value_heads"] = 4;
     QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(gqa); }), "num_key_value_heads"));
     json act = smolLm135m();
-    act["hidden_act"] = "mish";
-    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(act); }), "'mish'"));
+    act["hidden_act"] = "prelu";  // transformers' PReLU has a weight of its own
+    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(act); }), "'prelu'"));
+    act["hidden_act"] = "gelu_python";
+    QCOMPARE(ModelConfig::fromJson(act).hidden_act, std::string("gelu_python"));
     json scaling = smolLm135m();
     scaling["rope_scaling"] = {{"rope_type", "llama3"}};
     QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(scaling); }), "rope_scaling"));
     QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(json::array()); }), "object"));
+  }
+
+  // What transformers 5 loads with a warning is loaded with the same warning.
+  void whatTransformersWarnsAboutIsAWarning() {
+    const auto warnings = [](const json& j) { return ModelConfig::fromJson(j).warnings; };
+    json half = smolLm135m();
+    half["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 0.5}};
+    QCOMPARE(ModelConfig::fromJson(half).rope_scaling.factor, 0.5);
+    QVERIFY(warnings(half).size() == 1 && mentions(warnings(half)[0], "below 1"));
+    json empty = smolLm135m();
+    empty["rope_scaling"] = json::object();
+    QCOMPARE(ModelConfig::fromJson(empty).rope_scaling.type, std::string("default"));
+    QVERIFY(warnings(empty).empty());
+    json unknownKey = smolLm135m();
+    unknownKey["rope_scaling"] = {{"rope_type", "default"}, {"factor", 2.0}};
+    QVERIFY(warnings(unknownKey).size() == 1 && mentions(warnings(unknownKey)[0], "'factor'"));
+    json pad = smolLm135m();
+    pad["pad_token_id"] = -1;
+    QVERIFY(warnings(pad).size() == 1 && mentions(warnings(pad)[0], "'pad_token_id'"));
+    json llama3 = llama32_1b();
+    llama3["rope_scaling"]["high_freq_factor"] = 0.5;
+    QVERIFY(warnings(llama3).size() == 1 && mentions(warnings(llama3)[0], "high_freq_factor"));
+    QVERIFY(ModelConfig::fromJson(llama32_1b()).warnings.empty());
   }
 
   void ropeScalingAndNewerArchitectures() {
@@ -230,17 +275,30 @@ class ModelConfigTest : public QObject {
   }
 
   void unsupportedVariantsAreClearErrors() {
-    json dynamic = smolLm135m();
+    json longrope = smolLm135m();
+    longrope["rope_scaling"] = {{"rope_type", "longrope"}, {"factor", 2.0}};
+    const std::string m = errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(longrope); });
+    QVERIFY2(mentions(m, "'longrope'") && mentions(m, "llama3"), m.c_str());
+    json dynamic = smolLm135m();  // identical to default up to max_position_embeddings
     dynamic["rope_scaling"] = {{"rope_type", "dynamic"}, {"factor", 2.0}};
-    const std::string m = errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(dynamic); });
-    QVERIFY2(mentions(m, "'dynamic'") && mentions(m, "llama3"), m.c_str());
-    json noFactor = llama32_1b();
-    noFactor["rope_scaling"].erase("original_max_position_embeddings");
-    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(noFactor); }),
-                     "original_max_position_embeddings"));
+    QCOMPARE(ModelConfig::fromJson(dynamic).rope_scaling.type, std::string("dynamic"));
+    json noLow = llama32_1b();
+    noLow["rope_scaling"].erase("low_freq_factor");
+    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(noLow); }), "low_freq_factor"));
+    json noOriginal = llama32_1b();  // transformers fills in max_position_embeddings (and warns)
+    noOriginal["rope_scaling"].erase("original_max_position_embeddings");
+    QCOMPARE(ModelConfig::fromJson(noOriginal).rope_scaling.original_max_position_embeddings,
+             ModelConfig::fromJson(noOriginal).max_position_embeddings);
     json sliding = qwen3_06b();
     sliding["use_sliding_window"] = true;
+    sliding["max_window_layers"] = 0;
+    QCOMPARE(ModelConfig::fromJson(sliding).sliding_window, int64_t(0));  // sliding_window null: no window
+    sliding.erase("sliding_window");  // Qwen3Config's default window, 4096
     QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(sliding); }), "use_sliding_window"));
+    sliding["sliding_window"] = 4096;
+    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(sliding); }), "use_sliding_window"));
+    sliding["max_window_layers"] = 1000;  // no layer slides: plain attention
+    QCOMPARE(ModelConfig::fromJson(sliding).sliding_window, int64_t(0));
     json partial = smolLm135m();
     partial["partial_rotary_factor"] = 0.5;
     QVERIFY(mentions(errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(partial); }), "partial_rotary_factor"));
@@ -260,10 +318,15 @@ class ModelConfigTest : public QObject {
       j[field] = value;
       return errorMessageOf<ConfigError>([&] { ModelConfig::fromJson(j); });
     };
-    for (const json& bad : {json(-1), json("50256"), json::array(), json(1.5), json({50256, -3})}) {
+    for (const json& bad : {json("50256"), json(1.5), json({50256, "x"}), json(true)}) {
       const std::string msg = messageFor("eos_token_id", bad);
       QVERIFY2(mentions(msg, "'eos_token_id'"), msg.c_str());
     }
+    // Integers outside the vocabulary: unknown, with transformers' warning.
+    json negative = gpt2Small();
+    negative["eos_token_id"] = -1;
+    QCOMPARE(ModelConfig::fromJson(negative).eos_token_id, int64_t(-1));
+    QCOMPARE(ModelConfig::fromJson(negative).warnings.size(), std::size_t(1));
     // Past the vocabulary (GPT2Config's default 50256 with a small vocab_size,
     // which transformers loads): the model does not use it, so it is unknown.
     json small = gpt2Small();

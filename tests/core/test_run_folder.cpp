@@ -129,7 +129,10 @@ class TestRunFolder : public QObject {
     for (const char* f : {"config.json", "run_info.json", "summary.json", "summary.csv", "metrics.jsonl", "metrics.csv",
                           "layers.csv", "report.html", "report.pdf", "display.json", "charts/loss.svg",
                           "charts/loss.png", "checkpoint-3/model.safetensors", "checkpoint-3/optimizer.safetensors",
-                          "checkpoint-3/trainer_state.json", "checkpoint-3/config.json", "runs/a/metrics.jsonl",
+                          "checkpoint-3/trainer_state.json", "checkpoint-3/config.json", "checkpoint-3/tokenizer.json",
+                          "checkpoint-3/tokenizer_config.json", "checkpoint-3/special_tokens_map.json",
+                          "checkpoint-3/vocab.json", "checkpoint-3/merges.txt", "checkpoint-3/generation_config.json",
+                          "runs/a/metrics.jsonl",
                           "runs/a/charts/memory.svg", ".summary.json.tmp-12-0", "checkpoint-3/model.safetensors.tmp.77"})
       write(dir / f);
     for (const char* f : {"notes.txt", "charts/my-notes.txt", "checkpoint-final/model.safetensors",

@@ -16,6 +16,7 @@
 #include "support/test_registry.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/pretokenizer.h"
+#include "tokenizer/split_regex.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode_tables.h"
 #include "util/errors.h"
@@ -173,6 +174,78 @@ class TestTokenizer : public QObject {
       }
   }
 
+  // Oniguruma runs the three scanner regexes to the same pieces (the
+  // reference tests compare both with the tokenizers library on the
+  // multilingual corpus; this is the quick check here).
+  void regexEngineAgreesWithTheScanners() {
+    const std::vector<std::string> samples = {"The quick  brown\tfox\r\n\r\n  jumps!!", "  leading", "trailing  \n",
+                                              "mixed123abc 4567 'S 'quoted' DON'T", "caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC!",
+                                              "\n\n\n", "x \n\n y", "\xD9\xA3\xD9\xA4\xD9\xA5\xD9\xA6 12345"};
+    const std::pair<SplitRule, const char*> rules[] = {
+        {SplitRule::Gpt2, kGpt2SplitRegex}, {SplitRule::Llama3, kLlama3SplitRegex}, {SplitRule::Qwen2, kQwen2SplitRegex}};
+    for (const auto& [rule, pattern] : rules) {
+      const SplitRegex regex(pattern, "test");
+      for (const auto& text : samples) {
+        std::vector<TextSpan> scanned;
+        preTokenizeSpans(text, rule, scanned);
+        std::vector<MatchSpan> matches;
+        regex.findMatches(text, matches);
+        std::vector<TextSpan> pieces;
+        piecesFromMatches(matches, SplitBehavior::Isolated, false, pieces);
+        QCOMPARE(pieces.size(), scanned.size());
+        for (std::size_t i = 0; i < pieces.size(); ++i) {
+          QCOMPARE(pieces[i].begin, scanned[i].begin);
+          QCOMPARE(pieces[i].end, scanned[i].end);
+        }
+      }
+    }
+  }
+
+  // A tokenizer.json regex is hostile input: one that does not compile is
+  // refused naming Oniguruma's reason; one that backtracks exponentially
+  // stops at the retry limit with an error instead of running for hours;
+  // bytes that are not UTF-8 are matched as U+FFFD.
+  void hostileRegexes() {
+    std::string msg = errorMessageOf<TokenizerError>([] { SplitRegex("(\\p{L}+", "t.json"); });
+    QVERIFY2(mentions(msg, "t.json") && mentions(msg, "does not compile"), msg.c_str());
+    msg = errorMessageOf<TokenizerError>([] { SplitRegex(std::string(SplitRegex::kMaxPatternBytes + 1, 'a'), "t.json"); });
+    QVERIFY2(mentions(msg, "at most"), msg.c_str());
+    const SplitRegex exponential("(\\p{L}|\\p{Ll})*\\d", "t.json");
+    std::vector<MatchSpan> out;
+    QElapsedTimer timer;
+    timer.start();
+    msg = errorMessageOf<TokenizerError>([&] { exponential.findMatches(std::string(60, 'a'), out); });
+    QVERIFY2(mentions(msg, "gave up"), msg.c_str());
+    QVERIFY(timer.elapsed() < 120000);
+    const SplitRegex letters("\\p{L}+", "t.json");
+    letters.findMatches("ab\xFF" "cd\xC3", out);  // an invalid byte and a truncated sequence
+    std::vector<TextSpan> pieces;
+    piecesFromMatches(out, SplitBehavior::Isolated, false, pieces);
+    QCOMPARE(pieces.size(), std::size_t(4));
+    QCOMPARE(pieces[1].begin, std::size_t(2));
+    QCOMPARE(pieces[1].end, std::size_t(3));
+    QCOMPARE(pieces[3].begin, std::size_t(5));
+    QCOMPARE(pieces[3].end, std::size_t(6));
+  }
+
+  // Empty matches are stepped over as the onig crate's find_iter steps
+  // over them: each empty match is kept once, the text between them is a
+  // piece.
+  void emptyMatches() {
+    const SplitRegex maybe("x*", "t.json");
+    std::vector<MatchSpan> out;
+    maybe.findMatches("abc", out);
+    std::vector<TextSpan> pieces;
+    piecesFromMatches(out, SplitBehavior::Isolated, false, pieces);
+    QCOMPARE(pieces.size(), std::size_t(3));
+    piecesFromMatches(out, SplitBehavior::Removed, false, pieces);
+    QCOMPARE(pieces.size(), std::size_t(3));  // the removed matches are empty
+    out.clear();
+    maybe.findMatches("", out);
+    QCOMPARE(out.size(), std::size_t(1));
+    QVERIFY(!out[0].isMatch);
+  }
+
   void bpeExpectedIds() {
     auto t = load(baseTokenizerJson(false));
     QCOMPARE(QString::fromStdString(t->kind()), QString("byte-level-bpe"));
@@ -209,7 +282,7 @@ class TestTokenizer : public QObject {
     QVERIFY(t->decode(t->encode("x \n\n y,z")) == "x \n\n y,z");
   }
 
-  void splitBehaviorsThatKeepEachMatch() {
+  void splitBehaviors() {
     // The supported regexes match every character, so these behaviors all
     // give the matches as pieces (checked with the tokenizers package).
     const std::string text = "Hello  world, 1234 DON'T!!\n\n  x y\tz  caf\xC3\xA9 ";
@@ -231,14 +304,17 @@ class TestTokenizer : public QObject {
              {"MergedWithNext", false}, {"MergedWithNext", true}})
       QVERIFY2(load(withBehavior(behavior, invert), "b" + std::to_string(n++) + ".json")->encode(text) == expected,
                (behavior + (invert ? " inverted" : "")).c_str());
-    // Removed alone drops the whole text, Contiguous joins it into one piece.
-    for (const auto& [behavior, invert] : std::vector<std::pair<std::string, bool>>{
-             {"Removed", false}, {"Contiguous", false}, {"Contiguous", true}, {"Sideways", false}}) {
-      const std::string msg =
-          errorMessageOf<TokenizerError>([&] { load(withBehavior(behavior, invert), "refused.json"); });
-      QVERIFY2(mentions(msg, "'" + behavior + "'") && mentions(msg, "invert") && !mentions(msg, "regex '"),
-               msg.c_str());
+    // Removed alone drops the whole text (every character is in a match);
+    // Contiguous joins it into one piece, which the regex engine runs (the
+    // ids against the tokenizers library: tests/reference/tokenizers_vs_hf.py).
+    QVERIFY(load(withBehavior("Removed", false), "removed.json")->encode(text).empty());
+    for (const bool invert : {false, true}) {
+      const auto contiguous = load(withBehavior("Contiguous", invert), "contiguous.json");
+      QVERIFY(contiguous->decode(contiguous->encode(text)) == text);
     }
+    const std::string unknown = errorMessageOf<TokenizerError>([&] { load(withBehavior("Sideways", false), "s.json"); });
+    QVERIFY2(mentions(unknown, "Sideways") && mentions(unknown, "s.json") && mentions(unknown, "Contiguous"),
+             unknown.c_str());
     const std::string msg = errorMessageOf<TokenizerError>([&] { load(withBehavior("Removed", "yes"), "odd.json"); });
     QVERIFY2(mentions(msg, "odd.json") && mentions(msg, "'invert'"), msg.c_str());
   }
@@ -290,9 +366,10 @@ class TestTokenizer : public QObject {
     QVERIFY(mentions(errorMessageOf<TokenizerError>([&] { load(unigram, "uni.json"); }), "Unigram"));
 
     json oddRegex = llama3Style(baseTokenizerJson(false));
-    oddRegex["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = "\\p{L}+|\\d";
+    oddRegex["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = "(\\p{L}+|\\d";  // unbalanced
     msg = errorMessageOf<TokenizerError>([&] { load(oddRegex, "odd.json"); });
-    QVERIFY2(mentions(msg, "odd.json") && mentions(msg, "\\p{L}+|\\d"), msg.c_str());
+    QVERIFY2(mentions(msg, "odd.json") && mentions(msg, "(\\p{L}+|\\d") && mentions(msg, "does not compile"),
+             msg.c_str());
 
     json whitespace = baseTokenizerJson(false);
     whitespace["pre_tokenizer"] = {{"type", "Whitespace"}};

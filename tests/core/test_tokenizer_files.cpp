@@ -84,6 +84,7 @@ class TestTokenizerFiles : public QObject {
     write("plain/tokenizer.json", gemmaLikeTokenizer().dump());
     // No file names the EOS: "</s>" is text here, so there is none.
     QVERIFY(!loadTokenizerForModel(dir("plain"))->eosId().has_value());
+    QVERIFY(!loadTokenizerForModel(dir("plain"))->eosIsTokenizers());
     // loadTokenizerJson alone guesses among the added tokens only as well.
     QVERIFY(!loadTokenizerJson(dir("plain") / "tokenizer.json")->eosId().has_value());
   }
@@ -105,20 +106,45 @@ class TestTokenizerFiles : public QObject {
     QCOMPARE(loadTokenizerForModel(dir("gemma"))->eosId().value(), int64_t(302));
   }
 
+  // config.json's eos_token_id is only the project's fallback separator
+  // (transformers' tokenizer never reads it, and the model's config only
+  // warns about such ids): an unusable one is passed over and named.
   void badConfigEosIdsAreNamed() {
     write("bad/tokenizer.json", gemmaLikeTokenizer().dump());
-    const auto messageFor = [&](const std::string& config) {
-      write("bad/config.json", config);
-      return errorMessageOf<ConfigError>([&] { loadTokenizerForModel(dir("bad")); });
-    };
     for (const std::string config : {R"({"eos_token_id": 5000})", R"({"eos_token_id": -1})",
                                      R"({"eos_token_id": "301"})", R"({"eos_token_id": []})",
                                      R"({"eos_token_id": [301, 1.5]})", R"({"eos_token_id": 290})"}) {
-      const std::string msg = messageFor(config);
-      QVERIFY2(mentions(msg, "eos_token_id") && mentions(msg, "config.json"), (config + " -> " + msg).c_str());
+      write("bad/config.json", config);
+      const auto t = loadTokenizerForModel(dir("bad"));
+      QVERIFY2(!t->eosId().has_value() && !t->eosIsTokenizers(), config.c_str());
+      const std::string origin = t->eosOrigin();
+      QVERIFY2(mentions(origin, "eos_token_id") && mentions(origin, "config.json"), (config + " -> " + origin).c_str());
     }
-    QVERIFY(mentions(messageFor(R"({"eos_token_id": 5000})"), "[0, 303)"));
-    QVERIFY(mentions(messageFor(R"({"eos_token_id": 290})"), "no token"));  // a gap in the ids
+    write("bad/config.json", R"({"eos_token_id": 290})");
+    QVERIFY(mentions(loadTokenizerForModel(dir("bad"))->eosOrigin(), "no token"));  // a gap in the ids
+  }
+
+  // The special tokens tokenizer_config.json and special_tokens_map.json
+  // name are registered as transformers registers them (checked against
+  // AutoTokenizer by tests/reference/tokenizers_vs_hf.py): an EOS the
+  // vocabulary lacks gets the next id and is matched in the text; an
+  // ordinary vocabulary entry named a special token keeps its id and is
+  // matched whole; special_tokens_map.json wins.
+  void namedSpecialTokensAsTransformers() {
+    write("named/tokenizer.json", gemmaLikeTokenizer().dump());
+    const auto base = loadTokenizerForModel(dir("named"));
+    write("named/tokenizer_config.json", R"({"eos_token": "<|im_end|>", "pad_token": "</s>"})");
+    auto t = loadTokenizerForModel(dir("named"));
+    QCOMPARE(t->vocabSize(), base->vocabSize() + 1);
+    QCOMPARE(t->eosId().value(), base->vocabSize());
+    QVERIFY(t->eosIsTokenizers());
+    QVERIFY(mentions(t->eosOrigin(), "tokenizer_config.json"));
+    const auto ids = t->encode("a<|im_end|>b");
+    QVERIFY(std::find(ids.begin(), ids.end(), base->vocabSize()) != ids.end());
+    write("named/special_tokens_map.json", R"({"eos_token": {"content": "</s>"}})");
+    t = loadTokenizerForModel(dir("named"));
+    QVERIFY(mentions(t->eosOrigin(), "special_tokens_map.json"));
+    QCOMPARE(t->encode("</s>").size(), std::size_t(1));  // a vocabulary entry, now matched as a special token
   }
 
   void foldersAndFifosAreNamedAsSuch() {

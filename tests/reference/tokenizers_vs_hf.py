@@ -2,15 +2,24 @@
 """The project's tokenizers against Hugging Face `tokenizers` and transformers.
 
 Every tokenizer.json here is made by `tokenizers`' own BpeTrainer on a
-generated corpus, in the layouts the README lists as supported: byte-level
+generated corpus, in the layouts docs/models.md lists as supported: byte-level
 BPE (GPT-2 split; Llama-3 and Qwen2 Split regexes; NFC, NFKC + Lowercase and
 Replace normalizers) and SentencePiece-style BPE (byte_fallback; Metaspace
 with prepend_scheme first/always/never and split on/off; Llama-2's Prepend +
 Replace normalizers without a pre-tokenizer; unk_token with fuse_unk), with
 special and non-special added tokens; and GPT-2's vocab.json + merges.txt
-without a tokenizer.json. The special tokens of tokenizer_config.json also
-appear inside the test texts. A tokenizer_config.json written here
-names the special tokens for transformers' AutoTokenizer.
+without a tokenizer.json. The pre-tokenizers of published tokenizers, run
+through the regex engine (regex_tokenizers.py): tiktoken's r50k, cl100k and
+o200k converted by transformers' TikTokenConverter, a Mistral tekken.json by
+its MistralConverter, DeepSeek-V3's and DeepSeek-LLM's Split sequences (the
+latter with Digits); a Split with each behavior (Removed, MergedWithPrevious,
+MergedWithNext, Contiguous, inverted) and a literal String pattern. The
+special tokens of tokenizer_config.json also appear inside the test texts. A
+tokenizer_config.json written here names the special tokens for
+transformers' AutoTokenizer, including ones the vocabulary lacks (an EOS
+transformers adds as a new token), ones that are ordinary vocabulary entries
+(transformers then matches them as special tokens in the text),
+special_tokens_map.json overriding tokenizer_config.json, and none at all.
 
 The test cases (at least 2,000, generated deterministically below) mix
 accented Latin, CJK, Hangul, Cyrillic, Greek, Arabic, Hebrew, Devanagari, Thai,
@@ -18,14 +27,21 @@ emoji (ZWJ sequences, flags, skin tones), digits, whitespace runs, code,
 contractions, added tokens inside text, plus a few multi-kilobyte documents.
 
 Per tokenizer and case, exactly equal ids:
-* ids:          project encode()  ==  tokenizers.Tokenizer.encode(text, add_special_tokens=False)
+* ids:          project encode()  ==  AutoTokenizer(text, add_special_tokens=False), and
+                ==  tokenizers.Tokenizer.encode(text, add_special_tokens=False) where
+                tokenizer_config.json names no special token that tokenizer.json lacks
+                (the library alone does not know those)
 * with_special: project encodeWithSpecialTokens()  ==  AutoTokenizer(text)["input_ids"]
                 (add_special_tokens=True: BOS/EOS where the tokenizer adds them)
 * document:     the ids the project stores for the text as one training
                 document (DocumentEncoder, streamed in 16-byte pieces and cut at
                 the tokenizer's safe cuts)  ==  the same AutoTokenizer ids
-and once per tokenizer: the project's document separator (EOS) is
-AutoTokenizer's eos_token_id.
+For the GPT-2, Llama-3 and Qwen2 splits, which the project runs through
+hand-written scanners, the ids must also equal the project's own with the
+same regex through Oniguruma (PLAB_SPLIT_SCANNERS=off).
+And once per tokenizer: the project's EOS is AutoTokenizer's eos_token_id
+(None included: then the project warns that documents are joined by the
+separator it chose, or by none).
 
 Not covered (README: not supported): added-token lstrip/rstrip/normalized
 flags (added tokens here are normalized=False, as the project matches them
@@ -45,6 +61,8 @@ import tokenizers  # noqa: E402
 import transformers  # noqa: E402
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402,E501
 from transformers import AutoTokenizer  # noqa: E402
+
+import regex_tokenizers  # noqa: E402
 
 transformers.logging.set_verbosity_error()
 
@@ -174,8 +192,14 @@ def split(regex):
                                     pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
 
 
+def regex_split(regex, behavior, invert=False):
+    return pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(regex), behavior=behavior, invert=invert),
+                                    pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+
+
 def tokenizer_specs():
-    """name, builder, added tokens [(content, special)], tokenizer_config fields"""
+    """name, builder(folder), added tokens [(content, special)], tokenizer_config fields (a
+    "special_tokens_map" entry becomes special_tokens_map.json)"""
     gpt2_config = {"bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "unk_token": "<|endoftext|>"}
     llama3_specials = ("<|begin_of_text|>", "<|end_of_text|>", "<|eot_id|>")
     qwen_specials = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
@@ -212,22 +236,55 @@ def tokenizer_specs():
         ("GPT-2 vocab.json + merges.txt (no tokenizer.json)",
          lambda: byte_level(pre_tokenizers.ByteLevel(add_prefix_space=False)), [],
          {**gpt2_config, "tokenizer_class": "GPT2Tokenizer", "files": "vocab.json + merges.txt"}),
-    ]
+        # Split behaviors and patterns a real regex engine runs.
+        ("Split \\s+ MergedWithPrevious", lambda: byte_level(regex_split(r"\s+", "merged_with_previous")), [],
+         gpt2_config),
+        ("Split [.,!?] MergedWithNext", lambda: byte_level(regex_split(r"[.,!?]", "merged_with_next")), [], gpt2_config),
+        ("Split \\p{L}+ Contiguous, inverted", lambda: byte_level(regex_split(r"\p{L}+", "contiguous", True)), [],
+         gpt2_config),
+        ("Split \\s+ Removed (spaces dropped)", lambda: byte_level(regex_split(r"\s+", "removed")), [], gpt2_config),
+        ("Split (?<=[a-z])(?=[A-Z]) look-around Isolated",
+         lambda: byte_level(regex_split(r"(?<=\p{Ll})(?=\p{Lu})|\s+", "isolated")), [], gpt2_config),
+        ("Split by the literal String ', '", lambda: byte_level(pre_tokenizers.Sequence(
+            [pre_tokenizers.Split(", ", behavior="isolated"),
+             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])), [], gpt2_config),
+        ("ByteLevel add_prefix_space after a Split", lambda: byte_level(pre_tokenizers.Sequence(
+            [pre_tokenizers.Split(Regex(LLAMA3_REGEX), behavior="isolated"),
+             pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=False)])), [], gpt2_config),
+        # EOS and special tokens as transformers resolves them.
+        ("EOS <|im_end|> named, not in the vocabulary (transformers adds it)",
+         lambda: byte_level(split(QWEN2_REGEX), specials=("<|endoftext|>",)), [],
+         {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>"}),
+        ("special tokens that are ordinary vocabulary entries (matched as specials)",
+         lambda: byte_level(pre_tokenizers.ByteLevel(add_prefix_space=False)), [],
+         {"eos_token": "the", "pad_token": "ing", "unk_token": "<|endoftext|>",
+          "additional_special_tokens": ["<extra_1>", "world"]}),
+        ("special_tokens_map.json overrides tokenizer_config.json",
+         lambda: byte_level(split(LLAMA3_REGEX), specials=("<|begin_of_text|>", "<|end_of_text|>", "<|eot_id|>")),
+         [], {"eos_token": "<|end_of_text|>", "special_tokens_map": {"eos_token": {"content": "<|eot_id|>"}}}),
+        ("no EOS named (transformers: eos_token_id None)",
+         lambda: byte_level(split(LLAMA3_REGEX), specials=("<|endoftext|>",)), [], {}),
+    ] + [(f"regex pre-tokenizer: {name}", functools.partial(builder, training_corpus(), 1500), [], config)
+         for name, (builder, config) in regex_tokenizers.KINDS.items()]
 
 
 def build_folder(folder, builder, added, config_fields):
     """Writes tokenizer.json (or, with config_fields["files"], vocab.json +
     merges.txt only) and tokenizer_config.json; returns the `tokenizers`
     reference."""
-    tok = builder()
+    os.makedirs(folder)
+    tok = builder(folder) if isinstance(builder, functools.partial) else builder()
     for content, special in added:
         token = AddedToken(content, special=special, normalized=False)
         if special:
             tok.add_special_tokens([token])
         else:
             tok.add_tokens([token])
-    os.makedirs(folder)
     config_fields = dict(config_fields)
+    special_map = config_fields.pop("special_tokens_map", None)
+    if special_map:
+        with open(os.path.join(folder, "special_tokens_map.json"), "w") as f:
+            json.dump(special_map, f)
     if config_fields.pop("files", None):
         tok.model.save(folder)  # vocab.json + merges.txt
     else:
@@ -252,11 +309,18 @@ def compare(tally, name, what, cases, ours, theirs):
     tally.check(f"{name}: {what}", not bad, f"{len(cases) - len(bad)}/{len(cases)} cases agree")
 
 
+# The tokenizers whose split the project runs through a hand-written scanner.
+SCANNER_SPECS = ("byte-level GPT-2 split", "byte-level Llama-3 split", "byte-level Qwen2 split")
+
+
 def run_tokenizer(index, spec, probe, tally, work):
     name, builder, added, config_fields = spec
     folder = os.path.join(work, f"tok{index:02d}")
     tok = build_folder(folder, builder, added, config_fields)
-    words = [c for c, _ in added] + sorted({v for k, v in config_fields.items() if k.endswith("_token")})
+    named = [v for k, v in config_fields.items() if k.endswith("_token")]
+    named += config_fields.get("additional_special_tokens", [])
+    named += [v["content"] if isinstance(v, dict) else v for v in config_fields.get("special_tokens_map", {}).values()]
+    words = [c for c, _ in added] + sorted(set(named))
     cases = generate_cases(100 + index, MIN_CASES, words)
     cases_file = os.path.join(folder, "cases.json")
     with open(cases_file, "w") as f:
@@ -267,18 +331,42 @@ def run_tokenizer(index, spec, probe, tally, work):
         ours = json.load(f)
     print(f"{name}: project kind {ours['kind']}, {ours['vocab_size']} ids, {len(cases)} cases")
 
-    plain = [e.ids for e in tok.encode_batch(cases, add_special_tokens=False)]
     auto = AutoTokenizer.from_pretrained(folder)
     framed = auto(cases, add_special_tokens=True)["input_ids"]
-    compare(tally, name, "ids vs tokenizers (add_special_tokens=False)", cases, [c["ids"] for c in ours["cases"]],
-            plain)
+    compare(tally, name, "ids vs AutoTokenizer (add_special_tokens=False)", cases, [c["ids"] for c in ours["cases"]],
+            auto(cases, add_special_tokens=False)["input_ids"])
+    if name.split(" + ")[0] in SCANNER_SPECS:
+        # The hand-written scanners are kept only where they give the regex's
+        # pieces: the same regex through Oniguruma must give the same ids.
+        engine_file = os.path.join(folder, "project-oniguruma.json")
+        os.environ["PLAB_SPLIT_SCANNERS"] = "off"
+        try:
+            probe("encode", folder, cases_file, engine_file)
+        finally:
+            del os.environ["PLAB_SPLIT_SCANNERS"]
+        with open(engine_file) as f:
+            engine = json.load(f)
+        compare(tally, name, "scanner ids vs the same regex through Oniguruma", cases,
+                [c["ids"] for c in ours["cases"]], [c["ids"] for c in engine["cases"]])
+    # The tokenizers library alone knows only tokenizer.json's added tokens:
+    # where tokenizer_config.json names others, transformers' ids are the reference.
+    library_specials = {t.content for t in tok.get_added_tokens_decoder().values()}
+    if set(auto.all_special_tokens) <= library_specials:
+        plain = [e.ids for e in tok.encode_batch(cases, add_special_tokens=False)]
+        compare(tally, name, "ids vs tokenizers (add_special_tokens=False)", cases,
+                [c["ids"] for c in ours["cases"]], plain)
     compare(tally, name, "with_special vs AutoTokenizer (add_special_tokens=True)", cases,
             [c["with_special"] for c in ours["cases"]], framed)
     compare(tally, name, f"training document ({PIECE_BYTES}-byte pieces) vs AutoTokenizer", cases,
             [c["document"] for c in ours["cases"]], framed)
-    tally.check(f"{name}: document separator", ours["eos_id"] == auto.eos_token_id,
-                f"project EOS {ours['eos_id']}, AutoTokenizer eos_token_id {auto.eos_token_id} "
+    tally.check(f"{name}: EOS", ours["tokenizer_eos_id"] == auto.eos_token_id,
+                f"project EOS {ours['tokenizer_eos_id']}, AutoTokenizer eos_token_id {auto.eos_token_id} "
                 f"({auto.eos_token!r}); project puts {ours['special_before']} before, {ours['special_after']} after")
+    if auto.eos_token_id is None:
+        tally.check(f"{name}: without an EOS the separator is named and warned about",
+                    bool(ours["separator_warning"]), ours["separator_warning"] or "no warning")
+    tally.check(f"{name}: vocabulary size as AutoTokenizer's len()", ours["vocab_size"] == len(auto),
+                f"project {ours['vocab_size']}, len(AutoTokenizer) {len(auto)}")
 
 
 def main():

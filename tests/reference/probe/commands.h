@@ -25,5 +25,6 @@ int qlinearCommand(const Args& args);   // qlinear FORMAT IN.safetensors OUT.saf
 int gradScalerCommand(const Args& args);  // grad-scaler CASE.json GRADS.safetensors OUT.safetensors
 int trainCommand(const Args& args);       // train RUN.json DUMP_DIR
 int readSafetensorsCommand(const Args& args);  // read-safetensors FILE
+int configCommand(const Args& args);      // config MODEL_DIR OUT.json
 
 }  // namespace plab::probe

@@ -5,12 +5,15 @@
 // (encodeWithSpecialTokens, add_special_tokens=True) and "document": the ids
 // a training data set stores for the text as one document, streamed through
 // DocumentEncoder in pieces of piece_bytes (cut at the tokenizer's safe
-// cuts). Also the tokenizer's kind, vocabulary size, EOS (the separator
-// between documents) and the special ids put before and after a document.
+// cuts). Also the tokenizer's kind, vocabulary size, EOS (its own, as
+// transformers' eos_token_id, and the separator put between documents with
+// the warning shown when that is not the tokenizer's own) and the special
+// ids put before and after a document.
 #include "commands.h"
 #include "data/document_encoder.h"
 #include "json_files.h"
 #include "tokenizer/tokenizer.h"
+#include "train/model_loading.h"
 
 namespace plab::probe {
 
@@ -37,9 +40,12 @@ int encodeCommand(const Args& args) {
                        {"document", document}});
   }
   const std::optional<int64_t> eos = tokenizer->eosId();
+  const bool own = tokenizer->eosIsTokenizers();
   writeJson(args[2], {{"kind", tokenizer->kind()},
                       {"vocab_size", tokenizer->vocabSize()},
                       {"eos_id", eos ? nlohmann::json(*eos) : nlohmann::json()},
+                      {"tokenizer_eos_id", eos && own ? nlohmann::json(*eos) : nlohmann::json()},
+                      {"separator_warning", documentSeparatorWarning(*tokenizer)},
                       {"special_before", tokenizer->specialIdsBefore()},
                       {"special_after", tokenizer->specialIdsAfter()},
                       {"cases", results}});

@@ -1,6 +1,7 @@
 // logits MODEL_DIR IDS.json PLAN OUT.safetensors: the project's forward pass
 // on a batch of ids ([[...], ...], equal lengths); writes "logits" [B, T, V]
-// as fp32.
+// as fp32, and in the file's metadata "warnings" (a JSON list): what loading
+// the folder warned about.
 #include "commands.h"
 #include "json_files.h"
 #include "model/safetensors.h"
@@ -10,7 +11,8 @@ namespace plab::probe {
 
 int logitsCommand(const Args& args) {
   if (args.size() != 4) throw UsageError("logits MODEL_DIR IDS.json PLAN OUT.safetensors");
-  const std::shared_ptr<CausalLM> model = loadModelFolder(args[0], args[2]);
+  std::vector<std::string> warnings;
+  const std::shared_ptr<CausalLM> model = loadModelFolder(args[0], args[2], &warnings);
   const nlohmann::json rows = readJson(args[1]);
   if (!rows.is_array() || rows.empty() || !rows[0].is_array() || rows[0].empty())
     throw std::runtime_error(args[1] + ": expected [[id, ...], ...]");
@@ -24,7 +26,8 @@ int logitsCommand(const Args& args) {
   torch::NoGradGuard noGrad;
   model->eval();
   const torch::Tensor logits = model->forward(ids).to(torch::kFloat32).contiguous();
-  writeSafetensors(args[3], {{"logits", logits}}, {{"parameters", parameterDtypes(*model)}});
+  writeSafetensors(args[3], {{"logits", logits}},
+                   {{"parameters", parameterDtypes(*model)}, {"warnings", nlohmann::json(warnings).dump()}});
   return 0;
 }
 

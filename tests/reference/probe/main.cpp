@@ -30,7 +30,10 @@ const char* kUsage =
     "  train RUN.json DUMP_DIR\n"
     "      a Trainer run; fp16-mixed writes each step's scaled and unscaled gradients to DUMP_DIR\n"
     "  read-safetensors FILE\n"
-    "      the project's safetensors reader on FILE: \"ok N\", or \"refused: ...\" and exit 3\n";
+    "      the project's safetensors reader on FILE: \"ok N\", or \"refused: ...\" and exit 3\n"
+
+    "  config MODEL_DIR OUT.json\n"
+    "      whether config.json is accepted (the model built from it), the error, the warnings\n";
 
 }  // namespace
 
@@ -44,7 +47,8 @@ int main(int argc, char** argv) {
       {"logits", logitsCommand}, {"save", saveCommand},      {"encode", encodeCommand},
       {"adamw", adamwCommand},   {"sr-round", srRoundCommand}, {"quantize", quantizeCommand},
       {"qlinear", qlinearCommand},
-      {"grad-scaler", gradScalerCommand}, {"train", trainCommand}, {"read-safetensors", readSafetensorsCommand}};
+      {"grad-scaler", gradScalerCommand}, {"train", trainCommand}, {"read-safetensors", readSafetensorsCommand},
+      {"config", configCommand}};
   const auto command = commands.find(argv[1]);
   if (command == commands.end()) {
     std::fprintf(stderr, "unknown command '%s'\n%s", argv[1], kUsage);

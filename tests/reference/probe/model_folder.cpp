@@ -8,7 +8,8 @@
 
 namespace plab::probe {
 
-std::shared_ptr<CausalLM> loadModelFolder(const std::filesystem::path& dir, const std::string& plan) {
+std::shared_ptr<CausalLM> loadModelFolder(const std::filesystem::path& dir, const std::string& plan,
+                                          std::vector<std::string>* warnings) {
   ModelSpec spec;
   spec.source = "folder";
   spec.path = dir.string();
@@ -16,6 +17,7 @@ std::shared_ptr<CausalLM> loadModelFolder(const std::filesystem::path& dir, cons
   // take the byte tokenizer (their vocab_size is at least 257).
   spec.tokenizer = hasTokenizerFiles(dir) ? "auto" : "bytes";
   LoadedModel loaded = loadModelForRun(spec, /*seed=*/0);
+  if (warnings) *warnings = loaded.warnings;
   if (plan != "fp32") {
     PrecisionPlan p;
     p.preset = planPresetFromId(plan);

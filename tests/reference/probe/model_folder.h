@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "model/causal_lm.h"
 
@@ -12,7 +13,9 @@ namespace plab::probe {
 // PLAN: "fp32" (weights as loaded, fp32) or a preset id ("all-fp32",
 // "linear-bf16", "all-bf16") applied by applyPrecisionPlan as the bf16 mode
 // applies it (bf16 modules hold bf16 parameters).
-std::shared_ptr<CausalLM> loadModelFolder(const std::filesystem::path& dir, const std::string& plan);
+// Warnings of the loading (LoadedModel::warnings) go to *warnings.
+std::shared_ptr<CausalLM> loadModelFolder(const std::filesystem::path& dir, const std::string& plan,
+                                          std::vector<std::string>* warnings = nullptr);
 
 // Parameters by dtype, for the caller's log ("12 bf16, 3 fp32").
 std::string parameterDtypes(CausalLM& model);
