@@ -102,7 +102,9 @@ std::optional<PairedGap> pairedGap(const std::vector<RunRecord>& runs, const Run
   if (moments == MomentPrecision::Fp32) return gap;
   nlohmann::json fp32MomentsKey = familyKey(c);
   fp32MomentsKey["adamw"]["moments"] = momentPrecisionId(MomentPrecision::Fp32);
-  const auto fp32Moments = familyDifferences(runs, twins, fp32MomentsKey);
+  const auto fp32Family = relations.families.find(fp32MomentsKey.dump());
+  if (fp32Family == relations.families.end()) return gap;
+  const auto fp32Moments = familyDifferences(runs, twins, fp32Family->second);
   PairedGap::Attribution a;
   std::vector<double> total, computePart, writePart, momentsPart;
   for (const auto& [seed, d] : own) {
@@ -119,9 +121,9 @@ std::optional<PairedGap> pairedGap(const std::vector<RunRecord>& runs, const Run
   if (a.seeds.empty()) return gap;
   double lost = 0, noise = 0;
   int lostRuns = 0, noiseRuns = 0;
-  const nlohmann::json ownKey = familyKey(c);
-  for (const RunRecord& r : runs) {
-    if (!finishedRun(r) || familyKey(r.config) != ownKey) continue;
+  for (size_t i : relations.familyOf(run)) {
+    const RunRecord& r = runs[i];
+    if (!finishedRun(r)) continue;
     if (std::find(a.seeds.begin(), a.seeds.end(), r.config.seed) == a.seeds.end()) continue;
     if (r.result.meanUpdateLost) lost += *r.result.meanUpdateLost, ++lostRuns;
     if (r.result.meanUpdateNoise) noise += *r.result.meanUpdateNoise, ++noiseRuns;
