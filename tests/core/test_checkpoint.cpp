@@ -260,7 +260,10 @@ class CheckpointTest : public QObject {
     QCOMPARE(trajectory.at("data").at("file").at("embedded").get<std::string>(), std::string("data/corpus.txt"));
     QVERIFY(!trajectory.contains("name") && !trajectory.contains("output_dir") && !trajectory.contains("eval_every"));
     const nlohmann::json manifest = readJson(dir("run") / "checkpoint-2" / kCheckpointManifestName);
-    QCOMPARE(manifest.at("files").size(), size_t(4));  // model, config.json, optimizer, trainer state
+    // model, config.json, optimizer, trainer state, and the byte tokenizer's
+    // tokenizer.json and tokenizer_config.json (a checkpoint is a model folder)
+    QCOMPARE(manifest.at("files").size(), size_t(6));
+    QVERIFY(manifest.at("files").contains("tokenizer.json"));
     QCOMPARE(manifest.at("files").at("optimizer.safetensors").at("bytes").get<uint64_t>(),
              uint64_t(fs::file_size(dir("run") / "checkpoint-2" / "optimizer.safetensors")));
   }
