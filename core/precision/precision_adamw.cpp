@@ -300,22 +300,9 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
         s.window.begin(p, im.statsOptions.maxTrackedPerTensor, pendingHolder(s), pendingHolderKind(s),
                        (s.rule == StepRule::Bf16Write || s.rule == StepRule::QuantizedMoments) &&
                            p.scalar_type() != torch::kFloat32 && s.write == steps::WeightWrite::Stochastic);
-      if (s.rule == StepRule::QuantizedMoments) {
-        // One pass per block, statistics and the window's sum in the kernel.
-        steps::FusedExtras extras;
-        extras.random = im.randomFor(s);
-        if (windowOn) {
-          extras.windowSum = s.window.intendedSum();
-          extras.windowStride = s.window.stride();
-        }
-        extras.stats = collectStats;
-        const torch::Tensor terms = steps::quantizedMomentsStep(s.state, im.scalarsFor(s, lr), s.write, extras);
-        if (collectStats) {
-          stepTermList.push_back(terms);
-          stepLayer.push_back(s.layer);
-        }
-      } else if (im.runsFused(s)) {
-        // One pass: the kernel adds the statistics and the window's sum itself.
+      if (s.rule == StepRule::QuantizedMoments || im.runsFused(s)) {
+        // One pass (per block for 8-bit moments): the kernel adds the
+        // statistics and the window's sum itself.
         steps::FusedExtras extras;
         extras.random = im.randomFor(s);
         if (windowOn) {
@@ -324,7 +311,9 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
         }
         extras.stats = collectStats;
         const torch::Tensor terms =
-            steps::fusedStep(s.state, im.scalarsFor(s, lr), fusedRuleOf(s), s.moments, extras);
+            s.rule == StepRule::QuantizedMoments
+                ? steps::quantizedMomentsStep(s.state, im.scalarsFor(s, lr), s.write, extras)
+                : steps::fusedStep(s.state, im.scalarsFor(s, lr), fusedRuleOf(s), s.moments, extras);
         if (collectStats) {
           stepTermList.push_back(terms);
           stepLayer.push_back(s.layer);
