@@ -24,6 +24,7 @@
 #include "distributed/world_info.h"
 #include "model/safetensors.h"
 #include "support/cli_process.h"
+#include "support/rank_tests.h"
 #include "support/test_registry.h"
 #include "train/model_inspect.h"
 #include "train/run_config.h"
@@ -153,19 +154,7 @@ CliOutcome twoRanksWithoutLauncher(const fs::path& config, const fs::path& out, 
   return o;
 }
 
-// Why these tests cannot start ranks here, or nullptr.
-const char* missingRanks() {
-  if (plab::test::cliPath().isEmpty()) return "PLAB_CLI not set (run through ctest)";
-  if (!processGroupsAvailable()) return "this build has no Gloo headers (libgloo-dev): no process groups";
-  return nullptr;
-}
-
 }  // namespace
-
-#define REQUIRE_TWO_RANKS()                              \
-  do {                                                   \
-    if (const char* why = missingRanks()) QSKIP(why);    \
-  } while (0)
 
 class TestDistributed : public QObject {
   Q_OBJECT
@@ -208,7 +197,7 @@ class TestDistributed : public QObject {
   }
 
   void twoRanksTrainAsOneInFp32() {
-    REQUIRE_TWO_RANKS();
+    REQUIRE_RANKS();
     QTemporaryDir tmp;
     for (uint64_t seed : {0, 1}) {
       const Agreement a = oneVersusTwoRanks(fs::path(tmp.path().toStdString()) / std::to_string(seed), "fp32", seed);
@@ -238,7 +227,7 @@ class TestDistributed : public QObject {
   }
 
   void twoRanksTrainAsOneInBf16Kahan() {
-    REQUIRE_TWO_RANKS();
+    REQUIRE_RANKS();
     QTemporaryDir tmp;
     for (uint64_t seed : {0, 1}) {
       const Agreement a =
@@ -255,7 +244,7 @@ class TestDistributed : public QObject {
   // Rank 1 ends without a word at step 3: rank 0 stops within the timeout
   // with an error naming it, and keeps its metrics in a run folder that says failed.
   void aDeadRankStopsTheRunAndIsNamed() {
-    REQUIRE_TWO_RANKS();
+    REQUIRE_RANKS();
     QTemporaryDir tmp;
     const fs::path dir = tmp.path().toStdString();
     const fs::path config = writeConfig(dir, "bf16-kahan", 0);
@@ -280,7 +269,7 @@ class TestDistributed : public QObject {
   // alive and stuck before the collective, within the timeout plus a few
   // seconds, and its run folder says failed with that name.
   void aRankThatStopsSilentlyIsNamed() {
-    REQUIRE_TWO_RANKS();
+    REQUIRE_RANKS();
     QTemporaryDir tmp;
     const fs::path dir = tmp.path().toStdString();
     const fs::path config = writeConfig(dir, "bf16-kahan", 0);
@@ -308,7 +297,7 @@ class TestDistributed : public QObject {
   // statistic's count is the same bit for bit; the per-layer norm sums are
   // added in another order (over the ranks) and may differ in the last bits.
   void shardedStateStepsAsReplicated() {
-    REQUIRE_TWO_RANKS();
+    REQUIRE_RANKS();
     QTemporaryDir tmp;
     for (const char* mode : {"bf16-kahan", "bf16-sr", "mixed"}) {
       const fs::path dir = fs::path(tmp.path().toStdString()) / mode;
@@ -396,7 +385,7 @@ class TestDistributed : public QObject {
   }
 
   void aBatchTheRanksCannotSplitIsRefused() {
-    REQUIRE_TWO_RANKS();
+    REQUIRE_RANKS();
     QTemporaryDir tmp;
     const fs::path dir = tmp.path().toStdString();
     const CliOutcome o = runCli({"run", str(writeConfig(dir, "fp32", 0)), "--no-pdf", "--nproc", "3", "--out", str(dir / "run")});

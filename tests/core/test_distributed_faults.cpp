@@ -22,6 +22,7 @@
 #include "distributed/process_group.h"
 #include "distributed/world_info.h"
 #include "support/cli_process.h"
+#include "support/rank_tests.h"
 #include "support/test_registry.h"
 #include "train/run_config.h"
 
@@ -182,18 +183,7 @@ std::vector<pid_t> processesNaming(const std::string& marker) {
   return out;
 }
 
-const char* missingRanks() {
-  if (plab::test::cliPath().isEmpty()) return "PLAB_CLI not set (run through ctest)";
-  if (!processGroupsAvailable()) return "this build has no Gloo headers (libgloo-dev): no process groups";
-  return nullptr;
-}
-
 }  // namespace
-
-#define REQUIRE_RANKS()                               \
-  do {                                                \
-    if (const char* why = missingRanks()) QSKIP(why); \
-  } while (0)
 
 class TestDistributedFaults : public QObject {
   Q_OBJECT

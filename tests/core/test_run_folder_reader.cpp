@@ -22,12 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-RunConfig namedConfig(const std::string& name, OptimizerMode mode) {
-  RunConfig c = defaultRunConfig();
-  c.name = name;
-  c.mode = mode;
-  return c;
-}
+using plab::test::namedConfig;
 
 // The crafted files of issue 19: each makes the run unreadable (or its
 // display ignored) with a reason, quickly, without a crash or a hang.

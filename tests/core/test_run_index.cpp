@@ -22,12 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-RunConfig namedConfig(const std::string& name, OptimizerMode mode) {
-  RunConfig c = defaultRunConfig();
-  c.name = name;
-  c.mode = mode;
-  return c;
-}
+using plab::test::namedConfig;
 
 // Every field the index keeps, as JSON: what must equal the full read.
 nlohmann::json listedView(const StoredRun& run) {

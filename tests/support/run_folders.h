@@ -10,9 +10,18 @@
 
 #include "report/run_report.h"
 #include "train/metrics_writer.h"
+#include "train/run_config.h"
 #include "util/atomic_file.h"
 
 namespace plab::test {
+
+// The default run config under another name and mode.
+inline RunConfig namedConfig(const std::string& name, OptimizerMode mode) {
+  RunConfig c = defaultRunConfig();
+  c.name = name;
+  c.mode = mode;
+  return c;
+}
 
 inline StepMetrics storedStep(int64_t step, double offset) {
   StepMetrics m;

@@ -36,12 +36,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-plab::RunConfig namedConfig(const std::string& name, plab::OptimizerMode mode) {
-  plab::RunConfig c = plab::defaultRunConfig();
-  c.name = name;
-  c.mode = mode;
-  return c;
-}
+using plab::test::namedConfig;
 
 // A run with a few steps (enough to be drawn and listed), in a folder
 // named as the app names its runs ("<name>-YYYYMMDD-HHMMSS").

@@ -52,12 +52,7 @@ constexpr int kRunTimeoutMs = 300000;  // 2 shared cores
 
 fs::path path(const QString& p) { return fs::path(p.toStdString()); }
 
-plab::RunConfig namedConfig(const std::string& name, plab::OptimizerMode mode) {
-  plab::RunConfig c = plab::defaultRunConfig();
-  c.name = name;
-  c.mode = mode;
-  return c;
-}
+using plab::test::namedConfig;
 
 QByteArray fileBytes(const QString& file) {
   QFile f(file);
