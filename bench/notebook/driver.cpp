@@ -314,34 +314,47 @@ void printExport(const std::vector<json>& rs) {
 }
 
 int smoke(const DriverOptions& o) {
-  const fs::path ws = workspaceOf(o, 20).toStdString();
-  ensureWorkspace(o.templates.toStdString(), ws, 20);
+  // Every GPT-2 template over its seeds, then the Llama's fp32 family's
+  // first two seeds: as many runs as `run --default` has modes decides.
+  const std::vector<fs::path> templates = findTemplateRuns(o.templates.toStdString());
+  std::set<std::string> models;
+  int gpt2Templates = 0;
+  for (const fs::path& t : templates) {
+    const std::string tag = modelTag(json::parse(std::ifstream(t / "config.json")));
+    models.insert(tag);
+    gpt2Templates += tag == "tiny-gpt2" ? 1 : 0;
+  }
+  const int runs = kSeedsPerConfig * gpt2Templates + 2;
+  const fs::path ws = workspaceOf(o, runs).toStdString();
+  ensureWorkspace(o.templates.toStdString(), ws, runs);
   int failures = 0;
   const auto check = [&failures](bool ok, const std::string& what) {
     std::printf("%s %s\n", ok ? "ok  " : "FAIL", what.c_str());
     failures += ok ? 0 : 1;
   };
-  check(countIndexes(ws) == 20, "the generator's 20 runs have current indexes (" + std::to_string(countIndexes(ws)) + ")");
-  std::set<std::string> models;
-  for (const fs::path& t : findTemplateRuns(o.templates.toStdString())) models.insert(modelTag(json::parse(std::ifstream(t / "config.json"))));
+  const std::string n = std::to_string(runs);
+  check(countIndexes(ws) == runs, "the generator's " + n + " runs have current indexes (" + std::to_string(countIndexes(ws)) + ")");
   check(models.size() == 2, "templates of two models (" + std::to_string(models.size()) + ")");
   int llamas = 0, marked = 0;
   for (const fs::path& run : workspaceRuns(ws)) {
     llamas += run.filename().string().find("tiny-llama") != std::string::npos ? 1 : 0;
     marked += fs::is_regular_file(run / kRunFolderMarkerName) && runFolderOriginProblem(run).empty() ? 1 : 0;
   }
-  check(marked == 20, "every copy carries its sweep's marker, as a run of the tool's (" + std::to_string(marked) + ")");
-  check(llamas == 2, "runs 18 and 19 are the Llama's fp32 family (" + std::to_string(llamas) + " Llama runs)");
-  const json r = runChildProcess(o, {"open", 20, "smoke open 20", {}});
+  check(marked == runs, "every copy carries its sweep's marker, as a run of the tool's (" + std::to_string(marked) + ")");
+  check(llamas == 2, "the last two runs are the Llama's fp32 family (" + std::to_string(llamas) + " Llama runs)");
+  const json r = runChildProcess(o, {"open", runs, QString::fromStdString("smoke open " + n), {}});
   const json& f = r.value("open", json::object());
   std::printf("%s\n", f.dump().c_str());
   check(r.value("ok", false), "the window opened the workspace: " + r.value("error", std::string("ok")));
-  check(f.value("runs", 0) == 20 && f.value("unreadable", -1) == 0, "20 runs listed, none unreadable");
-  check(f.value("top_rows", 0) == 7, "grouped by seed family: 7 top rows (" + std::to_string(f.value("top_rows", 0)) + ")");
-  check(f.value("fp32_runs", 0) == 5 && f.value("with_twin", 0) == 15 && f.value("without_twin", -1) == 0,
-        "5 fp32 runs, the 15 others with their fp32 twin");
+  check(f.value("runs", 0) == runs && f.value("unreadable", -1) == 0, n + " runs listed, none unreadable");
+  check(f.value("top_rows", 0) == gpt2Templates + 1,
+        "grouped by seed family: " + std::to_string(gpt2Templates + 1) + " top rows (" + std::to_string(f.value("top_rows", 0)) + ")");
+  check(f.value("fp32_runs", 0) == kSeedsPerConfig + 2 && f.value("with_twin", 0) == runs - kSeedsPerConfig - 2 &&
+            f.value("without_twin", -1) == 0,
+        std::to_string(kSeedsPerConfig + 2) + " fp32 runs, the " + std::to_string(runs - kSeedsPerConfig - 2) +
+            " others with their fp32 twin");
   check(f.value("chart_series", 0) > 0, "the charts draw them");
-  check(countIndexes(ws) == 20, "their indexes still current after the open");
+  check(countIndexes(ws) == runs, "their indexes still current after the open");
   return failures == 0 ? 0 : 1;
 }
 
