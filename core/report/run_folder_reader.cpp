@@ -257,6 +257,11 @@ StoredRun readRunFolder(const fs::path& dir) {
   if (!config.ok()) throw ConfigError((dir / "config.json").string() + " " + config.problem);
   try {
     run.record.config = RunConfig::fromJson(config.value);
+    // Folders written before adamw.torch_step existed ran torch's for-loop
+    // form: what they hold, not today's default, so that an fp32 reference
+    // is matched by the arithmetic it really used.
+    const nlohmann::json& adamw = config.value.contains("adamw") ? config.value.at("adamw") : nlohmann::json();
+    if (!adamw.is_object() || !adamw.contains("torch_step")) run.record.config.adamw.torchStep = TorchStep::ForLoop;
   } catch (const ConfigError& e) {
     throw ConfigError((dir / "config.json").string() + ": " + e.what());
   }
