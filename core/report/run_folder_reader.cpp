@@ -186,6 +186,8 @@ RunResult runResultFromStoredJson(const json& j) {
     r.stepPeakBytes = exactInteger<int64_t>(j["step_peak_bytes"]);
   if (j.contains("training_peak_bytes") && j["training_peak_bytes"].is_number_integer())
     r.trainingPeakBytes = exactInteger<int64_t>(j["training_peak_bytes"]);
+  if (j.contains("process_peak_bytes") && j["process_peak_bytes"].is_number_integer())
+    r.processPeakBytes = exactInteger<int64_t>(j["process_peak_bytes"]);
   if (j.contains("peak_probe_steps") && j["peak_probe_steps"].is_array())
     for (const json& s : j["peak_probe_steps"])
       if (const auto step = exactInteger<int64_t>(s)) r.peakProbeSteps.push_back(*step);

@@ -511,6 +511,7 @@ class Session {
     if (peak_) {
       r.stepPeakBytes = peak_->stepPeakBytes();
       r.trainingPeakBytes = peak_->trainingPeakBytes();
+      r.processPeakBytes = peak_->processPeakBytes();
       r.peakProbeSteps = peak_->probedSteps();
     }
     if (scaler_) {
