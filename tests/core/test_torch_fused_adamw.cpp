@@ -219,7 +219,6 @@ class TorchFusedAdamWTest : public QObject {
         a.grad = g.data_ptr();
         a.m = m.data_ptr();
         a.v = v.data_ptr();
-        a.s.decays = true;
         a.s.decay = 0.999f;
         a.s.negStepSize = -1e-2f;
         a.s.sqrtBiasCorrection2 = 0.05f;

@@ -27,8 +27,7 @@ namespace plab::kernels {
 
 // The fp32 values ATen's kernel derives from torch's double arguments.
 struct TorchFusedScalars {
-  bool decays = false;      // weight_decay != 0
-  float decay = 1;          // float(1 - lr * weight_decay)
+  float decay = 1;          // float(1 - lr * weight_decay); 1 without weight decay
   float lerpWeight = 0.1f;  // float(1 - beta1)
   bool lerpSmall = true;    // |lerpWeight| < 0.5: m + w (g - m), else g - (1 - w) (g - m)
   float beta2 = 0.999f, oneMinusBeta2 = 0.001f;

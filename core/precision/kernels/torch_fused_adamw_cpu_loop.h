@@ -19,10 +19,14 @@ namespace {
 constexpr int64_t kTorchChunk = 64;
 constexpr int kTorchLanes = 8;
 
-PLAB_HD float loadValue(const float* p, int64_t i) { return p[i]; }
-PLAB_HD float loadValue(const uint16_t* p, int64_t i) { return bf16ToFloat(p[i]); }
-PLAB_HD void storeValue(float* p, int64_t i, float x) { p[i] = x; }
-PLAB_HD void storeValue(uint16_t* p, int64_t i, float x) { p[i] = bf16Nearest(x); }
+// Values, not pointers, cross these helpers: the loops index their own
+// __restrict pointers, which is what lets GCC vectorise without a runtime
+// alias check (a pointer passed to a helper lost the restrict).
+PLAB_HD float toFloat(float x) { return x; }
+PLAB_HD float toFloat(uint16_t b) { return bf16ToFloat(b); }
+// x in the dtype of the tag (the tensor's element type).
+PLAB_HD float fromFloat(float x, float) { return x; }
+PLAB_HD uint16_t fromFloat(float x, uint16_t) { return bf16Nearest(x); }
 
 struct TorchLaneSums {
   double intendedNonZero[kTorchLanes] = {}, roundedAway[kTorchLanes] = {}, intendedSq[kTorchLanes] = {},
@@ -38,7 +42,7 @@ struct TorchLaneSums {
 };
 
 // Steps [begin, end), all on the same side of torch's scalar remainder.
-template <typename T, bool ScalarTail, bool Track>
+template <typename T, bool ScalarTail, bool Track, bool LerpSmall>
 void stepRange(const TorchFusedAdamWArgs& a, int64_t begin, int64_t end, TorchLaneSums& sums, bool stats) {
   T* __restrict param = static_cast<T*>(a.param);
   const T* __restrict grad = static_cast<const T*>(a.grad);
@@ -47,11 +51,11 @@ void stepRange(const TorchFusedAdamWArgs& a, int64_t begin, int64_t end, TorchLa
   const TorchFusedScalars s = a.s;
   if (!Track) {
     for (int64_t i = begin; i < end; ++i) {
-      float m = loadValue(mp, i), v = loadValue(vp, i);
-      const float w = torchFusedAdamwElement<ScalarTail>(loadValue(param, i), loadValue(grad, i), m, v, s);
-      storeValue(mp, i, m);
-      storeValue(vp, i, v);
-      storeValue(param, i, w);
+      float m = toFloat(mp[i]), v = toFloat(vp[i]);
+      const float w = torchFusedAdamwElement<ScalarTail, LerpSmall>(toFloat(param[i]), toFloat(grad[i]), m, v, s);
+      mp[i] = fromFloat(m, T{});
+      vp[i] = fromFloat(v, T{});
+      param[i] = fromFloat(w, T{});
     }
     return;
   }
@@ -60,15 +64,16 @@ void stepRange(const TorchFusedAdamWArgs& a, int64_t begin, int64_t end, TorchLa
     const int64_t len = end - c < kTorchChunk ? end - c : kTorchChunk;
     for (int64_t j = 0; j < len; ++j) {
       const int64_t i = c + j;
-      float m = loadValue(mp, i), v = loadValue(vp, i);
-      const float w0 = loadValue(param, i);
-      const float w = torchFusedAdamwElement<ScalarTail>(w0, loadValue(grad, i), m, v, s);
-      storeValue(mp, i, m);
-      storeValue(vp, i, v);
-      storeValue(param, i, w);
+      float m = toFloat(mp[i]), v = toFloat(vp[i]);
+      const float w0 = toFloat(param[i]);
+      const float w = torchFusedAdamwElement<ScalarTail, LerpSmall>(w0, toFloat(grad[i]), m, v, s);
+      mp[i] = fromFloat(m, T{});
+      vp[i] = fromFloat(v, T{});
+      const T stored = fromFloat(w, T{});
+      param[i] = stored;
       before[j] = w0;
       updated[j] = w;
-      after[j] = loadValue(param, i);
+      after[j] = toFloat(stored);
     }
     if (stats) {
       // Chunks start at multiples of 8 (blocks and the tail start do), so
@@ -95,11 +100,21 @@ void stepRange(const TorchFusedAdamWArgs& a, int64_t begin, int64_t end, TorchLa
   }
 }
 
+template <typename T, bool Track, bool LerpSmall>
+void stepBlockIn(const TorchFusedAdamWArgs& a, int64_t begin, int64_t end, TorchLaneSums& sums, bool stats) {
+  const int64_t split = a.scalarFrom < begin ? begin : (a.scalarFrom > end ? end : a.scalarFrom);
+  stepRange<T, false, Track, LerpSmall>(a, begin, split, sums, stats);
+  stepRange<T, true, Track, LerpSmall>(a, split, end, sums, stats);
+}
+
+// The lerp's form is a template argument: a select inside the tracked loop
+// kept it from vectorising.
 template <typename T, bool Track>
 void stepBlockOf(const TorchFusedAdamWArgs& a, int64_t begin, int64_t end, TorchLaneSums& sums, bool stats) {
-  const int64_t split = a.scalarFrom < begin ? begin : (a.scalarFrom > end ? end : a.scalarFrom);
-  stepRange<T, false, Track>(a, begin, split, sums, stats);
-  stepRange<T, true, Track>(a, split, end, sums, stats);
+  if (a.s.lerpSmall)
+    stepBlockIn<T, Track, true>(a, begin, end, sums, stats);
+  else
+    stepBlockIn<T, Track, false>(a, begin, end, sums, stats);
 }
 
 template <typename T>

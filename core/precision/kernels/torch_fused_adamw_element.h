@@ -15,12 +15,15 @@ namespace plab::kernels {
 
 // Steps weight w with gradient g; m and v are updated in place (fp32, not
 // yet rounded to the state's dtype) and the new weight is returned in fp32.
-// scalarTail: the element is in torch's scalar remainder (its v order).
-template <bool ScalarTail>
+// scalarTail: the element is in torch's scalar remainder (its v order);
+// lerpSmall: s.lerpSmall, as a constant for the loops.
+template <bool ScalarTail, bool LerpSmall>
 PLAB_HD float torchFusedAdamwElement(float w, float g, float& m, float& v, const TorchFusedScalars& s) {
-  if (s.decays) w = w * s.decay;
+  // torch multiplies only with weight decay; without it the factor is
+  // exactly 1 and the product the weight itself (no select in the loop).
+  w = w * s.decay;
   const float diff = g - m;
-  m = s.lerpSmall ? fmaf(s.lerpWeight, diff, m) : fmaf(s.lerpWeight - 1.0f, diff, g);
+  m = LerpSmall ? fmaf(s.lerpWeight, diff, m) : fmaf(s.lerpWeight - 1.0f, diff, g);
   const float scaledGrad = s.oneMinusBeta2 * g;
   v = ScalarTail ? fmaf(v, s.beta2, scaledGrad * g) : fmaf(scaledGrad, g, v * s.beta2);
   const float denom = sqrtf(v) / s.sqrtBiasCorrection2 + s.eps;

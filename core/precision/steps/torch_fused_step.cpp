@@ -13,7 +13,6 @@ namespace {
 // (std::pow with the step as a double), each value cast to fp32 once.
 kernels::TorchFusedScalars torchFusedScalarsOf(const StepScalars& s) {
   kernels::TorchFusedScalars k;
-  k.decays = s.weightDecay != 0;
   k.decay = static_cast<float>(1 - s.lr * s.weightDecay);
   k.lerpWeight = static_cast<float>(1 - s.beta1);
   k.lerpSmall = std::fabs(k.lerpWeight) < 0.5f;
