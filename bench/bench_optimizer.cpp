@@ -1,5 +1,7 @@
 // Time of one optimizer step per mode on a few million parameters, against
-// torch::optim::AdamW on the same shapes and against the bytes each mode
+// torch.optim.AdamW(fused=True)'s step on the same shapes (ATen's
+// _fused_adamw_, the fastest correct AdamW torch has on the CPU; on fp32
+// weights for "fp32", on bf16 weights for the bf16 modes) and against the bytes each mode
 // must move (every state tensor read and written once, the gradient read):
 // "floor ms" is those bytes at the machine's measured copy bandwidth.
 // "transient" is the step's peak memory above what was resident before it
@@ -15,7 +17,10 @@
 // The "8bit" rows: adamw.moments "8bit" (torchao's AdamW8bit store and
 // step, CPU only) on bf16 weights per write rule and on fp32 weights;
 // bench/compare_torchao_states.sh times torchao's own step beside them.
-//   bench_optimizer [elements=4000000] [steps=20] [warmup=3] [device=cpu] [threads] [only rows containing this]
+//   bench_optimizer [elements=4000000] [steps=20] [warmup=3] [device=cpu] [threads] [rows]
+// rows: comma-separated terms (default: every row). A term that is a mode id
+// ("fp32", "bf16-kahan") picks that mode's rows, 8bit ones included; any other
+// term the rows whose name contains it ("8bit", "+stats", "2nd copy").
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -23,8 +28,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include <ATen/ops/_fused_adamw.h>
 
 #include "precision/precision_adamw.h"
 #include "train/torch_runtime.h"
@@ -96,6 +104,25 @@ Paired pairedRounds(int steps, int warmup, const torch::Device& device, const st
   return {median(ms), median(torchMs), median(ratios)};
 }
 
+// torch.optim.AdamW(fused=True)'s step as Python runs it: the step counts
+// advanced, then one _fused_adamw_ over the list.
+struct TorchFused {
+  std::vector<torch::Tensor> params, grads, m, v, steps;
+  TorchFused(const std::vector<torch::Tensor>& reference, torch::ScalarType dtype) {
+    for (const auto& p : reference) {
+      params.push_back(p.detach().to(dtype, false, /*copy=*/true));
+      grads.push_back(p.grad().to(dtype, false, /*copy=*/true));
+      m.push_back(torch::zeros_like(params.back()));
+      v.push_back(torch::zeros_like(params.back()));
+      steps.push_back(torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat32).device(p.device())));
+    }
+  }
+  void step() {
+    for (auto& t : steps) t.add_(1);
+    at::_fused_adamw_(params, grads, m, v, {}, steps, 1e-3, 0.9, 0.999, 0.01, 1e-8, false, false);
+  }
+};
+
 // Copy bandwidth (bytes read + written per second) of a 256 MiB copy, the
 // best of 10 as STREAM reports it: the floor is what the machine can do.
 double copyBandwidth(const torch::Device& device) {
@@ -119,6 +146,34 @@ int64_t transientBytes(const torch::Device& device, const std::function<void()>&
   return probe.peakAboveStart().value_or(-1);
 }
 
+// The 6th argument: see the header comment.
+class RowFilter {
+ public:
+  explicit RowFilter(const std::string& terms) {
+    size_t from = 0;
+    while (from <= terms.size()) {
+      const size_t comma = std::min(terms.find(',', from), terms.size());
+      if (comma > from) terms_.push_back(terms.substr(from, comma - from));
+      from = comma + 1;
+    }
+  }
+  bool operator()(const std::string& name, std::optional<OptimizerMode> mode = std::nullopt) const {
+    if (terms_.empty()) return true;
+    for (const std::string& t : terms_) {
+      if (isModeId(t) ? mode && optimizerModeId(*mode) == t : name.find(t) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+ private:
+  static bool isModeId(const std::string& t) {
+    for (OptimizerMode m : allOptimizerModes())
+      if (optimizerModeId(m) == t) return true;
+    return false;
+  }
+  std::vector<std::string> terms_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -127,8 +182,7 @@ int main(int argc, char** argv) {
   const int warmup = std::max(0, argc > 3 ? std::atoi(argv[3]) : 3);
   const torch::Device device(argc > 4 ? argv[4] : "cpu");
   if (argc > 5 && std::atoi(argv[5]) > 0) torch::set_num_threads(std::atoi(argv[5]));
-  const std::string only = argc > 6 ? argv[6] : "";
-  const auto wanted = [&](const std::string& name) { return only.empty() || name.find(only) != std::string::npos; };
+  const RowFilter wanted(argc > 6 ? argv[6] : "");
   torch::manual_seed(0);
   torch::NoGradGuard noGrad;
 
@@ -149,9 +203,11 @@ int main(int argc, char** argv) {
   std::printf("copy bandwidth: %.2f GB/s (read + write)\n", bandwidth / 1e9);
   const auto floorMs = [&](int64_t bytes) { return 1000.0 * static_cast<double>(bytes) / bandwidth; };
 
-  torch::optim::AdamW torchOpt(reference, torch::optim::AdamWOptions(1e-3).weight_decay(0.01));
-  const auto torchStep = [&] { torchOpt.step(); };
+  TorchFused fusedFp32(reference, torch::kFloat32), fusedBf16(reference, torch::kBFloat16);
+  const std::function<void()> torchStep = [&] { fusedFp32.step(); };
+  const std::function<void()> torchStepBf16 = [&] { fusedBf16.step(); };
   const int64_t torchMoved = numel * (2 * 4 + 4 + 2 * 8);  // param r/w, grad r, m and v r/w (fp32)
+  std::printf("torch ms: torch.optim.AdamW(fused=True) on weights of the row's dtype (fp32 rows: fp32; the rest: bf16)\n");
   std::printf("%-34s %9s %9s %9s %9s %8s %8s %14s %12s\n", "optimizer", "ms/step", "torch ms", "vs torch",
               "floor ms", "x floor", "GB/s", "state bytes", "transient");
   const auto row = [&](const std::string& name, const Paired& t, int64_t moved, int64_t state, int64_t transient,
@@ -162,26 +218,47 @@ int main(int argc, char** argv) {
                 static_cast<double>(transient) / (1 << 20),
                 100.0 * static_cast<double>(transient) / static_cast<double>(weightBytes));
   };
-  if (wanted("torch::optim::AdamW fp32 (2nd copy)")) {
+  // torch against copies of itself (the noise) and torch's C++ for-loop AdamW.
+  const char* const twinFp32Name = "torch fused fp32 (2nd copy)";
+  const char* const twinBf16Name = "torch fused bf16 (2nd copy)";
+  const char* const loopName = "torch::optim::AdamW fp32 (C++ loop)";
+  if (wanted(twinFp32Name)) {
+    TorchFused twin(reference, torch::kFloat32);
+    const Paired t = pairedRounds(steps, warmup, device, torchStep, [&] { twin.step(); });
+    row(twinFp32Name, t, torchMoved, numel * 8, transientBytes(device, torchStep), numel * 4);
+  }
+  if (wanted(twinBf16Name)) {
+    TorchFused twinBf16(reference, torch::kBFloat16);
+    const Paired b = pairedRounds(steps, warmup, device, torchStepBf16, [&] { twinBf16.step(); });
+    row(twinBf16Name, b, torchMoved / 2, numel * 4, transientBytes(device, torchStepBf16), numel * 2);
+  }
+  if (wanted(loopName)) {
     std::vector<torch::Tensor> copy;
     for (const auto& p : reference) {
       copy.push_back(p.detach().clone().set_requires_grad(true));
       copy.back().mutable_grad() = p.grad().clone();
     }
-    torch::optim::AdamW twin(copy, torch::optim::AdamWOptions(1e-3).weight_decay(0.01));
-    const Paired t = pairedRounds(steps, warmup, device, torchStep, [&] { twin.step(); });
-    row("torch::optim::AdamW fp32 (2nd copy)", t, torchMoved, numel * 8, transientBytes(device, torchStep), numel * 4);
+    torch::optim::AdamW loop(copy, torch::optim::AdamWOptions(1e-3).weight_decay(0.01));
+    const Paired l = pairedRounds(steps, warmup, device, torchStep, [&] { loop.step(); });
+    row(loopName, l, torchMoved, numel * 8, transientBytes(device, [&] { loop.step(); }), numel * 4);
   }
 
   for (OptimizerMode mode : allOptimizerModes()) {
-    const bool hasFused = mode != OptimizerMode::Fp32AdamW && mode != OptimizerMode::Bf16Plain;
+    // fp32 and bf16: torch's fused form or its for-loop form (adamw.torch_step);
+    // the others: the fused kernels or their tensor-op reference (adamw.kernels).
+    const bool torchRecipe = mode == OptimizerMode::Fp32AdamW || mode == OptimizerMode::Bf16Plain;
     for (StepKernels kernels : {StepKernels::Fused, StepKernels::Reference}) {
-      if (kernels == StepKernels::Reference && !hasFused) continue;
       // none: nothing measured; window: the update-lost window alone (20
       // steps), what most training steps carry; stats: the per-step
       // statistics too, as on a layer-stats step.
       for (int collect = 0; collect < 3; ++collect) {
         const bool stats = collect == 2;
+        std::string name = optimizerModeId(mode);
+        if (torchRecipe) name += kernels == StepKernels::Fused ? " torch fused" : " torch for-loop";
+        else name += kernels == StepKernels::Fused ? " fused" : " reference";
+        if (collect == 1) name += " +window";
+        if (collect == 2) name += " +window +stats";
+        if (!wanted(name, mode)) continue;
         std::vector<TrainableParam> params;
         const bool bf16 = mode != OptimizerMode::Fp32AdamW;
         for (size_t i = 0; i < reference.size(); ++i) {
@@ -191,17 +268,14 @@ int main(int argc, char** argv) {
           p.mutable_grad() = reference[i].grad().to(p.scalar_type());
           params.push_back({"p" + std::to_string(i), "layer" + std::to_string(i / 2), p, {}});
         }
-        std::string name = optimizerModeId(mode);
-        if (hasFused) name += kernels == StepKernels::Fused ? " fused" : " reference";
-        if (collect == 1) name += " +window";
-        if (collect == 2) name += " +window +stats";
-        if (!wanted(name)) continue;
         UpdateStatsOptions statsOptions;
         statsOptions.window = collect > 0 ? 20 : 0;
         AdamWOptions options;
         options.kernels = kernels;
+        options.torchStep = kernels == StepKernels::Fused ? TorchStep::Fused : TorchStep::ForLoop;
         PrecisionAdamW opt(params, mode, options, 0, statsOptions);
-        const Paired t = pairedRounds(steps, warmup, device, torchStep, [&] { opt.step(1e-3, stats); });
+        const Paired t = pairedRounds(steps, warmup, device, bf16 ? torchStepBf16 : torchStep,
+                                      [&] { opt.step(1e-3, stats); });
         const int64_t transient = transientBytes(device, [&] { opt.step(1e-3, stats); });
         const MemoryBreakdown mem = opt.measuredMemory();
         const int64_t state = mem.moments + mem.master + mem.kahan;
@@ -224,7 +298,7 @@ int main(int argc, char** argv) {
     if (!device.is_cpu()) break;  // no CUDA kernel for the quantized store yet
     for (bool stats : {false, true}) {
       const std::string name = std::string(r.name) + (stats ? " +window +stats" : "");
-      if (!wanted(name)) continue;
+      if (!wanted(name, r.bf16 ? r.mode : OptimizerMode::Fp32AdamW)) continue;
       std::vector<TrainableParam> params;
       for (size_t i = 0; i < reference.size(); ++i) {
         torch::Tensor p = reference[i].detach().clone();
@@ -238,7 +312,8 @@ int main(int argc, char** argv) {
       AdamWOptions options;
       options.moments = MomentPrecision::Dynamic8bit;
       PrecisionAdamW opt(params, r.mode, options, 0, statsOptions);
-      const Paired t = pairedRounds(steps, warmup, device, torchStep, [&] { opt.step(1e-3, stats); });
+      const Paired t =
+          pairedRounds(steps, warmup, device, r.bf16 ? torchStepBf16 : torchStep, [&] { opt.step(1e-3, stats); });
       const int64_t transient = transientBytes(device, [&] { opt.step(1e-3, stats); });
       const MemoryBreakdown mem = opt.measuredMemory();
       const int64_t state = mem.moments + mem.master + mem.kahan;

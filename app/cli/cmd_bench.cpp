@@ -1,16 +1,24 @@
 // `precision-lab-cli bench`: throughput and memory of every optimizer mode
 // on the built-in default model, beside what a plain PyTorch loop reaches on
-// the same model (a recorded figure, or the user's own).
+// the same model, measured here and now (pytorch_loop_runner.h), each mode's
+// run and its loop back to back in alternating order; or a figure the user
+// names (--pytorch FILE), labelled as not measured in this run.
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "cli_support.h"
+#include "pytorch_loop_runner.h"
 #include "train/torch_runtime.h"
 #include "train/trainer.h"
 #include "util/blas_info.h"
@@ -20,7 +28,7 @@
 namespace plab::cli {
 namespace {
 
-// Tokens/s of bench/pytorch_loop.py --reference: fp32 AdamW, and naive bf16
+// Tokens/s of resources/bench/pytorch_loop.py --reference: fp32 AdamW, and naive bf16
 // (model.to(torch.bfloat16)) for the bf16 modes.
 struct PytorchReference {
   std::string recorded, source;
@@ -28,32 +36,26 @@ struct PytorchReference {
   double fp32 = 0, bf16 = 0;
 };
 
-PytorchReference readPytorchReference(const std::optional<std::string>& path) {
-  std::string text;
+PytorchReference readPytorchReference(const std::string& path) {
   PytorchReference r;
-  if (path) {
-    // A few hundred bytes; anything else (a folder, a FIFO, a huge file) is not one.
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(*path, ec) || std::filesystem::file_size(*path, ec) > (1 << 20) || ec)
-      throw UsageError("--pytorch: '" + textExcerpt(*path) + "' is not a small regular file");
-    std::ifstream in(*path, std::ios::binary);
-    if (!in) throw UsageError("--pytorch: cannot read '" + textExcerpt(*path) + "'");
-    std::ostringstream all;
-    all << in.rdbuf();
-    text = all.str();
-    r.source = textExcerpt(*path);
-  } else {
-    text = std::string(embeddedResource("bench/pytorch-loop.json"));
-    r.source = "recorded with the build (resources/bench/pytorch-loop.json)";
-  }
-  const std::string what = "--pytorch " + (path ? textExcerpt(*path) : std::string("(built-in)")) + ": ";
+  // A few hundred bytes; anything else (a folder, a FIFO, a huge file) is not one.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec) || std::filesystem::file_size(path, ec) > (1 << 20) || ec)
+    throw UsageError("--pytorch: '" + textExcerpt(path) + "' is not a small regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError("--pytorch: cannot read '" + textExcerpt(path) + "'");
+  std::ostringstream all;
+  all << in.rdbuf();
+  const std::string text = all.str();
+  r.source = textExcerpt(path) + " (given with --pytorch: not measured in this run)";
+  const std::string what = "--pytorch " + textExcerpt(path) + ": ";
   if (const std::string deep = jsonNestingProblem(text); !deep.empty()) throw UsageError(what + deep);
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) throw UsageError(what + "not a JSON object");
   const auto number = [&](const nlohmann::json& o, const char* key, const std::string& label) {
     if (!o.is_object() || !o.contains(key) || !o.at(key).is_number() || !(o.at(key).get<double>() > 0))
       throw UsageError(what + "expected a positive number at '" + label +
-                       "' (write the file with bench/pytorch_loop.py --reference)");
+                       "' (write the file with resources/bench/pytorch_loop.py --reference)");
     return o.at(key).get<double>();
   };
   static const nlohmann::json none;
@@ -66,10 +68,26 @@ PytorchReference readPytorchReference(const std::optional<std::string>& path) {
   return r;
 }
 
+// CPU seconds this process has used, all threads.
+double processCpuSeconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+std::string loadAverage() {
+  double l[3] = {0, 0, 0};
+  if (::getloadavg(l, 3) != 3) return "n/a";
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(2) << l[0] << ' ' << l[1] << ' ' << l[2];
+  return o.str();
+}
+
 }  // namespace
 
 const char* const kBenchHelp =
-    "usage: precision-lab-cli bench [--steps N] [--device D] [--pytorch FILE]\n"
+    "usage: precision-lab-cli bench [--steps N] [--device D] [--python PY | --pytorch FILE | --no-pytorch]\n"
     "\n"
     "Trains the built-in default model (tiny GPT-2, default corpus, all-bf16\n"
     "plan) for N steps (default 20) in each optimizer mode and prints tokens/s,\n"
@@ -78,38 +96,67 @@ const char* const kBenchHelp =
     "run on step 1 only and the update-lost window is off: plain training speed\n"
     "(bench/compare_pytorch_loop.sh measures runs with their statistics).\n"
     "\n"
-    "Beside tokens/s: a plain PyTorch loop on the same model, batch and sequence\n"
-    "length (fp32 AdamW for fp32; model.to(torch.bfloat16) for the bf16 modes).\n"
-    "The figure recorded with the build is from the build machine; measure your\n"
-    "own with\n"
-    "  python3 bench/pytorch_loop.py resources/models/tiny-gpt2/config.json \\\n"
-    "      --reference --batch 8 --seq 64 --steps 40 > pytorch-loop.json\n"
-    "and pass --pytorch pytorch-loop.json.\n";
+    "Beside each mode: a plain PyTorch loop on the same model, batch, sequence\n"
+    "length and thread count, with torch.optim.AdamW(fused=True), torch's fastest\n"
+    "correct AdamW (fp32 for fp32; model.to(torch.bfloat16) for the bf16 modes),\n"
+    "measured in this run: resources/bench/pytorch_loop.py (carried in\n"
+    "this binary) runs in a Python with torch right before or after each mode's\n"
+    "run, the order alternating, so that the machine's load affects both alike.\n"
+    "Ratios are given per wall-clock second and per CPU-second of each process,\n"
+    "with the load average before and after.\n"
+    "  --python PY    the Python to run it with (default: $PLAB_PYTHON, else the\n"
+    "                 build's .venv, else python3)\n"
+    "  --pytorch FILE compare with a figure from a file instead (written by\n"
+    "                 pytorch_loop.py --reference; shown as not measured here)\n"
+    "  --no-pytorch   no PyTorch comparison\n";
 
 int benchCommand(Args& args) {
   if (args.wantsHelp()) {
     std::cout << kBenchHelp;
     return kOk;
   }
-  const long long steps = args.intValue("--steps", 2).value_or(20);
+  const long long steps = args.intValue("--steps", 3).value_or(20);
   const std::string device = args.value("--device").value_or("auto");
-  const PytorchReference pytorch = readPytorchReference(args.value("--pytorch"));
+  const std::optional<std::string> pytorchFile = args.value("--pytorch");
+  const std::optional<std::string> pythonArg = args.value("--python");
+  const bool noPytorch = args.flag("--no-pytorch");
   args.positionals(0);
+  if (int(pytorchFile.has_value()) + int(pythonArg.has_value()) + int(noPytorch) > 1)
+    throw UsageError("bench: give one of --python, --pytorch and --no-pytorch");
+  const std::optional<PytorchReference> given =
+      pytorchFile ? std::optional<PytorchReference>(readPytorchReference(*pytorchFile)) : std::nullopt;
 
   applyIntraOpThreads(0);  // as each run does
   const TorchRuntime runtime = describeTorchRuntime();
   std::cout << "LibTorch " << runtime.libtorchVersion << ", " << runtime.intraOpThreads << " intra-op threads, BLAS "
             << runtime.blas << (loadedBlas().slow ? "  -- the unoptimised reference: fp32 figures will be far too slow" : "")
             << ", CUDA kernels " << (runtime.cudaKernelsLinked ? "linked" : "not linked") << '\n'
-            << "bf16 matrix products on the CPU: " << runtime.cpuBf16Gemm << '\n';
-  std::cout << "PyTorch loop: " << pytorch.source << (pytorch.recorded.empty() ? "" : "; " + pytorch.recorded)
-            << "; batch " << pytorch.batch << " x " << pytorch.seq << '\n';
+            << "bf16 matrix products on the CPU: " << runtime.cpuBf16Gemm << '\n'
+            << "load average before: " << loadAverage() << '\n';
+
+  const RunConfig base = defaultRunConfig();
+  std::unique_ptr<PytorchLoopRunner> loop;
+  if (given) {
+    std::cout << "PyTorch loop: " << given->source << (given->recorded.empty() ? "" : "; " + given->recorded)
+              << "; batch " << given->batch << " x " << given->seq << '\n';
+    if (given->batch != base.batch_size || given->seq != base.seq_len)
+      std::cout << "(the PyTorch figure is for batch " << given->batch << " x " << given->seq << ", this bench runs "
+                << base.batch_size << " x " << base.seq_len << ")\n";
+  } else if (!noPytorch) {
+    loop = std::make_unique<PytorchLoopRunner>(pythonArg.value_or(defaultLoopPython()),
+                                               std::string(embeddedResource("models/tiny-gpt2/config.json")));
+    std::cout << "PyTorch loop: measured in this run with " << loop->python() << " (pytorch_loop.py, AdamW fused=True, "
+              << steps - 2 << " timed steps after 2 warm-up), before or after each mode's run, alternating\n";
+  }
   std::cout << std::left << std::setw(30) << "mode" << std::right << std::setw(12) << "tokens/s" << std::setw(10)
-            << "PyTorch" << std::setw(8) << "ratio" << std::setw(10) << "ms/step" << std::setw(13) << "memory KiB"
-            << std::setw(12) << "vs fp32" << std::setw(12) << "final loss" << std::setw(16) << "step peak KiB" << '\n';
+            << "PyTorch" << std::setw(8) << "ratio" << std::setw(10) << "per CPU-s" << std::setw(10) << "ms/step"
+            << std::setw(13) << "memory KiB" << std::setw(12) << "vs fp32" << std::setw(12) << "final loss"
+            << std::setw(16) << "step peak KiB" << '\n';
   int exitCode = kOk;
+  std::string loopProblem, loopTorch;
+  int index = 0;
   for (OptimizerMode mode : allOptimizerModes()) {
-    RunConfig c = defaultRunConfig();
+    RunConfig c = base;
     c.name = "bench-" + optimizerModeId(mode);
     c.mode = mode;
     c.steps = steps;
@@ -117,18 +164,29 @@ int benchCommand(Args& args) {
     c.eval_every = 0;
     c.layer_stats_every = steps + 1;  // stats only on step 1: measure plain training speed
     c.update_window = 0;              // and no update-lost window
+    const std::string dtype = mode == OptimizerMode::Fp32AdamW ? "fp32" : "bf16";
+    LoopFigure theirs;
+    const auto runLoop = [&] {
+      if (loop) theirs = loop->run(dtype, "adamw-fused", c.batch_size, c.seq_len, steps - 2, runtime.intraOpThreads);
+    };
+    const bool loopFirst = index++ % 2 == 1;  // A, B then B, A: a trend in the load touches both alike
+    if (loopFirst) runLoop();
+
     Trainer trainer(c);
     std::vector<double> stepTokensPerSecond;
+    double cpuAtFirst = 0, cpuAtLast = 0;
     Trainer::Callbacks cb;
     cb.onStep = [&](const StepMetrics& m) {
-      if (m.step > 1 && m.step < c.steps) stepTokensPerSecond.push_back(m.tokensPerSecond);
+      if (m.step == 1) cpuAtFirst = processCpuSeconds();
+      if (m.step > 1 && m.step < c.steps) {
+        stepTokensPerSecond.push_back(m.tokensPerSecond);
+        cpuAtLast = processCpuSeconds();
+      }
     };
     int64_t tokensPerStep = 0;
     cb.onStart = [&](const RunInfo& info) { tokensPerStep = info.tokensPerStep; };
     const RunResult r = trainer.run(cb);
-    if (mode == allOptimizerModes().front() && (pytorch.batch != c.batch_size || pytorch.seq != c.seq_len))
-      std::cout << "(the PyTorch figure is for batch " << pytorch.batch << " x " << pytorch.seq << ", this bench runs "
-                << c.batch_size << " x " << c.seq_len << ")\n";
+    if (!loopFirst) runLoop();
     if (r.status != RunStatus::Completed) {
       std::cout << std::left << std::setw(30) << optimizerModeLabel(mode) << "failed: " << r.message << '\n';
       exitCode = kRunFailed;
@@ -140,15 +198,41 @@ int benchCommand(Args& args) {
     const double n = std::max<size_t>(1, stepTokensPerSecond.size());
     const double msPerStep = 1000.0 * seconds / n;
     const double ours = msPerStep > 0 ? tokensPerStep / (msPerStep / 1000.0) : 0;
-    const double theirs = mode == OptimizerMode::Fp32AdamW ? pytorch.fp32 : pytorch.bf16;
+    const double cpu = cpuAtLast - cpuAtFirst;
+    const double oursPerCpu = cpu > 0 ? tokensPerStep * static_cast<double>(stepTokensPerSecond.size()) / cpu : 0;
+    double reference = 0, referencePerCpu = 0;
+    if (given) {
+      reference = mode == OptimizerMode::Fp32AdamW ? given->fp32 : given->bf16;
+    } else if (theirs.ok) {
+      reference = theirs.tokensPerSecond;
+      referencePerCpu = theirs.tokensPerCpuSecond;
+      loopTorch = theirs.torch;
+    } else if (loop && loopProblem.empty()) {
+      loopProblem = theirs.problem;
+    }
+    const auto ratio = [](double a, double b) {
+      std::ostringstream o;
+      if (a > 0 && b > 0)
+        o << std::fixed << std::setprecision(2) << a / b << 'x';
+      else
+        o << "n/a";
+      return o.str();
+    };
     std::cout << std::left << std::setw(30) << optimizerModeLabel(mode) << std::right << std::fixed
-              << std::setprecision(0) << std::setw(12) << ours << std::setw(10) << theirs << std::setprecision(2)
-              << std::setw(7) << ours / theirs << 'x' << std::setw(10) << msPerStep << std::setprecision(1) << std::setw(13)
+              << std::setprecision(0) << std::setw(12) << ours << std::setw(10)
+              << (reference > 0 ? std::to_string(static_cast<long long>(reference)) : std::string("n/a"))
+              << std::setw(8) << ratio(ours, reference) << std::setw(10) << ratio(oursPerCpu, referencePerCpu)
+              << std::setprecision(2) << std::setw(10) << msPerStep << std::setprecision(1) << std::setw(13)
               << r.memory.total() / 1024.0 << std::setw(11) << 0.0 - 100 * r.memorySavedFraction << '%'
               << std::setprecision(4) << std::setw(12) << r.finalLoss << std::setprecision(0) << std::setw(16)
               << (r.stepPeakBytes ? std::to_string(*r.stepPeakBytes / 1024) : std::string("n/a")) << '\n';
     std::cout.unsetf(std::ios::fixed);
   }
+  if (!loopTorch.empty()) std::cout << "PyTorch loop ran with torch " << loopTorch << '\n';
+  if (!loopProblem.empty())
+    std::cout << "PyTorch loop not measured: " << loopProblem
+              << "\n(--python PY names a Python with torch; --no-pytorch leaves the comparison out)\n";
+  std::cout << "load average after: " << loadAverage() << '\n';
   return exitCode;
 }
 

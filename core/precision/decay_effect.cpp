@@ -400,7 +400,7 @@ DecayAssessment assessWeightDecay(OptimizerMode mode, double weightDecay, int64_
   return a;
 }
 
-std::string describeDecayAssessment(OptimizerMode mode, const DecayAssessment& a) {
+std::string describeDecayAssessment(OptimizerMode mode, const DecayAssessment& a, bool torchFused) {
   if (a.verdict == DecayVerdict::Fine) return "";
   const bool nearest = mode == OptimizerMode::Bf16Plain || mode == OptimizerMode::Bf16Nearest ||
                        mode == OptimizerMode::Fp16Plain;
@@ -424,7 +424,7 @@ std::string describeDecayAssessment(OptimizerMode mode, const DecayAssessment& a
   s += " (effective " + num(a.at.effective) + " per step, asked " + num(a.at.intended) + "); steps off by more than " +
        percent(kDecayTolerance) + " carry " + percent(a.shareOff) + " of the run's decay, from step " +
        std::to_string(a.firstOffStep);
-  if (mode == OptimizerMode::Bf16Plain || mode == OptimizerMode::Fp16Plain)
+  if ((mode == OptimizerMode::Bf16Plain && !torchFused) || mode == OptimizerMode::Fp16Plain)
     s += " (torch rounds the decay step on its own, so gradients do not bring it back)";
   else if (nearest || mode == OptimizerMode::Bf16Kahan)
     s += " (pure-decay steps: weights with zero gradient or Adam updates below an ulp; where the updates span "

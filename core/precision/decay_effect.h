@@ -114,7 +114,10 @@ DecayAssessment assessWeightDecay(OptimizerMode mode, double weightDecay, const 
                                   const UpdateDither& dither = {});
 
 // One sentence for the run log and the optimizer panel; empty when fine.
-std::string describeDecayAssessment(OptimizerMode mode, const DecayAssessment& a);
+// torchFused: "bf16" runs torch's fused step (adamw.torch_step), which
+// rounds the decay together with the update, as bf16-nearest does; its
+// pure-decay steps are the same.
+std::string describeDecayAssessment(OptimizerMode mode, const DecayAssessment& a, bool torchFused = false);
 
 nlohmann::json toJson(const DecayAssessment& a);
 DecayAssessment decayAssessmentFromJson(const nlohmann::json& j);  // lenient: missing keys keep defaults

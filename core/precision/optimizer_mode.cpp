@@ -158,6 +158,26 @@ MomentPrecision momentPrecisionDefault(OptimizerMode m) {
 
 std::string stepKernelsId(StepKernels k) { return k == StepKernels::Fused ? "fused" : "reference"; }
 
+std::string torchStepId(TorchStep t) {
+  switch (t) {
+    case TorchStep::ModeDefault: return "default";
+    case TorchStep::Fused: return "fused";
+    case TorchStep::ForLoop: return "for-loop";
+  }
+  return "default";
+}
+
+TorchStep torchStepFromId(const std::string& id) {
+  if (id == "default") return TorchStep::ModeDefault;
+  if (id == "fused") return TorchStep::Fused;
+  if (id == "for-loop") return TorchStep::ForLoop;
+  throw ConfigError("adamw.torch_step: unknown value '" + id + "' (valid: default, fused, for-loop)");
+}
+
+bool torchStepFused(TorchStep t, bool bf16Weights) {
+  return t == TorchStep::Fused || (t == TorchStep::ModeDefault && !bf16Weights);
+}
+
 StepKernels stepKernelsFromId(const std::string& id) {
   if (id == "fused") return StepKernels::Fused;
   if (id == "reference") return StepKernels::Reference;
@@ -168,14 +188,15 @@ nlohmann::json toJson(const AdamWOptions& o) {
   return {{"lr", o.lr},   {"beta1", o.beta1},
           {"beta2", o.beta2}, {"eps", o.eps},
           {"weight_decay", o.weight_decay}, {"moments", momentPrecisionId(o.moments)},
-          {"kernels", stepKernelsId(o.kernels)}};
+          {"kernels", stepKernelsId(o.kernels)}, {"torch_step", torchStepId(o.torchStep)}};
 }
 
 AdamWOptions adamWOptionsFromJson(const nlohmann::json& j) {
   using namespace json_strict;
   const std::string what = "adamw";
   requireObject(j, what);
-  rejectUnknownKeys(j, what, {"lr", "beta1", "beta2", "eps", "weight_decay", "moments", "bf16_moments", "kernels"});
+  rejectUnknownKeys(j, what, {"lr", "beta1", "beta2", "eps", "weight_decay", "moments", "bf16_moments", "kernels",
+                                 "torch_step"});
   AdamWOptions o;
   readNumber(j, "lr", what, o.lr);
   readNumber(j, "beta1", what, o.beta1);
@@ -195,6 +216,11 @@ AdamWOptions adamWOptionsFromJson(const nlohmann::json& j) {
   std::string kernels = stepKernelsId(o.kernels);
   readString(j, "kernels", what, kernels);
   o.kernels = stepKernelsFromId(kernels);
+  // Absent in configs written before the fused form existed: they get the
+  // default (their runs used the for-loop form; see run_folder_reader.cpp).
+  std::string torchStep = torchStepId(o.torchStep);
+  readString(j, "torch_step", what, torchStep);
+  o.torchStep = torchStepFromId(torchStep);
   // Values outside these ranges make AdamW diverge or divide by zero.
   auto require = [&](bool ok, const char* key, const char* rule) {
     if (!ok) throw ConfigError(what + "." + key + ": must be " + rule);

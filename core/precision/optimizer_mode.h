@@ -74,6 +74,22 @@ enum class StepKernels { Fused, Reference };
 std::string stepKernelsId(StepKernels k);                 // "fused", "reference"
 StepKernels stepKernelsFromId(const std::string& id);     // throws ConfigError
 
+// Which of torch's AdamW paths "fp32" and "bf16" reproduce bit for bit (and
+// fp32 layers under every mode): "fused" is torch.optim.AdamW(fused=True)
+// on the CPU, one pass per element (precision/kernels/torch_fused_adamw.h);
+// "for-loop" is torch's default single-tensor form (foreach=False;
+// foreach=True gives the same bits on fp32 and bf16), several tensor
+// passes. "default": fused for fp32 weights (the same recipe, faster), the
+// for-loop form for bf16 ones ("bf16" is the naive recipe whose every
+// operation rounds to bf16; fused, torch computes in fp32 and rounds once,
+// nearly "bf16-nearest"). Where the fused kernel does not run (fp16
+// weights, CUDA, a non-contiguous tensor) the for-loop form does.
+enum class TorchStep { ModeDefault, Fused, ForLoop };
+std::string torchStepId(TorchStep t);              // "default", "fused", "for-loop"
+TorchStep torchStepFromId(const std::string& id);  // throws ConfigError
+// Whether weights of that kind (bf16 or fp32) take the fused form.
+bool torchStepFused(TorchStep t, bool bf16Weights);
+
 struct AdamWOptions {
   double lr = 1e-3;
   double beta1 = 0.9;
@@ -84,6 +100,7 @@ struct AdamWOptions {
   // (bf16-nearest, bf16-kahan, bf16-sr); ignored by the others.
   MomentPrecision moments = MomentPrecision::ModeDefault;
   StepKernels kernels = StepKernels::Fused;
+  TorchStep torchStep = TorchStep::ModeDefault;
 };
 
 nlohmann::json toJson(const AdamWOptions& o);

@@ -119,6 +119,13 @@ struct PrecisionAdamW::Impl {
            steps::fusedStepRuns(s.state);
   }
 
+  // fp32 and bf16 rules whose adamw.torch_step resolves to "fused": torch's
+  // fused step, one pass (fp16 weights, CUDA and odd layouts take the for-loop form).
+  bool runsTorchFused(const Slot& s) const {
+    return (s.rule == StepRule::Fp32 || s.rule == StepRule::Bf16Plain) &&
+           torchStepFused(options.torchStep, s.rule == StepRule::Bf16Plain) && steps::torchFusedStepRuns(s.state);
+  }
+
   // Steps a torch-op slot (fp32 or bf16 rule) and returns the intended update
   // of its window's sampled elements only, computed as the full-size path
   // computes it (fp32: the change itself; bf16: fp32 arithmetic on the
@@ -300,7 +307,9 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
         s.window.begin(p, im.statsOptions.maxTrackedPerTensor, pendingHolder(s), pendingHolderKind(s),
                        (s.rule == StepRule::Bf16Write || s.rule == StepRule::QuantizedMoments) &&
                            p.scalar_type() != torch::kFloat32 && s.write == steps::WeightWrite::Stochastic);
-      if (s.rule == StepRule::QuantizedMoments || im.runsFused(s)) {
+      const bool quantized = s.rule == StepRule::QuantizedMoments;
+      const bool torchFused = !quantized && im.runsTorchFused(s);
+      if (quantized || torchFused || im.runsFused(s)) {
         // One pass (per block for 8-bit moments): the kernel adds the
         // statistics and the window's sum itself.
         steps::FusedExtras extras;
@@ -311,9 +320,9 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
         }
         extras.stats = collectStats;
         const torch::Tensor terms =
-            s.rule == StepRule::QuantizedMoments
-                ? steps::quantizedMomentsStep(s.state, im.scalarsFor(s, lr), s.write, extras)
-                : steps::fusedStep(s.state, im.scalarsFor(s, lr), fusedRuleOf(s), s.moments, extras);
+            quantized    ? steps::quantizedMomentsStep(s.state, im.scalarsFor(s, lr), s.write, extras)
+            : torchFused ? steps::torchFusedStep(s.state, im.scalarsFor(s, lr), extras)
+                         : steps::fusedStep(s.state, im.scalarsFor(s, lr), fusedRuleOf(s), s.moments, extras);
         if (collectStats) {
           stepTermList.push_back(terms);
           stepLayer.push_back(s.layer);

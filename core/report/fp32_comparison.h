@@ -40,7 +40,9 @@ std::optional<double> meanUpdateLostStdError(const RunRecord& run);
 // its fp32 reference (RunResult::trainingPeakBytes). Empty without a
 // reference or without a measured peak on either side: never a made-up 0.
 std::optional<double> measuredPeakSaving(const RunRecord& run, const RunRecord* fp32Reference);
-// For table cells: "43.8 %", or why there is none ("no fp32 twin", "not
+// For table cells: "43.8 %", with the whole process's saving beside it
+// where both runs recorded one ("17.2 % (process 15.1 %)",
+// RunResult::processPeakBytes), or why there is none ("no fp32 twin", "not
 // measured", "fp32 peak not measured").
 std::string peakSavingText(const RunRecord& run, const RunRecord* fp32Reference);
 

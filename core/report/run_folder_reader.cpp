@@ -186,6 +186,8 @@ RunResult runResultFromStoredJson(const json& j) {
     r.stepPeakBytes = exactInteger<int64_t>(j["step_peak_bytes"]);
   if (j.contains("training_peak_bytes") && j["training_peak_bytes"].is_number_integer())
     r.trainingPeakBytes = exactInteger<int64_t>(j["training_peak_bytes"]);
+  if (j.contains("process_peak_bytes") && j["process_peak_bytes"].is_number_integer())
+    r.processPeakBytes = exactInteger<int64_t>(j["process_peak_bytes"]);
   if (j.contains("peak_probe_steps") && j["peak_probe_steps"].is_array())
     for (const json& s : j["peak_probe_steps"])
       if (const auto step = exactInteger<int64_t>(s)) r.peakProbeSteps.push_back(*step);
@@ -257,6 +259,11 @@ StoredRun readRunFolder(const fs::path& dir) {
   if (!config.ok()) throw ConfigError((dir / "config.json").string() + " " + config.problem);
   try {
     run.record.config = RunConfig::fromJson(config.value);
+    // Folders written before adamw.torch_step existed ran torch's for-loop
+    // form: what they hold, not today's default, so that an fp32 reference
+    // is matched by the arithmetic it really used.
+    const nlohmann::json& adamw = config.value.contains("adamw") ? config.value.at("adamw") : nlohmann::json();
+    if (!adamw.is_object() || !adamw.contains("torch_step")) run.record.config.adamw.torchStep = TorchStep::ForLoop;
   } catch (const ConfigError& e) {
     throw ConfigError((dir / "config.json").string() + ": " + e.what());
   }

@@ -35,6 +35,8 @@ std::optional<RunPeak::Probed> RunPeak::add(int64_t step, const StepMemoryProbe&
   stepPeak_ = std::max(stepPeak_.value_or(0), *above);
   p.training = stateBytesAtStart + *above;
   trainingPeak_ = std::max(trainingPeak_.value_or(0), p.training);
+  p.process = probe.startBytes().value_or(0) + *above;
+  processPeak_ = std::max(processPeak_.value_or(0), p.process);
   return p;
 }
 

@@ -33,16 +33,21 @@ class RunPeak {
   struct Probed {
     int64_t aboveStart = 0;
     int64_t training = 0;  // held for training at the step's peak
+    int64_t process = 0;   // resident in the whole process at the step's peak
   };
   std::optional<Probed> add(int64_t step, const StepMemoryProbe& probe, int64_t stateBytesAtStart);
 
   const std::vector<int64_t>& probedSteps() const { return probed_; }
   std::optional<int64_t> stepPeakBytes() const { return stepPeak_; }
   std::optional<int64_t> trainingPeakBytes() const { return trainingPeak_; }
+  // The probe's start (the process's RSS; CUDA: allocated bytes) plus the
+  // step's peak above it: all the process held, the runtime and whatever
+  // else it runs included.
+  std::optional<int64_t> processPeakBytes() const { return processPeak_; }
 
  private:
   std::vector<int64_t> planned_, probed_;
-  std::optional<int64_t> stepPeak_, trainingPeak_;
+  std::optional<int64_t> stepPeak_, trainingPeak_, processPeak_;
 };
 
 }  // namespace plab

@@ -280,6 +280,7 @@ nlohmann::json toJson(const RunResult& r) {
   j["mean_update_noise"] = r.meanUpdateNoise ? number(*r.meanUpdateNoise) : json(nullptr);
   j["step_peak_bytes"] = r.stepPeakBytes ? json(*r.stepPeakBytes) : json(nullptr);
   j["training_peak_bytes"] = r.trainingPeakBytes ? json(*r.trainingPeakBytes) : json(nullptr);
+  j["process_peak_bytes"] = r.processPeakBytes ? json(*r.processPeakBytes) : json(nullptr);
   j["peak_probe_steps"] = r.peakProbeSteps;
   j["world_size"] = r.worldSize;
   j["rank_memory"] = rankMemoryJson(r.rankMemory);

@@ -338,7 +338,8 @@ class Session {
         std::to_string(dataset_->numTrainBlocks()) + " train / " + std::to_string(dataset_->numValBlocks()) +
         " val blocks of " + std::to_string(cfg_.seq_len) + " tokens");
     if (info.weightDecayEffect.verdict != DecayVerdict::Fine)
-      log("note: " + describeDecayAssessment(decayMode, info.weightDecayEffect));
+      log("note: " + describeDecayAssessment(decayMode, info.weightDecayEffect,
+                                             torchStepFused(cfg_.adamw.torchStep, /*bf16Weights=*/true)));
     if (const std::string eps = fp16EpsWarning(cfg_.mode, cfg_.adamw); !eps.empty()) log("warning: " + eps);
     if (cb_.onStart) cb_.onStart(info);
   }
@@ -510,6 +511,7 @@ class Session {
     if (peak_) {
       r.stepPeakBytes = peak_->stepPeakBytes();
       r.trainingPeakBytes = peak_->trainingPeakBytes();
+      r.processPeakBytes = peak_->processPeakBytes();
       r.peakProbeSteps = peak_->probedSteps();
     }
     if (scaler_) {

@@ -20,6 +20,9 @@ class StepMemoryProbe {
   // The peak above the start so far; nullopt where it cannot be measured
   // (no /proc, or CUDA without the allocator's statistics in this build).
   std::optional<int64_t> peakAboveStart() const;
+  // What was resident when measuring began (CPU: the process's RSS after
+  // malloc_trim; CUDA: the allocator's allocated bytes); nullopt as above.
+  std::optional<int64_t> startBytes() const { return start_; }
 
  private:
   bool cuda_ = false;

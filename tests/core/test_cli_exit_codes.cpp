@@ -95,9 +95,13 @@ class TestCliExitCodes : public QObject {
          "tokens_per_second.fp32"},
         {write("deep.json", std::string(100, '[') + std::string(100, ']')), "nest"}};
     for (const auto& [file, message] : cases) {
-      const CliOutcome o = runCli({"bench", "--steps", "2", "--pytorch", file});
+      const CliOutcome o = runCli({"bench", "--steps", "3", "--pytorch", file});
       QVERIFY2(o.exitCode == 2 && o.err.contains(message), o.describe());
     }
+    // One source for the PyTorch figure; and enough steps for the loop to time one.
+    const CliOutcome both = runCli({"bench", "--steps", "3", "--no-pytorch", "--python", "python3"});
+    QVERIFY2(both.exitCode == 2 && both.err.contains("give one of"), both.describe());
+    QCOMPARE(runCli({"bench", "--steps", "2", "--no-pytorch"}).exitCode, 2);
   }
 
   // Ctrl-C during training: the run stops, the report is written, exit 130.

@@ -209,6 +209,7 @@ class OptimizerModesTest : public QObject {
     o.beta2 = 0.95;
     o.weight_decay = 0.1;
     o.moments = MomentPrecision::Bf16Stochastic;
+    o.torchStep = TorchStep::ForLoop;
     const AdamWOptions back = adamWOptionsFromJson(nlohmann::json::parse(toJson(o).dump()));
     QCOMPARE(back.lr, o.lr);
     QCOMPARE(back.beta1, o.beta1);
@@ -216,6 +217,10 @@ class OptimizerModesTest : public QObject {
     QCOMPARE(back.eps, o.eps);
     QCOMPARE(back.weight_decay, o.weight_decay);
     QVERIFY(back.moments == o.moments);
+    QVERIFY(back.torchStep == TorchStep::ForLoop);
+    QVERIFY(adamWOptionsFromJson(nlohmann::json::parse(R"({})")).torchStep == TorchStep::ModeDefault);
+    QVERIFY(torchStepFused(TorchStep::ModeDefault, false) && !torchStepFused(TorchStep::ModeDefault, true));
+    QVERIFY(torchStepFused(TorchStep::Fused, true) && !torchStepFused(TorchStep::ForLoop, false));
     QCOMPARE(adamWOptionsFromJson(nlohmann::json::parse(R"({"lr": 0.5})")).lr, 0.5);
     QVERIFY(adamWOptionsFromJson(nlohmann::json::parse(R"({})")).moments == MomentPrecision::ModeDefault);
     // The older boolean still reads.
@@ -226,7 +231,8 @@ class OptimizerModesTest : public QObject {
         {R"({"learning_rate": 0.1})", "learning_rate"}, {R"({"lr": "0.1"})", "lr"},
         {R"({"bf16_moments": 1})", "bf16_moments"},     {R"({"beta2": 1.0})", "beta2"},
         {R"({"eps": 0})", "eps"},                       {R"([1])", "adamw"},
-        {R"({"moments": "fp16"})", "bf16-sr"},          {R"({"moments": "bf16", "bf16_moments": true})", "either"}};
+        {R"({"moments": "fp16"})", "bf16-sr"},          {R"({"moments": "bf16", "bf16_moments": true})", "either"},
+        {R"({"torch_step": "foreach"})", "for-loop"}};
     for (const auto& [json, key] : bad) {
       try {
         adamWOptionsFromJson(nlohmann::json::parse(json));
@@ -315,6 +321,10 @@ class OptimizerModesTest : public QObject {
       toBf16(b);
       AdamWOptions o;
       o.lr = 1e-3;
+      // torch's for-loop form: every op rounds to bf16. (Its fused form
+      // computes in fp32 and rounds once, as bf16-nearest with bf16 moments
+      // does: here none of the 72 weights part.)
+      o.torchStep = TorchStep::ForLoop;
       PrecisionAdamW plain(listParams(a), OptimizerMode::Bf16Plain, o, 0);
       PrecisionAdamW nearest(listParams(b), OptimizerMode::Bf16Nearest, o, 0);
       for (int step = 0; step < 20; ++step) {

@@ -190,6 +190,12 @@ class TestReport : public QObject {
              std::string("bf16: +0.0600 nats val loss vs fp32 twin a, 88.6 % of the intended update lost, "
                          "50.0 % state memory saved (measured peak 56.2 MiB, 43.8 % below fp32's)"));
     QCOMPARE(report::peakSavingText(bf16, &fp32), std::string("43.8 %"));
+    // With the whole process's peaks recorded on both sides, that saving beside it.
+    fp32.result.processPeakBytes = 400 << 20;
+    bf16.result.processPeakBytes = 340 << 20;
+    QCOMPARE(report::peakSavingText(bf16, &fp32), std::string("43.8 % (process 15.0 %)"));
+    fp32.result.processPeakBytes.reset();  // an fp32 folder from before it was recorded
+    QCOMPARE(report::peakSavingText(bf16, &fp32), std::string("43.8 %"));
     QVERIFY(report::runVerdict(fp32, &fp32).find("(measured peak 100.0 MiB)") != std::string::npos);
     QVERIFY(report::runVerdict(bf16, nullptr).find("no fp32 twin to compare the peak with") != std::string::npos);
     RunRecord fp32Old = fp32;  // a folder from before the peak was recorded

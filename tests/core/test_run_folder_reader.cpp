@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "report/run_folder_reader.h"
 #include "support/hostile_files.h"
 #include "support/run_folders.h"
@@ -73,6 +75,23 @@ class TestRunFolderReader : public QObject {
     QCOMPARE(run.record.result.status, RunStatus::Completed);
     QCOMPARE(run.record.result.stepPeakBytes.value_or(-1), int64_t(3 << 20));
     QVERIFY(run.startedAt > 0);
+  }
+
+  // A folder written before adamw.torch_step existed ran torch's for-loop
+  // AdamW: it reads back as that, not as today's default; one that names
+  // the key reads back as written.
+  void folderWithoutTorchStepReadsAsTheForLoopForm() {
+    QTemporaryDir tmp;
+    const fs::path dir = test::writeStoredRun(fs::path(tmp.path().toStdString()) / "old",
+                                              namedConfig("old", OptimizerMode::Fp32AdamW), 3);
+    QVERIFY(readRunFolder(dir).record.config.adamw.torchStep == TorchStep::ModeDefault);
+    nlohmann::json config = nlohmann::json::parse(fileText(dir / "config.json"));
+    QCOMPARE(config.at("adamw").at("torch_step").get<std::string>(), std::string("default"));
+    config.at("adamw").erase("torch_step");
+    std::ofstream(dir / "config.json", std::ios::trunc) << config.dump(2);
+    QVERIFY(readRunFolder(dir).record.config.adamw.torchStep == TorchStep::ForLoop);
+    // The same file as a run config (the CLI's `run`) gets the default.
+    QVERIFY(RunConfig::fromJson(config).adamw.torchStep == TorchStep::ModeDefault);
   }
 
   void killedRunIsIncompleteAndSkipsTheTornLine() {

@@ -22,6 +22,12 @@ applyPrecisionPlan, statistics on step 1 and every 5 steps).
   torch::optim::AdamW computes m as beta1 m + (1 - beta1) g and takes C++
   Scalars; Python's uses lerp_ and wrapped numbers: the project follows
   Python, what users run.)
+  These run with adamw.torch_step "for-loop".
+* fp32 and bf16 with adamw.torch_step "fused" (the default for fp32) against
+  torch.optim.AdamW(fused=True) on fp32 and bf16 parameters: parameters and
+  both moments bit for bit, on the shapes above and on sizes whose last
+  n mod 8 (fp32) or n mod 16 (bf16) elements torch steps in its scalar
+  remainder (a different order for v), with and without weight decay.
 * bf16-sr: the project's stochastic rounding (the fused kernels' element
   function and the tensor-op reference) against torchao.optim's
   _fp32_to_bf16_sr given the random bits torchao drew (reproduced from the same
@@ -81,11 +87,11 @@ def run_probe(probe, work, mode, inputs, hyper, steps=STEPS, tag=""):
     return load_file(out)
 
 
-def torch_adamw(inputs, hyper, dtype, foreach, steps=STEPS):
+def torch_adamw(inputs, hyper, dtype, foreach, steps=STEPS, fused=None):
     names = sorted(k[6:] for k in inputs if k.startswith("param/"))
     params = [torch.nn.Parameter(inputs[f"param/{n}"].to(dtype).clone()) for n in names]
     opt = torch.optim.AdamW(params, lr=hyper["lr"], betas=(hyper["beta1"], hyper["beta2"]), eps=hyper["eps"],
-                            weight_decay=hyper["weight_decay"], foreach=foreach)
+                            weight_decay=hyper["weight_decay"], foreach=foreach, fused=fused)
     for t in range(steps):
         for n, p in zip(names, params):
             p.grad = inputs[f"grads/{n}"][t].to(dtype).clone()
@@ -145,7 +151,7 @@ def check_torch_modes(probe, tally, work):
         inputs = make_inputs(10 + hi)
         label = f"lr {hyper['lr']:g} wd {hyper['weight_decay']:g} beta2 {hyper['beta2']:g}"
         for mode, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16), ("fp16", torch.float16)):
-            ours = run_probe(probe, work, mode, inputs, hyper, tag=f"-h{hi}")
+            ours = run_probe(probe, work, mode, inputs, dict(hyper, torch_step="for-loop"), tag=f"-h{hi}")
             keys = [k for k in ours if k.startswith("param/") or k.endswith(".exp_avg") or k.endswith(".exp_avg_sq")]
             tally.check(f"{mode} ({label}): the probe's parameters are {dtype}",
                         all(ours[k].dtype == dtype for k in keys if k.startswith("param/")),
@@ -168,6 +174,34 @@ def check_torch_modes(probe, tally, work):
                                 detail + f"; torch foreach=False vs True: {n_torch} elements differ")
                     continue
                 tally.check(f"{mode} ({label}) vs torch.optim.AdamW foreach={foreach}", n == 0, detail)
+
+
+def check_torch_fused(probe, tally, work):
+    """fp32 and bf16 under adamw.torch_step "fused" against
+    torch.optim.AdamW(fused=True), as ATen runs it on x86-64 with AVX2 (its
+    AVX2 kernel, also on AVX-512 CPUs); under ATEN_CPU_CAPABILITY=default
+    torch's fused step is other arithmetic and this check fails. Extra sizes 17..31 put every count 1..15
+    of bf16 elements (1..7 of fp32) in torch's scalar remainder; 8 and 24
+    none."""
+    extra = {f"w{n}": (n,) for n in range(17, 32)}
+    extra.update({"w24": (24,), "w8": (8,), "m3x29": (3, 29)})
+    for hi, hyper in enumerate(HYPERS + [dict(HYPERS[0], weight_decay=0.0)]):
+        inputs = make_inputs(20 + hi)
+        gen = torch.Generator().manual_seed(30 + hi)
+        for name, shape in extra.items():
+            inputs[f"param/{name}"] = torch.randn(shape, generator=gen)
+            inputs[f"grads/{name}"] = torch.randn((STEPS,) + shape, generator=gen) * 1e-2
+        label = f"lr {hyper['lr']:g} wd {hyper['weight_decay']:g}, ATen {torch.backends.cpu.get_cpu_capability()}"
+        for mode, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
+            ours = run_probe(probe, work, mode, inputs, dict(hyper, torch_step="fused"), tag=f"-fused-h{hi}")
+            keys = [k for k in ours if k.startswith("param/") or k.endswith(".exp_avg") or k.endswith(".exp_avg_sq")]
+            theirs = torch_adamw(inputs, hyper, dtype, foreach=False, fused=True)
+            n, total, worst = bit_compare(ours, theirs, keys)
+            loop = torch_adamw(inputs, hyper, dtype, foreach=False)
+            n_loop, _, _ = bit_compare(theirs, loop, keys)
+            tally.check(f"{mode} torch_step fused ({label}) vs torch.optim.AdamW fused=True", n == 0,
+                        f"{n}/{total} elements (params, exp_avg, exp_avg_sq) differ, max {worst} ulp "
+                        f"(torch's fused vs its for-loop form: {n_loop} differ)")
 
 
 def sr_inputs():
@@ -367,7 +401,7 @@ def check_readme_weight_decay(probe, tally, work):
 def main():
     torch.set_num_threads(1)
     checks = [(check.__name__, check)
-              for check in (check_torch_modes, check_stochastic_rounding, check_kahan, check_readme_weight_decay)]
+              for check in (check_torch_modes, check_torch_fused, check_stochastic_rounding, check_kahan, check_readme_weight_decay)]
     return run_checks(__doc__, f"torch {torch.__version__}, torchao {torchao.__version__}, optimi (torch-optimi) "
                       f"{getattr(optimi, '__version__', '0.3.x')}", "plab-ref-optimizer-", checks)
 

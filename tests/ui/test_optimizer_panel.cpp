@@ -129,6 +129,18 @@ class TestOptimizerPanel : public QObject {
     QVERIFY(!warning->isHidden());
     QVERIFY(warning->text().contains("rounded away"));
     QVERIFY(warning->text().contains("effective 0 per step, asked 0.0001"));
+    // torch's fused step rounds the decay with the update: the note says so,
+    // and the choice reaches the config.
+    QVERIFY(warning->text().contains("gradients do not bring it back"));
+    auto* torchStep = panel.findChild<QComboBox*>("torchStep");
+    QVERIFY(torchStep);
+    torchStep->setCurrentText("fused");
+    QVERIFY(!warning->text().contains("gradients do not bring it back"));
+    QVERIFY(warning->text().contains("the decay is rounded with them"));
+    plab::RunConfig fused;
+    panel.applyTo(fused);
+    QCOMPARE(fused.adamw.torchStep, plab::TorchStep::Fused);
+    torchStep->setCurrentText("default");
     QVERIFY(!panel.findChild<QComboBox*>("moments")->isEnabled());  // torch's state follows the params
     panel.setMode(plab::OptimizerMode::Bf16Kahan);  // decay inside the compensated sum: it arrives
     QVERIFY(warning->isHidden());

@@ -99,8 +99,15 @@ AdvancedPanel::AdvancedPanel(QWidget* parent) : QWidget(parent) {
   kernels_ = choice({"fused", "reference"}, "stepKernels",
                     "How the bf16 write rules and mixed are computed (adamw.kernels): fused runs one pass per element; "
                     "reference runs the tensor-op functions (slower, several full-size fp32 temporaries). fp32 and "
-                    "bf16 always use torch's own ops");
+                    "bf16 follow torch's AdamW as Torch step says");
   form->addRow("Step kernels", kernels_);
+  torchStep_ = choice({"default", "fused", "for-loop"}, "torchStep",
+                      "Which torch AdamW fp32 and bf16 (and fp32 layers in every mode) match bit for bit "
+                      "(adamw.torch_step): fused is torch.optim.AdamW(fused=True) on the CPU, one pass per element, "
+                      "computed in fp32 (on bf16 weights nearly bf16-nearest); for-loop is torch's default form "
+                      "(foreach=False), several tensor passes, every bf16 operation rounded; default is fused for "
+                      "fp32 weights and for-loop for bf16 ones");
+  form->addRow("Torch step", torchStep_);
   tokenizer_ = choice({"auto", "bytes"}, "tokenizer",
                       "Tokenizer (model.tokenizer): auto uses the model folder's tokenizer; bytes the byte tokenizer "
                       "even when the folder has one (a pretrained folder without tokenizer.json needs bytes)");
@@ -133,6 +140,7 @@ AdvancedPanel::AdvancedPanel(QWidget* parent) : QWidget(parent) {
     connect(combo, &QComboBox::currentIndexChanged, this, &AdvancedPanel::inputChanged);
   connect(reproducible_, &QCheckBox::toggled, this, &AdvancedPanel::inputChanged);
   connect(kernels_, &QComboBox::currentIndexChanged, this, &AdvancedPanel::kernelsChanged);
+  connect(torchStep_, &QComboBox::currentIndexChanged, this, &AdvancedPanel::kernelsChanged);
   setExpanded(false);
   guardWheel(this);
 }
@@ -155,6 +163,7 @@ void AdvancedPanel::applyTo(plab::RunConfig& config) const {
   config.device = device_->currentText().trimmed().toStdString();
   config.reproducible = reproducible_->isChecked();
   config.adamw.kernels = plab::stepKernelsFromId(kernels_->currentText().toStdString());
+  config.adamw.torchStep = plab::torchStepFromId(torchStep_->currentText().toStdString());
   config.model.tokenizer = tokenizer_->currentText().toStdString();
   config.data.seed = static_cast<uint64_t>(dataSeed_->value());
   config.loss_scale_init = QLocale::c().toDouble(lossScaleInit_->text());  // 0 when unreadable: refused at Start
@@ -173,6 +182,7 @@ void AdvancedPanel::setFrom(const plab::RunConfig& config) {
   device_->setCurrentText(device);
   reproducible_->setChecked(config.reproducible);
   kernels_->setCurrentText(QString::fromStdString(plab::stepKernelsId(config.adamw.kernels)));
+  torchStep_->setCurrentText(QString::fromStdString(plab::torchStepId(config.adamw.torchStep)));
   tokenizer_->setCurrentText(QString::fromStdString(config.model.tokenizer));
   dataSeed_->setValue(static_cast<int>(std::min<uint64_t>(config.data.seed, INT_MAX)));
   lossScaleInit_->setText(QString::number(config.loss_scale_init, 'g', 12));

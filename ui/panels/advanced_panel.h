@@ -23,7 +23,7 @@ class AdvancedPanel : public QWidget {
   explicit AdvancedPanel(QWidget* parent = nullptr);
 
   // Writes eval_every, eval_batches, layer_stats_every, update_window,
-  // checkpoint_every, threads, device, reproducible, adamw.kernels,
+  // checkpoint_every, threads, device, reproducible, adamw.kernels, adamw.torch_step,
   // model.tokenizer, data.seed and fp16-mixed's loss_scale; leaves the rest untouched.
   void applyTo(plab::RunConfig& config) const;
   void setFrom(const plab::RunConfig& config);
@@ -33,7 +33,9 @@ class AdvancedPanel : public QWidget {
 
  signals:
   void inputChanged();    // any field edited
-  void kernelsChanged();  // the step kernels (the memory estimate's temporaries depend on them)
+  // The step kernels or torch step (the memory estimate's temporaries and
+  // the weight-decay note depend on them).
+  void kernelsChanged();
 
  private:
   QToolButton* toggle_;
@@ -47,6 +49,7 @@ class AdvancedPanel : public QWidget {
   QComboBox* device_;
   QCheckBox* reproducible_;
   QComboBox* kernels_;
+  QComboBox* torchStep_;
   QComboBox* tokenizer_;
   QSpinBox* dataSeed_;
   QLineEdit* lossScaleInit_;

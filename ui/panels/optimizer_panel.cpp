@@ -175,7 +175,8 @@ void OptimizerPanel::refreshExplanations() {
   applyTo(c);
   const plab::DecayAssessment decay = plab::assessWeightDecay(
       m, c.adamw.weight_decay, c.steps, [&c](int64_t step) { return plab::scheduledLr(c, step); });
-  const std::string text = plab::describeDecayAssessment(m, decay);
+  const std::string text =
+      plab::describeDecayAssessment(m, decay, plab::torchStepFused(c.adamw.torchStep, /*bf16Weights=*/true));
   decayWarning_->setVisible(!text.empty());
   if (text.empty()) return;
   QString sentence = QString::fromStdString(text);
@@ -204,6 +205,7 @@ plab::AdamWOptions OptimizerPanel::adamw() const {
   plab::RunConfig c;
   advanced_->applyTo(c);
   o.kernels = c.adamw.kernels;
+  o.torchStep = c.adamw.torchStep;
   return o;
 }
 

@@ -129,4 +129,14 @@ torch::Tensor quantizedMomentsStep(ParamState& p, const StepScalars& s, WeightWr
 // A moment as fp32 values (dequantized codes, or the plain tensor upcast).
 torch::Tensor dequantizedMoment(const torch::Tensor& stored, const torch::Tensor& scale, bool isSigned);
 
+// torch.optim.AdamW(fused=True)'s CPU step, bit for bit
+// (precision/kernels/torch_fused_adamw.h): what "fp32" and "bf16" (and fp32
+// layers of every mode) run when adamw.torch_step resolves to "fused". Runs when
+// torchFusedStepRuns(p): param fp32 or bf16 on the CPU, grad and both
+// moments of its dtype, all contiguous (grad is made so). With
+// extras.stats returns fusedStep's terms; the intended update is the fp32
+// result before it is stored (for fp32 weights: the change itself).
+bool torchFusedStepRuns(const ParamState& p);
+torch::Tensor torchFusedStep(ParamState& p, const StepScalars& s, const FusedExtras& extras);
+
 }  // namespace plab::steps

@@ -92,6 +92,7 @@ int adamwCommand(const Args& args) {
   options.weight_decay = hyper.at("weight_decay").get<double>();
   options.moments = momentPrecisionFromId(hyper.value("moments", "default"));
   options.kernels = stepKernelsFromId(hyper.value("kernels", "fused"));
+  options.torchStep = torchStepFromId(hyper.value("torch_step", torchStepId(AdamWOptions().torchStep)));
   const int64_t statsEvery = hyper.value("stats_every", int64_t{5});
 
   ParamHolder holder;

@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """What users would run instead: a nanoGPT-style GPT-2 trained by a plain
-PyTorch loop with torch.optim.AdamW, for the throughput comparison of
-bench/compare_pytorch_loop.sh. Naive bf16 is model.to(torch.bfloat16).
+PyTorch loop with torch.optim.AdamW, for the throughput comparisons of
+bench/compare_pytorch_loop.sh and `precision-lab-cli bench` (which carries
+this file in its binary and runs it beside its own runs, interleaved). Naive
+bf16 is model.to(torch.bfloat16).
 
-  pytorch_loop.py CONFIG.json --dtype fp32|bf16 --batch B --seq T --steps N
+  pytorch_loop.py CONFIG.json --dtype fp32|bf16 --batch B --seq T --steps N [--threads N] [--json]
+                  [--optimizer adamw|adamw-fused|optimi-kahan|torchao-sr]
   pytorch_loop.py CONFIG.json --reference [--batch B --seq T --steps N] > pytorch-loop.json
 
 Prints one line: tokens/s (mean of the steps after 2 warm-up steps); with
---reference, both dtypes as the JSON that `precision-lab-cli bench --pytorch`
-reads. Random token ids: this measures speed, not learning. Same structure as the engine's GPT-2
+--json, that, tokens per CPU-second of this process over the same steps, the
+torch version and its thread count as one JSON object; with --reference,
+both dtypes as the JSON that `precision-lab-cli bench --pytorch` reads. Random token ids: this measures speed, not learning. Same structure as the engine's GPT-2
 (learned positions, pre-LayerNorm blocks, gelu_new MLP, tied head, logits and
 loss in fp32, gradient clipping at 1.0)."""
 import argparse, datetime, json, platform, time
@@ -55,16 +59,34 @@ class GPT(nn.Module):
         return F.linear(self.ln_f(x), self.wte.weight).float()  # tied head, fp32 logits
 
 
-def tokens_per_second(c, dtype, batch, seq, steps):
+def make_optimizer(name, params):
+    """What users run: torch's AdamW in its default (for-loop on the CPU) or
+    fused form, optimi's Kahan-summed AdamW, torchao's AdamW with bf16
+    stochastic rounding (the last two on bf16 weights)."""
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=5e-5, weight_decay=0.0)
+    if name == "adamw-fused":
+        return torch.optim.AdamW(params, lr=5e-5, weight_decay=0.0, fused=True)
+    if name == "optimi-kahan":
+        import optimi
+        return optimi.AdamW(params, lr=5e-5, weight_decay=0.0, kahan_sum=True, foreach=False, triton=False)
+    if name == "torchao-sr":
+        from torchao.optim import _AdamW
+        return _AdamW(params, lr=5e-5, weight_decay=0.0, bf16_stochastic_round=True)
+    raise SystemExit(f"unknown optimizer {name}")
+
+
+def tokens_per_second(c, dtype, batch, seq, steps, optimizer="adamw"):
     torch.manual_seed(0)
     model = GPT(c)
     if dtype == "bf16":
         model = model.to(torch.bfloat16)
-    opt = torch.optim.AdamW(model.parameters(), lr=5e-5, weight_decay=0.0)
+    opt = make_optimizer(optimizer, list(model.parameters()))
     times = []
+    cpu = 0.0
     for step in range(steps + 2):
         idx = torch.randint(0, c["vocab_size"], (batch, seq + 1))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         opt.zero_grad(set_to_none=True)
         logits = model(idx[:, :-1])
         loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), idx[:, 1:].reshape(-1))
@@ -73,8 +95,11 @@ def tokens_per_second(c, dtype, batch, seq, steps):
         opt.step()
         if step >= 2:
             times.append(time.perf_counter() - t0)
-    # Mean throughput of the steps after 2 warm-up steps, as compare_pytorch_loop.sh reads ours.
-    return batch * seq * len(times) / sum(times)
+            cpu += time.process_time() - c0
+    # Mean throughput of the steps after 2 warm-up steps, as compare_pytorch_loop.sh reads ours;
+    # and per CPU-second of this process (all its threads) over the same steps.
+    tokens = batch * seq * len(times)
+    return tokens / sum(times), (tokens / cpu if cpu > 0 else 0.0)
 
 
 def main():
@@ -85,12 +110,22 @@ def main():
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--seq", type=int, default=64)
     p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: torch's default)")
+    p.add_argument("--optimizer", choices=["adamw", "adamw-fused", "optimi-kahan", "torchao-sr"], default="adamw")
+    p.add_argument("--json", action="store_true")
     a = p.parse_args()
+    if a.threads > 0:
+        torch.set_num_threads(a.threads)
     c = json.load(open(a.config))
     if not a.reference:
-        print(f"{tokens_per_second(c, a.dtype, a.batch, a.seq, a.steps):.0f}")
+        wall, cpu = tokens_per_second(c, a.dtype, a.batch, a.seq, a.steps, a.optimizer)
+        if a.json:
+            print(json.dumps({"tokens_per_second": wall, "tokens_per_cpu_second": cpu, "torch": torch.__version__,
+                              "threads": torch.get_num_threads(), "steps": a.steps, "optimizer": a.optimizer}))
+        else:
+            print(f"{wall:.0f}")
         return
-    figures = {d: round(tokens_per_second(c, d, a.batch, a.seq, a.steps)) for d in ("fp32", "bf16")}
+    figures = {d: round(tokens_per_second(c, d, a.batch, a.seq, a.steps)[0]) for d in ("fp32", "bf16")}
     cpu = platform.machine()
     try:
         names = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")]
