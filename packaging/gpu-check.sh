@@ -2,7 +2,7 @@
 # The GPU path, end to end, on a machine with an NVIDIA GPU, CUDA's nvcc and
 # a Python torch package (its LibTorch is what we build against); no Qt and
 # no internet needed. Run it whenever such a machine is available and put
-# its figures in README.md ("Measured performance").
+# its figures in docs/performance.md.
 #   packaging/gpu-check.sh [build-dir]      (default: build-gpu)
 # Steps:
 #   1. a headless build (core, CLI, benches; no Qt, no tests) with the CUDA kernels;

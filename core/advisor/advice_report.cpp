@@ -15,14 +15,14 @@ namespace {
 using report::escapeXml;
 
 // report/number_text.h's words (no "-0.0000"), "–" where there is no number.
-std::string fixed(double v, int digits) { return std::isfinite(v) ? report::fixedText(v, digits) : "–"; }
-std::string pct(double v, int digits = 1) { return std::isfinite(v) ? fixed(100 * v, digits) + " %" : "–"; }
+std::string fixedOrDash(double v, int digits) { return std::isfinite(v) ? report::fixedText(v, digits) : "–"; }
+std::string pct(double v, int digits = 1) { return std::isfinite(v) ? fixedOrDash(100 * v, digits) + " %" : "–"; }
 std::string signedFixed(double v, int digits) { return std::isfinite(v) ? report::signedFixedText(v, digits) : "–"; }
 
 // "12.3 % ± 0.4" with the se, or "–".
 std::string lostCell(double lost, double se) {
   if (!std::isfinite(lost)) return "–";
-  return pct(lost) + (std::isfinite(se) ? " ± " + fixed(100 * se, 1) : " ± ?");
+  return pct(lost) + (std::isfinite(se) ? " ± " + fixedOrDash(100 * se, 1) : " ± ?");
 }
 
 }  // namespace
@@ -53,7 +53,7 @@ std::string frontierSvg(const Advice& a) {
   s << "<line x1=\"" << left << "\" x2=\"" << W - right << "\" y1=\"" << Y(a.tolerance) << "\" y2=\"" << Y(a.tolerance)
     << "\" stroke=\"#2e7d32\" stroke-dasharray=\"4 3\"/>\n";
   s << "<text x=\"" << W - right - 4 << "\" y=\"" << Y(a.tolerance) - 4
-    << "\" text-anchor=\"end\" fill=\"#2e7d32\">tolerance " << fixed(a.tolerance, 4) << " nats</text>\n";
+    << "\" text-anchor=\"end\" fill=\"#2e7d32\">tolerance " << fixedOrDash(a.tolerance, 4) << " nats</text>\n";
   for (double t : report::niceTicks(yLo, yHi, 6)) {
     s << "<line x1=\"" << left << "\" x2=\"" << W - right << "\" y1=\"" << Y(t) << "\" y2=\"" << Y(t)
       << "\" stroke=\"#ddd\"/>\n";
@@ -110,7 +110,7 @@ std::string gemmSectionHtml(const Advice& a) {
     const bool chosen = static_cast<int>(i) == a.gemmChosen;
     h << "<tr" << (chosen ? " class=\"chosen\"" : "") << "><td>" << escapeXml(c.name) << "</td><td>"
       << gemmFormatId(c.config.plan.gemm_format) << "</td><td>";
-    for (size_t k = 0; k < c.valLoss.size(); ++k) h << (k ? " " : "") << fixed(c.valLoss[k], 4);
+    for (size_t k = 0; k < c.valLoss.size(); ++k) h << (k ? " " : "") << fixedOrDash(c.valLoss[k], 4);
     h << "</td><td>" << (c.lossVsFp32 ? signedFixed(*c.lossVsFp32, 4) : "–") << "</td><td>"
       << (c.lossVsFp32 ? signedFixed(c.ciLow, 4) + " to " + signedFixed(c.ciHigh, 4) : "–") << "</td><td>"
       << (chosen ? "chosen" : escapeXml(c.rejected)) << "</td></tr>\n";
@@ -151,12 +151,12 @@ std::string adviceReportHtml(const Advice& a) {
   } else {
     h << "<p><b>No candidate within tolerance.</b> " << escapeXml(a.message) << "</p>\n";
   }
-  h << "<p>Tolerance " << fixed(a.tolerance, 4) << " nats (" << escapeXml(a.toleranceSource) << "). "
+  h << "<p>Tolerance " << fixedOrDash(a.tolerance, 4) << " nats (" << escapeXml(a.toleranceSource) << "). "
     << a.steps << " steps per run, seeds";
   for (uint64_t s : a.seeds) h << ' ' << s;
   h << "; fp32 final val loss";
-  for (double v : a.fp32ValLoss) h << ' ' << fixed(v, 4);
-  h << " (spread " << fixed(a.fp32Spread, 5) << "). " << fixed(a.seconds, 0) << " s in all";
+  for (double v : a.fp32ValLoss) h << ' ' << fixedOrDash(v, 4);
+  h << " (spread " << fixedOrDash(a.fp32Spread, 5) << "). " << fixedOrDash(a.seconds, 0) << " s in all";
   if (a.shadowOverhead)
     h << "; the shadow's own work cost " << pct(*a.shadowOverhead)
       << " of CPU time on top of its fp32 run's steps (measured inside each step)";
@@ -180,9 +180,9 @@ std::string adviceReportHtml(const Advice& a) {
       first = false;
     }
     h << "</td><td>" << c.stateBytes << "</td><td>" << pct(c.memorySaved) << "</td><td>"
-      << (c.trainingPeakBytes ? fixed(double(*c.trainingPeakBytes) / (1024.0 * 1024.0), 2) : "–") << "</td><td>"
+      << (c.trainingPeakBytes ? fixedOrDash(double(*c.trainingPeakBytes) / (1024.0 * 1024.0), 2) : "–") << "</td><td>"
       << (c.predictedUpdateLost ? pct(*c.predictedUpdateLost) : "–") << "</td><td>";
-    for (size_t k = 0; k < c.valLoss.size(); ++k) h << (k ? " " : "") << fixed(c.valLoss[k], 4);
+    for (size_t k = 0; k < c.valLoss.size(); ++k) h << (k ? " " : "") << fixedOrDash(c.valLoss[k], 4);
     h << "</td><td>" << (c.lossVsFp32 ? signedFixed(*c.lossVsFp32, 4) : "–") << "</td><td>"
       << (c.lossVsFp32 ? signedFixed(c.ciLow, 4) + " to " + signedFixed(c.ciHigh, 4) : "–") << "</td><td>"
       << (c.measuredUpdateLost ? lostCell(*c.measuredUpdateLost, c.measuredUpdateLostSe.value_or(NAN)) : "–")

@@ -8,8 +8,8 @@
 namespace plab {
 namespace {
 
-std::string signedNats(double v) { return report::signedFixedText(v, 4); }
-std::string percent(double v) { return report::percentText(v, 1); }
+std::string signedNatsText(double v) { return report::signedFixedText(v, 4); }
+std::string percentOf(double v) { return report::percentText(v, 1); }
 
 // 12288 -> "12,288"
 std::string grouped(int64_t n) {
@@ -52,8 +52,8 @@ bool better(const AdvisorCandidate& a, const AdvisorCandidate& b) {
 // A plan that costs a few bytes more (a Kahan buffer on the norms) reads
 // the same at one decimal: then the bytes say how much more.
 std::string lessSavingReason(const AdvisorCandidate& c, const AdvisorCandidate& chosen) {
-  std::string figures = percent(c.memorySaved) + " vs " + percent(chosen.memorySaved);
-  if (percent(c.memorySaved) == percent(chosen.memorySaved))
+  std::string figures = percentOf(c.memorySaved) + " vs " + percentOf(chosen.memorySaved);
+  if (percentOf(c.memorySaved) == percentOf(chosen.memorySaved))
     figures += ": " + std::to_string(c.stateBytes - chosen.stateBytes) + " bytes more";
   return "within tolerance, but saves less state memory than the chosen (" + figures + ")";
 }
@@ -64,15 +64,15 @@ std::string pairedToChosen(const AdvisorCandidate& c, const AdvisorCandidate& ch
   std::vector<double> d;
   for (size_t k = 0; k < c.valLoss.size(); ++k) d.push_back(c.valLoss[k] - chosen.valLoss[k]);
   const report::PairedEstimate e = report::pairedEstimate(d);
-  return "; paired difference " + signedNats(e.mean) + ", 95 % CI " + signedNats(e.ciLow) + " to " +
-         signedNats(e.ciHigh) + (e.beyondNoise() ? "" : ": within seed noise");
+  return "; paired difference " + signedNatsText(e.mean) + ", 95 % CI " + signedNatsText(e.ciLow) + " to " +
+         signedNatsText(e.ciHigh) + (e.beyondNoise() ? "" : ": within seed noise");
 }
 
 std::string tieReason(const AdvisorCandidate& c, const AdvisorCandidate& chosen) {
-  const std::string head = "within tolerance and as cheap as the chosen (" + percent(c.memorySaved) + "), but ";
+  const std::string head = "within tolerance and as cheap as the chosen (" + percentOf(c.memorySaved) + "), but ";
   switch (tieBreak(c, chosen)) {
     case Tie::Loss:
-      return head + "its loss is higher (" + signedNats(*c.lossVsFp32) + " vs " + signedNats(*chosen.lossVsFp32) +
+      return head + "its loss is higher (" + signedNatsText(*c.lossVsFp32) + " vs " + signedNatsText(*chosen.lossVsFp32) +
              " nats vs fp32" + pairedToChosen(c, chosen) + "); compute: " + computeCostText(c) + " vs " +
              computeCostText(chosen);
     case Tie::AtRisk:
@@ -89,13 +89,13 @@ std::string tieReason(const AdvisorCandidate& c, const AdvisorCandidate& chosen)
   const double mine = shadow ? *c.predictedUpdateLost : lostOrLarge(c.measuredUpdateLost);
   const double theirs = shadow ? *chosen.predictedUpdateLost : lostOrLarge(chosen.measuredUpdateLost);
   return head + "its writes lose more of the update (" + (shadow ? "shadow " : "measured ") +
-         (mine < 1e299 ? percent(mine) : std::string("unknown")) + " vs " +
-         (theirs < 1e299 ? percent(theirs) : std::string("unknown")) + ")";
+         (mine < 1e299 ? percentOf(mine) : std::string("unknown")) + " vs " +
+         (theirs < 1e299 ? percentOf(theirs) : std::string("unknown")) + ")";
 }
 
 std::string overToleranceReason(const AdvisorCandidate& c, double tolerance) {
   const double loss = c.lossVsFp32.value_or(NAN);
-  return "loss " + signedNats(loss) + " nats vs fp32: over the tolerance " + report::fixedText(tolerance, 4) + " by " +
+  return "loss " + signedNatsText(loss) + " nats vs fp32: over the tolerance " + report::fixedText(tolerance, 4) + " by " +
          report::fixedText(loss - tolerance, 4);
 }
 

@@ -32,7 +32,7 @@ OptimizerMode recipeOf(const std::string& layer, OptimizerMode mode, const std::
   return it == recipes.end() ? mode : it->second;
 }
 
-bool contains(const std::vector<std::string>& v, const std::string& s) {
+bool listContains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
@@ -63,7 +63,7 @@ std::optional<double> predictedUpdateLost(const ModuleNode& tree, const std::vec
     const double n = it == sizes.end() ? double(l.elements) : double(it->second);
     total += n;
     const double lost = shadowLost(l, recipeOf(l.layer, mode, layerRecipes)).first;
-    if (!contains(fp32Layers, l.layer) && std::isfinite(lost)) weighted += n * lost;
+    if (!listContains(fp32Layers, l.layer) && std::isfinite(lost)) weighted += n * lost;
   }
   if (!(total > 0)) return std::nullopt;
   return weighted / total;
@@ -105,7 +105,7 @@ std::vector<AdvisorCandidate> buildCandidates(const RunConfig& base, const Modul
     c.memorySaved = fp32Bytes > 0 ? 1.0 - double(c.stateBytes) / double(fp32Bytes) : 0.0;
     c.predictedUpdateLost = predictedUpdateLost(tree, layers, mode, fp32Layers, recipes);
     for (const LayerShadowFigures& l : layers) {
-      if (contains(fp32Layers, l.layer)) continue;
+      if (listContains(fp32Layers, l.layer)) continue;
       const OptimizerMode r = recipeOf(l.layer, mode, recipes);
       const auto [lost, se] = shadowLost(l, r);
       if (layerAtRisk(lost, se, threshold)) ++c.layersAtRisk;

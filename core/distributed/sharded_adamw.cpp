@@ -16,7 +16,7 @@ bool optimizerStateSharding(int worldSize) {
 
 namespace {
 
-int64_t bytesOf(const torch::Tensor& t) { return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0; }
+int64_t shardBytesOf(const torch::Tensor& t) { return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0; }
 
 // A contiguous tensor's storage as bytes (a view: writing it writes the tensor).
 torch::Tensor byteView(const torch::Tensor& t) {
@@ -317,8 +317,8 @@ MemoryBreakdown ShardedAdamW::measuredMemory() const {
   if (!im.sharded) return im.local->measuredMemory();
   MemoryBreakdown mem;
   for (const TrainableParam& tp : im.all) {
-    mem.weights += bytesOf(tp.param);
-    mem.gradients += bytesOf(tp.param.grad());
+    mem.weights += shardBytesOf(tp.param);
+    mem.gradients += shardBytesOf(tp.param.grad());
   }
   for (const MemoryBreakdown& r : im.rankState) {
     mem.moments += r.moments;

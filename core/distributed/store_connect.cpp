@@ -15,7 +15,7 @@
 namespace plab {
 namespace {
 
-std::string firstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
+std::string firstLineOf(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 // c10d reports a timeout of its own a little after `timeout`; the thread is
 // given these seconds more before it is abandoned.
@@ -70,7 +70,7 @@ c10::intrusive_ptr<c10d::Store> connectStoreWithin(const WorldInfo& world, const
     try {
       store = c10::make_intrusive<c10d::TCPStore>(addr, options);
     } catch (const std::exception& e) {
-      error = firstLine(e.what());
+      error = firstLineOf(e.what());
       if (error.empty()) error = "failed";
     }
     std::lock_guard<std::mutex> lock(attempt->mutex);

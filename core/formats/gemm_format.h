@@ -4,7 +4,7 @@
 // with torchao's reference quantizers) and either dequantized back to fp32
 // (quantizeDequantize: the statistics, fp32 layers' products) or handed to
 // a bf16 product as the GEMM takes it (quantizeForGemm, gemm_product.h).
-// Simulated, not run on fp8 or fp4 tensor cores. README's "GEMM formats"
+// Simulated, not run on fp8 or fp4 tensor cores. docs/formats.md
 // tables say what each one computes.
 #include <torch/torch.h>
 

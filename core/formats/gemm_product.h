@@ -6,7 +6,7 @@
 // fp32, rounded to bf16 once — what torch._scaled_mm's epilogue does. One
 // at::addmm with alpha = scale_a * scale_b: LibTorch applies alpha to the
 // fp32 accumulator before its one rounding (test_quantized_linear::
-// addmmScalesBeforeItsOneRounding). README "GEMM formats" says how each
+// addmmScalesBeforeItsOneRounding). docs/formats.md says how each
 // format differs from hardware.
 #include <torch/torch.h>
 

@@ -11,7 +11,7 @@
 // for the next request of the same size; the pool holds at most
 // kMaxPooledBytes (a buffer beyond that is freed). What it holds is the
 // process's memory all the same: a run with low-precision GEMMs keeps its
-// operand buffers resident between steps (README "GEMM formats").
+// operand buffers resident between steps (docs/formats.md).
 #include <torch/torch.h>
 
 #include <cstddef>

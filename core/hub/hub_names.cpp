@@ -17,7 +17,7 @@ bool validRepoPart(const std::string& part) {
   return isWordChar(part.front()) && isWordChar(part.back());
 }
 
-bool endsWith(const std::string& s, const std::string& tail) {
+bool hasSuffix(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
@@ -43,7 +43,7 @@ void validateRepoId(const std::string& repoId) {
   const size_t slash = repoId.find('/');
   const bool twoParts = slash != std::string::npos;
   const bool ok = !repoId.empty() && repoId.find("--") == std::string::npos &&
-                  repoId.find("..") == std::string::npos && !endsWith(repoId, ".git") &&
+                  repoId.find("..") == std::string::npos && !hasSuffix(repoId, ".git") &&
                   (twoParts ? validRepoPart(repoId.substr(0, slash)) && validRepoPart(repoId.substr(slash + 1))
                             : validRepoPart(repoId));
   if (!ok)
@@ -63,7 +63,7 @@ void validateRevision(const std::string& revision) {
     size_t end = revision.find('/', start);
     if (end == std::string::npos) end = revision.size();
     const std::string part = revision.substr(start, end - start);
-    if (part.empty() || part.front() == '.' || endsWith(part, ".lock")) ok = false;
+    if (part.empty() || part.front() == '.' || hasSuffix(part, ".lock")) ok = false;
     start = end + 1;
   }
   if (!ok) throw ConfigError("invalid revision '" + shown(revision) + "': expected a branch, tag or commit name");

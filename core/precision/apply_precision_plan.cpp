@@ -14,7 +14,7 @@ namespace {
 
 // "torch::nn::LinearImpl" -> "Linear", "plab::Conv1DImpl" -> "Conv1D";
 // the short class names module_tree.h documents.
-std::string shortTypeName(const std::string& qualified) {
+std::string unqualifiedTypeName(const std::string& qualified) {
   std::string name = qualified;
   if (name.find('<') == std::string::npos) {
     const auto colon = name.rfind("::");
@@ -33,7 +33,7 @@ std::string joinPath(const std::string& parent, const std::string& child) {
 ModuleNode moduleTree(const torch::nn::Module& module, const std::string& path, const std::string& name) {
   ModuleNode node;
   node.path = path;
-  node.type = shortTypeName(module.name());
+  node.type = unqualifiedTypeName(module.name());
   node.name = path.empty() ? node.type : name;
   for (const auto& item : module.named_parameters(/*recurse=*/false)) node.ownParameters += item.value().numel();
   node.totalParameters = node.ownParameters;

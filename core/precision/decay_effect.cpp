@@ -233,7 +233,7 @@ std::string num(double v) {
   std::snprintf(buf, sizeof buf, "%.3g", v);
   return buf;
 }
-std::string percent(double share) {
+std::string shareText(double share) {
   char buf[32];
   std::snprintf(buf, sizeof buf, share > 0 && share < 0.01 ? "%.2g %%" : "%.0f %%", 100 * share);
   return buf;
@@ -410,19 +410,19 @@ std::string describeDecayAssessment(OptimizerMode mode, const DecayAssessment& a
                                : " lr × wd = ") + num(a.at.intended) + ", ";
   if (a.updateScale > 0) {
     // Assessed with the Adam updates rounded in, on this run's weights.
-    return s + percent(a.at.vanishedFraction) + " of the bf16 weights keep less than " + percent(kDecayTolerance) +
+    return s + shareText(a.at.vanishedFraction) + " of the bf16 weights keep less than " + shareText(kDecayTolerance) +
            " of their decay (effective " + num(a.at.effective) + " per step on |w|², asked " + num(a.at.intended) +
            ") with Adam updates of " + num(a.updateScale) + " × lr rounded in (pure gradient noise: steadier "
-           "gradients move the weights further and keep more); steps off by more than " + percent(kDecayTolerance) +
-           " carry " + percent(a.shareOff) + " of the run's decay, from step " + std::to_string(a.firstOffStep) +
+           "gradients move the weights further and keep more); steps off by more than " + shareText(kDecayTolerance) +
+           " carry " + shareText(a.shareOff) + " of the run's decay, from step " + std::to_string(a.firstOffStep) +
            " (the update, about lr, must span a bf16 ulp of the weight, |w| × 2^-8 to 2^-7, for its decay to "
            "survive: it depends on lr, not only on lr × wd)";
   }
-  s += percent(a.at.vanishedFraction) + " of the weights never decay";
+  s += shareText(a.at.vanishedFraction) + " of the weights never decay";
   if (nearest && a.at.vanishedFraction < 1)
     s += std::string(", the others lose a whole ") + (mode == OptimizerMode::Fp16Plain ? "fp16" : "bf16") + " ulp";
   s += " (effective " + num(a.at.effective) + " per step, asked " + num(a.at.intended) + "); steps off by more than " +
-       percent(kDecayTolerance) + " carry " + percent(a.shareOff) + " of the run's decay, from step " +
+       shareText(kDecayTolerance) + " carry " + shareText(a.shareOff) + " of the run's decay, from step " +
        std::to_string(a.firstOffStep);
   if ((mode == OptimizerMode::Bf16Plain && !torchFused) || mode == OptimizerMode::Fp16Plain)
     s += " (torch rounds the decay step on its own, so gradients do not bring it back)";

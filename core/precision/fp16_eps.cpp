@@ -8,7 +8,7 @@
 namespace plab {
 namespace {
 
-std::string num(double v) {
+std::string numText(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2g", v);
   return buf;
@@ -31,19 +31,19 @@ Fp16EpsCheck checkFp16Eps(OptimizerMode mode, const AdamWOptions& o) {
 std::string fp16EpsWarning(OptimizerMode mode, const AdamWOptions& o) {
   const Fp16EpsCheck c = checkFp16Eps(mode, o);
   if (!c.dividesByZero) return "";
-  return "mode fp16 divides by zero: adamw.eps " + num(o.eps) +
+  return "mode fp16 divides by zero: adamw.eps " + numText(o.eps) +
          " rounds to 0 in fp16 (its smallest value is 6.0e-08; anything up to 3.0e-08 becomes 0), and "
-         "v = (1 - beta2) g^2 rounds to 0 for every gradient element below " + num(c.underflowBelow) +
+         "v = (1 - beta2) g^2 rounds to 0 for every gradient element below " + numText(c.underflowBelow) +
          ", so that element's step m / (sqrt(v) + eps) is Inf or NaN: expect a NaN loss from step 2. Set adamw.eps "
          "to 1e-4 (anything from 6e-08 avoids the division by zero, but an element whose v underflowed then steps "
-         "up to lr x " + num(c.underflowBelow) + " / eps; eps >= " + num(c.underflowBelow) + " keeps that within lr)";
+         "up to lr x " + numText(c.underflowBelow) + " / eps; eps >= " + numText(c.underflowBelow) + " keeps that within lr)";
 }
 
 std::string fp16EpsCause(OptimizerMode mode, const AdamWOptions& o) {
   const Fp16EpsCheck c = checkFp16Eps(mode, o);
   if (!c.dividesByZero) return "";
-  return "; adamw.eps " + num(o.eps) + " is 0 in fp16, so AdamW divided by zero where v underflowed (gradient "
-         "elements below " + num(c.underflowBelow) + "): set adamw.eps to 1e-4";
+  return "; adamw.eps " + numText(o.eps) + " is 0 in fp16, so AdamW divided by zero where v underflowed (gradient "
+         "elements below " + numText(c.underflowBelow) + "): set adamw.eps to 1e-4";
 }
 
 }  // namespace plab

@@ -1,6 +1,6 @@
 #pragma once
 // The optimizer recipes, their moment precision and the AdamW
-// hyper-parameters. Torch-free. README's mode table says exactly what each
+// hyper-parameters. Torch-free. docs/modes.md's mode table says exactly what each
 // recipe computes; keep the two in step.
 #include <string>
 #include <vector>

@@ -11,7 +11,7 @@
 namespace plab::report {
 namespace {
 
-std::string fixed(double v, int decimals) {
+std::string fixedDigits(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   std::string text = buf;
@@ -28,19 +28,19 @@ const StepMetrics* stepOf(const RunRecord& r, int64_t step) {
   return it != r.steps.end() && it->step == step ? &*it : nullptr;
 }
 
-std::string mibText(int64_t bytes) { return fixed(double(bytes) / (1024.0 * 1024.0), 1) + " MiB"; }
+std::string mibShortText(int64_t bytes) { return fixedDigits(double(bytes) / (1024.0 * 1024.0), 1) + " MiB"; }
 
 // The measured side of the verdict's memory figure.
 std::string peakClause(const RunRecord& run, const RunRecord* fp32Reference) {
   const std::optional<int64_t>& peak = run.result.trainingPeakBytes;
   if (!peak) return run.result.status == RunStatus::Completed ? "peak not measured" : "peak not measured yet";
-  const std::string measured = "measured peak " + mibText(*peak);
+  const std::string measured = "measured peak " + mibShortText(*peak);
   if (run.config.mode == OptimizerMode::Fp32AdamW) return measured;
   if (!fp32Reference) return measured + "; no fp32 twin to compare the peak with";
   const std::optional<int64_t>& fp32Peak = fp32Reference->result.trainingPeakBytes;
   if (!fp32Peak || *fp32Peak <= 0) return measured + "; the fp32 run's peak is not measured";
   const double saved = 1.0 - double(*peak) / double(*fp32Peak);
-  return measured + ", " + fixed(100 * std::abs(saved), 1) + (saved >= 0 ? " % below" : " % above") + " fp32's";
+  return measured + ", " + fixedDigits(100 * std::abs(saved), 1) + (saved >= 0 ? " % below" : " % above") + " fp32's";
 }
 
 }  // namespace
@@ -120,9 +120,9 @@ std::string peakSavingText(const RunRecord& run, const RunRecord* fp32Reference)
   // saving reads a few points higher.
   const std::optional<int64_t>& process = run.result.processPeakBytes;
   const std::optional<int64_t>& fp32Process = fp32Reference->result.processPeakBytes;
-  std::string text = fixed(100 * *saved, 1) + " %";
+  std::string text = fixedDigits(100 * *saved, 1) + " %";
   if (process && fp32Process && *fp32Process > 0)
-    text += " (process " + fixed(100 * (1.0 - double(*process) / double(*fp32Process)), 1) + " %)";
+    text += " (process " + fixedDigits(100 * (1.0 - double(*process) / double(*fp32Process)), 1) + " %)";
   return text;
 }
 
@@ -155,14 +155,14 @@ std::string verdictAgainst(const RunRecord& run, const RunRecord* fp32Twin, cons
   if (const auto lost = meanUpdateLost(run)) {
     // With its standard error when every window measured one (update_stats.h).
     const auto se = meanUpdateLostStdError(run);
-    verdict += ", " + fixed(100 * *lost, 1) +
-               (se && std::isfinite(*se) ? " ± " + fixed(100 * *se, 1) : std::string()) +
+    verdict += ", " + fixedDigits(100 * *lost, 1) +
+               (se && std::isfinite(*se) ? " ± " + fixedDigits(100 * *se, 1) : std::string()) +
                " % of the intended update lost";
   }
   const int64_t baseline = run.info.fp32Baseline.total();
   const int64_t memory = run.steps.back().memory.total();
   if (baseline > 0 && memory > 0) {
-    verdict += ", " + fixed(100 * (1 - double(memory) / double(baseline)), 1) + " % state memory saved";
+    verdict += ", " + fixedDigits(100 * (1 - double(memory) / double(baseline)), 1) + " % state memory saved";
     verdict += " (" + peakClause(run, fp32Twin) + ")";
   }
   return verdict;

@@ -21,7 +21,7 @@ nlohmann::json referenceKey(const RunConfig& c) {
   return key;
 }
 
-std::string withoutSeedSuffix(const std::string& name, uint64_t seed) {
+std::string nameWithoutSeed(const std::string& name, uint64_t seed) {
   const std::string suffix = "-s" + std::to_string(seed);
   if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
     return name.substr(0, name.size() - suffix.size());
@@ -56,7 +56,7 @@ std::vector<GemmFormatVerdict> verdictsOf(const std::vector<RunRecord>& runs, co
     if (added) {
       GemmFormatVerdict v;
       v.run = i;
-      v.label = withoutSeedSuffix(c.name, c.seed);
+      v.label = nameWithoutSeed(c.name, c.seed);
       out.push_back(std::move(v));
     }
     out[it->second].differences.push_back(*runs[i].result.finalValLoss - *reference->result.finalValLoss);

@@ -41,7 +41,7 @@ ChartSeries seriesOf(const RunRecord& r, const std::string& label, const RunStyl
   return s;
 }
 
-double mib(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+double mibOf(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
 }  // namespace
 
@@ -64,7 +64,7 @@ std::string renderMemoryChart(const std::vector<RunRecord>& runs) {
   const char* colors[] = {"#0072B2", "#56B4E9", "#E69F00", "#D55E00", "#009E73"};
 
   double maxTotal = 0;
-  for (const Bar& b : bars) maxTotal = std::max(maxTotal, mib(b.m.total()));
+  for (const Bar& b : bars) maxTotal = std::max(maxTotal, mibOf(b.m.total()));
   if (maxTotal <= 0) maxTotal = 1;
   const double width = 720, left = 230, right = 40, top = 36, barH = 22, gap = 10;
   const double plotW = width - left - right;
@@ -84,13 +84,13 @@ std::string renderMemoryChart(const std::vector<RunRecord>& runs) {
     const int64_t values[] = {b.m.weights, b.m.gradients, b.m.moments, b.m.master, b.m.kahan};
     double x = left;
     for (int p = 0; p < 5; ++p) {
-      const double w = mib(values[p]) / maxTotal * plotW;
+      const double w = mibOf(values[p]) / maxTotal * plotW;
       if (w <= 0) continue;
       svg << "<rect x=\"" << num(x, 6) << "\" y=\"" << y << "\" width=\"" << num(w, 6) << "\" height=\"" << barH
-          << "\" fill=\"" << colors[p] << "\"><title>" << parts[p] << ": " << num(mib(values[p])) << " MiB</title></rect>\n";
+          << "\" fill=\"" << colors[p] << "\"><title>" << parts[p] << ": " << num(mibOf(values[p])) << " MiB</title></rect>\n";
       x += w;
     }
-    svg << "<text x=\"" << num(x + 4, 6) << "\" y=\"" << y + barH / 2 + 4 << "\">" << num(mib(b.m.total())) << "</text>\n";
+    svg << "<text x=\"" << num(x + 4, 6) << "\" y=\"" << y + barH / 2 + 4 << "\">" << num(mibOf(b.m.total())) << "</text>\n";
   }
   const double ly = top + static_cast<double>(bars.size()) * (barH + gap) + 20;
   for (int p = 0; p < 5; ++p) {

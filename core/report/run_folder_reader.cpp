@@ -33,7 +33,7 @@ json readSideFile(const fs::path& file) {
 
 // There, whatever it is (a FIFO or a dangling link too: reading it says why
 // the run cannot be read, instead of the run silently not being listed).
-bool present(const fs::path& file) {
+bool fileIsThere(const fs::path& file) {
   std::error_code ec;
   return fs::exists(fs::symlink_status(file, ec)) && !fs::is_directory(file, ec);
 }
@@ -87,7 +87,7 @@ auto readingFile(const fs::path& file, F&& read) -> decltype(read()) {
   }
 }
 
-double numberOr(const json& j, const char* key, double fallback) {
+double fieldOr(const json& j, const char* key, double fallback) {
   if (!j.is_object() || !j.contains(key)) return fallback;
   const json& v = j.at(key);
   if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();  // written for NaN
@@ -172,16 +172,16 @@ RunResult runResultFromStoredJson(const json& j) {
   RunResult r;
   readIf(j, "message", r.message);
   readIf(j, "steps_done", r.stepsDone);
-  r.finalLoss = numberOr(j, "final_loss", 0);
+  r.finalLoss = fieldOr(j, "final_loss", 0);
   r.finalValLoss = optionalNumber(j, "final_val_loss");
-  r.meanTokensPerSecond = numberOr(j, "mean_tokens_per_second", 0);
-  r.meanRoundedAwayFraction = numberOr(j, "mean_rounded_away_fraction", 0);
+  r.meanTokensPerSecond = fieldOr(j, "mean_tokens_per_second", 0);
+  r.meanRoundedAwayFraction = fieldOr(j, "mean_rounded_away_fraction", 0);
   r.meanUpdateLost = optionalNumber(j, "mean_update_lost");
   r.meanUpdateError = optionalNumber(j, "mean_update_error");
   r.meanUpdateLostStdError = optionalNumber(j, "mean_update_lost_se");  // absent before it was recorded
   r.meanUpdateNoise = optionalNumber(j, "mean_update_noise");
   r.memory = memoryOr(j, "memory");
-  r.memorySavedFraction = numberOr(j, "memory_saved_fraction", 0);
+  r.memorySavedFraction = fieldOr(j, "memory_saved_fraction", 0);
   if (j.contains("step_peak_bytes") && j["step_peak_bytes"].is_number_integer())
     r.stepPeakBytes = exactInteger<int64_t>(j["step_peak_bytes"]);
   if (j.contains("training_peak_bytes") && j["training_peak_bytes"].is_number_integer())
@@ -226,8 +226,8 @@ std::string storedRunStatusId(StoredRunStatus s) {
 
 bool isRunFolder(const fs::path& dir) {
   std::error_code ec;
-  return fs::is_directory(dir, ec) && present(dir / "config.json") &&
-         (present(dir / "metrics.jsonl") || present(dir / "summary.json"));
+  return fs::is_directory(dir, ec) && fileIsThere(dir / "config.json") &&
+         (fileIsThere(dir / "metrics.jsonl") || fileIsThere(dir / "summary.json"));
 }
 
 std::vector<fs::path> findRunFolders(const fs::path& dir) {
@@ -270,7 +270,7 @@ StoredRun readRunFolder(const fs::path& dir) {
   run.record.config.output_dir = dir.string();  // where it is now, not where it was made
   run.startedAt = modificationTime(dir / "config.json");
 
-  if (present(dir / "metrics.jsonl"))
+  if (fileIsThere(dir / "metrics.jsonl"))
     run.record.steps = readMetricsJsonl(dir / "metrics.jsonl", &run.metricsLinesSkipped);
   const json info = readSideFile(dir / "run_info.json");
   run.record.info = readingFile(dir / "run_info.json", [&] { return runInfoFromStoredJson(info); });

@@ -9,12 +9,12 @@
 namespace plab::report {
 namespace {
 
-std::string folded(std::string s) {
+std::string foldedQuery(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
 }
 
-std::optional<double> numberOf(const std::string& text) {
+std::optional<double> parsedNumber(const std::string& text) {
   if (text.empty()) return std::nullopt;
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
@@ -116,19 +116,19 @@ RunQuery parseRunQuery(const std::string& text) {
         if (token.compare(nameEnd, std::string(symbol).size(), symbol) != 0) continue;
         t.op = op;
         t.field = canonicalField(token.substr(0, nameEnd));
-        t.value = folded(token.substr(nameEnd + std::string(symbol).size()));
+        t.value = foldedQuery(token.substr(nameEnd + std::string(symbol).size()));
         isField = true;
         break;
       }
     }
     if (!isField) {
       t.op = RunQuery::Op::Word;
-      t.value = folded(token);
+      t.value = foldedQuery(token);
     } else if (!knownField(t.field) &&
                std::find(q.unknownFields.begin(), q.unknownFields.end(), t.field) == q.unknownFields.end()) {
       q.unknownFields.push_back(t.field);
     }
-    t.number = numberOf(t.value);
+    t.number = parsedNumber(t.value);
     if (!t.value.empty() || t.op != RunQuery::Op::Word) q.terms.push_back(std::move(t));
   }
   return q;

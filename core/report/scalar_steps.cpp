@@ -37,9 +37,9 @@ constexpr OptionalField kOptional[] = {{"val_loss", &StepMetrics::valLoss},
                                        {"grad_fp16_zero_share", &StepMetrics::gradFp16ZeroShare},
                                        {"grad_fp16_flush_share", &StepMetrics::gradFp16FlushShare}};
 
-json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+json finiteOrNull(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
-double numberOf(const json& v, const std::string& what) {
+double numberField(const json& v, const std::string& what) {
   if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
   if (!v.is_number()) throw ConfigError("scalar steps: " + what + " must hold numbers");
   return v.get<double>();
@@ -100,7 +100,7 @@ json scalarStepsToJson(const std::vector<StepMetrics>& steps) {
   j["step"] = std::move(stepNumbers);
   for (const DenseField& f : kDense) {
     json column = json::array();
-    for (const StepMetrics& m : steps) column.push_back(number(m.*(f.member)));
+    for (const StepMetrics& m : steps) column.push_back(finiteOrNull(m.*(f.member)));
     j[f.key] = std::move(column);
   }
   const auto sparse = [&](const char* key, auto has, auto value) {
@@ -114,7 +114,7 @@ json scalarStepsToJson(const std::vector<StepMetrics>& steps) {
   };
   for (const OptionalField& f : kOptional)
     sparse(f.key, [&](const StepMetrics& m) { return (m.*(f.member)).has_value(); },
-           [&](const StepMetrics& m) { return number(*(m.*(f.member))); });
+           [&](const StepMetrics& m) { return finiteOrNull(*(m.*(f.member))); });
   sparse("step_skipped", [](const StepMetrics& m) { return m.stepSkipped.has_value(); },
          [](const StepMetrics& m) { return json(*m.stepSkipped); });
   // The measured state rarely changes after step 1: written where it does.
@@ -144,11 +144,11 @@ std::vector<StepMetrics> scalarStepsFromJson(const json& j) {
   }
   for (const DenseField& f : kDense) {
     const json& column = arrayOf(j, f.key, steps.size());
-    for (size_t i = 0; i < steps.size(); ++i) steps[i].*(f.member) = numberOf(column[i], f.key);
+    for (size_t i = 0; i < steps.size(); ++i) steps[i].*(f.member) = numberField(column[i], f.key);
   }
   for (const OptionalField& f : kOptional)
     readSparse(j, f.key, steps.size(),
-               [&](size_t i, const json& v) { steps[i].*(f.member) = numberOf(v, f.key); });
+               [&](size_t i, const json& v) { steps[i].*(f.member) = numberField(v, f.key); });
   readSparse(j, "step_skipped", steps.size(), [&](size_t i, const json& v) {
     if (!v.is_boolean()) throw ConfigError("scalar steps: 'step_skipped' must hold true or false");
     steps[i].stepSkipped = v.get<bool>();

@@ -22,7 +22,7 @@ namespace {
 // A checkpoint has a handful of files: a larger manifest is not one.
 constexpr std::uint64_t kMaxManifestBytes = 1 << 20;
 
-[[noreturn]] void refuse(const fs::path& file, const std::string& problem) {
+[[noreturn]] void refuseManifest(const fs::path& file, const std::string& problem) {
   throw ConfigError("cannot resume: " + file.string() + ": " + problem);
 }
 
@@ -39,13 +39,13 @@ std::set<std::string> entriesOf(const fs::path& dir) {
 FileDigest recorded(const json& entry, const std::string& name, const fs::path& manifest) {
   const std::string where = "'files." + textExcerpt(name) + "'";
   if (!entry.is_object() || entry.size() != 2 || !entry.contains("bytes") || !entry.contains("sha256"))
-    refuse(manifest, where + " must be {\"bytes\": N, \"sha256\": HEX}, not " + jsonExcerpt(entry));
+    refuseManifest(manifest, where + " must be {\"bytes\": N, \"sha256\": HEX}, not " + jsonExcerpt(entry));
   const json& bytes = entry.at("bytes");
   const json& sha = entry.at("sha256");
   if (!bytes.is_number_unsigned())
-    refuse(manifest, where + ".bytes must be a whole number of bytes, not " + jsonExcerpt(bytes));
+    refuseManifest(manifest, where + ".bytes must be a whole number of bytes, not " + jsonExcerpt(bytes));
   if (!sha.is_string() || !isSha256Hex(sha.get<std::string>()))
-    refuse(manifest, where + ".sha256 must be 64 lowercase hex digits, not " + jsonExcerpt(sha));
+    refuseManifest(manifest, where + ".sha256 must be 64 lowercase hex digits, not " + jsonExcerpt(sha));
   return FileDigest{bytes.get<std::uint64_t>(), sha.get<std::string>()};
 }
 
@@ -69,39 +69,39 @@ void verifyCheckpointManifest(const fs::path& dir) {
     throw ConfigError("cannot resume: " + dir.string() + " has no " + kCheckpointManifestName +
                       " (the checksums of its files, written last: the checkpoint was not completed, or was "
                       "written before checkpoints recorded them); it cannot be checked");
-  if (!read.ok()) refuse(manifest, read.problem);
+  if (!read.ok()) refuseManifest(manifest, read.problem);
   const json& j = read.value;
   if (!j.is_object() || j.size() != 1 || !j.contains("files") || !j.at("files").is_object())
-    refuse(manifest, "must be {\"files\": {NAME: {\"bytes\": N, \"sha256\": HEX}, ...}}");
+    refuseManifest(manifest, "must be {\"files\": {NAME: {\"bytes\": N, \"sha256\": HEX}, ...}}");
   std::map<std::string, FileDigest> expected;
   for (const auto& [name, entry] : j.at("files").items()) {
     if (!isPlainFileName(name) || name == kCheckpointManifestName)
-      refuse(manifest, "'" + textExcerpt(name) + "' is not the name of a file in the checkpoint folder");
+      refuseManifest(manifest, "'" + textExcerpt(name) + "' is not the name of a file in the checkpoint folder");
     expected[name] = recorded(entry, name, manifest);
   }
   for (const std::string& name : entriesOf(dir))
     if (!expected.count(name))
-      refuse(dir / name, std::string("is not listed in ") + kCheckpointManifestName +
+      refuseManifest(dir / name, std::string("is not listed in ") + kCheckpointManifestName +
                              " (it was added after the checkpoint was written)");
   // Sizes first: a truncated or swapped file is named without reading the rest.
   for (const auto& [name, want] : expected) {
     const fs::path file = dir / name;
     std::error_code ec;
     const auto status = fs::status(file, ec);
-    if (ec || !fs::exists(status)) refuse(file, std::string("is missing (") + kCheckpointManifestName + " lists it)");
-    if (!fs::is_regular_file(status)) refuse(file, "is not a regular file");
+    if (ec || !fs::exists(status)) refuseManifest(file, std::string("is missing (") + kCheckpointManifestName + " lists it)");
+    if (!fs::is_regular_file(status)) refuseManifest(file, "is not a regular file");
     const auto size = fs::file_size(file, ec);
     if (!ec && size != want.bytes)
-      refuse(file, "is " + std::to_string(size) + " bytes, " + kCheckpointManifestName + " records " +
+      refuseManifest(file, "is " + std::to_string(size) + " bytes, " + kCheckpointManifestName + " records " +
                        std::to_string(want.bytes) + ": it changed after the checkpoint was written");
   }
   for (const auto& [name, want] : expected) {
     const fs::path file = dir / name;
     std::string problem;
     const auto got = digestRegularFile(file, problem);
-    if (!got) refuse(file, problem);
+    if (!got) refuseManifest(file, problem);
     if (got->bytes != want.bytes || got->sha256 != want.sha256)
-      refuse(file, "its sha256 is " + got->sha256 + ", " + kCheckpointManifestName + " records " + want.sha256 +
+      refuseManifest(file, "its sha256 is " + got->sha256 + ", " + kCheckpointManifestName + " records " + want.sha256 +
                        ": its bytes changed after the checkpoint was written (a disk error, or an edit)");
   }
 }

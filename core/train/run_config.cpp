@@ -388,8 +388,8 @@ std::vector<RunConfig> loadRunConfigs(const nlohmann::json& j) {
 RunConfig defaultRunConfig() {
   // Fine-tuning the embedded pretrained tiny GPT-2 at a small learning rate,
   // every parameter in bf16 (what model.to(torch.bfloat16) does): the case in
-  // which plain bf16 AdamW loses most updates. Measured in README ("The
-  // default experiment").
+  // which plain bf16 AdamW loses most updates. Measured in
+  // docs/default-experiment.md.
   RunConfig c;
   c.name = "tiny-gpt2-finetune";
   c.model.source = "embedded";

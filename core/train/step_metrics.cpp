@@ -12,7 +12,7 @@ using nlohmann::json;
 
 // JSON has no NaN/Inf: they are written as null and read back as NaN, so a
 // diverged step still round-trips as "not a number".
-json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+json numberOrNull(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 double readNumber(const json& j, const char* key) {
   if (!j.contains(key)) throw ConfigError(std::string("step metrics: missing '") + key + "'");
@@ -41,12 +41,12 @@ json gemmStatsJson(const std::vector<GemmOperandStats>& stats) {
     out.push_back({{"layer", g.layer},
                    {"role", gemmRoleId(g.role)},
                    {"format", gemmFormatId(g.format)},
-                   {"underflow", number(g.underflow)},
-                   {"saturation", number(g.saturation)},
-                   {"dynamic_range_log2", number(g.dynamicRangeLog2)},
-                   {"rel_error", number(g.relError)},
-                   {"scale_log2_min", number(g.scaleLog2Min)},
-                   {"scale_log2_max", number(g.scaleLog2Max)}});
+                   {"underflow", numberOrNull(g.underflow)},
+                   {"saturation", numberOrNull(g.saturation)},
+                   {"dynamic_range_log2", numberOrNull(g.dynamicRangeLog2)},
+                   {"rel_error", numberOrNull(g.relError)},
+                   {"scale_log2_min", numberOrNull(g.scaleLog2Min)},
+                   {"scale_log2_max", numberOrNull(g.scaleLog2Max)}});
   return out;
 }
 
@@ -83,49 +83,49 @@ std::vector<GemmOperandStats> gemmStatsFromJson(const json& gemm, const std::str
 
 nlohmann::json toJson(const StepMetrics& m) {
   json j = {{"step", m.step},
-            {"loss", number(m.loss)},
-            {"grad_norm", number(m.gradNorm)},
-            {"lr", number(m.lr)},
-            {"tokens_per_second", number(m.tokensPerSecond)},
-            {"elapsed_seconds", number(m.elapsedSeconds)},
+            {"loss", numberOrNull(m.loss)},
+            {"grad_norm", numberOrNull(m.gradNorm)},
+            {"lr", numberOrNull(m.lr)},
+            {"tokens_per_second", numberOrNull(m.tokensPerSecond)},
+            {"elapsed_seconds", numberOrNull(m.elapsedSeconds)},
             {"memory", toJson(m.memory)}};
-  if (m.valLoss) j["val_loss"] = number(*m.valLoss);
+  if (m.valLoss) j["val_loss"] = numberOrNull(*m.valLoss);
   // Statistics not measured at this step are left out (never repeated).
-  if (m.roundedAwayFraction) j["rounded_away_fraction"] = number(*m.roundedAwayFraction);
-  if (m.updateRatio) j["update_ratio"] = number(*m.updateRatio);
-  if (m.updateLost) j["update_lost"] = number(*m.updateLost);
-  if (m.updateError) j["update_error"] = number(*m.updateError);
-  if (m.updateLostStdError) j["update_lost_se"] = number(*m.updateLostStdError);
-  if (m.updatePending) j["update_pending"] = number(*m.updatePending);
-  if (m.updateNoise) j["update_noise"] = number(*m.updateNoise);
+  if (m.roundedAwayFraction) j["rounded_away_fraction"] = numberOrNull(*m.roundedAwayFraction);
+  if (m.updateRatio) j["update_ratio"] = numberOrNull(*m.updateRatio);
+  if (m.updateLost) j["update_lost"] = numberOrNull(*m.updateLost);
+  if (m.updateError) j["update_error"] = numberOrNull(*m.updateError);
+  if (m.updateLostStdError) j["update_lost_se"] = numberOrNull(*m.updateLostStdError);
+  if (m.updatePending) j["update_pending"] = numberOrNull(*m.updatePending);
+  if (m.updateNoise) j["update_noise"] = numberOrNull(*m.updateNoise);
   json layers = json::array();
   for (const LayerStepMetrics& l : m.layers)
     layers.push_back({{"layer", l.layer},
-                      {"rounded_away_fraction", number(l.roundedAwayFraction)},
-                      {"update_ratio", number(l.updateRatio)}});
+                      {"rounded_away_fraction", numberOrNull(l.roundedAwayFraction)},
+                      {"update_ratio", numberOrNull(l.updateRatio)}});
   j["layers"] = layers;
   if (!m.windowLayers.empty()) {
     json windows = json::array();
     for (const LayerWindowMetrics& w : m.windowLayers) {
-      json entry = {{"layer", w.layer}, {"update_lost", number(w.updateLost)}, {"update_error", number(w.updateError)}};
-      if (w.updateLostStdError) entry["update_lost_se"] = number(*w.updateLostStdError);  // null: unknown (too few elements)
-      if (w.updatePending) entry["update_pending"] = number(*w.updatePending);
+      json entry = {{"layer", w.layer}, {"update_lost", numberOrNull(w.updateLost)}, {"update_error", numberOrNull(w.updateError)}};
+      if (w.updateLostStdError) entry["update_lost_se"] = numberOrNull(*w.updateLostStdError);  // null: unknown (too few elements)
+      if (w.updatePending) entry["update_pending"] = numberOrNull(*w.updatePending);
       if (w.elements) entry["elements"] = *w.elements;
-      if (w.updateNoise) entry["update_noise"] = number(*w.updateNoise);
+      if (w.updateNoise) entry["update_noise"] = numberOrNull(*w.updateNoise);
       windows.push_back(std::move(entry));
     }
     j["window_layers"] = windows;
   }
   // The fp16 modes only: the other modes' lines stay as they were.
-  if (m.lossScale) j["loss_scale"] = number(*m.lossScale);
+  if (m.lossScale) j["loss_scale"] = numberOrNull(*m.lossScale);
   if (m.stepSkipped) j["step_skipped"] = *m.stepSkipped;
-  if (m.gradFp16ZeroShare) j["grad_fp16_zero_share"] = number(*m.gradFp16ZeroShare);
-  if (m.gradFp16FlushShare) j["grad_fp16_flush_share"] = number(*m.gradFp16FlushShare);
+  if (m.gradFp16ZeroShare) j["grad_fp16_zero_share"] = numberOrNull(*m.gradFp16ZeroShare);
+  if (m.gradFp16FlushShare) j["grad_fp16_flush_share"] = numberOrNull(*m.gradFp16FlushShare);
   if (!m.fp16GradLayers.empty()) {
     json fp16 = json::array();
     for (const LayerFp16GradMetrics& l : m.fp16GradLayers) {
-      json entry = {{"layer", l.layer}, {"grad_fp16_zero_share", number(l.zeroShare)}};
-      if (l.flushShare) entry["grad_fp16_flush_share"] = number(*l.flushShare);
+      json entry = {{"layer", l.layer}, {"grad_fp16_zero_share", numberOrNull(l.zeroShare)}};
+      if (l.flushShare) entry["grad_fp16_flush_share"] = numberOrNull(*l.flushShare);
       fp16.push_back(std::move(entry));
     }
     j["fp16_grad_layers"] = fp16;
@@ -268,16 +268,16 @@ nlohmann::json toJson(const RunResult& r) {
   json j = {{"status", runStatusId(r.status)},
             {"message", r.message},
             {"steps_done", r.stepsDone},
-            {"final_loss", number(r.finalLoss)},
-            {"mean_tokens_per_second", number(r.meanTokensPerSecond)},
-            {"mean_rounded_away_fraction", number(r.meanRoundedAwayFraction)},
+            {"final_loss", numberOrNull(r.finalLoss)},
+            {"mean_tokens_per_second", numberOrNull(r.meanTokensPerSecond)},
+            {"mean_rounded_away_fraction", numberOrNull(r.meanRoundedAwayFraction)},
             {"memory", toJson(r.memory)},
-            {"memory_saved_fraction", number(r.memorySavedFraction)}};
-  j["final_val_loss"] = r.finalValLoss ? number(*r.finalValLoss) : json(nullptr);
-  j["mean_update_lost"] = r.meanUpdateLost ? number(*r.meanUpdateLost) : json(nullptr);
-  j["mean_update_error"] = r.meanUpdateError ? number(*r.meanUpdateError) : json(nullptr);
-  j["mean_update_lost_se"] = r.meanUpdateLostStdError ? number(*r.meanUpdateLostStdError) : json(nullptr);
-  j["mean_update_noise"] = r.meanUpdateNoise ? number(*r.meanUpdateNoise) : json(nullptr);
+            {"memory_saved_fraction", numberOrNull(r.memorySavedFraction)}};
+  j["final_val_loss"] = r.finalValLoss ? numberOrNull(*r.finalValLoss) : json(nullptr);
+  j["mean_update_lost"] = r.meanUpdateLost ? numberOrNull(*r.meanUpdateLost) : json(nullptr);
+  j["mean_update_error"] = r.meanUpdateError ? numberOrNull(*r.meanUpdateError) : json(nullptr);
+  j["mean_update_lost_se"] = r.meanUpdateLostStdError ? numberOrNull(*r.meanUpdateLostStdError) : json(nullptr);
+  j["mean_update_noise"] = r.meanUpdateNoise ? numberOrNull(*r.meanUpdateNoise) : json(nullptr);
   j["step_peak_bytes"] = r.stepPeakBytes ? json(*r.stepPeakBytes) : json(nullptr);
   j["training_peak_bytes"] = r.trainingPeakBytes ? json(*r.trainingPeakBytes) : json(nullptr);
   j["process_peak_bytes"] = r.processPeakBytes ? json(*r.processPeakBytes) : json(nullptr);
@@ -285,7 +285,7 @@ nlohmann::json toJson(const RunResult& r) {
   j["world_size"] = r.worldSize;
   j["rank_memory"] = rankMemoryJson(r.rankMemory);
   if (r.skippedSteps) j["skipped_steps"] = *r.skippedSteps;  // fp16-mixed only
-  if (r.finalLossScale) j["final_loss_scale"] = number(*r.finalLossScale);
+  if (r.finalLossScale) j["final_loss_scale"] = numberOrNull(*r.finalLossScale);
   return j;
 }
 

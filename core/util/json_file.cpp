@@ -14,7 +14,7 @@
 namespace plab {
 namespace {
 
-std::string errnoText(const char* what) { return std::string(what) + " (" + std::strerror(errno) + ")"; }
+std::string errnoMessage(const char* what) { return std::string(what) + " (" + std::strerror(errno) + ")"; }
 
 struct Fd {
   int fd = -1;
@@ -33,7 +33,7 @@ bool openRegular(const std::filesystem::path& path, Fd& file, struct stat& st, s
   missing = false;
   if (::stat(path.c_str(), &st) != 0) {
     missing = errno == ENOENT;
-    problem = missing ? "is missing" : errnoText("cannot stat");
+    problem = missing ? "is missing" : errnoMessage("cannot stat");
     return false;
   }
   if (!S_ISREG(st.st_mode)) {
@@ -43,11 +43,11 @@ bool openRegular(const std::filesystem::path& path, Fd& file, struct stat& st, s
   file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (file.fd < 0) {
     missing = errno == ENOENT;
-    problem = missing ? "is missing" : errnoText("cannot open");
+    problem = missing ? "is missing" : errnoMessage("cannot open");
     return false;
   }
   if (::fstat(file.fd, &st) != 0) {
-    problem = errnoText("cannot stat");
+    problem = errnoMessage("cannot stat");
     return false;
   }
   if (!S_ISREG(st.st_mode)) {
@@ -132,7 +132,7 @@ JsonFile readJsonFile(const std::filesystem::path& path, std::uint64_t maxBytes,
     const ssize_t n = readSome(file.fd, buffer, sizeof buffer);
     if (n == 0) break;
     if (n < 0) {
-      out.problem = errnoText("cannot read");
+      out.problem = errnoMessage("cannot read");
       return out;
     }
     text.append(buffer, static_cast<size_t>(n));
@@ -182,7 +182,7 @@ std::string forEachLine(const std::filesystem::path& path, std::uint64_t maxLine
   while (left > 0) {
     const ssize_t n = readSome(file.fd, buffer, static_cast<size_t>(std::min<std::uint64_t>(sizeof buffer, left)));
     if (n == 0) break;  // shrank since it was opened
-    if (n < 0) return errnoText("cannot read");
+    if (n < 0) return errnoMessage("cannot read");
     left -= static_cast<std::uint64_t>(n);
     std::string_view chunk(buffer, static_cast<size_t>(n));
     while (!chunk.empty()) {

@@ -10,9 +10,9 @@
 namespace plab {
 namespace {
 
-struct Fd {
+struct FileDescriptor {
   int fd;
-  ~Fd() {
+  ~FileDescriptor() {
     if (fd >= 0) ::close(fd);
   }
 };
@@ -38,7 +38,7 @@ std::optional<std::string> readRegularFile(const std::filesystem::path& path, st
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused
   // below with every other non-regular file (the flag does nothing to
   // reads of a regular file).
-  const Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
+  const FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
   if (file.fd < 0) {
     problem = std::string("cannot open (") + std::strerror(errno) + ")";
     return std::nullopt;

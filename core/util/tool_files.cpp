@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // The kinds of folder the tool writes, each with its own names.
-enum class Kind { None, Run, Charts, Checkpoint, Runs };
+enum class ToolFileKind { None, Run, Charts, Checkpoint, Runs };
 
 bool allDigits(std::string_view s) {
   if (s.empty() || s.size() > 12) return false;
@@ -27,14 +27,14 @@ bool allDigits(std::string_view s) {
   return true;
 }
 
-bool endsWith(std::string_view s, std::string_view tail) {
+bool nameEndsWith(std::string_view s, std::string_view tail) {
   return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
 }
 
-bool startsWith(std::string_view s, std::string_view head) { return s.substr(0, head.size()) == head; }
+bool nameStartsWith(std::string_view s, std::string_view head) { return s.substr(0, head.size()) == head; }
 
 // checkpoint-<step>, as the trainer names them (not checkpoint-final).
-bool isCheckpointName(std::string_view name) { return startsWith(name, "checkpoint-") && allDigits(name.substr(11)); }
+bool isCheckpointName(std::string_view name) { return nameStartsWith(name, "checkpoint-") && allDigits(name.substr(11)); }
 
 // A temporary the tool writes while replacing a file: "<base>.tmp.<pid>"
 // (safetensors, checkpoint config), ".<base>.tmp-<pid>-<n>" (atomic_file),
@@ -48,7 +48,7 @@ struct Temporary {
 std::optional<Temporary> temporaryOf(std::string_view name) {
   if (const auto dot = name.rfind(".tmp."); dot != std::string_view::npos && dot > 0 && allDigits(name.substr(dot + 5)))
     return Temporary{std::string(name.substr(0, dot)), std::stol(std::string(name.substr(dot + 5)))};
-  if (startsWith(name, ".") && !startsWith(name, ".tokens-")) {
+  if (nameStartsWith(name, ".") && !nameStartsWith(name, ".tokens-")) {
     if (const auto dash = name.rfind(".tmp-"); dash != std::string_view::npos && dash > 1) {
       const std::string_view rest = name.substr(dash + 5);
       const auto sep = rest.find('-');
@@ -56,26 +56,26 @@ std::optional<Temporary> temporaryOf(std::string_view name) {
         return Temporary{std::string(name.substr(1, dash - 1)), std::stol(std::string(rest.substr(0, sep)))};
     }
   }
-  if (startsWith(name, ".tokens-") && endsWith(name, ".tmp")) {
+  if (nameStartsWith(name, ".tokens-") && nameEndsWith(name, ".tmp")) {
     const std::string_view rest = name.substr(8, name.size() - 12);
     const auto sep = rest.find('-');
     if (sep != std::string_view::npos && allDigits(rest.substr(0, sep)) && allDigits(rest.substr(sep + 1)))
       return Temporary{"", std::stol(std::string(rest.substr(0, sep)))};
   }
   for (std::string_view prefix : {std::string_view(".metrics-tmp-"), std::string_view(".qt-report-tmp-")})
-    if (startsWith(name, prefix) && allDigits(name.substr(prefix.size())))
+    if (nameStartsWith(name, prefix) && allDigits(name.substr(prefix.size())))
       return Temporary{"", std::stol(std::string(name.substr(prefix.size())))};
   return std::nullopt;
 }
 
 bool isReportTemporaryFolder(std::string_view name) {
-  return startsWith(name, ".metrics-tmp-") || startsWith(name, ".qt-report-tmp-");
+  return nameStartsWith(name, ".metrics-tmp-") || nameStartsWith(name, ".qt-report-tmp-");
 }
 
 // The files the tool writes in a folder of this kind (not counting temporaries).
-bool isToolFileName(Kind kind, std::string_view name) {
+bool isToolFileName(ToolFileKind kind, std::string_view name) {
   switch (kind) {
-    case Kind::Run:
+    case ToolFileKind::Run:
       for (const char* n : {"config.json", "run_info.json", "summary.json", "summary.csv", "metrics.jsonl",
                             "metrics.csv", "layers.csv", "report.html", "report.pdf", "display.json", "index.json",
                             ".summary-reserve", ".precision-lab-run", ".precision-lab.lock",
@@ -83,9 +83,9 @@ bool isToolFileName(Kind kind, std::string_view name) {
                             "advice.json", "plan.json", "plan-gemm.json", "frontier.svg"})
         if (name == n) return true;
       return false;
-    case Kind::Charts:
-      return endsWith(name, ".svg") || endsWith(name, ".png");
-    case Kind::Checkpoint:
+    case ToolFileKind::Charts:
+      return nameEndsWith(name, ".svg") || nameEndsWith(name, ".png");
+    case ToolFileKind::Checkpoint:
       for (const char* n : {"model.safetensors", "optimizer.safetensors", "trainer_state.json", "config.json",
                             "checksums.json"})
         if (name == n) return true;
@@ -97,28 +97,28 @@ bool isToolFileName(Kind kind, std::string_view name) {
   }
 }
 
-bool isToolTemporary(Kind kind, std::string_view name) {
+bool isToolTemporary(ToolFileKind kind, std::string_view name) {
   const std::optional<Temporary> t = temporaryOf(name);
   if (!t) return false;
-  if (t->base.empty()) return kind == Kind::Run;  // token files and report folders sit in a run's folder
+  if (t->base.empty()) return kind == ToolFileKind::Run;  // token files and report folders sit in a run's folder
   return isToolFileName(kind, t->base);
 }
 
 // What a real sub-folder of a folder of this kind is, when the tool made it.
-Kind subFolderKind(Kind kind, std::string_view name) {
-  if (kind == Kind::Runs) return Kind::Run;  // runs/<run>/: one per run of a sweep
-  if (kind != Kind::Run) return Kind::None;
-  if (name == "charts") return Kind::Charts;
-  if (name == "runs") return Kind::Runs;
-  if (isCheckpointName(name)) return Kind::Checkpoint;
-  if (isReportTemporaryFolder(name) && temporaryOf(name)) return Kind::Run;
-  return Kind::None;
+ToolFileKind subFolderKind(ToolFileKind kind, std::string_view name) {
+  if (kind == ToolFileKind::Runs) return ToolFileKind::Run;  // runs/<run>/: one per run of a sweep
+  if (kind != ToolFileKind::Run) return ToolFileKind::None;
+  if (name == "charts") return ToolFileKind::Charts;
+  if (name == "runs") return ToolFileKind::Runs;
+  if (isCheckpointName(name)) return ToolFileKind::Checkpoint;
+  if (isReportTemporaryFolder(name) && temporaryOf(name)) return ToolFileKind::Run;
+  return ToolFileKind::None;
 }
 
 // A link, file, FIFO... at a name where the tool writes a folder: the entry
 // itself goes (a link is never followed).
-bool isToolFolderName(Kind kind, std::string_view name) {
-  return kind == Kind::Run && (name == "charts" || name == "runs" || isCheckpointName(name) ||
+bool isToolFolderName(ToolFileKind kind, std::string_view name) {
+  return kind == ToolFileKind::Run && (name == "charts" || name == "runs" || isCheckpointName(name) ||
                                (isReportTemporaryFolder(name) && temporaryOf(name)));
 }
 
@@ -129,7 +129,7 @@ fs::file_status entryStatus(const fs::path& p) {
   return st;
 }
 
-std::vector<fs::path> entriesOf(const fs::path& dir) {
+std::vector<fs::path> folderEntries(const fs::path& dir) {
   std::vector<fs::path> out;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) out.push_back(it->path());
@@ -153,16 +153,16 @@ bool isEmptyFolder(const fs::path& p) {
   return fs::is_empty(p, ec) && !ec;
 }
 
-void clear(const fs::path& dir, Kind kind, bool top, const fs::path& relative, std::vector<fs::path>& kept) {
-  for (const fs::path& entry : entriesOf(dir)) {
+void clear(const fs::path& dir, ToolFileKind kind, bool top, const fs::path& relative, std::vector<fs::path>& kept) {
+  for (const fs::path& entry : folderEntries(dir)) {
     const std::string name = entry.filename().string();
     const fs::path rel = relative / name;
     // The top folder's lock and marker belong to the caller.
     if (top && (name == ".precision-lab-run" || name == ".precision-lab.lock")) continue;
     const fs::file_status st = entryStatus(entry);
     if (fs::is_directory(st)) {  // a real folder: symlink_status never calls a link one
-      const Kind sub = subFolderKind(kind, name);
-      if (sub == Kind::None) {
+      const ToolFileKind sub = subFolderKind(kind, name);
+      if (sub == ToolFileKind::None) {
         kept.push_back(rel);
         continue;
       }
@@ -182,7 +182,7 @@ bool processIsGone(long pid) {
   return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
 
-int removeStale(const fs::path& dir, Kind kind) {
+int removeStale(const fs::path& dir, ToolFileKind kind) {
   int removed = 0;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -196,18 +196,18 @@ int removeStale(const fs::path& dir, Kind kind) {
       if (t && isToolTemporary(kind, name) && processIsGone(t->pid)) {
         if (fs::is_directory(st)) {
           std::vector<fs::path> kept;
-          clear(entry, Kind::Run, false, {}, kept);
+          clear(entry, ToolFileKind::Run, false, {}, kept);
           if (isEmptyFolder(entry)) removeEmptyFolder(entry);
         } else {
           removeEntry(entry);
         }
         ++removed;
       } else if (fs::is_directory(st)) {
-        const Kind sub = subFolderKind(kind, name);
-        if (sub == Kind::Checkpoint || sub == Kind::Runs || (kind == Kind::Runs && sub == Kind::Run)) {
+        const ToolFileKind sub = subFolderKind(kind, name);
+        if (sub == ToolFileKind::Checkpoint || sub == ToolFileKind::Runs || (kind == ToolFileKind::Runs && sub == ToolFileKind::Run)) {
           const int inside = removeStale(entry, sub);
           // A checkpoint the kill interrupted before its first file landed.
-          if (inside > 0 && sub == Kind::Checkpoint && isEmptyFolder(entry)) removeEmptyFolder(entry);
+          if (inside > 0 && sub == ToolFileKind::Checkpoint && isEmptyFolder(entry)) removeEmptyFolder(entry);
           removed += inside;
         }
       }
@@ -222,11 +222,11 @@ int removeStale(const fs::path& dir, Kind kind) {
 
 std::vector<fs::path> removeToolFiles(const fs::path& dir) {
   std::vector<fs::path> kept;
-  clear(dir, Kind::Run, true, {}, kept);
+  clear(dir, ToolFileKind::Run, true, {}, kept);
   return kept;
 }
 
-int removeStaleTemporaries(const fs::path& dir) { return removeStale(dir, Kind::Run); }
+int removeStaleTemporaries(const fs::path& dir) { return removeStale(dir, ToolFileKind::Run); }
 
 void removeStaleTemporariesOf(const fs::path& file) {
   const std::string target = file.filename().string();

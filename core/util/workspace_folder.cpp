@@ -6,7 +6,7 @@
 namespace plab {
 namespace {
 
-std::string env(const char* name) {
+std::string envValue(const char* name) {
   const char* value = std::getenv(name);
   return value ? std::string(value) : std::string();
 }
@@ -14,11 +14,11 @@ std::string env(const char* name) {
 }  // namespace
 
 std::filesystem::path defaultWorkspaceFolder() {
-  if (const std::string explicitFolder = env("PLAB_WORKSPACE"); !explicitFolder.empty()) return explicitFolder;
-  std::filesystem::path data = env("XDG_DATA_HOME");
+  if (const std::string explicitFolder = envValue("PLAB_WORKSPACE"); !explicitFolder.empty()) return explicitFolder;
+  std::filesystem::path data = envValue("XDG_DATA_HOME");
   // The XDG spec ignores relative values.
   if (data.empty() || data.is_relative()) {
-    const std::string home = env("HOME");
+    const std::string home = envValue("HOME");
     if (home.empty()) return "runs";
     data = std::filesystem::path(home) / ".local" / "share";
   }

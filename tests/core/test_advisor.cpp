@@ -473,7 +473,7 @@ class TestAdvisor : public QObject {
     QVERIFY(sawPlainWithFp32);
   }
 
-  // Point 5 on the default experiment, shortened to 60 steps (the README
+  // Point 5 on the default experiment, shortened to 60 steps (docs/advisor.md
   // has the 200-step figures from the CLI): a plan saving at least 37.5 %
   // of fp32's state within the tolerance; the files the CLI writes.
   void defaultExperimentSavesAtLeast37Percent() {
@@ -493,7 +493,7 @@ class TestAdvisor : public QObject {
     QVERIFY(c.memorySaved >= 0.375);
     QVERIFY(*c.lossVsFp32 <= a.tolerance);
     QVERIFY(a.tolerance >= kMinTolerance && a.tolerance >= 2 * a.fp32Spread);
-    // Plain bf16 (nearest writes everywhere) is the README's 0.05-nat gap: rejected.
+    // Plain bf16 (nearest writes everywhere) is docs/default-experiment.md's 0.05-nat gap: rejected.
     for (const AdvisorCandidate& other : a.candidates)
       if (other.config.mode == OptimizerMode::Bf16Nearest && other.fp32Layers.empty() && other.layerRecipes.empty())
         QVERIFY2(*other.lossVsFp32 > a.tolerance, other.rejected.c_str());

@@ -117,7 +117,7 @@ class TestDecayEffect : public QObject {
                                 .arg(real.effective).arg(model.effective)));
         QVERIFY(std::abs(real.vanished - model.vanishedFraction) < 1e-12);
       }
-    // The figures the README quotes.
+    // The figures docs/modes.md quotes.
     QVERIFY(decayStepEffect(OptimizerMode::Bf16Plain, 1e-3).vanishedFraction > 1 - 1e-12);
     QVERIFY(std::abs(decayStepEffect(OptimizerMode::Bf16Plain, 2e-3).vanishedFraction - 0.963) < 0.001);
     QVERIFY(std::abs(decayStepEffect(OptimizerMode::Bf16Plain, 3e-3).vanishedFraction - 0.374) < 0.001);
@@ -245,7 +245,7 @@ class TestDecayEffect : public QObject {
             DecayVerdict::Fine);
   }
 
-  // The README's figures: weights at 1.0, zero gradients, lr 1e-3, wd 0.1
+  // docs/modes.md's figures: weights at 1.0, zero gradients, lr 1e-3, wd 0.1
   // (lr*wd = 1e-4), 1000 steps.
   void readmePureDecayFigures() {
     const auto end = [](OptimizerMode mode, bool withBuffer) {

@@ -340,7 +340,7 @@ class TestDistributed : public QObject {
             100 * r1 / total);
       QCOMPARE(r0 + r1, total);
       QVERIFY2(std::abs(r0 - total / 2) <= kShardAlignment * 16, mode);
-      // The projection from the config alone (`memory`, the README's 7 B and
+      // The projection from the config alone (`memory`, docs/scale-out.md's 7 B and
       // 70 B figures) against what each rank measured: weights and gradients
       // exactly, each rank's state within one cut's alignment (the projection
       // cuts modules, the optimizer single tensors).

@@ -45,7 +45,7 @@ void trainOneStep(TinyNet& net, PrecisionAdamW& opt) {
   opt.step(1e-3, true);
 }
 
-// Which moments the bf16 layers get, written out per recipe (README's table).
+// Which moments the bf16 layers get, written out per recipe (docs/modes.md's mode table).
 bool bf16MomentsExpected(OptimizerMode mode, MomentPrecision asked) {
   switch (mode) {
     case OptimizerMode::Fp32AdamW:

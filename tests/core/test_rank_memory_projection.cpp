@@ -1,4 +1,4 @@
-// The per-rank memory projection (`precision-lab-cli memory`, the README's
+// The per-rank memory projection (`precision-lab-cli memory`, docs/scale-out.md's
 // 7 B and 70 B figures): the shares add up to the one-process state, each
 // rank holds 1/N of it within one cut's alignment, the weights and gradients
 // stay whole on every rank, and a Llama-2 7 B in bf16 + Kahan needs the

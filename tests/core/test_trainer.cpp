@@ -179,7 +179,7 @@ class TestTrainer : public QObject {
     for (const char* key : {"libtorch_version", "cuda_kernels_linked", "intra_op_threads", "blas", "cpu_bf16_matmul",
                             "cpu_capability", "mkl_cnr"})
       QVERIFY2(j.contains(key), key);
-    // What fp32 results depend on across machines (README "Determinism").
+    // What fp32 results depend on across machines (docs/reproducibility.md, "Determinism").
     QVERIFY2(r.info.cpuCapability == "DEFAULT" || r.info.cpuCapability == "AVX2" || r.info.cpuCapability == "AVX512",
              r.info.cpuCapability.c_str());
     // 0 threads: one per CPU the process may run on.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The project's forward pass against transformers, for every supported
-architecture and config variant (README, "Supported models and tokenizers").
+architecture and config variant (docs/models.md).
 
 Each variant is a tiny model built by transformers (config class + model class,
 random init made sharper and with non-trivial biases and norm weights, see
@@ -39,7 +39,7 @@ Config layout. transformers 5 writes RoPE settings as config.json
 wrote top-level "rope_theta" and "rope_scaling", which transformers 5 still
 reads. Variants with non-default RoPE are checked in both layouts.
 
-Documented refusals (README: other model_types, Qwen2/Qwen3
+Documented refusals (docs/models.md: other model_types, Qwen2/Qwen3
 use_sliding_window, partial_rotary_factor != 1, rope types other than
 default/linear/llama3/yarn) must fail loudly, not compute something else.
 """
@@ -253,7 +253,7 @@ def run_variant(index, name, cls, kwargs, off, probe, tally, work_root):
             s = max_diff(off_model(ids).logits.float(), ref32["eager"])
         feature = ", ".join(f"{k}={v}" for k, v in off.items())
         if kwargs.get("reorder_and_upcast_attn"):
-            # README: it changes nothing (scores are fp32 either way): nothing to be sensitive to.
+            # docs/models.md: it changes nothing (scores are fp32 either way): nothing to be sensitive to.
             print(f"     sensitivity: {feature} changes transformers' fp32 logits by {s:.3g} (expected ~0)")
         else:
             tally.check(f"{name} sensitivity", s > SENSITIVITY_FACTOR * FP32_TOLERANCE,

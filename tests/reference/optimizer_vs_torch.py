@@ -34,7 +34,7 @@ applyPrecisionPlan, statistics on step 1 and every 5 steps).
   torch generator state): bit for bit on every finite value; +-Inf and NaN.
 * bf16-kahan against optimi.AdamW(kahan_sum=True): weights after 100 steps on
   several seeds, with and without weight decay (check_kahan says which bound
-  and why), and the README's weight-decay statement (zero gradients, lr 1e-3,
+  and why), and docs/modes.md's weight-decay statement (zero gradients, lr 1e-3,
   wd 0.1, 1000 steps).
 """
 import json
@@ -294,7 +294,7 @@ def check_kahan(probe, tally, work):
     rounded (default), so two runs that differ only in the project's seed
     already differ in some elements; that share, measured per seed, is the
     spread any other compensated bf16 AdamW can be held to.
-    * wd 0: the README names weight decay as the one place the two compute
+    * wd 0: docs/modes.md names weight decay as the one place the two compute
       differently, so without it project vs optimi must differ in at most 1.5x
       the noise floor's share of elements (1.5: the floor itself varies by
       about +-15 % over the seeds), by at most 1 ulp; and in each range of
@@ -302,7 +302,7 @@ def check_kahan(probe, tally, work):
       the share grows as |w| shrinks, the floor's with it (measured: 1.6 %
       at |w| >= 0.25, 8 % at 1/16..1/4, 37 % at 1/128..1/16, 88 % below,
       where sign changes count thousands of ulps on both sides).
-    * wd 0.01: the README says optimi's decay, applied outside the compensated
+    * wd 0.01: docs/modes.md says optimi's decay, applied outside the compensated
       sum, vanishes at small lr while the project keeps it. Measured as each
       side's share of elements off fp32 AdamW's weights (rounded to bf16): the
       project's must stay within 1 percentage point of its wd-0 share, and
@@ -366,7 +366,7 @@ def check_kahan(probe, tally, work):
         r1 = next(r for r in rows if r["wd"] == 0.01 and r["seed"] == seed)
         ours_moved = 100 * (r1["ours_fp32"][0] - r0["ours_fp32"][0])
         optimi_moved = 100 * (r1["optimi_fp32"][0] - r0["optimi_fp32"][0])
-        tally.check(f"README: wd 0.01 at lr 1e-3 keeps bf16-kahan on fp32 AdamW and moves optimi off it, seed {seed}",
+        tally.check(f"docs/modes.md: wd 0.01 at lr 1e-3 keeps bf16-kahan on fp32 AdamW and moves optimi off it, seed {seed}",
                     abs(ours_moved) <= 1.0 and optimi_moved > 1.0,
                     f"share off fp32 AdamW from wd 0 to wd 0.01: project {ours_moved:+.2f} points, "
                     f"optimi {optimi_moved:+.2f} points; project vs optimi {100 * r1['pair'][0]:.2f} % "
@@ -374,7 +374,7 @@ def check_kahan(probe, tally, work):
 
 
 def check_readme_weight_decay(probe, tally, work):
-    """README, bf16-kahan row: zero gradients, lr 1e-3, wd 0.1, 1000 steps:
+    """docs/modes.md, bf16-kahan row: zero gradients, lr 1e-3, wd 0.1, 1000 steps:
     fp32 and bf16-kahan shrink weights to 0.905, optimi and bf16 leave them at
     1.000. Exactly: fp32 AdamW multiplies by fp32(0.9999) = 0.99989998 a
     thousand times, 0.904818, within 5e-5 of 0.9999^1000 = 0.904833; a bf16
@@ -393,9 +393,9 @@ def check_readme_weight_decay(probe, tally, work):
     exact = 0.9999 ** 1000
     ok = (all(abs(v - exact) < 5e-5 for v in got["fp32"]) and all(abs(v - exact) <= 2 ** -8 for v in got["bf16-kahan"])
           and got["bf16"] == (1.0, 1.0) and got["optimi kahan"] == (1.0, 1.0))
-    tally.check("README weight-decay statement (zero grads, lr 1e-3, wd 0.1, 1000 steps)", ok,
+    tally.check("docs/modes.md weight-decay statement (zero grads, lr 1e-3, wd 0.1, 1000 steps)", ok,
                 ", ".join(f"{k} {v[0]:.6g}" + (f"..{v[1]:.6g}" if v[1] != v[0] else "") for k, v in got.items())
-                + f" (README: fp32 and bf16-kahan 0.905, bf16 and optimi 1.000; 0.9999^1000 = {exact:.6f})")
+                + f" (docs/modes.md: fp32 and bf16-kahan 0.905, bf16 and optimi 1.000; 0.9999^1000 = {exact:.6f})")
 
 
 def main():

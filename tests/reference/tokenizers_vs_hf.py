@@ -43,7 +43,7 @@ And once per tokenizer: the project's EOS is AutoTokenizer's eos_token_id
 (None included: then the project warns that documents are joined by the
 separator it chose, or by none).
 
-Not covered (README: not supported): added-token lstrip/rstrip/normalized
+Not covered (docs/models.md: not supported): added-token lstrip/rstrip/normalized
 flags (added tokens here are normalized=False, as the project matches them
 literally), Regex-pattern Replace, WordPiece/Unigram models.
 """

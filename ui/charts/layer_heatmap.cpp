@@ -122,7 +122,7 @@ struct LayerValue {
   QString toolTip;
 };
 
-QString percent(double x) { return QString::number(std::round(1000 * x) / 10 + 0.0, 'f', 1) + " %"; }  // no "-0.0"
+QString heatmapPercent(double x) { return QString::number(std::round(1000 * x) / 10 + 0.0, 'f', 1) + " %"; }  // no "-0.0"
 // Shares that are often far below 0.1 % (fp16 flushes): three significant digits.
 QString finePercent(double x) { return QString::number(100 * x, 'g', 3) + " %"; }
 
@@ -136,8 +136,8 @@ LayerValue updateLostValue(const plab::LayerWindowMetrics& w, int64_t step) {
   v.evidence = e.enough;
   QStringList tip;
   tip << QString::fromStdString(w.layer) + QString(", window ending at step %1").arg(step);
-  tip << "update lost " + percent(w.updateLost) + (seKnown ? " ± " + percent(*se) : QString());
-  if (w.updatePending) tip << "pending in the Kahan buffer or master copy (arrives later, not lost): " + percent(*w.updatePending);
+  tip << "update lost " + heatmapPercent(w.updateLost) + (seKnown ? " ± " + heatmapPercent(*se) : QString());
+  if (w.updatePending) tip << "pending in the Kahan buffer or master copy (arrives later, not lost): " + heatmapPercent(*w.updatePending);
   if (w.elements) tip << QString("%1 elements tracked").arg(*w.elements);
   if (!se) tip << "no uncertainty recorded (run folder written before it was)";
   if (!e.enough) tip << QString::fromStdString(e.reason) << "grey: at this size the figure is noise, not loss";
@@ -168,7 +168,7 @@ std::vector<LayerValue> layerValues(const plab::StepMetrics& m, HeatmapMetric me
     case HeatmapMetric::RoundedAway:
       for (const auto& l : m.layers)
         out.push_back({l.layer, l.roundedAwayFraction, true,
-                       QString::fromStdString(l.layer) + at + "rounded away " + percent(l.roundedAwayFraction)});
+                       QString::fromStdString(l.layer) + at + "rounded away " + heatmapPercent(l.roundedAwayFraction)});
       break;
     case HeatmapMetric::Fp16GradFlush:
       for (const auto& l : m.fp16GradLayers)

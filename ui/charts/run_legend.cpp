@@ -15,7 +15,7 @@ namespace {
 
 constexpr int kSampleWidth = 26;
 constexpr int kSampleHeight = 10;
-const char* const kGap = "&nbsp;&nbsp;&nbsp;";
+const char* const kLegendGap = "&nbsp;&nbsp;&nbsp;";
 const char* const kHint = "Line: train loss, marks: validation loss; a later run of a colour is dashed, dotted... "
                           "in that colour; a group is its mean with a band over its runs' range. The runs table "
                           "is the full legend: tick or untick runs and groups there.";
@@ -102,12 +102,12 @@ void RunLegend::layOut() {
       --i;  // this entry starts the next line
       continue;
     }
-    line += (used > 0 ? kGap : "") + entries_[i].html;
+    line += (used > 0 ? kLegendGap : "") + entries_[i].html;
     used += w;
   }
   shown_ = static_cast<int>(i);
   if (i < entries_.size())
-    line += QString("%1<span style=\"color:#555\">+%2 more (see the table)</span>").arg(used > 0 ? kGap : "").arg(entries_.size() - i);
+    line += QString("%1<span style=\"color:#555\">+%2 more (see the table)</span>").arg(used > 0 ? kLegendGap : "").arg(entries_.size() - i);
   if (!line.isEmpty()) lines << line;
   lines_ = static_cast<int>(lines.size());
   setText(lines.join("<br>"));

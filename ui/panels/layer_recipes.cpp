@@ -7,7 +7,7 @@
 namespace plab::ui {
 namespace {
 
-bool inSubtree(const std::string& path, const std::string& root) {
+bool inRecipeSubtree(const std::string& path, const std::string& root) {
   return root.empty() || path == root || path.compare(0, root.size() + 1, root + ".") == 0;
 }
 
@@ -80,7 +80,7 @@ void addRecipeSection(QMenu& menu, const std::string& path, const plab::Precisio
 plab::PrecisionPlan withSubtreeRecipe(plab::PrecisionPlan plan, const std::string& path,
                                       std::optional<plab::OptimizerMode> recipe) {
   for (auto it = plan.recipes.begin(); it != plan.recipes.end();) {
-    if (it->first != path && inSubtree(it->first, path)) it = plan.recipes.erase(it);
+    if (it->first != path && inRecipeSubtree(it->first, path)) it = plan.recipes.erase(it);
     else ++it;
   }
   if (recipe) plan.setRecipeSubtree(path, *recipe);

@@ -20,7 +20,7 @@
 namespace plab::ui {
 namespace {
 
-QSpinBox* intSpin(int min, int max, const char* name) {
+QSpinBox* optimizerIntSpin(int min, int max, const char* name) {
   auto* s = new QSpinBox;
   s->setRange(min, max);
   s->setObjectName(name);
@@ -98,13 +98,13 @@ OptimizerPanel::OptimizerPanel(QWidget* parent) : QWidget(parent) {
   decayWarning_->setStyleSheet("color: #b45309;");
   form->addRow("", decayWarning_);
 
-  steps_ = intSpin(1, 10000000, "steps");
-  batch_ = intSpin(1, 65536, "batchSize");
-  gradAccum_ = intSpin(1, 4096, "gradAccum");
-  seqLen_ = intSpin(2, 1 << 20, "seqLen");
+  steps_ = optimizerIntSpin(1, 10000000, "steps");
+  batch_ = optimizerIntSpin(1, 65536, "batchSize");
+  gradAccum_ = optimizerIntSpin(1, 4096, "gradAccum");
+  seqLen_ = optimizerIntSpin(2, 1 << 20, "seqLen");
   form->addRow("Steps", steps_);
   form->addRow("Batch size", batch_);
-  processes_ = intSpin(1, maxLocalProcesses(), "processes");
+  processes_ = optimizerIntSpin(1, maxLocalProcesses(), "processes");
   processes_->setValue(1);
   processes_->setToolTip(
       "<p>Data parallel on N local processes, optimizer state sharded; the charts show rank 0 and the statistics "
@@ -119,14 +119,14 @@ OptimizerPanel::OptimizerPanel(QWidget* parent) : QWidget(parent) {
   schedule_->addItem("cosine");
   schedule_->addItem("constant");
   form->addRow("LR schedule", schedule_);
-  warmup_ = intSpin(0, 10000000, "warmupSteps");
+  warmup_ = optimizerIntSpin(0, 10000000, "warmupSteps");
   form->addRow("Warmup steps", warmup_);
   minLrRatio_ = doubleSpin(0.0, 1.0, 3, 0.05, "minLrRatio");
   form->addRow("Cosine floor (× lr)", minLrRatio_);
   gradClip_ = doubleSpin(0.0, 1e6, 3, 0.1, "gradClip");
   gradClip_->setSpecialValueText("off");
   form->addRow("Grad clip (norm)", gradClip_);
-  seed_ = intSpin(0, INT_MAX, "seed");
+  seed_ = optimizerIntSpin(0, INT_MAX, "seed");
   seed_->setToolTip("Seed of the initialisation, batch order and stochastic rounding (seed); the split has its own "
                     "under Advanced");
   form->addRow("Seed", seed_);

@@ -14,7 +14,7 @@ WelcomePanel::WelcomePanel(QWidget* parent) : QWidget(parent) {
 
   auto* title = new QLabel("<h2>What does bf16 round away?</h2>");
   title->setObjectName("welcomeTitle");
-  // The figures are the README's default experiment (seeds 7–11).
+  // The figures are docs/default-experiment.md's (seeds 7–16).
   auto* text = new QLabel(
       "Training with bf16 weights and plain AdamW loses most small updates: bf16 keeps 8 bits of mantissa, so an "
       "update under half a unit in the last place leaves the weight unchanged. Kahan-summed updates and "

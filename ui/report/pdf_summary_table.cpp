@@ -13,7 +13,7 @@
 namespace plab::ui {
 namespace {
 
-const QStringList kHeaders = {"Run", "Mode", "Status", "Steps", "Final loss", "Val loss", "Memory",
+const QStringList kSummaryHeaders = {"Run", "Mode", "Status", "Steps", "Final loss", "Val loss", "Memory",
                               "State saved", "Peak saved (measured)", "Update lost", "Rounded away", "Tokens/s"};
 constexpr int kFirstNumberColumn = 3;
 constexpr int kStatusColumn = 2;
@@ -69,8 +69,8 @@ ColumnLayout layoutAt(QPainter& p, const QFont& base, double pt, const std::vect
   layout.font = base;
   layout.font.setPointSizeF(pt);
   layout.pad = QFontMetrics(layout.font, p.device()).averageCharWidth();
-  for (int c = 0; c < kHeaders.size(); ++c)
-    layout.widths.push_back(neededWidth(p, layout.font, kHeaders[c], rows, c, wrap) + 2 * layout.pad);
+  for (int c = 0; c < kSummaryHeaders.size(); ++c)
+    layout.widths.push_back(neededWidth(p, layout.font, kSummaryHeaders[c], rows, c, wrap) + 2 * layout.pad);
   return layout;
 }
 
@@ -185,7 +185,7 @@ void drawPdfSummaryTable(QPainter& p, PdfPageCursor& cur, const std::vector<plab
     p.setPen(Qt::black);
     cur.y += h;
   };
-  drawRow(kHeaders, true, Qt::black);
+  drawRow(kSummaryHeaders, true, Qt::black);
   for (size_t i = 0; i < runs.size(); ++i) drawRow(rows[i], false, colors[i]);
 }
 

@@ -23,7 +23,7 @@ namespace {
 
 bool isFp32Value(double v) { return std::isfinite(v) && static_cast<double>(static_cast<float>(v)) == v; }
 
-void validate(const LossScaleConfig& c) {
+void validateLossScale(const LossScaleConfig& c) {
   const std::string what = "loss scale";
   if (!isFp32Value(c.initScale) || !(c.initScale > 0))
     throw ConfigError(what + ": the initial scale must be a finite positive fp32 value");
@@ -38,7 +38,7 @@ void validate(const LossScaleConfig& c) {
 }  // namespace
 
 DynamicLossScale::DynamicLossScale(const LossScaleConfig& config) : config_(config) {
-  validate(config_);
+  validateLossScale(config_);
   scale_ = torch::full({}, config_.initScale, torch::kFloat32);
   growthTracker_ = torch::zeros({}, torch::kInt32);
 }

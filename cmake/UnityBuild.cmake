@@ -1,0 +1,25 @@
+# plab_unity_build(<target>): with PLAB_UNITY_BUILD (the default), CMake
+# compiles the target's sources 8 to a translation unit, so that the inline
+# code of LibTorch, Qt and nlohmann/json that each of them instantiates is
+# compiled once per batch instead of once per file (docs/performance.md:
+# plab_core's cold build, before and after). The anonymous namespaces of a
+# batch share one translation unit: a file-local helper needs a name that
+# no other file of the target gives one of its own (docs/contributing.md).
+# A source with compile options or definitions of its own is compiled alone
+# (CMake leaves it out of the batches); SKIP_UNITY_BUILD_INCLUSION leaves out
+# others. -DPLAB_UNITY_BUILD=OFF compiles one file at a time (a shorter
+# rebuild after editing one file).
+option(PLAB_UNITY_BUILD "Compile plab_core's and plab_ui's sources in batches (unity build)" ON)
+
+function(plab_unity_build target)
+  if(NOT PLAB_UNITY_BUILD)
+    return()
+  endif()
+  set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+  # A source included by its batch's file counts for GCC as a header, where
+  # a class with a member of an anonymous-namespace type (Trainer::Impl,
+  # PrecisionAdamW::Impl) is worth a warning; in a source file it is not.
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wno-subobject-linkage>)
+  endif()
+endfunction()
