@@ -137,6 +137,8 @@ bool modeHasMomentChoice(OptimizerMode m) {
          m == OptimizerMode::Bf16StochasticRounding;
 }
 
+bool momentsQuantized(MomentPrecision p) { return p == MomentPrecision::Dynamic8bit; }
+
 MomentPrecision momentPrecisionDefault(OptimizerMode m) {
   switch (m) {
     case OptimizerMode::Bf16Plain: return MomentPrecision::Bf16Nearest;

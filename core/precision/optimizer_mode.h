@@ -62,6 +62,9 @@ std::string momentPrecisionId(MomentPrecision p);  // "default", "fp32", "bf16",
 MomentPrecision momentPrecisionFromId(const std::string& id);  // throws ConfigError
 // Whether the moment setting changes anything for this mode.
 bool modeHasMomentChoice(OptimizerMode m);
+// Whether the store quantizes the moments block-wise (torchao's optimizer
+// states: "8bit"), whose moment error a run measures (docs/metrics.md).
+bool momentsQuantized(MomentPrecision p);
 // The choice a recipe makes when the config says "default"; chosen by the
 // moment-precision measurements in tests/core/test_moment_precision.cpp.
 MomentPrecision momentPrecisionDefault(OptimizerMode m);

@@ -29,6 +29,8 @@ struct Slot {
   uint32_t randomStream = 0;  // Philox streams randomStream .. +2 (weight, m, v)
   uint64_t firstGroup = 0;    // a shard's first Philox group in its parameter
   UpdateWindow window;
+  // QuantizedMoments: what storing the moments lost over the open window.
+  kernels::MomentErrorSums momentErrors;
 };
 
 // The fused kernel's name for a slot's rule.
@@ -290,6 +292,7 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
   // Small fp64 term tensors, one per param, read back in one transfer.
   std::vector<torch::Tensor> stepTermList, windowTermList;
   std::vector<size_t> stepLayer, windowLayer;
+  std::vector<std::pair<size_t, kernels::MomentErrorSums>> momentLayer;  // quantized moments' window sums
   for (Slot& s : im.slots) {
     const torch::Tensor& p = s.tp.param;
     if (p.grad().defined()) {
@@ -310,6 +313,7 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
           extras.windowStride = s.window.stride();
         }
         extras.stats = collectStats;
+        if (windowOn && s.rule == StepRule::QuantizedMoments) extras.momentErrors = &s.momentErrors;
         const torch::Tensor terms =
             s.rule == StepRule::QuantizedMoments
                 ? steps::quantizedMomentsStep(s.state, im.scalarsFor(s, lr), s.write, extras)
@@ -344,6 +348,10 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
     if (windowCloses && s.window.started()) {
       windowTermList.push_back(s.window.close(p, pendingHolder(s)));
       windowLayer.push_back(s.layer);
+      if (s.rule == StepRule::QuantizedMoments) {
+        momentLayer.emplace_back(s.layer, s.momentErrors);
+        s.momentErrors = {};
+      }
     }
   }
 
@@ -357,6 +365,15 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
   });
   out.window = sumPerLayer<LayerWindowStats>(windowTermList, windowLayer, im.layers,
                                              [](LayerWindowStats& l, const auto& t) { addWindowTerms(l, t.data()); });
+  for (const auto& [layer, e] : momentLayer)
+    for (LayerWindowStats& l : out.window) {
+      if (l.layer != im.layers[layer]) continue;
+      l.momentsMeasured = true;
+      l.momentErrorSq[0] += e.mErrorSq;
+      l.momentSq[0] += e.mSq;
+      l.momentErrorSq[1] += e.vErrorSq;
+      l.momentSq[1] += e.vSq;
+    }
   return out;
 }
 

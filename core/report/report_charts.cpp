@@ -152,6 +152,13 @@ std::vector<LayerValue> layerValuesOf(const StepMetrics& m, LayerMetric metric) 
       for (const LayerFp16GradMetrics& l : m.fp16GradLayers)
         if (l.flushShare) out.push_back({&l.layer, *l.flushShare, true});
       break;
+    case LayerMetric::MomentErrorM:
+    case LayerMetric::MomentErrorV:
+      for (const LayerWindowMetrics& w : m.windowLayers) {
+        const std::optional<double>& e = metric == LayerMetric::MomentErrorM ? w.momentErrorM : w.momentErrorV;
+        if (e) out.push_back({&w.layer, *e, true});
+      }
+      break;
     case LayerMetric::GemmSaturation: {
       std::map<std::string, size_t> index;  // a layer's operands are not listed together (backward runs last)
       for (const GemmOperandStats& g : m.gemmLayers) {
@@ -182,6 +189,8 @@ const char* layerMetricTitle(LayerMetric metric) {
     case LayerMetric::GemmUnderflowWeight: return "GEMM underflow per layer (weight)";
     case LayerMetric::GemmUnderflowGradOutput: return "GEMM underflow per layer (output gradient)";
     case LayerMetric::GemmSaturation: return "GEMM saturation per layer (most saturated operand)";
+    case LayerMetric::MomentErrorM: return "First moment (m) error per layer (windows)";
+    case LayerMetric::MomentErrorV: return "Second moment (v) error per layer (windows)";
   }
   return "";
 }
@@ -192,6 +201,9 @@ const char* layerMetricScale(LayerMetric metric) {
     case LayerMetric::RoundedAway: return "of non-zero updates rounded away";
     case LayerMetric::Fp16GradFlush: return "of the non-zero unscaled gradient elements fp16 would flush to zero";
     case LayerMetric::GemmSaturation: return "of the operand's elements clamped at the format's largest value";
+    case LayerMetric::MomentErrorM:
+    case LayerMetric::MomentErrorV:
+      return "||stored - exact|| / ||exact|| of the quantized moment, exact: the step's fp32 moment";
     default: return "of the operand's non-zero elements quantized to zero";
   }
 }
@@ -369,7 +381,9 @@ std::vector<SvgChart> renderReportCharts(const std::vector<RunRecord>& runs) {
                           {LayerMetric::GemmUnderflowInput, "layers_gemm_underflow_input"},
                           {LayerMetric::GemmUnderflowWeight, "layers_gemm_underflow_weight"},
                           {LayerMetric::GemmUnderflowGradOutput, "layers_gemm_underflow_grad_output"},
-                          {LayerMetric::GemmSaturation, "layers_gemm_saturation"}};
+                          {LayerMetric::GemmSaturation, "layers_gemm_saturation"},
+                          {LayerMetric::MomentErrorM, "layers_moment_error_m"},
+                          {LayerMetric::MomentErrorV, "layers_moment_error_v"}};
   for (const Extra& e : extras)
     for (size_t i = 0; i < runs.size(); ++i)
       if (runHasLayerMetric(runs[i], e.metric))

@@ -58,6 +58,12 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
        "Rounded away: elements whose intended update was non-zero but whose stored weight did not change in a "
        "single step (Kahan and stochastic rounding defer or randomise writes, so this stays high for them).</small></p>\n";
 
+  // Quantized moments: their mean moment error (docs/metrics.md), after the store's name.
+  const auto momentErrorText = [](const RunResult& res) {
+    if (!res.meanMomentErrorM || !res.meanMomentErrorV) return std::string();
+    return " (error m " + report::percentText(*res.meanMomentErrorM, 2) + ", v " +
+           report::percentText(*res.meanMomentErrorV, 2) + ")";
+  };
   h << "<h2>Summary</h2>\n<table>\n<tr><th>run</th><th>mode</th><th title=\"the fp32 run this run is measured against: the same config except "
        "mode and plan\">fp32 twin</th><th>status</th><th>moments</th><th>steps</th><th>final loss</th>"
        "<th>final val loss</th><th>memory</th><th title=\"training state: weights, gradients, moments, master copies and Kahan "
@@ -76,7 +82,7 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
     h << "<tr><td class=\"text\" style=\"color:" << hexColor(colors[i]) << ";font-weight:bold\">"
       << escapeXml(report::runLabel(runs, i)) << "</td><td class=\"text\">" << escapeXml(optimizerModeLabel(r.config.mode))
       << "</td><td class=\"text\">" << escapeXml(report::fp32TwinCell(runs, i)) << "</td><td class=\"text " << f.status << "\">" << f.status << "</td><td class=\"text\">"
-      << escapeXml(r.info.momentPrecision.empty() ? "–" : r.info.momentPrecision) << "</td><td>" << f.steps << "</td><td>"
+      << escapeXml(r.info.momentPrecision.empty() ? "–" : r.info.momentPrecision) << momentErrorText(res) << "</td><td>" << f.steps << "</td><td>"
       << f.finalLoss << "</td><td>" << f.finalValLoss << "</td><td>" << f.memory << "</td><td>" << f.stateSaved << "</td><td>"
       << escapeXml(f.peakSaved) << "</td><td>" << f.updateLost << "</td><td>" << pct(res.meanUpdateError) << "</td><td>"
       << f.roundedAway << "</td><td>" << f.tokensPerSecond << "</td></tr>\n";

@@ -47,6 +47,7 @@ from safetensors.torch import load_file, save_file  # noqa: E402
 
 import torchao  # noqa: E402
 from torchao.optim import AdamW8bit  # noqa: E402
+from torchao.optim.quant_utils import quantize_8bit_with_qmap, scale_tensor  # noqa: E402
 from torchao.optim.subclass_8bit import OptimState8bit  # noqa: E402
 
 STEPS = 100
@@ -316,9 +317,81 @@ def check_stochastic(probe, tally, work):
                 not bad, "; ".join(bad[:6]) if bad else f"{len(keys)} tensors bit for bit")
 
 
+def moment_values(state):
+    """A moment as the next step reads it, fp32 (torchao dequantizes its codes)."""
+    return state.dequantize().float() if isinstance(state, OptimState8bit) else state.detach().float()
+
+
+def torchao_moment_error(inputs, hyper, dtype, window, steps=STEPS):
+    """The moment error (docs/metrics.md) of torchao's AdamW8bit, computed
+    here from torchao's own states: each step's exact fp32 moments from the
+    stored ones before it (its compiled lerp, prev + (g - prev) * (1 - beta),
+    each operation rounded once), the stored ones after it, summed over all
+    parameters and the window's steps. Returns [(step, m error, v error)]
+    and whether torchao's quantizer (quantize_8bit_with_qmap on the block
+    scales), applied to those exact moments, gives back its stored codes:
+    that they are the values its step quantized."""
+    names = names_of(inputs)
+    params = [torch.nn.Parameter(inputs[f"param/{n}"].to(dtype).clone()) for n in names]
+    opt = AdamW8bit(params, lr=hyper["lr"], betas=(hyper["beta1"], hyper["beta2"]), eps=hyper["eps"],
+                    weight_decay=hyper["weight_decay"])
+    weights = {"exp_avg": 1 - hyper["beta1"], "exp_avg_sq": 1 - hyper["beta2"]}
+    sums = {k: [0.0, 0.0] for k in weights}
+    out, requantized = [], True
+    for t in range(steps):
+        exact = {}
+        for n, p in zip(names, params):
+            p.grad = inputs[f"grads/{n}"][t].to(dtype).clone()
+            g = p.grad.float()
+            for key, w in weights.items():
+                prev = moment_values(opt.state[p][key]) if opt.state[p] else torch.zeros_like(g)
+                target = g if key == "exp_avg" else g.square()
+                exact[(n, key)] = prev + (target - prev) * w
+        opt.step()
+        for n, p in zip(names, params):
+            for key in weights:
+                state, e = opt.state[p][key], exact[(n, key)]
+                stored = moment_values(state)
+                sums[key][0] += float((stored.double() - e.double()).square().sum())
+                sums[key][1] += float(e.double().square().sum())
+                if isinstance(state, OptimState8bit):
+                    scaled, scale = scale_tensor(e, state.block_size)
+                    codes = quantize_8bit_with_qmap(scaled, state.qmap)
+                    requantized = requantized and torch.equal(codes, state.codes) and torch.equal(scale, state.scale)
+        if (t + 1) % window == 0:
+            out.append((t + 1, *(math.sqrt(sums[k][0] / sums[k][1]) for k in weights)))
+            sums = {k: [0.0, 0.0] for k in weights}
+    return out, requantized
+
+
+def check_moment_error(probe, tally, work):
+    """The probe's moment error per window (PrecisionAdamW's window
+    statistics, all parameters) against the same figure computed from
+    torchao's AdamW8bit states (torchao_moment_error)."""
+    hyper = HYPERS[0]
+    window = 20
+    for case, mode, plan, dtype in (("fp32 weights", "bf16-nearest", "all-fp32", torch.float32),
+                                    ("bf16 weights, nearest", "bf16-nearest", "all-bf16", torch.bfloat16)):
+        inputs = make_inputs(40)
+        ours = run_probe(probe, work, mode, inputs, dict(hyper, moments="8bit", plan=plan, seed=7, update_window=window),
+                         tag=f"moment-error-{plan}")
+        theirs, requantized = torchao_moment_error(inputs, hyper, dtype, window)
+        tally.check(f"moment error, {case}: torchao's quantizer applied to the exact moments gives its stored codes "
+                    "and scales on every step (the exact moments are what its step quantized)", requantized,
+                    f"{STEPS} steps, {len(quantized_names(inputs))} quantized parameters")
+        got = ours.get("moment_error")
+        rows = [] if got is None else [tuple(float(x) for x in r) for r in got]
+        worst = max((abs(a - b) / b for r, q in zip(rows, theirs) for a, b in zip(r[1:], q[1:])), default=math.inf)
+        tally.check(f"moment error, {case}: per window (m, v) == the figure from torchao's states (rel. 1e-9)",
+                    len(rows) == len(theirs) and all(r[0] == q[0] for r, q in zip(rows, theirs)) and worst <= 1e-9,
+                    f"{len(rows)} windows of {window} steps; torchao " +
+                    ", ".join(f"step {q[0]}: m {q[1]:.4%} v {q[2]:.4%}" for q in theirs[:2]) +
+                    f"; largest relative difference {worst:.2e}")
+
+
 def main():
     torch.set_num_threads(1)
-    checks = [(c.__name__, c) for c in (check_exact, check_stochastic)]
+    checks = [(c.__name__, c) for c in (check_exact, check_stochastic, check_moment_error)]
     return run_checks(__doc__, f"torch {torch.__version__}, torchao {torchao.__version__}", "plab-ref-states-", checks)
 
 

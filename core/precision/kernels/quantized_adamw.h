@@ -44,7 +44,25 @@ struct QuantizedAdamWArgs {
   int64_t windowStride = 1;
 };
 
-// Parallel over fixed blocks; statistics summed in block order as fusedAdamWCpu.
-void quantizedAdamWCpu(const QuantizedAdamWArgs& args, StepSums* sums);
+// What storing the moments lost in one step (docs/metrics.md, "Moment
+// error"): over the elements, the squared difference between the stored
+// moment as the next step reads it (dequantized codes, or the plain tensor)
+// and the fp32 moment this step computed from the previous stored moment and
+// the gradient, and the squared fp32 moment. Plain fp32 moments add exactly 0
+// error.
+struct MomentErrorSums {
+  double mErrorSq = 0, mSq = 0, vErrorSq = 0, vSq = 0;
+  void add(const MomentErrorSums& o) {
+    mErrorSq += o.mErrorSq;
+    mSq += o.mSq;
+    vErrorSq += o.vErrorSq;
+    vSq += o.vSq;
+  }
+};
+
+// Parallel over fixed blocks; statistics summed in block order as
+// fusedAdamWCpu. momentErrors, when not null, receives this step's
+// MomentErrorSums added to what it holds (in task order: a fixed order).
+void quantizedAdamWCpu(const QuantizedAdamWArgs& args, StepSums* sums, MomentErrorSums* momentErrors = nullptr);
 
 }  // namespace plab::kernels

@@ -65,10 +65,26 @@ void storeMoments(const QuantizedAdamWArgs& a, int64_t first, int64_t len, const
   }
 }
 
+// What storing the block's new moments m and v (fp32, as the step computed
+// them) lost: the stored values read back as the next step will read them,
+// against m and v, in fp64 (the difference of two fp32 values is exact).
+void addMomentErrors(const QuantizedAdamWArgs& a, int64_t first, int64_t len, const float* m, const float* v,
+                     MomentErrorSums& e) {
+  float mq[kDynamicTreeBlock], vq[kDynamicTreeBlock];
+  loadMoments(a, first, len, mq, vq);
+  for (int64_t j = 0; j < len; ++j) {
+    const double dm = static_cast<double>(mq[j]) - m[j], dv = static_cast<double>(vq[j]) - v[j];
+    e.mErrorSq += dm * dm;
+    e.mSq += static_cast<double>(m[j]) * m[j];
+    e.vErrorSq += dv * dv;
+    e.vSq += static_cast<double>(v[j]) * v[j];
+  }
+}
+
 // Steps [begin, end): a block of moments at a time. Statistics in one fp64
 // sum per term, in element order (a fixed order per task).
 template <bool Fp32Weights, WeightRule Rule>
-void stepRange(const QuantizedAdamWArgs& a, int64_t begin, int64_t end, StepSums* sums) {
+void stepRange(const QuantizedAdamWArgs& a, int64_t begin, int64_t end, StepSums* sums, MomentErrorSums* errors) {
   float m[kDynamicTreeBlock], v[kDynamicTreeBlock];
   Philox4 group{};
   for (int64_t c = begin; c < end; c += kDynamicTreeBlock) {
@@ -110,10 +126,11 @@ void stepRange(const QuantizedAdamWArgs& a, int64_t begin, int64_t end, StepSums
       if (a.windowSum && i % a.windowStride == 0) a.windowSum[i / a.windowStride] += intended;
     }
     storeMoments(a, c, len, m, v);
+    if (errors) addMomentErrors(a, c, len, m, v, *errors);
   }
 }
 
-using Range = void (*)(const QuantizedAdamWArgs&, int64_t, int64_t, StepSums*);
+using Range = void (*)(const QuantizedAdamWArgs&, int64_t, int64_t, StepSums*, MomentErrorSums*);
 
 Range rangeFor(const QuantizedAdamWArgs& a) {
   if (a.fp32Weights) return stepRange<true, WeightRule::Nearest>;
@@ -128,16 +145,22 @@ Range rangeFor(const QuantizedAdamWArgs& a) {
 
 }  // namespace
 
-void quantizedAdamWCpu(const QuantizedAdamWArgs& a, StepSums* sums) {
+void quantizedAdamWCpu(const QuantizedAdamWArgs& a, StepSums* sums, MomentErrorSums* momentErrors) {
   const Range range = rangeFor(a);
   const int64_t tasks = (a.n + kTask - 1) / kTask;
   std::vector<StepSums> partial(sums ? static_cast<size_t>(tasks) : 0);
+  std::vector<MomentErrorSums> errors(momentErrors ? static_cast<size_t>(tasks) : 0);
   parallelChunks(tasks, 1, [&](int64_t first, int64_t last) {
-    for (int64_t t = first; t < last; ++t)
-      range(a, t * kTask, std::min(a.n, (t + 1) * kTask), sums ? &partial[static_cast<size_t>(t)] : nullptr);
+    for (int64_t t = first; t < last; ++t) {
+      const size_t k = static_cast<size_t>(t);
+      range(a, t * kTask, std::min(a.n, (t + 1) * kTask), sums ? &partial[k] : nullptr,
+            momentErrors ? &errors[k] : nullptr);
+    }
   });
-  if (!sums) return;
-  for (const StepSums& p : partial) sums->add(p);
+  if (sums)
+    for (const StepSums& p : partial) sums->add(p);
+  if (momentErrors)
+    for (const MomentErrorSums& e : errors) momentErrors->add(e);
 }
 
 }  // namespace plab::kernels

@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "precision/kernels/fused_adamw.h"
+#include "precision/kernels/quantized_adamw.h"
 #include "precision/optimizer_mode.h"
 
 namespace plab::steps {
@@ -111,6 +112,9 @@ struct FusedExtras {
   torch::Tensor windowSum;       // fp64 on the param's device, or undefined (no window open)
   int64_t windowStride = 1;
   bool stats = false;
+  // Quantized moments only: what storing them lost this step is added here
+  // (kernels::MomentErrorSums); null: not measured.
+  kernels::MomentErrorSums* momentErrors = nullptr;
 };
 bool fusedStepRuns(const ParamState& p);
 // With extras.stats, returns the step's terms [intended non-zero, rounded

@@ -80,7 +80,7 @@ torch::Tensor quantizedMomentsStep(ParamState& p, const StepScalars& s, WeightWr
     a.windowStride = extras.windowStride;
   }
   kernels::StepSums sums;
-  kernels::quantizedAdamWCpu(a, extras.stats ? &sums : nullptr);
+  kernels::quantizedAdamWCpu(a, extras.stats ? &sums : nullptr, extras.momentErrors);
   if (!extras.stats) return torch::Tensor();
   return torch::tensor({sums.intendedNonZero, sums.roundedAway, sums.intendedSq, sums.changeSq, static_cast<double>(a.n)},
                        torch::TensorOptions().dtype(torch::kFloat64));
