@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
         const Paired t = pairedRounds(steps, warmup, device, torchStep, [&] { opt.step(1e-3, stats); });
         const int64_t transient = transientBytes(device, [&] { opt.step(1e-3, stats); });
         const MemoryBreakdown mem = opt.measuredMemory();
-        const int64_t state = mem.moments + mem.master + mem.kahan;
+        const int64_t state = mem.moments + mem.master + mem.kahan + mem.scales;
         const int64_t moved = 2 * (mem.weights + state) + mem.gradients;
         row(name, t, moved, state, transient, mem.weights);
       }
@@ -241,7 +241,7 @@ int main(int argc, char** argv) {
       const Paired t = pairedRounds(steps, warmup, device, torchStep, [&] { opt.step(1e-3, stats); });
       const int64_t transient = transientBytes(device, [&] { opt.step(1e-3, stats); });
       const MemoryBreakdown mem = opt.measuredMemory();
-      const int64_t state = mem.moments + mem.master + mem.kahan;
+      const int64_t state = mem.moments + mem.master + mem.kahan + mem.scales;
       row(name, t, 2 * (mem.weights + state) + mem.gradients, state, transient, mem.weights);
     }
   }

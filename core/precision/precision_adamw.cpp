@@ -393,7 +393,8 @@ MemoryBreakdown PrecisionAdamW::measuredMemory() const {
   for (const Slot& s : impl_->slots) {
     mem.weights += bytesOf(s.tp.param);
     mem.gradients += bytesOf(s.tp.param.grad());
-    mem.moments += bytesOf(s.state.m) + bytesOf(s.state.v) + bytesOf(s.state.mScale) + bytesOf(s.state.vScale);
+    mem.moments += bytesOf(s.state.m) + bytesOf(s.state.v);
+    mem.scales += bytesOf(s.state.mScale) + bytesOf(s.state.vScale);
     mem.master += bytesOf(s.state.master);
     mem.kahan += bytesOf(s.state.comp);
   }

@@ -34,15 +34,24 @@ inline bool bf16Moments(OptimizerMode mode, const AdamWOptions& o, bool paramIsB
 }
 
 // Bytes of m and v together for a tensor of n elements: "8bit" as torchao
-// allocates them (kernels/dynamic_tree_8bit.h: one byte per element and an
-// fp32 scale per 256 for each moment when the tensor is quantized, else
-// the parameter's own dtype), the others 2 or 4 bytes per element each.
+// allocates them (kernels/dynamic_tree_8bit.h: one byte per element for
+// each moment when the tensor is quantized, else the parameter's own
+// dtype), the others 2 or 4 bytes per element each. The quantized moments'
+// scales are scaleBytes.
 inline int64_t momentBytes(int64_t n, OptimizerMode mode, const AdamWOptions& o, bool paramIsBf16) {
   if (moments(mode, o, paramIsBf16) == MomentPrecision::Dynamic8bit) {
-    if (kernels::dynamicTreeQuantizes(n)) return 2 * (n + 4 * (n / kernels::kDynamicTreeBlock));
+    if (kernels::dynamicTreeQuantizes(n)) return 2 * n;
     return 2 * n * (paramIsBf16 ? 2 : 4);
   }
   return 2 * n * (bf16Moments(mode, o, paramIsBf16) ? 2 : 4);
+}
+
+// Bytes of the quantized moments' scales (m and v together): an fp32 scale
+// per block of each moment where the tensor is quantized, else 0.
+inline int64_t scaleBytes(int64_t n, OptimizerMode mode, const AdamWOptions& o, bool paramIsBf16) {
+  if (moments(mode, o, paramIsBf16) == MomentPrecision::Dynamic8bit && kernels::dynamicTreeQuantizes(n))
+    return 2 * 4 * (n / kernels::kDynamicTreeBlock);
+  return 0;
 }
 
 inline bool hasMaster(OptimizerMode mode, bool paramIsBf16) {

@@ -60,8 +60,11 @@ std::string renderMemoryChart(const std::vector<RunRecord>& runs) {
   std::vector<Bar> bars;
   if (!runs.empty()) bars.push_back({"fp32 AdamW baseline", headerFp32Baseline(runs)});
   for (size_t i = 0; i < runs.size(); ++i) bars.push_back({seriesLabel(runs, i), runs[i].result.memory});
-  const char* parts[] = {"weights", "gradients", "moments", "master", "kahan"};
-  const char* colors[] = {"#0072B2", "#56B4E9", "#E69F00", "#D55E00", "#009E73"};
+  const char* parts[] = {"weights", "gradients", "moments", "master", "kahan", "scales"};
+  const char* colors[] = {"#0072B2", "#56B4E9", "#E69F00", "#D55E00", "#009E73", "#CC79A7"};
+  // The scales' legend entry only where a run quantizes its moments.
+  const int shownParts =
+      std::any_of(bars.begin(), bars.end(), [](const Bar& b) { return b.m.scales > 0; }) ? 6 : 5;
 
   double maxTotal = 0;
   for (const Bar& b : bars) maxTotal = std::max(maxTotal, mib(b.m.total()));
@@ -81,9 +84,9 @@ std::string renderMemoryChart(const std::vector<RunRecord>& runs) {
     const double y = top + static_cast<double>(i) * (barH + gap);
     svg << "<text x=\"" << left - 8 << "\" y=\"" << y + barH / 2 + 4 << "\" text-anchor=\"end\">" << escapeXml(b.label)
         << "</text>\n";
-    const int64_t values[] = {b.m.weights, b.m.gradients, b.m.moments, b.m.master, b.m.kahan};
+    const int64_t values[] = {b.m.weights, b.m.gradients, b.m.moments, b.m.master, b.m.kahan, b.m.scales};
     double x = left;
-    for (int p = 0; p < 5; ++p) {
+    for (int p = 0; p < 6; ++p) {
       const double w = mib(values[p]) / maxTotal * plotW;
       if (w <= 0) continue;
       svg << "<rect x=\"" << num(x, 6) << "\" y=\"" << y << "\" width=\"" << num(w, 6) << "\" height=\"" << barH
@@ -93,8 +96,8 @@ std::string renderMemoryChart(const std::vector<RunRecord>& runs) {
     svg << "<text x=\"" << num(x + 4, 6) << "\" y=\"" << y + barH / 2 + 4 << "\">" << num(mib(b.m.total())) << "</text>\n";
   }
   const double ly = top + static_cast<double>(bars.size()) * (barH + gap) + 20;
-  for (int p = 0; p < 5; ++p) {
-    const double lx = left + p * 90.0;
+  for (int p = 0; p < shownParts; ++p) {
+    const double lx = left + p * 80.0;
     svg << "<rect x=\"" << lx << "\" y=\"" << ly - 9 << "\" width=\"12\" height=\"12\" fill=\"" << colors[p] << "\"/>"
         << "<text x=\"" << lx + 16 << "\" y=\"" << ly + 1 << "\">" << parts[p] << "</text>\n";
   }

@@ -95,7 +95,8 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
         << report::runStatusText(r) << "): " << escapeXml(r.result.message) << "</p>\n";
 
   h << "<h2>Memory breakdown (MiB)</h2>\n<table>\n<tr><th>run</th><th>weights</th><th>gradients</th>"
-       "<th>moments</th><th>master</th><th>kahan</th><th>total</th><th>predicted total</th>"
+       "<th>moments</th><th>master</th><th>kahan</th><th title=\"the fp32 scale per block of quantized moments "
+       "(adamw.moments 8bit)\">scales</th><th>total</th><th>predicted total</th>"
        "<th title=\"a training step's measured peak above the memory resident before it: activations and "
        "temporaries\">step peak above state</th><th title=\"what the process held for training at its measured "
        "peak, above what it held before the model was loaded\">measured training peak</th></tr>\n";
@@ -103,14 +104,15 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
     const MemoryBreakdown b = report::headerFp32Baseline(runs);
     h << "<tr><td class=\"text\">fp32 AdamW baseline</td><td>" << mibText(b.weights) << "</td><td>"
       << mibText(b.gradients) << "</td><td>" << mibText(b.moments) << "</td><td>" << mibText(b.master) << "</td><td>"
-      << mibText(b.kahan) << "</td><td>" << mibText(b.total()) << "</td><td>-</td><td>-</td><td>-</td></tr>\n";
+      << mibText(b.kahan) << "</td><td>" << mibText(b.scales) << "</td><td>" << mibText(b.total())
+      << "</td><td>-</td><td>-</td><td>-</td></tr>\n";
   }
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
     const MemoryBreakdown& m = r.result.memory;
     h << "<tr><td class=\"text\">" << escapeXml(report::runLabel(runs, i)) << "</td><td>" << mibText(m.weights) << "</td><td>"
       << mibText(m.gradients) << "</td><td>" << mibText(m.moments) << "</td><td>" << mibText(m.master) << "</td><td>"
-      << mibText(m.kahan) << "</td><td>" << mibText(m.total()) << "</td><td>"
+      << mibText(m.kahan) << "</td><td>" << mibText(m.scales) << "</td><td>" << mibText(m.total()) << "</td><td>"
       << mibText(r.info.predictedMemory.total()) << "</td><td>"
       << (r.result.stepPeakBytes ? mibText(*r.result.stepPeakBytes) : std::string("-")) << "</td><td>"
       << (r.result.trainingPeakBytes ? mibText(*r.result.trainingPeakBytes) : std::string("-")) << "</td></tr>\n";

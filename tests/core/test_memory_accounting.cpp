@@ -108,7 +108,7 @@ class MemoryAccountingTest : public QObject {
     QCOMPARE(describe(predicted), describe(expected));
   }
 
-  // "8bit": 1 byte per element per moment plus an fp32 scale per 256
+  // "8bit": 1 byte per element per moment (moments) plus an fp32 scale per 256 (scales)
   // elements where torchao quantizes (>= 4096 elements, whole blocks), the
   // parameter's own dtype elsewhere; counted by hand, predicted from shapes
   // and measured from the tensors after a step.
@@ -125,7 +125,9 @@ class MemoryAccountingTest : public QObject {
                                           make({3, 257}, torch::kBFloat16, "e")};  // plain bf16
     AdamWOptions options;
     options.moments = MomentPrecision::Dynamic8bit;
-    const int64_t moments = 2 * (4096 + 4 * 16) + 2 * 2 * 64 + 2 * (4352 + 4 * 17) + 2 * 4 * 4097 + 2 * 2 * 771;
+    // Codes (or plain moments) under `moments`, the quantized tensors' scales under `scales`.
+    const int64_t moments = 2 * 4096 + 2 * 2 * 64 + 2 * 4352 + 2 * 4 * 4097 + 2 * 2 * 771;
+    const int64_t scales = 2 * 4 * 16 + 2 * 4 * 17;
     for (OptimizerMode mode : {OptimizerMode::Bf16Nearest, OptimizerMode::Bf16Kahan, OptimizerMode::Bf16StochasticRounding}) {
       const MemoryBreakdown predicted = predictMemory(params, mode, options);
       PrecisionAdamW opt(params, mode, options, 1);
@@ -133,6 +135,8 @@ class MemoryAccountingTest : public QObject {
       const MemoryBreakdown measured = opt.measuredMemory();
       QCOMPARE(describe(measured), describe(predicted));
       QCOMPARE(measured.moments, moments);
+      QCOMPARE(measured.scales, scales);
+      QCOMPARE(measured.total(), predicted.total());  // the process's state, scales included
       QCOMPARE(measured.kahan, mode == OptimizerMode::Bf16Kahan ? int64_t(2 * (4096 + 64 + 771)) : int64_t(0));
     }
   }
@@ -233,6 +237,14 @@ class MemoryAccountingTest : public QObject {
     QVERIFY_THROWS_EXCEPTION(ConfigError, memoryBreakdownFromJson(nlohmann::json{{"weights", "1"}}));
     QVERIFY_THROWS_EXCEPTION(ConfigError, memoryBreakdownFromJson(nlohmann::json{{"weights", 1}, {"total", 2}}));
     QVERIFY_THROWS_EXCEPTION(ConfigError, memoryBreakdownFromJson(nlohmann::json::array()));
+    // Quantized moments' scales: written only where there are some, counted in the total.
+    QVERIFY(!j.contains("scales"));
+    m.scales = 6;
+    const nlohmann::json withScales = toJson(m);
+    QCOMPARE(withScales.at("scales").get<int64_t>(), int64_t(6));
+    QCOMPARE(withScales.at("total").get<int64_t>(), int64_t(21));
+    QCOMPARE(describe(memoryBreakdownFromJson(withScales)), describe(m));
+    QVERIFY_THROWS_EXCEPTION(ConfigError, memoryBreakdownFromJson(nlohmann::json{{"scales", -1}}));
   }
 };
 
