@@ -12,7 +12,7 @@ struct MemoryBreakdown {
   int64_t moments = 0;      // AdamW m and v (quantized: their codes)
   int64_t master = 0;       // fp32 master weights (mixed mode)
   int64_t kahan = 0;        // Kahan compensation buffers
-  // Quantized moments (adamw.moments "8bit"): the fp32 scale of each block
+  // Quantized moments (adamw.moments "8bit", "4bit", "fp8"): the fp32 scale of each block
   // of m and of v; the codes are in `moments`.
   int64_t scales = 0;
   int64_t total() const { return weights + gradients + moments + master + kahan + scales; }

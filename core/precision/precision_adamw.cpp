@@ -3,7 +3,6 @@
 #include <unordered_map>
 #include <utility>
 
-#include "precision/kernels/dynamic_tree_8bit.h"
 #include "precision/memory_estimate.h"
 #include "precision/state_layout.h"
 #include "precision/steps/adamw_step.h"
@@ -14,7 +13,7 @@ namespace plab {
 namespace {
 
 // Which step function of precision/steps/ a parameter takes.
-// QuantizedMoments: adamw.moments "8bit" (torchao's AdamW8bit step), fp32
+// QuantizedMoments: adamw.moments "8bit" / "4bit" (torchao's AdamW8bit / 4bit step), fp32
 // or bf16 params, the bf16 weight written by `write`.
 enum class StepRule { Fp32, Bf16Plain, Bf16Write, Master, QuantizedMoments };
 
@@ -231,17 +230,21 @@ PrecisionAdamW::PrecisionAdamW(std::vector<TrainableParam> params, OptimizerMode
       }
     }
     s.state.param = tp.param.detach();
-    if (s.moments == MomentPrecision::Dynamic8bit) {
+    if (momentsQuantized(s.moments)) {
       s.rule = StepRule::QuantizedMoments;  // the weight write chosen above stays
       // torchao's _new_buffer: codes and a scale per block when the tensor
       // is large enough and whole blocks, else zeros in the param's dtype.
-      if (steps::quantizedMomentsQuantize(tp.param.numel())) {
+      // 8-bit codes keep the param's shape, 4-bit ones are packed flat (OptimState4bit).
+      if (steps::quantizedMomentsQuantize(tp.param.numel(), s.moments)) {
         const auto u8 = torch::TensorOptions().dtype(torch::kUInt8).device(tp.param.device());
         const auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(tp.param.device());
-        s.state.m = torch::zeros(tp.param.sizes(), u8);
-        s.state.v = torch::zeros(tp.param.sizes(), u8);
-        s.state.mScale = torch::zeros({tp.param.numel() / kernels::kDynamicTreeBlock}, f32);
-        s.state.vScale = torch::zeros({tp.param.numel() / kernels::kDynamicTreeBlock}, f32);
+        const int64_t n = tp.param.numel(), blocks = n / steps::quantizedMomentsBlock(s.moments);
+        const std::vector<int64_t> codes =
+            s.moments == MomentPrecision::Dynamic4bit ? std::vector<int64_t>{n / 2} : tp.param.sizes().vec();
+        s.state.m = torch::zeros(codes, u8);
+        s.state.v = torch::zeros(codes, u8);
+        s.state.mScale = torch::zeros({blocks}, f32);
+        s.state.vScale = torch::zeros({blocks}, f32);
       } else {
         s.state.m = torch::zeros_like(tp.param);
         s.state.v = torch::zeros_like(tp.param);
@@ -316,7 +319,7 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
         if (windowOn && s.rule == StepRule::QuantizedMoments) extras.momentErrors = &s.momentErrors;
         const torch::Tensor terms =
             s.rule == StepRule::QuantizedMoments
-                ? steps::quantizedMomentsStep(s.state, im.scalarsFor(s, lr), s.write, extras)
+                ? steps::quantizedMomentsStep(s.state, im.scalarsFor(s, lr), s.write, s.moments, extras)
                 : steps::fusedStep(s.state, im.scalarsFor(s, lr), fusedRuleOf(s), s.moments, extras);
         if (collectStats) {
           stepTermList.push_back(terms);
@@ -492,12 +495,16 @@ torch::Tensor PrecisionAdamW::masterWeight(const std::string& paramName) const {
 
 torch::Tensor PrecisionAdamW::firstMoment(const std::string& paramName) const {
   const Slot& s = findSlot(impl_->slots, paramName);
-  return s.state.mScale.defined() ? steps::dequantizedMoment(s.state.m, s.state.mScale, true) : s.state.m;
+  return s.state.mScale.defined()
+             ? steps::dequantizedMoment(s.state.m, s.state.mScale, true, s.moments, s.tp.param.sizes())
+             : s.state.m;
 }
 
 torch::Tensor PrecisionAdamW::secondMoment(const std::string& paramName) const {
   const Slot& s = findSlot(impl_->slots, paramName);
-  return s.state.vScale.defined() ? steps::dequantizedMoment(s.state.v, s.state.vScale, false) : s.state.v;
+  return s.state.vScale.defined()
+             ? steps::dequantizedMoment(s.state.v, s.state.vScale, false, s.moments, s.tp.param.sizes())
+             : s.state.v;
 }
 
 MemoryBreakdown predictMemory(const std::vector<TrainableParam>& params, OptimizerMode mode,

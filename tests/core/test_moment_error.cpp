@@ -34,10 +34,17 @@ struct Sums {
 class MomentErrorTest : public QObject {
   Q_OBJECT
  private slots:
-  // Two windows of 5 steps on a quantized bf16 tensor, a quantized fp32 one,
+  // For each quantized store, two windows of 5 steps on a quantized bf16 tensor, a quantized fp32 one,
   // a small bf16 one (plain bf16 moments, rounded to nearest) and a small
   // fp32 one (plain fp32 moments: exactly 0); three weight rules.
+  void equalsIndependentComputation_data() {
+    QTest::addColumn<int>("store");
+    QTest::newRow("8bit") << int(MomentPrecision::Dynamic8bit);
+    QTest::newRow("4bit") << int(MomentPrecision::Dynamic4bit);
+    QTest::newRow("fp8") << int(MomentPrecision::Fp8);
+  }
   void equalsIndependentComputation() {
+    QFETCH(int, store);
     for (const OptimizerMode mode :
          {OptimizerMode::Bf16Nearest, OptimizerMode::Bf16Kahan, OptimizerMode::Bf16StochasticRounding}) {
       torch::manual_seed(11);
@@ -46,7 +53,7 @@ class MomentErrorTest : public QObject {
                                             makeParam({300}, torch::kBFloat16, "plain_bf16"),
                                             makeParam({4097}, torch::kFloat32, "plain_fp32")};
       AdamWOptions options;
-      options.moments = MomentPrecision::Dynamic8bit;
+      options.moments = MomentPrecision(store);
       UpdateStatsOptions stats;
       stats.window = 5;
       PrecisionAdamW opt(params, mode, options, 3, stats);

@@ -51,7 +51,7 @@ QString metricExplanation(HeatmapMetric m) {
              "(simulated formats); hover a cell for every statistic of the operand" + scale;
     case HeatmapMetric::MomentErrorM:
     case HeatmapMetric::MomentErrorV:
-      return "quantized moments (adamw.moments \"8bit\"): ||stored - exact|| / ||exact|| over the window, exact being\n"
+      return "quantized moments (adamw.moments 8bit, 4bit, fp8): ||stored - exact|| / ||exact|| over the window, exact being\n"
              "the fp32 moment each step computed from the stored one before it" + scale;
   }
   return scale;

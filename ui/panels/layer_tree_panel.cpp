@@ -144,7 +144,7 @@ LayerTreePanel::LayerTreePanel(QWidget* parent) : QWidget(parent) {
                                   "weights whose update was rounded away in the step (Kahan and SR defer writes, "
                                   "so only update lost tells them from plain bf16)");
   tree_->headerItem()->setToolTip(MomentErrorColumn,
-                                  "Quantized moments (adamw.moments \"8bit\"), mean over the last finished run's "
+                                  "Quantized moments (adamw.moments 8bit, 4bit, fp8), mean over the last finished run's "
                                   "windows: ||stored - exact|| / ||exact|| of m and of v, exact being the fp32 "
                                   "moment each step computed from the stored one before it (docs/metrics.md); "
                                   "empty where the moments are not quantized");

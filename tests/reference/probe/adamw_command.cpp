@@ -121,7 +121,7 @@ int adamwCommand(const Args& args) {
   for (const auto& p : holder.named_parameters()) out.emplace_back("param/" + p.key(), p.value().detach());
   for (auto& [name, t] : optimizer.stateTensors()) out.emplace_back("state/" + name, t);
   for (const std::string& name : in.names) {
-    if (options.moments != MomentPrecision::Dynamic8bit) break;
+    if (!momentsQuantized(options.moments)) break;
     out.emplace_back("dequant/" + name + ".exp_avg", optimizer.firstMoment(name).to(torch::kFloat32).contiguous());
     out.emplace_back("dequant/" + name + ".exp_avg_sq", optimizer.secondMoment(name).to(torch::kFloat32).contiguous());
   }
