@@ -96,7 +96,7 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
 
   h << "<h2>Memory breakdown (MiB)</h2>\n<table>\n<tr><th>run</th><th>weights</th><th>gradients</th>"
        "<th>moments</th><th>master</th><th>kahan</th><th title=\"the fp32 scale per block of quantized moments "
-       "(adamw.moments 8bit)\">scales</th><th>total</th><th>predicted total</th>"
+       "(adamw.moments 8bit, 4bit, fp8)\">scales</th><th>total</th><th>predicted total</th>"
        "<th title=\"a training step's measured peak above the memory resident before it: activations and "
        "temporaries\">step peak above state</th><th title=\"what the process held for training at its measured "
        "peak, above what it held before the model was loaded\">measured training peak</th></tr>\n";
