@@ -15,7 +15,8 @@
 // The first row pairs torch with a second copy of itself: how near 1.00 it
 // reads is the run's noise.
 // The "8bit" rows: adamw.moments "8bit" (torchao's AdamW8bit store and
-// step, CPU only) on bf16 weights per write rule and on fp32 weights;
+// step, CPU only) on bf16 weights per write rule and on fp32 weights, and
+// "4bit" / "fp8" (AdamW4bit, AdamWFp8) with stochastic rounding;
 // bench/compare_torchao_states.sh times torchao's own step beside them.
 //   bench_optimizer [elements=4000000] [steps=20] [warmup=3] [device=cpu] [threads] [rows]
 // rows: comma-separated terms (default: every row). A term that is a mode id
@@ -278,22 +279,27 @@ int main(int argc, char** argv) {
                                       [&] { opt.step(1e-3, stats); });
         const int64_t transient = transientBytes(device, [&] { opt.step(1e-3, stats); });
         const MemoryBreakdown mem = opt.measuredMemory();
-        const int64_t state = mem.moments + mem.master + mem.kahan;
+        const int64_t state = mem.moments + mem.master + mem.kahan + mem.scales;
         const int64_t moved = 2 * (mem.weights + state) + mem.gradients;
         row(name, t, moved, state, transient, mem.weights);
       }
     }
   }
 
-  // "8bit" moments: torchao's AdamW8bit step, per weight write, bare and with statistics.
+  // Quantized moments: torchao's AdamW8bit step, per weight write, bare and
+  // with statistics (the moment error among them); AdamW4bit's and
+  // AdamWFp8's with stochastic rounding.
   const struct {
     const char* name;
     OptimizerMode mode;
     bool bf16;
-  } eightBit[] = {{"8bit moments, fp32 weights", OptimizerMode::Bf16Nearest, false},
-                  {"8bit moments, bf16-nearest", OptimizerMode::Bf16Nearest, true},
-                  {"8bit moments, bf16-kahan", OptimizerMode::Bf16Kahan, true},
-                  {"8bit moments, bf16-sr", OptimizerMode::Bf16StochasticRounding, true}};
+    MomentPrecision store;
+  } eightBit[] = {{"8bit moments, fp32 weights", OptimizerMode::Bf16Nearest, false, MomentPrecision::Dynamic8bit},
+                  {"8bit moments, bf16-nearest", OptimizerMode::Bf16Nearest, true, MomentPrecision::Dynamic8bit},
+                  {"8bit moments, bf16-kahan", OptimizerMode::Bf16Kahan, true, MomentPrecision::Dynamic8bit},
+                  {"8bit moments, bf16-sr", OptimizerMode::Bf16StochasticRounding, true, MomentPrecision::Dynamic8bit},
+                  {"4bit moments, bf16-sr", OptimizerMode::Bf16StochasticRounding, true, MomentPrecision::Dynamic4bit},
+                  {"fp8 moments, bf16-sr", OptimizerMode::Bf16StochasticRounding, true, MomentPrecision::Fp8}};
   for (const auto& r : eightBit) {
     if (!device.is_cpu()) break;  // no CUDA kernel for the quantized store yet
     for (bool stats : {false, true}) {
@@ -310,13 +316,13 @@ int main(int argc, char** argv) {
       UpdateStatsOptions statsOptions;
       statsOptions.window = stats ? 20 : 0;
       AdamWOptions options;
-      options.moments = MomentPrecision::Dynamic8bit;
+      options.moments = r.store;
       PrecisionAdamW opt(params, r.mode, options, 0, statsOptions);
       const Paired t =
           pairedRounds(steps, warmup, device, r.bf16 ? torchStepBf16 : torchStep, [&] { opt.step(1e-3, stats); });
       const int64_t transient = transientBytes(device, [&] { opt.step(1e-3, stats); });
       const MemoryBreakdown mem = opt.measuredMemory();
-      const int64_t state = mem.moments + mem.master + mem.kahan;
+      const int64_t state = mem.moments + mem.master + mem.kahan + mem.scales;
       row(name, t, 2 * (mem.weights + state) + mem.gradients, state, transient, mem.weights);
     }
   }

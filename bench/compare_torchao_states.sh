@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The "8bit" moment store's optimizer step beside torchao's AdamW8bit on the
-# CPU, same shapes and thread count, interleaved: ROUNDS times, this
-# project's rows (build/bench/bench_optimizer: the "8bit" rows, and the
+# The quantized moment stores' optimizer step beside torchao's AdamW8bit,
+# AdamW4bit and AdamWFp8 on the CPU, same shapes and thread count,
+# interleaved: ROUNDS times, this project's rows
+# (build/bench/bench_optimizer: the "moments" rows, and the
 # fused bf16-sr step with its default bf16-sr moments) then torchao's
 # (bench/torchao_optimizer_step.py, torch.compile'd as users run it), so a
 # load that comes and goes moves both alike.
@@ -13,9 +14,9 @@ python="${PYTHON:-$root/.venv/bin/python}"
 bench="${PLAB_BENCH:-$root/build/bench/bench_optimizer}"
 for round in $(seq 1 "$rounds"); do
   echo "== round $round: this project"
-  "$bench" "$elements" "$steps" 3 cpu "$threads" "8bit" | grep -v "^LibTorch"
+  "$bench" "$elements" "$steps" 3 cpu "$threads" "moments" | grep -v "^LibTorch"
   "$bench" "$elements" "$steps" 3 cpu "$threads" "bf16-sr fused" | tail -n +5 | head -1
   echo "== round $round: torchao"
   "$python" "$root/bench/torchao_optimizer_step.py" "$elements" "$steps" 3 "$threads" 2>&1 |
-    grep "^torchao AdamW8bit"
+    grep "^torchao AdamW"
 done

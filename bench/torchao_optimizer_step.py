@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Time of one torchao.optim.AdamW8bit step on the CPU, on the shapes
+"""Time of one torchao.optim.AdamW8bit step on the CPU (and of AdamW4bit's and
+AdamWFp8's with bf16_stochastic_round), on the shapes
 bench_optimizer steps (layers of width 1024 and their biases adding up to
 about ELEMENTS parameters, gradients randn * 1e-3), as users run it
 (torch.compile'd single_param_adam; the compilation is left out with the
-warm-up steps). Prints one line per weight dtype: the median ms of STEPS steps.
+warm-up steps). Prints one line per optimizer and weight dtype: the median ms of STEPS steps.
   torchao_optimizer_step.py [elements=4000000] [steps=20] [warmup=3] [threads=0: torch's default]
 """
 import statistics
@@ -12,7 +13,7 @@ import time
 import warnings
 
 import torch
-from torchao.optim import AdamW8bit
+from torchao.optim import AdamW4bit, AdamW8bit, AdamWFp8
 
 warnings.filterwarnings("ignore")
 
@@ -33,12 +34,15 @@ def main():
     if len(sys.argv) > 4 and int(sys.argv[4]) > 0:
         torch.set_num_threads(int(sys.argv[4]))
     torch.manual_seed(0)
-    for label, dtype, sr in (("fp32 weights", torch.float32, False), ("bf16 weights, nearest", torch.bfloat16, False),
-                             ("bf16 weights, bf16_stochastic_round", torch.bfloat16, True)):
+    for cls, label, dtype, sr in ((AdamW8bit, "fp32 weights", torch.float32, False),
+                                  (AdamW8bit, "bf16 weights, nearest", torch.bfloat16, False),
+                                  (AdamW8bit, "bf16 weights, bf16_stochastic_round", torch.bfloat16, True),
+                                  (AdamW4bit, "bf16 weights, bf16_stochastic_round", torch.bfloat16, True),
+                                  (AdamWFp8, "bf16 weights, bf16_stochastic_round", torch.bfloat16, True)):
         params = [torch.nn.Parameter(p.to(dtype)) for p in make_params(elements)]
         for p in params:
             p.grad = (torch.randn(p.shape) * 1e-3).to(dtype)
-        opt = AdamW8bit(params, lr=1e-3, weight_decay=0.01, bf16_stochastic_round=sr)
+        opt = cls(params, lr=1e-3, weight_decay=0.01, bf16_stochastic_round=sr)
         times = []
         for i in range(warmup + steps):
             t0 = time.perf_counter()
@@ -46,7 +50,7 @@ def main():
             if i >= warmup:
                 times.append(1000 * (time.perf_counter() - t0))
         n = sum(p.numel() for p in params)
-        print(f"torchao AdamW8bit, {label}: {statistics.median(times):.2f} ms/step (median of {steps}), "
+        print(f"torchao {cls.__name__}, {label}: {statistics.median(times):.2f} ms/step (median of {steps}), "
               f"{n} parameters, {torch.get_num_threads()} threads", flush=True)
 
 

@@ -103,7 +103,7 @@ int memoryCommand(Args& args) {
               << "; GiB per process (the largest rank), activations not included\n\n"
               << std::left << std::setw(14) << "mode" << std::right << std::setw(7) << "ranks" << std::setw(10)
               << "weights" << std::setw(11) << "gradients" << std::setw(10) << "moments" << std::setw(9) << "master"
-              << std::setw(8) << "kahan" << std::setw(12) << "total/rank" << std::setw(13) << "bytes/param" << '\n';
+              << std::setw(8) << "kahan" << std::setw(8) << "scales" << std::setw(12) << "total/rank" << std::setw(13) << "bytes/param" << '\n';
   for (OptimizerMode mode : modes) {
     const auto groups = parameterGroups(model.modules, resolved, mode);
     for (int n : sizes) {
@@ -117,7 +117,7 @@ int memoryCommand(Args& args) {
       std::cout << std::left << std::setw(14) << optimizerModeId(mode) << std::right << std::setw(7) << n
                 << std::fixed << std::setprecision(1) << std::setw(10) << gib(m.weights) << std::setw(11)
                 << gib(m.gradients) << std::setw(10) << gib(m.moments) << std::setw(9) << gib(m.master)
-                << std::setw(8) << gib(m.kahan) << std::setw(12) << gib(m.total()) << std::setprecision(2)
+                << std::setw(8) << gib(m.kahan) << std::setw(8) << gib(m.scales) << std::setw(12) << gib(m.total()) << std::setprecision(2)
                 << std::setw(13)
                 << (model.parameterCount > 0 ? static_cast<double>(m.total()) / static_cast<double>(model.parameterCount) : 0.0)
                 << '\n';

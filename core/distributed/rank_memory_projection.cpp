@@ -29,6 +29,7 @@ std::vector<MemoryBreakdown> projectRankMemory(const std::vector<ParameterGroup>
       into.moments += m.moments;
       into.master += m.master;
       into.kahan += m.kahan;
+      into.scales += m.scales;
     }
   }
   return ranks;

@@ -215,8 +215,9 @@ ShardedAdamW::ShardedAdamW(std::vector<TrainableParam> params, OptimizerMode mod
   // A shard would quantize its slice in blocks of its own (torchao applies
   // its size rule and blocks to each rank's local tensor): not a store this
   // project has measured against an unsharded run yet.
-  if (options.moments == MomentPrecision::Dynamic8bit)
-    throw ConfigError("adamw.moments \"8bit\" is not supported with a sharded optimizer (ZeRO) yet");
+  if (momentsQuantized(options.moments))
+    throw ConfigError("adamw.moments \"" + momentPrecisionId(options.moments) +
+                      "\" is not supported with a sharded optimizer (ZeRO) yet");
   std::vector<int64_t> sizes;
   for (const TrainableParam& tp : params) sizes.push_back(tp.param.numel());
   im.pieces = flatShards(sizes, dp.world().worldSize);

@@ -9,15 +9,19 @@
 namespace plab {
 namespace {
 
-torch::Tensor build(bool isSigned) {
+// torchao's create_dynamic_map(signed, max_exponent_bits, total_bits) with
+// total_bits - 1 == max_exponent_bits (both its uses: 8 bits with 7, 4 bits
+// with 3), where no linear region is added: 2^total_bits values.
+torch::Tensor build(bool isSigned, int exponentBits = 7) {
   torch::NoGradGuard noGrad;
   std::vector<float> values;
-  for (int i = 0; i < 7; ++i) {
+  for (int i = 0; i < exponentBits; ++i) {
     const int64_t points = isSigned ? (int64_t{1} << i) + 1 : (int64_t{1} << (i + 1)) + 1;
     const torch::Tensor bounds = torch::linspace(0.1, 1.0, points, torch::kFloat32);
     const torch::Tensor means = (bounds.slice(0, 0, points - 1) + bounds.slice(0, 1, points)) / 2.0;
-    // Python's 10 ** (i - 6): a correctly rounded double, then fp32 in torch's mul.
-    const double decade = std::pow(10.0, i - 6);
+    // Python's 10 ** (i - (exponentBits - 1)): a correctly rounded double
+    // (1 exactly for the last decade), then fp32 in torch's mul.
+    const double decade = std::pow(10.0, i - (exponentBits - 1));
     for (const double sign : {1.0, -1.0}) {
       if (sign < 0 && !isSigned) break;
       const torch::Tensor scaled = (means * (sign * decade)).contiguous();
@@ -28,8 +32,15 @@ torch::Tensor build(bool isSigned) {
   values.push_back(0.0f);
   values.push_back(1.0f);
   std::sort(values.begin(), values.end());
-  TORCH_CHECK(values.size() == 256, "dynamic-tree code: ", values.size(), " values, not 256");
+  const size_t expected = size_t{1} << (exponentBits + 1);
+  TORCH_CHECK(values.size() == expected, "dynamic-tree code: ", values.size(), " values, not ", expected);
   return torch::tensor(values, torch::kFloat32);
+}
+
+// torchao's 4-bit unsigned map: torch.linspace(0, 1, 17)[1:], no zero.
+torch::Tensor buildLinear4() {
+  torch::NoGradGuard noGrad;
+  return torch::linspace(0.0, 1.0, 17, torch::kFloat32).slice(0, 1).contiguous();
 }
 
 torch::Tensor buildStarts(const torch::Tensor& code) {
@@ -51,6 +62,12 @@ const torch::Tensor& dynamicTreeStarts(bool isSigned) {
   static const torch::Tensor signedStarts = buildStarts(dynamicTreeCode(true));
   static const torch::Tensor unsignedStarts = buildStarts(dynamicTreeCode(false));
   return isSigned ? signedStarts : unsignedStarts;
+}
+
+const torch::Tensor& dynamicTree4Code(bool isSigned) {
+  static const torch::Tensor signedCode = build(true, 3);
+  static const torch::Tensor unsignedCode = buildLinear4();
+  return isSigned ? signedCode : unsignedCode;
 }
 
 const torch::Tensor& dynamicTreeCode(bool isSigned) {

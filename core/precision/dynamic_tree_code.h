@@ -16,6 +16,12 @@ namespace plab {
 // 256 sorted fp32 values on the CPU; signed for m, unsigned for v. Built once.
 const torch::Tensor& dynamicTreeCode(bool isSigned);
 
+// The 4-bit store's 16 sorted fp32 values (kernels/dynamic_tree_4bit.h), as
+// torchao's OptimState4bit builds them: signed (m) create_dynamic_map(True,
+// 3, 4), the same construction with 3 decades; unsigned (v)
+// torch.linspace(0, 1, 17)[1:]. Built once.
+const torch::Tensor& dynamicTree4Code(bool isSigned);
+
 // uint8, kernels::kDynamicTreeBuckets entries: the binary search's code for
 // the lowest value of each bucket of q (kernels/dynamic_tree_8bit.h,
 // dynamicTreeLookup). Built once from dynamicTreeCode(isSigned).

@@ -6,22 +6,26 @@ namespace plab {
 
 nlohmann::json toJson(const MemoryBreakdown& m) {
   // "total" is derived; written for readers of the JSON, checked on reading.
-  return {{"weights", m.weights}, {"gradients", m.gradients}, {"moments", m.moments},
-          {"master", m.master},   {"kahan", m.kahan},         {"total", m.total()}};
+  nlohmann::json j = {{"weights", m.weights}, {"gradients", m.gradients}, {"moments", m.moments},
+                      {"master", m.master},   {"kahan", m.kahan},         {"total", m.total()}};
+  // Written where there are some: the files of runs without quantized moments stay as they were.
+  if (m.scales != 0) j["scales"] = m.scales;
+  return j;
 }
 
 MemoryBreakdown memoryBreakdownFromJson(const nlohmann::json& j) {
   using namespace json_strict;
   const std::string what = "memory";
   requireObject(j, what);
-  rejectUnknownKeys(j, what, {"weights", "gradients", "moments", "master", "kahan", "total"});
+  rejectUnknownKeys(j, what, {"weights", "gradients", "moments", "master", "kahan", "scales", "total"});
   MemoryBreakdown m;
   readInt(j, "weights", what, m.weights);
   readInt(j, "gradients", what, m.gradients);
   readInt(j, "moments", what, m.moments);
   readInt(j, "master", what, m.master);
   readInt(j, "kahan", what, m.kahan);
-  for (int64_t v : {m.weights, m.gradients, m.moments, m.master, m.kahan})
+  if (j.contains("scales")) readInt(j, "scales", what, m.scales);  // absent: none (or a folder from before)
+  for (int64_t v : {m.weights, m.gradients, m.moments, m.master, m.kahan, m.scales})
     if (v < 0) throw ConfigError(what + ": byte counts must be >= 0");
   if (j.contains("total")) {
     int64_t total = 0;

@@ -33,6 +33,7 @@ MemoryBreakdown elementBytes(int64_t n, bool bf16, OptimizerMode mode, const Ada
   m.weights = paramBytes * n;
   m.gradients = (state_layout::fp32Gradients(mode, bf16) ? 4 : paramBytes) * n;
   m.moments = state_layout::momentBytes(n, mode, options, bf16);
+  m.scales = state_layout::scaleBytes(n, mode, options, bf16);
   if (state_layout::hasMaster(mode, bf16)) m.master = 4 * n;
   if (state_layout::hasKahan(mode, bf16)) m.kahan = 2 * n;
   return m;

@@ -10,8 +10,8 @@
 //   fp16 modes: a bf16 layer holds fp16 (2 bytes like bf16); "fp16" keeps
 //                 fp16 moments (4), "fp16-mixed" fp32 moments (8), master 4
 //                 and its gradients unscaled in fp32 (4)
-//   "8bit" moments: 1 byte per element per moment plus an fp32 scale per
-//                 256 when the tensor is quantized (>= 4096 elements, a
+//   "8bit" moments: 1 byte per element per moment plus (scales) an fp32
+//                 scale per 256 when the tensor is quantized (>= 4096 elements, a
 //                 multiple of 256), else the parameter's dtype; exact per
 //                 tensor (predictMemory), applied to a module's parameters
 //                 together in the module-tree estimate (an estimate: a

@@ -107,7 +107,8 @@ OptimizerMode optimizerModeFromId(const std::string& id) {
 const std::vector<MomentPrecision>& allMomentPrecisions() {
   static const std::vector<MomentPrecision> all = {MomentPrecision::ModeDefault, MomentPrecision::Fp32,
                                                    MomentPrecision::Bf16Nearest, MomentPrecision::Bf16Stochastic,
-                                                   MomentPrecision::Dynamic8bit};
+                                                   MomentPrecision::Dynamic8bit, MomentPrecision::Dynamic4bit,
+                                                   MomentPrecision::Fp8};
   return all;
 }
 
@@ -119,6 +120,8 @@ std::string momentPrecisionId(MomentPrecision p) {
     case MomentPrecision::Bf16Stochastic: return "bf16-sr";
     case MomentPrecision::Fp16: return "fp16";
     case MomentPrecision::Dynamic8bit: return "8bit";
+    case MomentPrecision::Dynamic4bit: return "4bit";
+    case MomentPrecision::Fp8: return "fp8";
   }
   return "unknown";
 }
@@ -135,6 +138,10 @@ MomentPrecision momentPrecisionFromId(const std::string& id) {
 bool modeHasMomentChoice(OptimizerMode m) {
   return m == OptimizerMode::Bf16Nearest || m == OptimizerMode::Bf16Kahan ||
          m == OptimizerMode::Bf16StochasticRounding;
+}
+
+bool momentsQuantized(MomentPrecision p) {
+  return p == MomentPrecision::Dynamic8bit || p == MomentPrecision::Dynamic4bit || p == MomentPrecision::Fp8;
 }
 
 MomentPrecision momentPrecisionDefault(OptimizerMode m) {

@@ -36,6 +36,16 @@ enum class MomentPrecision {
   // not a whole number of blocks keeps its moments in its own dtype, as
   // torchao does (state_layout.h, precision/kernels/quantized_adamw.h).
   Dynamic8bit,
+  // "4bit": torchao's AdamW4bit store and step: 4-bit codes, two per byte,
+  // with an fp32 scale per 128 elements (1.06 bytes per parameter for m and
+  // v together); m on a 16-value dynamic-tree code (signed), v on the linear
+  // code 1/16 .. 1 (no zero, lpmm's second-moment map); the same size rule
+  // with 128-element blocks.
+  Dynamic4bit,
+  // "fp8": torchao's AdamWFp8 store and step: m and v as fp8 e4m3 codes
+  // with an fp32 scale per 256 elements (the block's largest magnitude /
+  // 448), 2.03 bytes per parameter; the 8-bit size rule.
+  Fp8,
 };
 
 // The bf16 story's modes: the default experiment, bench, the app's mode list.
@@ -62,6 +72,9 @@ std::string momentPrecisionId(MomentPrecision p);  // "default", "fp32", "bf16",
 MomentPrecision momentPrecisionFromId(const std::string& id);  // throws ConfigError
 // Whether the moment setting changes anything for this mode.
 bool modeHasMomentChoice(OptimizerMode m);
+// Whether the store quantizes the moments block-wise (torchao's optimizer
+// states: "8bit", "4bit", "fp8"), whose moment error a run measures (docs/metrics.md).
+bool momentsQuantized(MomentPrecision p);
 // The choice a recipe makes when the config says "default"; chosen by the
 // moment-precision measurements in tests/core/test_moment_precision.cpp.
 MomentPrecision momentPrecisionDefault(OptimizerMode m);

@@ -3,7 +3,6 @@
 #include <unordered_map>
 #include <utility>
 
-#include "precision/kernels/dynamic_tree_8bit.h"
 #include "precision/memory_estimate.h"
 #include "precision/state_layout.h"
 #include "precision/steps/adamw_step.h"
@@ -14,7 +13,7 @@ namespace plab {
 namespace {
 
 // Which step function of precision/steps/ a parameter takes.
-// QuantizedMoments: adamw.moments "8bit" (torchao's AdamW8bit step), fp32
+// QuantizedMoments: adamw.moments "8bit" / "4bit" (torchao's AdamW8bit / 4bit step), fp32
 // or bf16 params, the bf16 weight written by `write`.
 enum class StepRule { Fp32, Bf16Plain, Bf16Write, Master, QuantizedMoments };
 
@@ -29,6 +28,8 @@ struct Slot {
   uint32_t randomStream = 0;  // Philox streams randomStream .. +2 (weight, m, v)
   uint64_t firstGroup = 0;    // a shard's first Philox group in its parameter
   UpdateWindow window;
+  // QuantizedMoments: what storing the moments lost over the open window.
+  kernels::MomentErrorSums momentErrors;
 };
 
 // The fused kernel's name for a slot's rule.
@@ -236,17 +237,21 @@ PrecisionAdamW::PrecisionAdamW(std::vector<TrainableParam> params, OptimizerMode
       }
     }
     s.state.param = tp.param.detach();
-    if (s.moments == MomentPrecision::Dynamic8bit) {
+    if (momentsQuantized(s.moments)) {
       s.rule = StepRule::QuantizedMoments;  // the weight write chosen above stays
       // torchao's _new_buffer: codes and a scale per block when the tensor
       // is large enough and whole blocks, else zeros in the param's dtype.
-      if (steps::quantizedMomentsQuantize(tp.param.numel())) {
+      // 8-bit codes keep the param's shape, 4-bit ones are packed flat (OptimState4bit).
+      if (steps::quantizedMomentsQuantize(tp.param.numel(), s.moments)) {
         const auto u8 = torch::TensorOptions().dtype(torch::kUInt8).device(tp.param.device());
         const auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(tp.param.device());
-        s.state.m = torch::zeros(tp.param.sizes(), u8);
-        s.state.v = torch::zeros(tp.param.sizes(), u8);
-        s.state.mScale = torch::zeros({tp.param.numel() / kernels::kDynamicTreeBlock}, f32);
-        s.state.vScale = torch::zeros({tp.param.numel() / kernels::kDynamicTreeBlock}, f32);
+        const int64_t n = tp.param.numel(), blocks = n / steps::quantizedMomentsBlock(s.moments);
+        const std::vector<int64_t> codes =
+            s.moments == MomentPrecision::Dynamic4bit ? std::vector<int64_t>{n / 2} : tp.param.sizes().vec();
+        s.state.m = torch::zeros(codes, u8);
+        s.state.v = torch::zeros(codes, u8);
+        s.state.mScale = torch::zeros({blocks}, f32);
+        s.state.vScale = torch::zeros({blocks}, f32);
       } else {
         s.state.m = torch::zeros_like(tp.param);
         s.state.v = torch::zeros_like(tp.param);
@@ -297,6 +302,7 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
   // Small fp64 term tensors, one per param, read back in one transfer.
   std::vector<torch::Tensor> stepTermList, windowTermList;
   std::vector<size_t> stepLayer, windowLayer;
+  std::vector<std::pair<size_t, kernels::MomentErrorSums>> momentLayer;  // quantized moments' window sums
   for (Slot& s : im.slots) {
     const torch::Tensor& p = s.tp.param;
     if (p.grad().defined()) {
@@ -319,8 +325,9 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
           extras.windowStride = s.window.stride();
         }
         extras.stats = collectStats;
+        if (windowOn && s.rule == StepRule::QuantizedMoments) extras.momentErrors = &s.momentErrors;
         const torch::Tensor terms =
-            quantized    ? steps::quantizedMomentsStep(s.state, im.scalarsFor(s, lr), s.write, extras)
+            quantized    ? steps::quantizedMomentsStep(s.state, im.scalarsFor(s, lr), s.write, s.moments, extras)
             : torchFused ? steps::torchFusedStep(s.state, im.scalarsFor(s, lr), extras)
                          : steps::fusedStep(s.state, im.scalarsFor(s, lr), fusedRuleOf(s), s.moments, extras);
         if (collectStats) {
@@ -353,6 +360,10 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
     if (windowCloses && s.window.started()) {
       windowTermList.push_back(s.window.close(p, pendingHolder(s)));
       windowLayer.push_back(s.layer);
+      if (s.rule == StepRule::QuantizedMoments) {
+        momentLayer.emplace_back(s.layer, s.momentErrors);
+        s.momentErrors = {};
+      }
     }
   }
 
@@ -366,6 +377,15 @@ OptimizerStepStats PrecisionAdamW::step(double lr, bool collectStats) {
   });
   out.window = sumPerLayer<LayerWindowStats>(windowTermList, windowLayer, im.layers,
                                              [](LayerWindowStats& l, const auto& t) { addWindowTerms(l, t.data()); });
+  for (const auto& [layer, e] : momentLayer)
+    for (LayerWindowStats& l : out.window) {
+      if (l.layer != im.layers[layer]) continue;
+      l.momentsMeasured = true;
+      l.momentErrorSq[0] += e.mErrorSq;
+      l.momentSq[0] += e.mSq;
+      l.momentErrorSq[1] += e.vErrorSq;
+      l.momentSq[1] += e.vSq;
+    }
   return out;
 }
 
@@ -385,7 +405,8 @@ MemoryBreakdown PrecisionAdamW::measuredMemory() const {
   for (const Slot& s : impl_->slots) {
     mem.weights += bytesOf(s.tp.param);
     mem.gradients += bytesOf(s.tp.param.grad());
-    mem.moments += bytesOf(s.state.m) + bytesOf(s.state.v) + bytesOf(s.state.mScale) + bytesOf(s.state.vScale);
+    mem.moments += bytesOf(s.state.m) + bytesOf(s.state.v);
+    mem.scales += bytesOf(s.state.mScale) + bytesOf(s.state.vScale);
     mem.master += bytesOf(s.state.master);
     mem.kahan += bytesOf(s.state.comp);
   }
@@ -483,12 +504,16 @@ torch::Tensor PrecisionAdamW::masterWeight(const std::string& paramName) const {
 
 torch::Tensor PrecisionAdamW::firstMoment(const std::string& paramName) const {
   const Slot& s = findSlot(impl_->slots, paramName);
-  return s.state.mScale.defined() ? steps::dequantizedMoment(s.state.m, s.state.mScale, true) : s.state.m;
+  return s.state.mScale.defined()
+             ? steps::dequantizedMoment(s.state.m, s.state.mScale, true, s.moments, s.tp.param.sizes())
+             : s.state.m;
 }
 
 torch::Tensor PrecisionAdamW::secondMoment(const std::string& paramName) const {
   const Slot& s = findSlot(impl_->slots, paramName);
-  return s.state.vScale.defined() ? steps::dequantizedMoment(s.state.v, s.state.vScale, false) : s.state.v;
+  return s.state.vScale.defined()
+             ? steps::dequantizedMoment(s.state.v, s.state.vScale, false, s.moments, s.tp.param.sizes())
+             : s.state.v;
 }
 
 MemoryBreakdown predictMemory(const std::vector<TrainableParam>& params, OptimizerMode mode,

@@ -65,7 +65,7 @@ class PrecisionAdamW {
   int64_t statisticsBytes() const;
 
   // Checkpoints: every state tensor by name ("<param>.exp_avg", ".exp_avg_sq",
-  // their ".scale" under "8bit" moments, ".master", ".kahan") and the step counts ({"step": n, "params": {name:
+  // their ".scale" under "8bit" / "4bit" moments, ".master", ".kahan") and the step counts ({"step": n, "params": {name:
   // n}}). The random streams need nothing more: Philox is keyed by the seed
   // and the step. loadState() puts them back
   // into an optimizer built for the same params, mode and options; `tensor`
@@ -85,7 +85,7 @@ class PrecisionAdamW {
 
   // Introspection (tests, checkpoints): a param's optimizer state by its
   // TrainableParam name; undefined tensors where the mode keeps none.
-  // "8bit" moments come back dequantized (fp32), as torchao's dequantize().
+  // "8bit" / "4bit" moments come back dequantized (fp32, the param's shape), as torchao's dequantize().
   // Throws ConfigError for an unknown name.
   torch::Tensor kahanCompensation(const std::string& paramName) const;
   torch::Tensor masterWeight(const std::string& paramName) const;

@@ -6,6 +6,7 @@
 // "Low precision" (paramIsBf16 below, the name older than the fp16 modes) is
 // a plan's bf16 layer: it holds bf16, or fp16 under the fp16 modes; both
 // take 2 bytes per element.
+#include "precision/kernels/dynamic_tree_4bit.h"
 #include "precision/kernels/dynamic_tree_8bit.h"
 #include "precision/optimizer_mode.h"
 
@@ -18,7 +19,7 @@ namespace plab::state_layout {
 inline MomentPrecision moments(OptimizerMode mode, const AdamWOptions& o, bool paramIsBf16) {
   // torchao's AdamW8bit quantizes the moments of every parameter it steps,
   // fp32 ones too: so does "8bit" in the recipes that offer the choice.
-  if (o.moments == MomentPrecision::Dynamic8bit && modeHasMomentChoice(mode)) return MomentPrecision::Dynamic8bit;
+  if (momentsQuantized(o.moments) && modeHasMomentChoice(mode)) return o.moments;
   if (!paramIsBf16 || mode == OptimizerMode::Fp32AdamW || mode == OptimizerMode::Fp32MasterWeights ||
       mode == OptimizerMode::Fp16Mixed)
     return MomentPrecision::Fp32;
@@ -30,19 +31,31 @@ inline MomentPrecision moments(OptimizerMode mode, const AdamWOptions& o, bool p
 // Whether the moments take 2 bytes per element (bf16 or fp16).
 inline bool bf16Moments(OptimizerMode mode, const AdamWOptions& o, bool paramIsBf16) {
   const MomentPrecision p = moments(mode, o, paramIsBf16);
-  return p != MomentPrecision::Fp32 && p != MomentPrecision::Dynamic8bit;
+  return p != MomentPrecision::Fp32 && !momentsQuantized(p);
 }
 
 // Bytes of m and v together for a tensor of n elements: "8bit" as torchao
-// allocates them (kernels/dynamic_tree_8bit.h: one byte per element and an
-// fp32 scale per 256 for each moment when the tensor is quantized, else
-// the parameter's own dtype), the others 2 or 4 bytes per element each.
+// allocates them (kernels/dynamic_tree_8bit.h: one byte per element for
+// each moment when the tensor is quantized, else the parameter's own
+// dtype), "fp8" likewise (an e4m3 byte, the same blocks and rule), "4bit"
+// with half a byte (kernels/dynamic_tree_4bit.h), the others 2 or 4 bytes per element each. The quantized moments'
+// scales are scaleBytes.
 inline int64_t momentBytes(int64_t n, OptimizerMode mode, const AdamWOptions& o, bool paramIsBf16) {
-  if (moments(mode, o, paramIsBf16) == MomentPrecision::Dynamic8bit) {
-    if (kernels::dynamicTreeQuantizes(n)) return 2 * (n + 4 * (n / kernels::kDynamicTreeBlock));
-    return 2 * n * (paramIsBf16 ? 2 : 4);
-  }
+  const MomentPrecision p = moments(mode, o, paramIsBf16);
+  if ((p == MomentPrecision::Dynamic8bit || p == MomentPrecision::Fp8) && kernels::dynamicTreeQuantizes(n)) return 2 * n;
+  if (p == MomentPrecision::Dynamic4bit && kernels::dynamicTree4Quantizes(n)) return n;  // two codes per byte
+  if (momentsQuantized(p)) return 2 * n * (paramIsBf16 ? 2 : 4);
   return 2 * n * (bf16Moments(mode, o, paramIsBf16) ? 2 : 4);
+}
+
+// Bytes of the quantized moments' scales (m and v together): an fp32 scale
+// per block of each moment where the tensor is quantized, else 0.
+inline int64_t scaleBytes(int64_t n, OptimizerMode mode, const AdamWOptions& o, bool paramIsBf16) {
+  const MomentPrecision p = moments(mode, o, paramIsBf16);
+  if ((p == MomentPrecision::Dynamic8bit || p == MomentPrecision::Fp8) && kernels::dynamicTreeQuantizes(n))
+    return 2 * 4 * (n / kernels::kDynamicTreeBlock);
+  if (p == MomentPrecision::Dynamic4bit && kernels::dynamicTree4Quantizes(n)) return 2 * 4 * (n / kernels::kDynamicTree4Block);
+  return 0;
 }
 
 inline bool hasMaster(OptimizerMode mode, bool paramIsBf16) {

@@ -62,6 +62,12 @@ LayerWindowStats totalOf(const std::vector<LayerWindowStats>& layers, const std:
     t.pendingDotIntended += l.pendingDotIntended;
     t.trackedElements += l.trackedElements;
     t.stochasticVarianceTerm += l.stochasticVarianceTerm;
+    // The total's moments lost is over the layers that measured it.
+    t.momentsMeasured = t.momentsMeasured || l.momentsMeasured;
+    for (int k = 0; k < 2; ++k) {
+      t.momentErrorSq[k] += l.momentErrorSq[k];
+      t.momentSq[k] += l.momentSq[k];
+    }
     // Group g of every layer together is still an interleaved share of all elements.
     for (int g = 0; g < kLostGroups; ++g) {
       t.groupResidualDotIntended[g] += l.groupResidualDotIntended[g];
@@ -69,6 +75,11 @@ LayerWindowStats totalOf(const std::vector<LayerWindowStats>& layers, const std:
     }
   }
   return t;
+}
+
+std::optional<double> LayerWindowStats::momentError(int moment) const {
+  if (!momentsMeasured) return std::nullopt;
+  return momentSq[moment] > 0 ? std::sqrt(momentErrorSq[moment] / momentSq[moment]) : 0.0;
 }
 
 void addWindowTerms(LayerWindowStats& l, const double* t) {

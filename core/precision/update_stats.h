@@ -82,11 +82,22 @@ struct LayerWindowStats {
   std::array<double, kLostGroups> groupIntendedSumSq{};        // Q_g
   double stochasticVarianceTerm = 0;  // sum S_i^2 |S_i| ulp_i, stochastic rounding only
   double noiseSq = 0;                 // ||A + P - S||^2
+  // Moment error (quantized moment stores only; momentsMeasured false
+  // elsewhere): summed over the window's steps and the layer's elements,
+  // ||stored - exact||^2 and ||exact||^2 of m and of v, where exact is the
+  // fp32 moment the step computed from the previous stored moment and the
+  // gradient and stored what the next step reads (kernels/quantized_adamw.h).
+  bool momentsMeasured = false;
+  double momentErrorSq[2] = {0, 0};  // m, v
+  double momentSq[2] = {0, 0};
   double updateLost() const;     // 0 when nothing was intended
   double updateError() const;    // 0 when nothing was intended
   double updateNoise() const;    // 0 when nothing was intended
   double updatePending() const;  // 0 when nothing was intended
   double updateLostStdError() const;  // 0 when nothing was intended
+  // ||stored - exact|| / ||exact|| of moment 0 (m) or 1 (v) over the window;
+  // 0 when the exact moments were all zero; unset unless momentsMeasured.
+  std::optional<double> momentError(int moment) const;
 };
 
 struct OptimizerStepStats {

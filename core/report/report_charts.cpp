@@ -60,8 +60,11 @@ std::string renderMemoryChart(const std::vector<RunRecord>& runs) {
   std::vector<Bar> bars;
   if (!runs.empty()) bars.push_back({"fp32 AdamW baseline", headerFp32Baseline(runs)});
   for (size_t i = 0; i < runs.size(); ++i) bars.push_back({seriesLabel(runs, i), runs[i].result.memory});
-  const char* parts[] = {"weights", "gradients", "moments", "master", "kahan"};
-  const char* colors[] = {"#0072B2", "#56B4E9", "#E69F00", "#D55E00", "#009E73"};
+  const char* parts[] = {"weights", "gradients", "moments", "master", "kahan", "scales"};
+  const char* colors[] = {"#0072B2", "#56B4E9", "#E69F00", "#D55E00", "#009E73", "#CC79A7"};
+  // The scales' legend entry only where a run quantizes its moments.
+  const int shownParts =
+      std::any_of(bars.begin(), bars.end(), [](const Bar& b) { return b.m.scales > 0; }) ? 6 : 5;
 
   double maxTotal = 0;
   for (const Bar& b : bars) maxTotal = std::max(maxTotal, mibOf(b.m.total()));
@@ -81,9 +84,9 @@ std::string renderMemoryChart(const std::vector<RunRecord>& runs) {
     const double y = top + static_cast<double>(i) * (barH + gap);
     svg << "<text x=\"" << left - 8 << "\" y=\"" << y + barH / 2 + 4 << "\" text-anchor=\"end\">" << escapeXml(b.label)
         << "</text>\n";
-    const int64_t values[] = {b.m.weights, b.m.gradients, b.m.moments, b.m.master, b.m.kahan};
+    const int64_t values[] = {b.m.weights, b.m.gradients, b.m.moments, b.m.master, b.m.kahan, b.m.scales};
     double x = left;
-    for (int p = 0; p < 5; ++p) {
+    for (int p = 0; p < 6; ++p) {
       const double w = mibOf(values[p]) / maxTotal * plotW;
       if (w <= 0) continue;
       svg << "<rect x=\"" << num(x, 6) << "\" y=\"" << y << "\" width=\"" << num(w, 6) << "\" height=\"" << barH
@@ -93,8 +96,8 @@ std::string renderMemoryChart(const std::vector<RunRecord>& runs) {
     svg << "<text x=\"" << num(x + 4, 6) << "\" y=\"" << y + barH / 2 + 4 << "\">" << num(mibOf(b.m.total())) << "</text>\n";
   }
   const double ly = top + static_cast<double>(bars.size()) * (barH + gap) + 20;
-  for (int p = 0; p < 5; ++p) {
-    const double lx = left + p * 90.0;
+  for (int p = 0; p < shownParts; ++p) {
+    const double lx = left + p * 80.0;
     svg << "<rect x=\"" << lx << "\" y=\"" << ly - 9 << "\" width=\"12\" height=\"12\" fill=\"" << colors[p] << "\"/>"
         << "<text x=\"" << lx + 16 << "\" y=\"" << ly + 1 << "\">" << parts[p] << "</text>\n";
   }
@@ -152,6 +155,13 @@ std::vector<LayerValue> layerValuesOf(const StepMetrics& m, LayerMetric metric) 
       for (const LayerFp16GradMetrics& l : m.fp16GradLayers)
         if (l.flushShare) out.push_back({&l.layer, *l.flushShare, true});
       break;
+    case LayerMetric::MomentErrorM:
+    case LayerMetric::MomentErrorV:
+      for (const LayerWindowMetrics& w : m.windowLayers) {
+        const std::optional<double>& e = metric == LayerMetric::MomentErrorM ? w.momentErrorM : w.momentErrorV;
+        if (e) out.push_back({&w.layer, *e, true});
+      }
+      break;
     case LayerMetric::GemmSaturation: {
       std::map<std::string, size_t> index;  // a layer's operands are not listed together (backward runs last)
       for (const GemmOperandStats& g : m.gemmLayers) {
@@ -182,6 +192,8 @@ const char* layerMetricTitle(LayerMetric metric) {
     case LayerMetric::GemmUnderflowWeight: return "GEMM underflow per layer (weight)";
     case LayerMetric::GemmUnderflowGradOutput: return "GEMM underflow per layer (output gradient)";
     case LayerMetric::GemmSaturation: return "GEMM saturation per layer (most saturated operand)";
+    case LayerMetric::MomentErrorM: return "First moment (m) error per layer (windows)";
+    case LayerMetric::MomentErrorV: return "Second moment (v) error per layer (windows)";
   }
   return "";
 }
@@ -192,6 +204,9 @@ const char* layerMetricScale(LayerMetric metric) {
     case LayerMetric::RoundedAway: return "of non-zero updates rounded away";
     case LayerMetric::Fp16GradFlush: return "of the non-zero unscaled gradient elements fp16 would flush to zero";
     case LayerMetric::GemmSaturation: return "of the operand's elements clamped at the format's largest value";
+    case LayerMetric::MomentErrorM:
+    case LayerMetric::MomentErrorV:
+      return "||stored - exact|| / ||exact|| of the quantized moment, exact: the step's fp32 moment";
     default: return "of the operand's non-zero elements quantized to zero";
   }
 }
@@ -369,7 +384,9 @@ std::vector<SvgChart> renderReportCharts(const std::vector<RunRecord>& runs) {
                           {LayerMetric::GemmUnderflowInput, "layers_gemm_underflow_input"},
                           {LayerMetric::GemmUnderflowWeight, "layers_gemm_underflow_weight"},
                           {LayerMetric::GemmUnderflowGradOutput, "layers_gemm_underflow_grad_output"},
-                          {LayerMetric::GemmSaturation, "layers_gemm_saturation"}};
+                          {LayerMetric::GemmSaturation, "layers_gemm_saturation"},
+                          {LayerMetric::MomentErrorM, "layers_moment_error_m"},
+                          {LayerMetric::MomentErrorV, "layers_moment_error_v"}};
   for (const Extra& e : extras)
     for (size_t i = 0; i < runs.size(); ++i)
       if (runHasLayerMetric(runs[i], e.metric))

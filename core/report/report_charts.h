@@ -39,6 +39,8 @@ enum class LayerMetric {
   GemmUnderflowWeight,
   GemmUnderflowGradOutput,
   GemmSaturation,           // the layer's most saturated operand
+  MomentErrorM,             // quantized moments: ||stored - exact|| / ||exact|| of m per window
+  MomentErrorV,             // likewise of v
 };
 // One metric per layer (rows) over step buckets (columns): the share
 // rounded away in single steps, the windowed update lost (cells whose

@@ -58,6 +58,12 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
        "Rounded away: elements whose intended update was non-zero but whose stored weight did not change in a "
        "single step (Kahan and stochastic rounding defer or randomise writes, so this stays high for them).</small></p>\n";
 
+  // Quantized moments: their mean moment error (docs/metrics.md), after the store's name.
+  const auto momentErrorText = [](const RunResult& res) {
+    if (!res.meanMomentErrorM || !res.meanMomentErrorV) return std::string();
+    return " (error m " + report::percentText(*res.meanMomentErrorM, 2) + ", v " +
+           report::percentText(*res.meanMomentErrorV, 2) + ")";
+  };
   h << "<h2>Summary</h2>\n<table>\n<tr><th>run</th><th>mode</th><th title=\"the fp32 run this run is measured against: the same config except "
        "mode and plan\">fp32 twin</th><th>status</th><th>moments</th><th>steps</th><th>final loss</th>"
        "<th>final val loss</th><th>memory</th><th title=\"training state: weights, gradients, moments, master copies and Kahan "
@@ -76,7 +82,7 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
     h << "<tr><td class=\"text\" style=\"color:" << hexColor(colors[i]) << ";font-weight:bold\">"
       << escapeXml(report::runLabel(runs, i)) << "</td><td class=\"text\">" << escapeXml(optimizerModeLabel(r.config.mode))
       << "</td><td class=\"text\">" << escapeXml(report::fp32TwinCell(runs, i)) << "</td><td class=\"text " << f.status << "\">" << f.status << "</td><td class=\"text\">"
-      << escapeXml(r.info.momentPrecision.empty() ? "–" : r.info.momentPrecision) << "</td><td>" << f.steps << "</td><td>"
+      << escapeXml(r.info.momentPrecision.empty() ? "–" : r.info.momentPrecision) << momentErrorText(res) << "</td><td>" << f.steps << "</td><td>"
       << f.finalLoss << "</td><td>" << f.finalValLoss << "</td><td>" << f.memory << "</td><td>" << f.stateSaved << "</td><td>"
       << escapeXml(f.peakSaved) << "</td><td>" << f.updateLost << "</td><td>" << pct(res.meanUpdateError) << "</td><td>"
       << f.roundedAway << "</td><td>" << f.tokensPerSecond << "</td></tr>\n";
@@ -89,7 +95,8 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
         << report::runStatusText(r) << "): " << escapeXml(r.result.message) << "</p>\n";
 
   h << "<h2>Memory breakdown (MiB)</h2>\n<table>\n<tr><th>run</th><th>weights</th><th>gradients</th>"
-       "<th>moments</th><th>master</th><th>kahan</th><th>total</th><th>predicted total</th>"
+       "<th>moments</th><th>master</th><th>kahan</th><th title=\"the fp32 scale per block of quantized moments "
+       "(adamw.moments 8bit, 4bit, fp8)\">scales</th><th>total</th><th>predicted total</th>"
        "<th title=\"a training step's measured peak above the memory resident before it: activations and "
        "temporaries\">step peak above state</th><th title=\"what the process held for training at its measured "
        "peak, above what it held before the model was loaded\">measured training peak</th></tr>\n";
@@ -97,14 +104,15 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
     const MemoryBreakdown b = report::headerFp32Baseline(runs);
     h << "<tr><td class=\"text\">fp32 AdamW baseline</td><td>" << mibText(b.weights) << "</td><td>"
       << mibText(b.gradients) << "</td><td>" << mibText(b.moments) << "</td><td>" << mibText(b.master) << "</td><td>"
-      << mibText(b.kahan) << "</td><td>" << mibText(b.total()) << "</td><td>-</td><td>-</td><td>-</td></tr>\n";
+      << mibText(b.kahan) << "</td><td>" << mibText(b.scales) << "</td><td>" << mibText(b.total())
+      << "</td><td>-</td><td>-</td><td>-</td></tr>\n";
   }
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
     const MemoryBreakdown& m = r.result.memory;
     h << "<tr><td class=\"text\">" << escapeXml(report::runLabel(runs, i)) << "</td><td>" << mibText(m.weights) << "</td><td>"
       << mibText(m.gradients) << "</td><td>" << mibText(m.moments) << "</td><td>" << mibText(m.master) << "</td><td>"
-      << mibText(m.kahan) << "</td><td>" << mibText(m.total()) << "</td><td>"
+      << mibText(m.kahan) << "</td><td>" << mibText(m.scales) << "</td><td>" << mibText(m.total()) << "</td><td>"
       << mibText(r.info.predictedMemory.total()) << "</td><td>"
       << (r.result.stepPeakBytes ? mibText(*r.result.stepPeakBytes) : std::string("-")) << "</td><td>"
       << (r.result.trainingPeakBytes ? mibText(*r.result.trainingPeakBytes) : std::string("-")) << "</td></tr>\n";

@@ -180,6 +180,8 @@ RunResult runResultFromStoredJson(const json& j) {
   r.meanUpdateError = optionalNumber(j, "mean_update_error");
   r.meanUpdateLostStdError = optionalNumber(j, "mean_update_lost_se");  // absent before it was recorded
   r.meanUpdateNoise = optionalNumber(j, "mean_update_noise");
+  r.meanMomentErrorM = optionalNumber(j, "mean_moment_error_m");  // quantized moment stores only
+  r.meanMomentErrorV = optionalNumber(j, "mean_moment_error_v");
   r.memory = memoryOr(j, "memory");
   r.memorySavedFraction = fieldOr(j, "memory_saved_fraction", 0);
   if (j.contains("step_peak_bytes") && j["step_peak_bytes"].is_number_integer())

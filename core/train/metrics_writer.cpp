@@ -46,7 +46,7 @@ MetricsWriter::MetricsWriter(const fs::path& dir) : dir_(dir) {
   layers_.open(dir / "layers.csv");
   writeHeader(csv_,
               "step,loss,val_loss,grad_norm,lr,rounded_away,update_ratio,update_lost,update_error,tokens_per_s,elapsed_s,"
-              "mem_weights,mem_gradients,mem_moments,mem_master,mem_kahan,mem_total");
+              "mem_weights,mem_gradients,mem_moments,mem_master,mem_kahan,mem_scales,mem_total");
   writeHeader(layers_, "step,layer,rounded_away,update_ratio,update_lost,update_error");
 }
 
@@ -60,7 +60,7 @@ void MetricsWriter::write(const StepMetrics& m) {
       << optionalCell(m.updateRatio) << ',' << optionalCell(m.updateLost) << ',' << optionalCell(m.updateError) << ','
       << cell(m.tokensPerSecond) << ',' << cell(m.elapsedSeconds) << ','
       << m.memory.weights << ',' << m.memory.gradients << ',' << m.memory.moments << ','
-      << m.memory.master << ',' << m.memory.kahan << ',' << m.memory.total() << '\n';
+      << m.memory.master << ',' << m.memory.kahan << ',' << m.memory.scales << ',' << m.memory.total() << '\n';
 
   // One row per layer: the per-step columns and, on window steps, the window's.
   std::vector<std::string> order;

@@ -26,6 +26,8 @@ LayerWindowMetrics windowMetrics(const LayerWindowStats& s, bool holdsPending) {
   if (holdsPending) w.updatePending = s.updatePending();
   w.elements = s.trackedElements;
   w.updateNoise = s.updateNoise();
+  w.momentErrorM = s.momentError(0);
+  w.momentErrorV = s.momentError(1);
   return w;
 }
 
@@ -58,6 +60,13 @@ void RunningStatistics::add(int64_t step, bool statisticsStep, const OptimizerSt
     m.updateLostStdError = total.updateLostStdError;
     m.updatePending = total.updatePending;
     m.updateNoise = total.updateNoise;
+    m.momentErrorM = total.momentErrorM;
+    m.momentErrorV = total.momentErrorV;
+    if (m.momentErrorM && m.momentErrorV) {
+      momentErrorSum_[0] += *m.momentErrorM;
+      momentErrorSum_[1] += *m.momentErrorV;
+      ++momentWindowCount_;
+    }
     updateNoiseSum_ += *m.updateNoise;
     updateLostSum_ += *m.updateLost;
     updateErrorSum_ += *m.updateError;
@@ -74,6 +83,10 @@ void RunningStatistics::fill(RunResult& r) const {
     r.meanUpdateNoise = updateNoiseSum_ / double(windowCount_);
     // Windows are taken as independent: the mean's se is sqrt(sum se^2) / n.
     r.meanUpdateLostStdError = std::sqrt(updateLostVarianceSum_) / double(windowCount_);
+  }
+  if (momentWindowCount_ > 0) {
+    r.meanMomentErrorM = momentErrorSum_[0] / double(momentWindowCount_);
+    r.meanMomentErrorV = momentErrorSum_[1] / double(momentWindowCount_);
   }
 }
 

@@ -34,6 +34,8 @@ class RunningStatistics {
   int64_t roundedAwayCount_ = 0;
   double updateLostSum_ = 0, updateErrorSum_ = 0, updateLostVarianceSum_ = 0, updateNoiseSum_ = 0;
   int64_t windowCount_ = 0;
+  double momentErrorSum_[2] = {0, 0};  // quantized moments: m, v
+  int64_t momentWindowCount_ = 0;
 };
 
 }  // namespace plab

@@ -98,6 +98,8 @@ nlohmann::json toJson(const StepMetrics& m) {
   if (m.updateLostStdError) j["update_lost_se"] = numberOrNull(*m.updateLostStdError);
   if (m.updatePending) j["update_pending"] = numberOrNull(*m.updatePending);
   if (m.updateNoise) j["update_noise"] = numberOrNull(*m.updateNoise);
+  if (m.momentErrorM) j["moment_error_m"] = numberOrNull(*m.momentErrorM);
+  if (m.momentErrorV) j["moment_error_v"] = numberOrNull(*m.momentErrorV);
   json layers = json::array();
   for (const LayerStepMetrics& l : m.layers)
     layers.push_back({{"layer", l.layer},
@@ -112,6 +114,8 @@ nlohmann::json toJson(const StepMetrics& m) {
       if (w.updatePending) entry["update_pending"] = numberOrNull(*w.updatePending);
       if (w.elements) entry["elements"] = *w.elements;
       if (w.updateNoise) entry["update_noise"] = numberOrNull(*w.updateNoise);
+      if (w.momentErrorM) entry["moment_error_m"] = numberOrNull(*w.momentErrorM);
+      if (w.momentErrorV) entry["moment_error_v"] = numberOrNull(*w.momentErrorV);
       windows.push_back(std::move(entry));
     }
     j["window_layers"] = windows;
@@ -155,6 +159,8 @@ StepMetrics stepMetricsFromJson(const nlohmann::json& j) {
   if (j.contains("update_lost_se")) m.updateLostStdError = readNumber(j, "update_lost_se");
   if (j.contains("update_pending")) m.updatePending = readNumber(j, "update_pending");
   if (j.contains("update_noise")) m.updateNoise = readNumber(j, "update_noise");
+  if (j.contains("moment_error_m")) m.momentErrorM = readNumber(j, "moment_error_m");
+  if (j.contains("moment_error_v")) m.momentErrorV = readNumber(j, "moment_error_v");
   if (j.contains("memory")) m.memory = memoryBreakdownFromJson(j.at("memory"));
   if (j.contains("layers")) {
     const json& layers = j.at("layers");
@@ -183,6 +189,8 @@ StepMetrics stepMetricsFromJson(const nlohmann::json& j) {
       if (w.contains("update_pending")) wm.updatePending = readNumber(w, "update_pending");
       if (w.contains("elements") && w.at("elements").is_number_integer()) wm.elements = w.at("elements").get<int64_t>();
       if (w.contains("update_noise")) wm.updateNoise = readNumber(w, "update_noise");
+      if (w.contains("moment_error_m")) wm.momentErrorM = readNumber(w, "moment_error_m");
+      if (w.contains("moment_error_v")) wm.momentErrorV = readNumber(w, "moment_error_v");
       m.windowLayers.push_back(std::move(wm));
     }
   }
@@ -278,6 +286,8 @@ nlohmann::json toJson(const RunResult& r) {
   j["mean_update_error"] = r.meanUpdateError ? numberOrNull(*r.meanUpdateError) : json(nullptr);
   j["mean_update_lost_se"] = r.meanUpdateLostStdError ? numberOrNull(*r.meanUpdateLostStdError) : json(nullptr);
   j["mean_update_noise"] = r.meanUpdateNoise ? numberOrNull(*r.meanUpdateNoise) : json(nullptr);
+  if (r.meanMomentErrorM) j["mean_moment_error_m"] = numberOrNull(*r.meanMomentErrorM);
+  if (r.meanMomentErrorV) j["mean_moment_error_v"] = numberOrNull(*r.meanMomentErrorV);
   j["step_peak_bytes"] = r.stepPeakBytes ? json(*r.stepPeakBytes) : json(nullptr);
   j["training_peak_bytes"] = r.trainingPeakBytes ? json(*r.trainingPeakBytes) : json(nullptr);
   j["process_peak_bytes"] = r.processPeakBytes ? json(*r.processPeakBytes) : json(nullptr);

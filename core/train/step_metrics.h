@@ -39,6 +39,10 @@ struct LayerWindowMetrics {
   std::optional<double> updatePending;       // Kahan, mixed: share of the intended update still in the buffer/master
   std::optional<int64_t> elements;           // elements the window tracked
   std::optional<double> updateNoise;         // ||arrived + pending - intended|| / ||intended|| (update_stats.h)
+  // Quantized moment stores only (LayerWindowStats::momentError): over the
+  // window, ||stored - exact|| / ||exact|| of m and of v, exact being the
+  // fp32 moment each step computed from the stored one before it.
+  std::optional<double> momentErrorM, momentErrorV;
 };
 
 // The fp16 modes' gradients in one layer, on every step.
@@ -69,6 +73,7 @@ struct StepMetrics {
   std::optional<double> updateLostStdError;  // likewise, from runs that recorded it
   std::optional<double> updatePending;       // likewise, Kahan and mixed only
   std::optional<double> updateNoise;         // likewise, from runs that recorded it
+  std::optional<double> momentErrorM, momentErrorV;  // likewise, quantized moment stores only
   double tokensPerSecond = 0;
   double elapsedSeconds = 0;
   std::optional<double> valLoss;    // set on evaluation steps
@@ -164,6 +169,7 @@ struct RunResult {
   std::optional<double> meanUpdateError;
   std::optional<double> meanUpdateLostStdError;  // of meanUpdateLost: sqrt(sum of the windows' se^2) / windows
   std::optional<double> meanUpdateNoise;         // mean over the windows of updateNoise
+  std::optional<double> meanMomentErrorM, meanMomentErrorV;  // mean over the windows, quantized moments only
   MemoryBreakdown memory;
   double memorySavedFraction = 0;   // 1 - memory.total / fp32Baseline.total
   // The run's measured peak, over the steps in peakProbeSteps (the second

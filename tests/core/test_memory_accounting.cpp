@@ -108,7 +108,7 @@ class MemoryAccountingTest : public QObject {
     QCOMPARE(describe(predicted), describe(expected));
   }
 
-  // "8bit": 1 byte per element per moment plus an fp32 scale per 256
+  // "8bit": 1 byte per element per moment (moments) plus an fp32 scale per 256 (scales)
   // elements where torchao quantizes (>= 4096 elements, whole blocks), the
   // parameter's own dtype elsewhere; counted by hand, predicted from shapes
   // and measured from the tensors after a step.
@@ -123,9 +123,43 @@ class MemoryAccountingTest : public QObject {
                                           make({17, 256}, torch::kFloat32, "c"),   // quantized (fp32 weights)
                                           make({4097}, torch::kFloat32, "d"),      // plain fp32: not whole blocks
                                           make({3, 257}, torch::kBFloat16, "e")};  // plain bf16
+    for (const MomentPrecision store : {MomentPrecision::Dynamic8bit, MomentPrecision::Fp8}) {  // fp8: the same bytes
+      AdamWOptions options;
+      options.moments = store;
+      // Codes (or plain moments) under `moments`, the quantized tensors' scales under `scales`.
+      const int64_t moments = 2 * 4096 + 2 * 2 * 64 + 2 * 4352 + 2 * 4 * 4097 + 2 * 2 * 771;
+      const int64_t scales = 2 * 4 * 16 + 2 * 4 * 17;
+      for (OptimizerMode mode : {OptimizerMode::Bf16Nearest, OptimizerMode::Bf16Kahan, OptimizerMode::Bf16StochasticRounding}) {
+        const MemoryBreakdown predicted = predictMemory(params, mode, options);
+        PrecisionAdamW opt(params, mode, options, 1);
+        opt.step(1e-3, true);
+        const MemoryBreakdown measured = opt.measuredMemory();
+        QCOMPARE(describe(measured), describe(predicted));
+        QCOMPARE(measured.moments, moments);
+        QCOMPARE(measured.scales, scales);
+        QCOMPARE(measured.total(), predicted.total());  // the process's state, scales included
+        QCOMPARE(measured.kahan, mode == OptimizerMode::Bf16Kahan ? int64_t(2 * (4096 + 64 + 771)) : int64_t(0));
+      }
+    }
+  }
+
+  // "4bit": half a byte per element per moment (moments) plus an fp32 scale
+  // per 128 (scales) where torchao quantizes (>= 4096 elements, whole
+  // 128-element blocks), the parameter's own dtype elsewhere.
+  void fourBitMomentsCountCodesAndScales() {
+    const auto make = [](std::vector<int64_t> shape, torch::ScalarType dtype, const std::string& name) {
+      torch::Tensor p = torch::randn(shape).to(dtype).set_requires_grad(true);
+      p.mutable_grad() = torch::randn(shape).to(dtype) * 1e-3;
+      return TrainableParam{name, name, p, {}};
+    };
+    std::vector<TrainableParam> params = {make({64, 64}, torch::kBFloat16, "a"),   // quantized
+                                          make({33, 128}, torch::kFloat32, "b"),   // quantized (8bit would not)
+                                          make({64}, torch::kBFloat16, "c"),       // plain bf16
+                                          make({4097}, torch::kFloat32, "d")};     // plain fp32
     AdamWOptions options;
-    options.moments = MomentPrecision::Dynamic8bit;
-    const int64_t moments = 2 * (4096 + 4 * 16) + 2 * 2 * 64 + 2 * (4352 + 4 * 17) + 2 * 4 * 4097 + 2 * 2 * 771;
+    options.moments = MomentPrecision::Dynamic4bit;
+    const int64_t moments = 4096 + 4224 + 2 * 2 * 64 + 2 * 4 * 4097;
+    const int64_t scales = 2 * 4 * 32 + 2 * 4 * 33;
     for (OptimizerMode mode : {OptimizerMode::Bf16Nearest, OptimizerMode::Bf16Kahan, OptimizerMode::Bf16StochasticRounding}) {
       const MemoryBreakdown predicted = predictMemory(params, mode, options);
       PrecisionAdamW opt(params, mode, options, 1);
@@ -133,7 +167,10 @@ class MemoryAccountingTest : public QObject {
       const MemoryBreakdown measured = opt.measuredMemory();
       QCOMPARE(describe(measured), describe(predicted));
       QCOMPARE(measured.moments, moments);
-      QCOMPARE(measured.kahan, mode == OptimizerMode::Bf16Kahan ? int64_t(2 * (4096 + 64 + 771)) : int64_t(0));
+      QCOMPARE(measured.scales, scales);
+      // Dequantized for introspection in the parameter's shape.
+      QCOMPARE(opt.firstMoment("a").sizes(), params[0].param.sizes());
+      QCOMPARE(opt.secondMoment("b").sizes(), params[1].param.sizes());
     }
   }
 
@@ -233,6 +270,14 @@ class MemoryAccountingTest : public QObject {
     QVERIFY_THROWS_EXCEPTION(ConfigError, memoryBreakdownFromJson(nlohmann::json{{"weights", "1"}}));
     QVERIFY_THROWS_EXCEPTION(ConfigError, memoryBreakdownFromJson(nlohmann::json{{"weights", 1}, {"total", 2}}));
     QVERIFY_THROWS_EXCEPTION(ConfigError, memoryBreakdownFromJson(nlohmann::json::array()));
+    // Quantized moments' scales: written only where there are some, counted in the total.
+    QVERIFY(!j.contains("scales"));
+    m.scales = 6;
+    const nlohmann::json withScales = toJson(m);
+    QCOMPARE(withScales.at("scales").get<int64_t>(), int64_t(6));
+    QCOMPARE(withScales.at("total").get<int64_t>(), int64_t(21));
+    QCOMPARE(describe(memoryBreakdownFromJson(withScales)), describe(m));
+    QVERIFY_THROWS_EXCEPTION(ConfigError, memoryBreakdownFromJson(nlohmann::json{{"scales", -1}}));
   }
 };
 

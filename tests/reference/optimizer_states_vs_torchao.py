@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""The quantized moment store (adamw.moments "8bit") against torchao's AdamW8bit.
+"""The quantized moment stores (adamw.moments "8bit", "4bit", "fp8") against
+torchao's AdamW8bit, AdamW4bit and AdamWFp8.
 
 Inputs: parameters of odd sizes, some that torchao quantizes (at least 4096
-elements and a whole number of 256-element blocks: 4096, 257x256, 129x256,
-the last spanning two of the CPU loop's tasks) and some it keeps in the
-parameter's dtype (1031, 4097); 100 steps of fixed gradients of
+elements and a whole number of blocks, 256 elements for 8 bits: 4096,
+257x256, 129x256, the last spanning two of the CPU loop's tasks; 128 for 4
+bits: those and 4224) and some it keeps in the parameter's dtype (1031,
+4097; 4224 under 8 bits); 100 steps of fixed gradients of
 varying scale (some exact zeros); lr 1e-3 / wd 0.01 and lr 1e-2 / wd 0.1
 (fp32 weights), lr 1e-2 / wd 0.1 (bf16, nearest), lr 1e-3 / wd 0.01 (SR).
 The probe runs PrecisionAdamW as a run does (statistics on step 1 and every
@@ -32,6 +34,13 @@ correctly rounded root): the project follows the compiled step.
   bf16-nearest run is the control each comparison must tell apart.
 * Kahan writes (bf16-kahan + 8bit) have no torchao counterpart: only their
   moments are held to torchao's (they cannot depend on the weight rule).
+* "4bit" (AdamW4bit: packed 4-bit codes, the signed 16-value dynamic map
+  for m, the linear map 1/16..1 without zero for v, blocks of 128): fp32
+  weights and bf16 weights written to nearest, bit for bit as for 8 bits.
+* "fp8" (AdamWFp8: e4m3 codes, scale = the block's largest magnitude / 448,
+  blocks of 256): likewise.
+* The moment error (docs/metrics.md) per window: the probe's figure against
+  the one computed from torchao's own states (8 bits, 4 bits, fp8).
 """
 import json
 import math
@@ -46,11 +55,25 @@ import torch  # noqa: E402
 from safetensors.torch import load_file, save_file  # noqa: E402
 
 import torchao  # noqa: E402
-from torchao.optim import AdamW8bit  # noqa: E402
+from torchao.optim import AdamW4bit, AdamW8bit, AdamWFp8  # noqa: E402
+from torchao.optim.quant_utils import quantize_4bit_with_qmap, quantize_8bit_with_qmap, scale_tensor  # noqa: E402
+from torchao.optim.subclass_4bit import OptimState4bit  # noqa: E402
 from torchao.optim.subclass_8bit import OptimState8bit  # noqa: E402
+from torchao.optim.subclass_fp8 import OptimStateFp8, quantize_fp8  # noqa: E402
+
+# adamw.moments -> torchao's optimizer, its state class and its block size.
+STORES = {"8bit": (AdamW8bit, OptimState8bit, 256), "4bit": (AdamW4bit, OptimState4bit, 128),
+          "fp8": (AdamWFp8, OptimStateFp8, 256)}
+QUANTIZED = (OptimState8bit, OptimState4bit, OptimStateFp8)
+
+
+def code_bytes(codes):
+    """Codes as the project holds them: uint8 (fp8 e4m3 codes by their bits)."""
+    return codes.view(torch.uint8) if codes.dtype == torch.float8_e4m3fn else codes
 
 STEPS = 100
-SHAPES = {"w1031": (1031,), "w4097": (4097,), "w4096": (4096,), "m257x256": (257, 256), "m129x256": (129, 256)}
+SHAPES = {"w1031": (1031,), "w4097": (4097,), "w4096": (4096,), "m257x256": (257, 256), "m129x256": (129, 256),
+          "w4224": (4224,)}  # 33 blocks of 128: 4bit quantizes it, 8bit does not
 HYPERS = [
     {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.01},
     {"lr": 1e-2, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.1},
@@ -82,16 +105,17 @@ def run_probe(probe, work, mode, inputs, hyper, tag, steps=STEPS):
     return load_file(out)
 
 
-def torchao_adamw8bit(inputs, hyper, dtype, stochastic, steps=STEPS, eager=False):
-    """torchao's AdamW8bit over `steps` steps; eager=True runs its step
-    without torch.compile (torch.compiler.set_stance("force_eager"))."""
+def torchao_adamw8bit(inputs, hyper, dtype, stochastic, steps=STEPS, eager=False, store="8bit"):
+    """torchao's AdamW8bit (store "4bit": AdamW4bit) over `steps` steps;
+    eager=True runs its step without torch.compile
+    (torch.compiler.set_stance("force_eager"))."""
     if eager:
         with torch.compiler.set_stance("force_eager"):
-            return torchao_adamw8bit(inputs, hyper, dtype, stochastic, steps)
+            return torchao_adamw8bit(inputs, hyper, dtype, stochastic, steps, store=store)
     names = names_of(inputs)
     params = [torch.nn.Parameter(inputs[f"param/{n}"].to(dtype).clone()) for n in names]
-    opt = AdamW8bit(params, lr=hyper["lr"], betas=(hyper["beta1"], hyper["beta2"]), eps=hyper["eps"],
-                    weight_decay=hyper["weight_decay"], bf16_stochastic_round=stochastic)
+    opt = STORES[store][0](params, lr=hyper["lr"], betas=(hyper["beta1"], hyper["beta2"]), eps=hyper["eps"],
+                           weight_decay=hyper["weight_decay"], bf16_stochastic_round=stochastic)
     for t in range(steps):
         for n, p in zip(names, params):
             p.grad = inputs[f"grads/{n}"][t].to(dtype).clone()
@@ -101,8 +125,8 @@ def torchao_adamw8bit(inputs, hyper, dtype, stochastic, steps=STEPS, eager=False
         out[f"param/{n}"] = p.detach().clone()
         for key in ("exp_avg", "exp_avg_sq"):
             state = opt.state[p][key]
-            if isinstance(state, OptimState8bit):
-                out[f"state/{n}.{key}"] = state.codes.clone()
+            if isinstance(state, QUANTIZED):
+                out[f"state/{n}.{key}"] = code_bytes(state.codes).clone()
                 out[f"state/{n}.{key}.scale"] = state.scale.clone()
                 out[f"dequant/{n}.{key}"] = state.dequantize().float()
             else:
@@ -145,28 +169,33 @@ def quantized_count(theirs):
 
 def check_exact(probe, tally, work):
     # Each (shape, dtype, hyper-parameters) is one torch.compile of torchao's step: a few cases only.
-    cases = [("fp32 weights", "bf16-nearest", "all-fp32", torch.float32, 0),
-             ("fp32 weights", "bf16-nearest", "all-fp32", torch.float32, 1),
-             ("bf16 weights, nearest", "bf16-nearest", "all-bf16", torch.bfloat16, 1)]
-    for case, mode, plan, dtype, hi in cases:
+    cases = [("fp32 weights", "bf16-nearest", "all-fp32", torch.float32, 0, "8bit"),
+             ("fp32 weights", "bf16-nearest", "all-fp32", torch.float32, 1, "8bit"),
+             ("bf16 weights, nearest", "bf16-nearest", "all-bf16", torch.bfloat16, 1, "8bit"),
+             ("fp32 weights", "bf16-nearest", "all-fp32", torch.float32, 1, "4bit"),
+             ("bf16 weights, nearest", "bf16-nearest", "all-bf16", torch.bfloat16, 1, "4bit"),
+             ("fp32 weights", "bf16-nearest", "all-fp32", torch.float32, 1, "fp8"),
+             ("bf16 weights, nearest", "bf16-nearest", "all-bf16", torch.bfloat16, 1, "fp8")]
+    for case, mode, plan, dtype, hi, store in cases:
         hyper = HYPERS[hi]
         inputs = make_inputs(20 + hi)
         label = f"lr {hyper['lr']:g} wd {hyper['weight_decay']:g}"
-        h = dict(hyper, moments="8bit", plan=plan, seed=7)
-        ours = run_probe(probe, work, mode, inputs, h, tag=f"exact-{hi}-{plan}")
-        theirs = torchao_adamw8bit(inputs, hyper, dtype, stochastic=False)
+        h = dict(hyper, moments=store, plan=plan, seed=7)
+        ours = run_probe(probe, work, mode, inputs, h, tag=f"exact-{hi}-{plan}-{store}")
+        theirs = torchao_adamw8bit(inputs, hyper, dtype, stochastic=False, store=store)
+        torchao_name = STORES[store][0].__name__
         params = [k for k in theirs if k.startswith("param/")]
-        tally.check(f"8bit, {case} ({label}): the probe's parameters are {dtype}",
+        tally.check(f"{store}, {case} ({label}): the probe's parameters are {dtype}",
                     all(ours[k].dtype == dtype for k in params), ", ".join(sorted({str(ours[k].dtype) for k in params})))
         keys = moment_keys(theirs)
         bad, n = compare(ours, theirs, keys)
-        tally.check(f"8bit, {case} ({label}): codes, scales and dequantized moments == torchao AdamW8bit",
+        tally.check(f"{store}, {case} ({label}): codes, scales and dequantized moments == torchao {torchao_name}",
                     not bad, f"{len(keys)} tensors, {quantized_count(theirs)} params quantized; "
                     + ("; ".join(bad[:6]) if bad else "all bit for bit"))
         bad, n = compare(ours, theirs, params)
-        tally.check(f"8bit, {case} ({label}): weights == torchao AdamW8bit after {STEPS} steps", not bad,
+        tally.check(f"{store}, {case} ({label}): weights == torchao {torchao_name} after {STEPS} steps", not bad,
                     "; ".join(bad[:6]) if bad else f"{sum(theirs[k].numel() for k in params)} weights bit for bit")
-        if dtype == torch.float32 and hi == 1:
+        if dtype == torch.float32 and hi == 1 and store == "8bit":
             # Why the project follows the compiled step: torchao's eager step
             # (what it runs without torch.compile) rounds differently.
             eager = torchao_adamw8bit(inputs, hyper, dtype, stochastic=False, eager=True)
@@ -316,9 +345,97 @@ def check_stochastic(probe, tally, work):
                 not bad, "; ".join(bad[:6]) if bad else f"{len(keys)} tensors bit for bit")
 
 
+def moment_values(state):
+    """A moment as the next step reads it, fp32 (torchao dequantizes its codes)."""
+    return state.dequantize().float() if isinstance(state, QUANTIZED) else state.detach().float()
+
+
+def requantize(exact, state):
+    """torchao's copy_ of fp32 values into its quantized state, as new tensors:
+    (codes, scale) as that state holds them."""
+    if isinstance(state, OptimStateFp8):
+        codes, scale = quantize_fp8(exact, state.block_size)
+        return code_bytes(codes), scale
+    scaled, scale = scale_tensor(exact.reshape(-1), state.block_size)
+    if isinstance(state, OptimState4bit):
+        codes = quantize_4bit_with_qmap(scaled, state.qmap)
+        return (codes[::2] << 4) | codes[1::2], scale
+    return quantize_8bit_with_qmap(scaled, state.qmap).view(state.codes.shape), scale
+
+
+def torchao_moment_error(inputs, hyper, dtype, window, steps=STEPS, store="8bit"):
+    """The moment error (docs/metrics.md) of torchao's AdamW8bit, computed
+    here from torchao's own states: each step's exact fp32 moments from the
+    stored ones before it (its compiled lerp, prev + (g - prev) * (1 - beta),
+    each operation rounded once), the stored ones after it, summed over all
+    parameters and the window's steps. Returns [(step, m error, v error)]
+    and whether torchao's quantizer (quantize_8bit_with_qmap on the block
+    scales), applied to those exact moments, gives back its stored codes:
+    that they are the values its step quantized."""
+    names = names_of(inputs)
+    params = [torch.nn.Parameter(inputs[f"param/{n}"].to(dtype).clone()) for n in names]
+    opt = STORES[store][0](params, lr=hyper["lr"], betas=(hyper["beta1"], hyper["beta2"]), eps=hyper["eps"],
+                           weight_decay=hyper["weight_decay"])
+    weights = {"exp_avg": 1 - hyper["beta1"], "exp_avg_sq": 1 - hyper["beta2"]}
+    sums = {k: [0.0, 0.0] for k in weights}
+    out, requantized = [], True
+    for t in range(steps):
+        exact = {}
+        for n, p in zip(names, params):
+            p.grad = inputs[f"grads/{n}"][t].to(dtype).clone()
+            g = p.grad.float()
+            for key, w in weights.items():
+                prev = moment_values(opt.state[p][key]) if opt.state[p] else torch.zeros_like(g)
+                target = g if key == "exp_avg" else g.square()
+                exact[(n, key)] = prev + (target - prev) * w
+        opt.step()
+        for n, p in zip(names, params):
+            for key in weights:
+                state, e = opt.state[p][key], exact[(n, key)]
+                stored = moment_values(state)
+                sums[key][0] += float((stored.double() - e.double()).square().sum())
+                sums[key][1] += float(e.double().square().sum())
+                if isinstance(state, QUANTIZED):
+                    codes, scale = requantize(e, state)
+                    requantized = (requantized and torch.equal(codes, code_bytes(state.codes))
+                                   and torch.equal(scale, state.scale))
+        if (t + 1) % window == 0:
+            out.append((t + 1, *(math.sqrt(sums[k][0] / sums[k][1]) for k in weights)))
+            sums = {k: [0.0, 0.0] for k in weights}
+    return out, requantized
+
+
+def check_moment_error(probe, tally, work):
+    """The probe's moment error per window (PrecisionAdamW's window
+    statistics, all parameters) against the same figure computed from
+    torchao's AdamW8bit states (torchao_moment_error)."""
+    hyper = HYPERS[0]
+    window = 20
+    for case, mode, plan, dtype, store in (("fp32 weights", "bf16-nearest", "all-fp32", torch.float32, "8bit"),
+                                           ("bf16 weights, nearest", "bf16-nearest", "all-bf16", torch.bfloat16, "8bit"),
+                                           ("fp32 weights", "bf16-nearest", "all-fp32", torch.float32, "4bit"),
+                                           ("fp32 weights", "bf16-nearest", "all-fp32", torch.float32, "fp8")):
+        inputs = make_inputs(40)
+        ours = run_probe(probe, work, mode, inputs, dict(hyper, moments=store, plan=plan, seed=7, update_window=window),
+                         tag=f"moment-error-{plan}-{store}")
+        theirs, requantized = torchao_moment_error(inputs, hyper, dtype, window, store=store)
+        case = f"{store}, {case}"
+        tally.check(f"moment error, {case}: torchao's quantizer applied to the exact moments gives its stored codes "
+                    "and scales on every step (the exact moments are what its step quantized)", requantized,
+                    f"{STEPS} steps, {len(quantized_names(inputs))} quantized parameters")
+        got = ours.get("moment_error")
+        rows = [] if got is None else [tuple(float(x) for x in r) for r in got]
+        worst = max((abs(a - b) / b for r, q in zip(rows, theirs) for a, b in zip(r[1:], q[1:])), default=math.inf)
+        tally.check(f"moment error, {case}: per window (m, v) == the figure from torchao's states (rel. 1e-9)",
+                    len(rows) == len(theirs) and all(r[0] == q[0] for r, q in zip(rows, theirs)) and worst <= 1e-9,
+                    f"{len(rows)} windows of {window} steps; torchao " +
+                    ", ".join(f"step {q[0]}: m {q[1]:.4%} v {q[2]:.4%}" for q in theirs[:2]) +
+                    f"; largest relative difference {worst:.2e}")
+
+
 def main():
     torch.set_num_threads(1)
-    checks = [(c.__name__, c) for c in (check_exact, check_stochastic)]
+    checks = [(c.__name__, c) for c in (check_exact, check_stochastic, check_moment_error)]
     return run_checks(__doc__, f"torch {torch.__version__}, torchao {torchao.__version__}", "plab-ref-states-", checks)
 
 

@@ -255,6 +255,27 @@ class TestCharts : public QObject {
     QCOMPARE(heatmap.colorMap()->dataRange().upper, 100.0);  // fixed scale, not rescaled per run
   }
 
+  // The moment error of quantized moments: its own metrics (m, v), from the
+  // window entries that carry it; a run without it has nothing to show.
+  void heatmapShowsMomentErrorPerWindow() {
+    plab::RunRecord run = syntheticRun(0, 8);
+    for (plab::StepMetrics& m : run.steps)
+      for (plab::LayerWindowMetrics& w : m.windowLayers) {
+        w.momentErrorM = 0.25;
+        w.momentErrorV = 0.05;
+      }
+    LayerHeatmap heatmap;
+    heatmap.setMetric(HeatmapMetric::MomentErrorV);
+    heatmap.showRuns({run});
+    QCOMPARE(heatmap.colorMap()->data()->keySize(), 2);  // windows closing at steps 4 and 8
+    QVERIFY(qAbs(heatmap.colorMap()->data()->cell(1, 0) - 5.0) < 1e-9);
+    heatmap.setMetric(HeatmapMetric::MomentErrorM);
+    heatmap.showRuns({run});
+    QVERIFY(qAbs(heatmap.colorMap()->data()->cell(1, 0) - 25.0) < 1e-9);
+    heatmap.showRuns({syntheticRun(0, 8)});
+    QCOMPARE(heatmap.colorMap()->data()->keySize(), 0);  // not measured: no column
+  }
+
   // A cell whose figure is noise (se above the evidence rule) is grey (NaN
   // in the map) with a tooltip that says why and gives the ±; a cell with a
   // small se keeps its colour and shows its ±.

@@ -145,6 +145,31 @@ class TestLayerTree : public QObject {
     QCOMPARE(panel.itemForPath("transformer.h.0.attn.c_attn")->text(LayerTreePanel::UpdateLostColumn), QString());
   }
 
+  // Quantized moments: the moment error of m and v, mean over the windows
+  // that measured it, in its own column; empty where not measured.
+  void momentErrorSitsBesideEachLayer() {
+    plab::RunRecord run;
+    for (int step = 20; step <= 40; step += 20) {
+      plab::StepMetrics m;
+      m.step = step;
+      plab::LayerWindowMetrics attn{"transformer.h.0.attn.c_attn", 0.0, 0.1};
+      attn.momentErrorM = step == 20 ? 0.01 : 0.03;
+      attn.momentErrorV = 0.004;
+      m.windowLayers = {attn, plab::LayerWindowMetrics{"transformer.wte", 0.0, 0.1}};
+      run.steps.push_back(m);
+    }
+    const auto measured = plab::ui::layerMeasurements(run);
+    QCOMPARE(*measured.at("transformer.h.0.attn.c_attn").momentErrorM, 0.02);
+    QVERIFY(!measured.at("transformer.wte").momentErrorM.has_value());
+    LayerTreePanel panel;
+    panel.setModules(tinyTree());
+    panel.setMeasurements("8bit-run", measured);
+    QTreeWidgetItem* attn = panel.itemForPath("transformer.h.0.attn.c_attn");
+    QCOMPARE(attn->text(LayerTreePanel::MomentErrorColumn), QString("m 2 % / v 0.4 %"));
+    QVERIFY(attn->toolTip(LayerTreePanel::MomentErrorColumn).contains("2 window(s)"));
+    QCOMPARE(panel.itemForPath("transformer.wte")->text(LayerTreePanel::MomentErrorColumn), QString());
+  }
+
   // With uncertainties recorded: a layer whose mean's se is small shows
   // "x ± y %"; a small norm layer whose se exceeds the rule shows "no
   // evidence" in grey with the reason; a negative figure is shown, not hidden.

@@ -67,6 +67,8 @@ bool mayHaveMetric(const plab::RunConfig& c, HeatmapMetric metric) {
       return c.mode == plab::OptimizerMode::Fp16Plain || c.mode == plab::OptimizerMode::Fp16Mixed;
     case HeatmapMetric::RoundedAway:
     case HeatmapMetric::UpdateLost: return true;
+    case HeatmapMetric::MomentErrorM:
+    case HeatmapMetric::MomentErrorV: return plab::momentsQuantized(c.adamw.moments);
     default: return c.plan.usesLowPrecisionGemms();
   }
 }
@@ -110,6 +112,8 @@ ChartPanel::ChartPanel(const RunStore* store, RunDetails* details, QWidget* pare
   heatmapMetric_->addItem("GEMM relative error: input", int(HeatmapMetric::GemmRelErrorInput));
   heatmapMetric_->addItem("GEMM relative error: weight", int(HeatmapMetric::GemmRelErrorWeight));
   heatmapMetric_->addItem("GEMM relative error: output gradient", int(HeatmapMetric::GemmRelErrorGradOutput));
+  heatmapMetric_->addItem("moment error: m (window)", int(HeatmapMetric::MomentErrorM));
+  heatmapMetric_->addItem("moment error: v (window)", int(HeatmapMetric::MomentErrorV));
   heatmapRun_ = new QComboBox;
   heatmapRun_->setObjectName("heatmapRun");
   heatmapRun_->setMinimumContentsLength(12);

@@ -49,6 +49,10 @@ QString metricExplanation(HeatmapMetric m) {
     case HeatmapMetric::GemmRelErrorGradOutput:
       return "low-precision GEMMs: ||Q(x) - x|| / ||x|| of the operand after quantization\n"
              "(simulated formats); hover a cell for every statistic of the operand" + scale;
+    case HeatmapMetric::MomentErrorM:
+    case HeatmapMetric::MomentErrorV:
+      return "quantized moments (adamw.moments 8bit, 4bit, fp8): ||stored - exact|| / ||exact|| over the window, exact being\n"
+             "the fp32 moment each step computed from the stored one before it" + scale;
   }
   return scale;
 }
@@ -77,6 +81,8 @@ const char* metricTitle(HeatmapMetric m) {
     case HeatmapMetric::GemmRelErrorInput: return "GEMM relative error per layer (input)";
     case HeatmapMetric::GemmRelErrorWeight: return "GEMM relative error per layer (weight)";
     case HeatmapMetric::GemmRelErrorGradOutput: return "GEMM relative error per layer (output gradient)";
+    case HeatmapMetric::MomentErrorM: return "First moment (m) error per layer";
+    case HeatmapMetric::MomentErrorV: return "Second moment (v) error per layer";
   }
   return "";
 }
@@ -94,6 +100,8 @@ const char* metricAxisLabel(HeatmapMetric m) {
     case HeatmapMetric::GemmRelErrorInput:
     case HeatmapMetric::GemmRelErrorWeight:
     case HeatmapMetric::GemmRelErrorGradOutput: return "relative error (%)";
+    case HeatmapMetric::MomentErrorM: return "m relative error (%)";
+    case HeatmapMetric::MomentErrorV: return "v relative error (%)";
   }
   return "";
 }
@@ -176,6 +184,17 @@ std::vector<LayerValue> layerValues(const plab::StepMetrics& m, HeatmapMetric me
           out.push_back({l.layer, *l.flushShare, true,
                          QString::fromStdString(l.layer) + at + "flushed to zero in fp16 " + finePercent(*l.flushShare) +
                              " of the non-zero gradient elements"});
+      break;
+    case HeatmapMetric::MomentErrorM:
+    case HeatmapMetric::MomentErrorV:
+      for (const auto& w : m.windowLayers) {
+        if (!w.momentErrorM || !w.momentErrorV) continue;
+        const bool first = metric == HeatmapMetric::MomentErrorM;
+        out.push_back({w.layer, first ? *w.momentErrorM : *w.momentErrorV, true,
+                       QString::fromStdString(w.layer) + QString(", window ending at step %1\n").arg(m.step) +
+                           "moment error (||stored - exact|| / ||exact||): m " + finePercent(*w.momentErrorM) +
+                           ", v " + finePercent(*w.momentErrorV)});
+      }
       break;
     case HeatmapMetric::Fp16GradZero:
       for (const auto& l : m.fp16GradLayers)

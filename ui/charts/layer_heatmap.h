@@ -34,6 +34,8 @@ enum class HeatmapMetric {
   GemmRelErrorInput,
   GemmRelErrorWeight,
   GemmRelErrorGradOutput,
+  MomentErrorM,  // quantized moment stores: ||stored - exact|| / ||exact|| of m per window
+  MomentErrorV,  // likewise of v
 };
 
 class LayerHeatmap : public RunChart {

@@ -17,10 +17,10 @@ double mib(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0
 
 // What ZeRO-1 shards: moments, master weights and Kahan buffers (weights
 // and gradients are replicated on every rank).
-int64_t optimizerStateBytes(const plab::MemoryBreakdown& m) { return m.moments + m.master + m.kahan; }
+int64_t optimizerStateBytes(const plab::MemoryBreakdown& m) { return m.moments + m.master + m.kahan + m.scales; }
 
 std::array<double, MemoryChart::kParts> partsOf(const plab::MemoryBreakdown& m) {
-  return {mib(m.weights), mib(m.gradients), mib(m.moments), mib(m.master), mib(m.kahan)};
+  return {mib(m.weights), mib(m.gradients), mib(m.moments), mib(m.master), mib(m.kahan), mib(m.scales)};
 }
 
 // "peak −43.8 %" against the fp32 run; the fp32 run shows its own peak.
@@ -43,7 +43,8 @@ const QFont& savingFont() {
 }
 
 // A part of a bar in the bar's colour: weights solid, gradients lighter,
-// moments hatched, master copies cross-hatched, Kahan buffers dotted.
+// moments hatched, master copies cross-hatched, Kahan buffers dotted, the
+// quantized moments' scales hatched the other way.
 QBrush partBrush(int part, const QColor& c) {
   switch (part) {
     case 0: return QBrush(c);
@@ -54,6 +55,7 @@ QBrush partBrush(int part, const QColor& c) {
     }
     case 2: return QBrush(c, Qt::BDiagPattern);
     case 3: return QBrush(c, Qt::CrossPattern);
+    case 5: return QBrush(c, Qt::FDiagPattern);
     default: return QBrush(c, Qt::Dense5Pattern);
   }
 }
@@ -103,7 +105,7 @@ MemoryChart::MemoryChart(QWidget* parent) : RunChart("Training-state memory", pa
   yAxis->setRangeReversed(true);  // the baseline on top, then the runs in order
   yAxis->setTickLabelFont(QFont(font().family(), 7));
   yAxis->grid()->setVisible(false);
-  const char* names[kParts] = {"weights", "gradients", "moments", "master", "kahan"};
+  const char* names[kParts] = {"weights", "gradients", "moments", "master", "kahan", "scales"};
   for (int i = 0; i < kParts; ++i) {
     auto* bars = new PerBarStyledBars(yAxis, xAxis, i);  // horizontal: keys on the y axis
     bars->setName(names[i]);
@@ -275,6 +277,10 @@ void MemoryChart::showSeries(const std::vector<ChartSeries>& series) {
     bars->setData(keys, values[static_cast<size_t>(i)], true);
     bars->setBarStyles(pens, colors);
   }
+  // The scales' entry only where a run quantizes its moments.
+  const QVector<double>& scales = values[kParts - 1];
+  if (std::any_of(scales.begin(), scales.end(), [](double v) { return v > 0; })) parts_[kParts - 1]->addToLegend();
+  else parts_[kParts - 1]->removeFromLegend();
   keyMax_ = static_cast<double>(std::max<qsizetype>(keys.size(), 1));
   legend->setVisible(!keys.empty());
   labelStep_ = 0;  // the ticks are laid out again

@@ -20,7 +20,7 @@ namespace plab::ui {
 class MemoryChart : public RunChart {
   Q_OBJECT
  public:
-  static constexpr int kParts = 5;  // weights, gradients, moments, master, kahan
+  static constexpr int kParts = 6;  // weights, gradients, moments, master, kahan, scales (quantized moments)
   // More series than this: the ones that save the most, and a summary row
   // for the rest (50 bars in 100 pixels read as none).
   static constexpr int kMaxBars = 12;

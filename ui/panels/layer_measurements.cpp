@@ -11,8 +11,8 @@ namespace plab::ui {
 
 std::map<std::string, LayerMeasurement> layerMeasurements(const plab::RunRecord& run) {
   struct Sums {
-    double rounded = 0, lost = 0, lostVariance = 0, pending = 0;
-    int roundedSteps = 0, windows = 0, windowsWithSe = 0, windowsWithPending = 0;
+    double rounded = 0, lost = 0, lostVariance = 0, pending = 0, momentM = 0, momentV = 0;
+    int roundedSteps = 0, windows = 0, windowsWithSe = 0, windowsWithPending = 0, momentWindows = 0;
     int64_t elements = 0;
   };
   std::map<std::string, Sums> sums;
@@ -36,6 +36,11 @@ std::map<std::string, LayerMeasurement> layerMeasurements(const plab::RunRecord&
         ++s.windowsWithPending;
       }
       if (w.elements) s.elements = *w.elements;
+      if (w.momentErrorM && w.momentErrorV) {
+        s.momentM += *w.momentErrorM;
+        s.momentV += *w.momentErrorV;
+        ++s.momentWindows;
+      }
     }
   }
   std::map<std::string, LayerMeasurement> out;
@@ -52,6 +57,11 @@ std::map<std::string, LayerMeasurement> layerMeasurements(const plab::RunRecord&
       const plab::LostEvidence e = plab::lostEvidence(m.updateLostStdError, m.elements);
       m.enoughEvidence = e.enough;
       m.evidenceReason = e.reason;
+    }
+    if (s.momentWindows > 0) {
+      m.momentErrorM = s.momentM / s.momentWindows;
+      m.momentErrorV = s.momentV / s.momentWindows;
+      m.momentWindows = s.momentWindows;
     }
     out[layer] = m;
   }

@@ -23,6 +23,10 @@ struct LayerMeasurement {
   int64_t elements = 0;                 // tracked per window (0: not recorded)
   bool enoughEvidence = true;
   std::string evidenceReason;           // why not, when !enoughEvidence
+  // Quantized moment stores: the mean over the windows that measured it of
+  // the moments' relative error (LayerWindowMetrics::momentErrorM/V); unset elsewhere.
+  std::optional<double> momentErrorM, momentErrorV;
+  int momentWindows = 0;
 };
 
 std::map<std::string, LayerMeasurement> layerMeasurements(const plab::RunRecord& run);

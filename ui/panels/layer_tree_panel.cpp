@@ -126,9 +126,9 @@ LayerTreePanel::LayerTreePanel(QWidget* parent) : QWidget(parent) {
 
   tree_ = new QTreeWidget;
   tree_->setObjectName("layerTree");
-  tree_->setColumnCount(7);
+  tree_->setColumnCount(8);
   tree_->setHeaderLabels({"Module (✓ = bf16)", "Precision", "GEMM format", "Update lost", "Rounded away",
-                          "Parameters (own / total)", "Type"});
+                          "Moment error", "Parameters (own / total)", "Type"});
   tree_->headerItem()->setToolTip(GemmFormatColumn,
                                   "The simulated format of the subtree's matrix products (right-click a row to "
                                   "change it); \"mixed\" when they differ, – without one");
@@ -143,6 +143,11 @@ LayerTreePanel::LayerTreePanel(QWidget* parent) : QWidget(parent) {
                                   "Mean over the last finished run's statistics steps: the share of this layer's "
                                   "weights whose update was rounded away in the step (Kahan and SR defer writes, "
                                   "so only update lost tells them from plain bf16)");
+  tree_->headerItem()->setToolTip(MomentErrorColumn,
+                                  "Quantized moments (adamw.moments 8bit, 4bit, fp8), mean over the last finished run's "
+                                  "windows: ||stored - exact|| / ||exact|| of m and of v, exact being the fp32 "
+                                  "moment each step computed from the stored one before it (docs/metrics.md); "
+                                  "empty where the moments are not quantized");
   tree_->header()->setSectionResizeMode(NameColumn, QHeaderView::Interactive);
   tree_->header()->setStretchLastSection(false);
   tree_->setUniformRowHeights(true);
@@ -250,6 +255,19 @@ LayerTreePanel::UpdateLostCell LayerTreePanel::updateLostCell(const LayerMeasure
   return c;
 }
 
+LayerTreePanel::UpdateLostCell LayerTreePanel::momentErrorCell(const LayerMeasurement& m) {
+  UpdateLostCell c;
+  if (!m.momentErrorM || !m.momentErrorV) return c;
+  const auto share = [](double x) { return QString::number(100 * x, 'g', 3) + " %"; };
+  c.text = "m " + share(*m.momentErrorM) + " / v " + share(*m.momentErrorV);
+  c.toolTip = QString("mean over %1 window(s) of ||stored - exact|| / ||exact||:\nm %2, v %3\n"
+                      "exact: the fp32 moment each step computed from the stored moment before it and the "
+                      "gradient;\nstored: what the next step reads (dequantized)")
+                  .arg(m.momentWindows)
+                  .arg(share(*m.momentErrorM), share(*m.momentErrorV));
+  return c;
+}
+
 void LayerTreePanel::showMeasurements() {
   tree_->headerItem()->setText(UpdateLostColumn, measuredRun_.isEmpty() ? "Update lost" : "Update lost (" + measuredRun_ + ")");
   tree_->headerItem()->setText(RoundedAwayColumn, "Rounded away");
@@ -263,11 +281,15 @@ void LayerTreePanel::showMeasurements() {
     if (lost.evidence) item->setData(UpdateLostColumn, Qt::ForegroundRole, QVariant());
     else item->setForeground(UpdateLostColumn, QColor(140, 140, 140));
     item->setText(RoundedAwayColumn, m.roundedAway < 0 ? QString() : QString::number(100 * m.roundedAway, 'f', 1) + " %");
-    for (const int column : {int(UpdateLostColumn), int(RoundedAwayColumn)})
+    const UpdateLostCell moments = momentErrorCell(m);
+    item->setText(MomentErrorColumn, moments.text);
+    item->setToolTip(MomentErrorColumn, moments.toolTip);
+    for (const int column : {int(UpdateLostColumn), int(RoundedAwayColumn), int(MomentErrorColumn)})
       item->setTextAlignment(column, Qt::AlignRight | Qt::AlignVCenter);
   }
   tree_->resizeColumnToContents(UpdateLostColumn);
   tree_->resizeColumnToContents(RoundedAwayColumn);
+  tree_->resizeColumnToContents(MomentErrorColumn);
 }
 
 void LayerTreePanel::fitColumns() {

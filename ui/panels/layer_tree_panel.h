@@ -41,6 +41,7 @@ class LayerTreePanel : public QWidget {
     GemmFormatColumn,
     UpdateLostColumn,
     RoundedAwayColumn,
+    MomentErrorColumn,  // quantized moment stores: what storing m and v lost
     ParamsColumn,
     TypeColumn
   };
@@ -66,6 +67,8 @@ class LayerTreePanel : public QWidget {
     bool evidence = true;
   };
   static UpdateLostCell updateLostCell(const LayerMeasurement& m);
+  // "m 1.2 % / v 3.4 %" and its tooltip; empty where not measured.
+  static UpdateLostCell momentErrorCell(const LayerMeasurement& m);
 
   void applyPreset(plab::PlanPreset preset);      // clears overrides
   void setSubtreeBf16(const std::string& path, bool bf16);  // what ticking a row does

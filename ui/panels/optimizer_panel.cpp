@@ -90,6 +90,8 @@ OptimizerPanel::OptimizerPanel(QWidget* parent) : QWidget(parent) {
       "bf16-sr: 4 bytes, stochastically rounded writes; decays like fp32 on average.\n"
       "8bit: torchao's AdamW8bit store and step: 1 byte per moment and an fp32 scale per 256,\n"
       "for fp32 layers too; tensors under 4096 elements keep their own dtype, as torchao.\n"
+      "4bit: torchao's AdamW4bit: 4 bits per moment and an fp32 scale per 128, likewise.\n"
+      "fp8: torchao's AdamWFp8: an fp8 e4m3 byte per moment and an fp32 scale per 256, likewise.\n"
       "default: the recipe's choice (bf16-sr for Kahan and SR, bf16 for bf16-nearest).");
   form->addRow("Moments (bf16 layers)", moments_);
   decayWarning_ = new QLabel;

@@ -1,6 +1,6 @@
 #pragma once
-// The AdamW step with block-wise quantized moments (adamw.moments "8bit"):
-// torchao's AdamW8bit step (torchaoAdamwElement in adamw_element.h) on an
+// The AdamW step with block-wise quantized moments (adamw.moments "8bit",
+// "4bit", "fp8"): torchao's AdamW8bit / AdamW4bit / AdamWFp8 step (torchaoAdamwElement in adamw_element.h) on an
 // fp32 or bf16 parameter, its m and v held as dynamic-tree codes with one
 // scale per block (dynamic_tree_8bit.h), the weight written by the recipe's
 // rule (fp32: as computed; bf16: nearest, Kahan or stochastic). A tensor
@@ -18,6 +18,8 @@ namespace plab::kernels {
 
 enum class MomentLayout : int32_t {
   DynamicTree8bit,  // uint8 codes, one fp32 scale per kDynamicTreeBlock elements
+  DynamicTree4bit,  // 4-bit codes, two per byte, one fp32 scale per kDynamicTree4Block (dynamic_tree_4bit.h)
+  Fp8E4m3,          // e4m3 bytes, one fp32 scale per kDynamicTreeBlock (torchao's OptimStateFp8)
   PlainFp32,        // float (fp32 parameter below torchao's size rule)
   PlainBf16,        // bf16 bits, written nearest (bf16 parameter below the rule)
 };
@@ -29,13 +31,13 @@ struct QuantizedAdamWArgs {
   void* param = nullptr;
   const void* grad = nullptr;
   MomentLayout layout = MomentLayout::DynamicTree8bit;
-  void* m = nullptr;  // codes (uint8), float or bf16 bits per layout
+  void* m = nullptr;  // codes (uint8; 4-bit: packed, n / 2 bytes), float or bf16 bits per layout
   void* v = nullptr;
-  float* mScale = nullptr;  // DynamicTree8bit only: n / kDynamicTreeBlock each
+  float* mScale = nullptr;  // quantized layouts only: one per block
   float* vScale = nullptr;
-  const float* signedCode = nullptr;    // 256 sorted code values for m
+  const float* signedCode = nullptr;    // the sorted code values for m: 256 (8-bit) or 16 (4-bit)
   const float* unsignedCode = nullptr;  // for v
-  const uint8_t* signedStarts = nullptr;    // their bucket starts (dynamicTreeLookup)
+  const uint8_t* signedStarts = nullptr;    // 8-bit: their bucket starts (dynamicTreeLookup)
   const uint8_t* unsignedStarts = nullptr;
   uint16_t* comp = nullptr;             // Kahan only
   TorchaoScalars s;
@@ -44,7 +46,25 @@ struct QuantizedAdamWArgs {
   int64_t windowStride = 1;
 };
 
-// Parallel over fixed blocks; statistics summed in block order as fusedAdamWCpu.
-void quantizedAdamWCpu(const QuantizedAdamWArgs& args, StepSums* sums);
+// What storing the moments lost in one step (docs/metrics.md, "Moment
+// error"): over the elements, the squared difference between the stored
+// moment as the next step reads it (dequantized codes, or the plain tensor)
+// and the fp32 moment this step computed from the previous stored moment and
+// the gradient, and the squared fp32 moment. Plain fp32 moments add exactly 0
+// error.
+struct MomentErrorSums {
+  double mErrorSq = 0, mSq = 0, vErrorSq = 0, vSq = 0;
+  void add(const MomentErrorSums& o) {
+    mErrorSq += o.mErrorSq;
+    mSq += o.mSq;
+    vErrorSq += o.vErrorSq;
+    vSq += o.vSq;
+  }
+};
+
+// Parallel over fixed blocks; statistics summed in block order as
+// fusedAdamWCpu. momentErrors, when not null, receives this step's
+// MomentErrorSums added to what it holds (in task order: a fixed order).
+void quantizedAdamWCpu(const QuantizedAdamWArgs& args, StepSums* sums, MomentErrorSums* momentErrors = nullptr);
 
 }  // namespace plab::kernels

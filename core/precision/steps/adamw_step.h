@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "precision/kernels/fused_adamw.h"
+#include "precision/kernels/quantized_adamw.h"
 #include "precision/optimizer_mode.h"
 
 namespace plab::steps {
@@ -38,8 +39,8 @@ struct StepScalars {
 struct ParamState {
   torch::Tensor param;   // as stored in the model (fp32 or bf16); updated in place
   torch::Tensor grad;    // param's gradient, same dtype as param
-  torch::Tensor m, v;    // AdamW moments (fp32, or bf16; "8bit": uint8 codes or the param's dtype)
-  torch::Tensor mScale, vScale;  // "8bit" quantized moments: fp32, one per block
+  torch::Tensor m, v;    // AdamW moments (fp32, or bf16; "8bit": uint8 codes or the param's dtype; "4bit": packed, flat)
+  torch::Tensor mScale, vScale;  // "8bit" / "4bit" quantized moments: fp32, one per block
   torch::Tensor master;  // mixed mode: fp32 master weights
   torch::Tensor comp;    // Kahan mode: bf16 compensation buffer
 };
@@ -111,6 +112,9 @@ struct FusedExtras {
   torch::Tensor windowSum;       // fp64 on the param's device, or undefined (no window open)
   int64_t windowStride = 1;
   bool stats = false;
+  // Quantized moments only: what storing them lost this step is added here
+  // (kernels::MomentErrorSums); null: not measured.
+  kernels::MomentErrorSums* momentErrors = nullptr;
 };
 bool fusedStepRuns(const ParamState& p);
 // With extras.stats, returns the step's terms [intended non-zero, rounded
@@ -124,10 +128,16 @@ torch::Tensor fusedStep(ParamState& p, const StepScalars& s, kernels::WeightRule
 // would not quantize, plain tensors in the parameter's dtype. The bf16
 // weight is written by `write`; fp32 weights as computed. Runs on the CPU
 // (a CUDA parameter throws). Returns the step terms as fusedStep does.
-bool quantizedMomentsQuantize(int64_t numel);  // torchao's size rule
-torch::Tensor quantizedMomentsStep(ParamState& p, const StepScalars& s, WeightWrite write, const FusedExtras& extras);
-// A moment as fp32 values (dequantized codes, or the plain tensor upcast).
-torch::Tensor dequantizedMoment(const torch::Tensor& stored, const torch::Tensor& scale, bool isSigned);
+// "4bit" likewise (torchao's AdamW4bit): m and v packed 4-bit codes, n / 2
+// bytes, flat, with an fp32 scale per 128 elements; "fp8" (AdamWFp8): e4m3
+// bytes (held as uint8) with a scale per 256. `store` says which.
+bool quantizedMomentsQuantize(int64_t numel, MomentPrecision store);  // torchao's size rule
+int64_t quantizedMomentsBlock(MomentPrecision store);                 // elements per scale
+torch::Tensor quantizedMomentsStep(ParamState& p, const StepScalars& s, WeightWrite write, MomentPrecision store,
+                                   const FusedExtras& extras);
+// A moment as fp32 values of the parameter's shape (dequantized codes, or the plain tensor upcast).
+torch::Tensor dequantizedMoment(const torch::Tensor& stored, const torch::Tensor& scale, bool isSigned,
+                                MomentPrecision store, at::IntArrayRef shape);
 
 // torch.optim.AdamW(fused=True)'s CPU step, bit for bit
 // (precision/kernels/torch_fused_adamw.h): what "fp32" and "bf16" (and fp32

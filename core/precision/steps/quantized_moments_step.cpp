@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "precision/dynamic_tree_code.h"
+#include "precision/kernels/dynamic_tree_4bit.h"
 #include "precision/kernels/dynamic_tree_8bit.h"
 #include "precision/kernels/quantized_adamw.h"
 #include "precision/steps/adamw_step.h"
@@ -46,11 +47,21 @@ kernels::WeightRule ruleOf(WeightWrite write) {
 
 }  // namespace
 
-bool quantizedMomentsQuantize(int64_t numel) { return kernels::dynamicTreeQuantizes(numel); }
+bool quantizedMomentsQuantize(int64_t numel, MomentPrecision store) {
+  return store == MomentPrecision::Dynamic4bit ? kernels::dynamicTree4Quantizes(numel)
+                                               : kernels::dynamicTreeQuantizes(numel);
+}
 
-torch::Tensor quantizedMomentsStep(ParamState& p, const StepScalars& s, WeightWrite write, const FusedExtras& extras) {
+int64_t quantizedMomentsBlock(MomentPrecision store) {
+  return store == MomentPrecision::Dynamic4bit ? kernels::kDynamicTree4Block : kernels::kDynamicTreeBlock;
+}
+
+torch::Tensor quantizedMomentsStep(ParamState& p, const StepScalars& s, WeightWrite write, MomentPrecision store,
+                                   const FusedExtras& extras) {
   if (!p.param.is_cpu() || !p.param.is_contiguous())
-    throw TrainingError("adamw.moments \"8bit\" runs on contiguous CPU parameters only (no CUDA kernel yet)");
+    throw TrainingError("adamw.moments \"" + momentPrecisionId(store) +
+                        "\" runs on contiguous CPU parameters only (no CUDA kernel yet)");
+  const bool fourBit = store == MomentPrecision::Dynamic4bit;
   const bool fp32 = p.param.scalar_type() == torch::kFloat32;
   const torch::Tensor grad = p.grad.to(p.param.scalar_type()).contiguous();
   kernels::QuantizedAdamWArgs a;
@@ -62,16 +73,23 @@ torch::Tensor quantizedMomentsStep(ParamState& p, const StepScalars& s, WeightWr
   a.m = p.m.data_ptr();
   a.v = p.v.data_ptr();
   if (p.m.scalar_type() == torch::kUInt8) {
-    a.layout = kernels::MomentLayout::DynamicTree8bit;
+    a.layout = fourBit                          ? kernels::MomentLayout::DynamicTree4bit
+               : store == MomentPrecision::Fp8 ? kernels::MomentLayout::Fp8E4m3
+                                               : kernels::MomentLayout::DynamicTree8bit;
     a.mScale = p.mScale.data_ptr<float>();
     a.vScale = p.vScale.data_ptr<float>();
   } else {
     a.layout = p.m.scalar_type() == torch::kFloat32 ? kernels::MomentLayout::PlainFp32 : kernels::MomentLayout::PlainBf16;
   }
-  a.signedCode = dynamicTreeCode(true).data_ptr<float>();
-  a.unsignedCode = dynamicTreeCode(false).data_ptr<float>();
-  a.signedStarts = dynamicTreeStarts(true).data_ptr<uint8_t>();
-  a.unsignedStarts = dynamicTreeStarts(false).data_ptr<uint8_t>();
+  if (fourBit) {
+    a.signedCode = dynamicTree4Code(true).data_ptr<float>();
+    a.unsignedCode = dynamicTree4Code(false).data_ptr<float>();
+  } else {
+    a.signedCode = dynamicTreeCode(true).data_ptr<float>();
+    a.unsignedCode = dynamicTreeCode(false).data_ptr<float>();
+    a.signedStarts = dynamicTreeStarts(true).data_ptr<uint8_t>();
+    a.unsignedStarts = dynamicTreeStarts(false).data_ptr<uint8_t>();
+  }
   if (a.rule == kernels::WeightRule::Kahan && !fp32) a.comp = reinterpret_cast<uint16_t*>(p.comp.data_ptr<at::BFloat16>());
   a.s = torchaoScalarsOf(s);
   a.random = extras.random;
@@ -80,17 +98,25 @@ torch::Tensor quantizedMomentsStep(ParamState& p, const StepScalars& s, WeightWr
     a.windowStride = extras.windowStride;
   }
   kernels::StepSums sums;
-  kernels::quantizedAdamWCpu(a, extras.stats ? &sums : nullptr);
+  kernels::quantizedAdamWCpu(a, extras.stats ? &sums : nullptr, extras.momentErrors);
   if (!extras.stats) return torch::Tensor();
   return torch::tensor({sums.intendedNonZero, sums.roundedAway, sums.intendedSq, sums.changeSq, static_cast<double>(a.n)},
                        torch::TensorOptions().dtype(torch::kFloat64));
 }
 
-torch::Tensor dequantizedMoment(const torch::Tensor& stored, const torch::Tensor& scale, bool isSigned) {
+torch::Tensor dequantizedMoment(const torch::Tensor& stored, const torch::Tensor& scale, bool isSigned,
+                                MomentPrecision store, at::IntArrayRef shape) {
   if (stored.scalar_type() != torch::kUInt8) return stored.to(torch::kFloat32);
-  const torch::Tensor table = dynamicTreeCode(isSigned).to(stored.device());
-  const torch::Tensor values = table.index({stored.to(torch::kLong)}).view({scale.numel(), -1}) * scale.view({-1, 1});
-  return values.view(stored.sizes());
+  if (store == MomentPrecision::Fp8)  // torchao: codes.float() * scale, per block
+    return (stored.view(torch::kFloat8_e4m3fn).to(torch::kFloat32).view({scale.numel(), -1}) * scale.view({-1, 1}))
+        .view(shape);
+  torch::Tensor codes = stored.to(torch::kLong);
+  if (store == MomentPrecision::Dynamic4bit)  // unpacked as torchao's dequantize: the high half first
+    codes = torch::stack({codes.bitwise_right_shift(4), codes.bitwise_and(15)}, -1);
+  const torch::Tensor table =
+      (store == MomentPrecision::Dynamic4bit ? dynamicTree4Code(isSigned) : dynamicTreeCode(isSigned)).to(stored.device());
+  const torch::Tensor values = table.index({codes.flatten()}).view({scale.numel(), -1}) * scale.view({-1, 1});
+  return values.view(shape);
 }
 
 }  // namespace plab::steps

@@ -16,7 +16,9 @@
 // ".kahan" where the mode keeps one; "8bit" moments as codes and
 // ".exp_avg.scale", ".exp_avg_sq.scale"), and under "8bit" moments
 // "dequant/<name>.exp_avg", ".exp_avg_sq": both moments as fp32 values
-// (PrecisionAdamW's dequantization).
+// (PrecisionAdamW's dequantization), and "moment_error" ([windows, 3],
+// fp64: the step closing each window of HYPER's "update_window" steps
+// (default 20), the moment error of m and of v over all parameters).
 #include <map>
 
 #include "commands.h"
@@ -102,22 +104,30 @@ int adamwCommand(const Args& args) {
   std::vector<TrainableParam> params = applyPrecisionPlan(holder, plan, mode);
   std::vector<std::pair<torch::Tensor, torch::Tensor>> paramAndGrads;
   for (const TrainableParam& tp : params) paramAndGrads.emplace_back(tp.param, in.grads.at(tp.name));
-  PrecisionAdamW optimizer(std::move(params), mode, options, hyper.value("seed", uint64_t{0}));
+  UpdateStatsOptions stats;
+  stats.window = hyper.value("update_window", stats.window);
+  PrecisionAdamW optimizer(std::move(params), mode, options, hyper.value("seed", uint64_t{0}), stats);
+  std::vector<double> momentErrors;  // per closed window: step, m, v (quantized moments only)
   for (int64_t t = 0; t < steps; ++t) {
     for (auto& [param, grads] : paramAndGrads) param.mutable_grad() = grads[t].to(param.scalar_type());
     const bool collect = t == 0 || (statsEvery > 0 && (t + 1) % statsEvery == 0);
-    optimizer.step(options.lr, collect);
+    const OptimizerStepStats out = optimizer.step(options.lr, collect);
     optimizer.zeroGrad();
+    const LayerWindowStats total = totalOf(out.window);
+    if (!out.window.empty() && total.momentsMeasured)
+      momentErrors.insert(momentErrors.end(), {double(t + 1), *total.momentError(0), *total.momentError(1)});
   }
 
   std::vector<std::pair<std::string, torch::Tensor>> out;
   for (const auto& p : holder.named_parameters()) out.emplace_back("param/" + p.key(), p.value().detach());
   for (auto& [name, t] : optimizer.stateTensors()) out.emplace_back("state/" + name, t);
   for (const std::string& name : in.names) {
-    if (options.moments != MomentPrecision::Dynamic8bit) break;
+    if (!momentsQuantized(options.moments)) break;
     out.emplace_back("dequant/" + name + ".exp_avg", optimizer.firstMoment(name).to(torch::kFloat32).contiguous());
     out.emplace_back("dequant/" + name + ".exp_avg_sq", optimizer.secondMoment(name).to(torch::kFloat32).contiguous());
   }
+  if (!momentErrors.empty())
+    out.emplace_back("moment_error", torch::tensor(momentErrors, torch::kFloat64).view({-1, 3}));
   writeSafetensors(args[4], out, {{"mode", optimizerModeId(mode)}});
   return 0;
 }
