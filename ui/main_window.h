@@ -159,6 +159,7 @@ class MainWindow : public QMainWindow {
   void loadWorkspace();
   void addLoadedRuns(std::vector<LoadedRunFolder> batch);
   void runsLoaded(int count, const QString& problem);
+  void setLoadingRuns(bool loading);  // and the charts redraw less often meanwhile
   // The layer tree's measured columns: the newest run of the loaded model that measured layers.
   void showNewestMeasurements();
   void writeDisplay(int run);

@@ -83,7 +83,7 @@ void MainWindow::loadWorkspace() {
   // as the runs' indexes are read (report/run_index.h).
   QStringList known;
   for (int i = 0; i < store_.size(); ++i) known << store_.folder(i);
-  loadingRuns_ = true;
+  setLoadingRuns(true);
   loadProblems_.clear();
   statusText_->setText("Reading the workspace's runs…");
   loader_->loadWorkspace(
@@ -96,6 +96,11 @@ void MainWindow::loadWorkspace() {
 }
 
 bool MainWindow::isLoadingRuns() const { return loadingRuns_; }
+
+void MainWindow::setLoadingRuns(bool loading) {
+  loadingRuns_ = loading;
+  charts_->setListing(loading);
+}
 
 void MainWindow::addLoadedRuns(std::vector<LoadedRunFolder> batch) {
   std::vector<RunStore::StoredRunToAdd> runs;
@@ -121,7 +126,7 @@ void MainWindow::addLoadedRuns(std::vector<LoadedRunFolder> batch) {
 }
 
 void MainWindow::runsLoaded(int count, const QString&) {
-  loadingRuns_ = false;
+  setLoadingRuns(false);
   // Next session's run names continue the numbering: run7-bf16 after run6-fp32.
   static const QRegularExpression numbered("^run(\\d+)-");
   for (int i = 0; i < store_.size(); ++i) {
@@ -143,7 +148,7 @@ bool MainWindow::setWorkspace(const QString& path) {
     return false;
   }
   loader_->cancel();
-  loadingRuns_ = false;
+  setLoadingRuns(false);
   store_.clear();
   workspace_ = Workspace(path);
   controller_->setOutputRoot(workspace_.path());
@@ -182,7 +187,7 @@ int MainWindow::openRunFolder(const QString& folder) {
     statusText_->setText(QString("%1 holds no run that is not listed already").arg(folder));
     return 0;
   }
-  loadingRuns_ = true;
+  setLoadingRuns(true);
   loadProblems_.clear();
   statusText_->setText(QString("Reading %1 runs from %2…").arg(unlisted.size()).arg(folder));
   loader_->loadFolders(

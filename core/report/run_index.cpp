@@ -15,9 +15,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr const char* kFormat = "precision-lab run index";
-// 2: info carries run_info.json's started_at (the runs' start order,
-// report/run_order.h); a version-1 index may have dropped it.
-constexpr int kVersion = 2;
+constexpr int kVersion = kRunIndexVersion;
 // The files an index is derived from (display.json is read on its own:
 // renaming or hiding a run does not make its index stale).
 constexpr const char* kSources[] = {"config.json", "run_info.json", "summary.json", "metrics.jsonl"};
@@ -99,7 +97,9 @@ StoredRun runFromIndex(const fs::path& dir, const json& j) {
 void writeRunIndex(const fs::path& dir, const StoredRun& run) {
   StoredRun scalar = run;
   scalar.record.steps = scalarSteps(run.record.steps);
-  writeJsonFileAtomically(dir / kRunIndexFileName, indexJson(dir, scalar));
+  // Read by the tool alone: no indentation to scan past.
+  writeFileAtomically(dir / kRunIndexFileName,
+                      indexJson(dir, scalar).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 void indexRunFolder(const fs::path& dir) { writeRunIndex(dir, readRunFolder(dir)); }

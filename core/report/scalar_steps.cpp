@@ -1,9 +1,12 @@
 #include "report/scalar_steps.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 
+#include "util/base64.h"
 #include "util/errors.h"
 
 namespace plab::report {
@@ -39,18 +42,49 @@ constexpr OptionalField kOptional[] = {{"val_loss", &StepMetrics::valLoss},
 
 json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
+// A dense column: its 64-bit values little-endian, in base64 (util/base64.h).
+// Parsing a thousand runs' columns as JSON numbers was most of a listing's
+// index reads; a double keeps every bit, NaN and infinities included.
+template <class T>
+std::string packColumn(const std::vector<StepMetrics>& steps, T value) {
+  std::string bytes(steps.size() * 8, '\0');
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const uint64_t v = value(steps[i]);
+    for (int b = 0; b < 8; ++b) bytes[i * 8 + static_cast<size_t>(b)] = static_cast<char>((v >> (8 * b)) & 0xff);
+  }
+  return base64Encode(bytes);
+}
+
+uint64_t bitsOf(double v) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
+}
+
+// The column's values as 64-bit words; size: the steps' count (0: any).
+std::vector<uint64_t> unpackColumn(const json& j, const std::string& key, size_t size, bool anySize = false) {
+  if (!j.contains(key) || !j.at(key).is_string())
+    throw ConfigError("scalar steps: '" + key + "' must be a base64 string of 64-bit values");
+  const std::optional<std::string> bytes = base64Decode(j.at(key).get_ref<const std::string&>());
+  if (!bytes || bytes->size() % 8 != 0)
+    throw ConfigError("scalar steps: '" + key + "' is not base64 of 64-bit values");
+  const size_t count = bytes->size() / 8;
+  if (!anySize && count != size)
+    throw ConfigError("scalar steps: '" + key + "' has " + std::to_string(count) + " entries for " +
+                      std::to_string(size) + " steps");
+  std::vector<uint64_t> words(count);
+  for (size_t i = 0; i < count; ++i) {
+    uint64_t v = 0;
+    for (int b = 7; b >= 0; --b) v = v << 8 | static_cast<uint8_t>((*bytes)[i * 8 + static_cast<size_t>(b)]);
+    words[i] = v;
+  }
+  return words;
+}
+
 double numberOf(const json& v, const std::string& what) {
   if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
   if (!v.is_number()) throw ConfigError("scalar steps: " + what + " must hold numbers");
   return v.get<double>();
-}
-
-const json& arrayOf(const json& j, const std::string& key, size_t size) {
-  if (!j.contains(key) || !j.at(key).is_array()) throw ConfigError("scalar steps: '" + key + "' must be an array");
-  const json& a = j.at(key);
-  if (a.size() != size) throw ConfigError("scalar steps: '" + key + "' has " + std::to_string(a.size()) +
-                                          " entries for " + std::to_string(size) + " steps");
-  return a;
 }
 
 // {"at": [positions], "value": [...]}: positions strictly increasing and
@@ -95,14 +129,8 @@ std::vector<StepMetrics> scalarSteps(const std::vector<StepMetrics>& steps) {
 
 json scalarStepsToJson(const std::vector<StepMetrics>& steps) {
   json j = json::object();
-  json stepNumbers = json::array();
-  for (const StepMetrics& m : steps) stepNumbers.push_back(m.step);
-  j["step"] = std::move(stepNumbers);
-  for (const DenseField& f : kDense) {
-    json column = json::array();
-    for (const StepMetrics& m : steps) column.push_back(number(m.*(f.member)));
-    j[f.key] = std::move(column);
-  }
+  j["step"] = packColumn(steps, [](const StepMetrics& m) { return static_cast<uint64_t>(m.step); });
+  for (const DenseField& f : kDense) j[f.key] = packColumn(steps, [&](const StepMetrics& m) { return bitsOf(m.*(f.member)); });
   const auto sparse = [&](const char* key, auto has, auto value) {
     json at = json::array(), values = json::array();
     for (size_t i = 0; i < steps.size(); ++i)
@@ -131,20 +159,18 @@ json scalarStepsToJson(const std::vector<StepMetrics>& steps) {
 }
 
 std::vector<StepMetrics> scalarStepsFromJson(const json& j) {
-  if (!j.is_object() || !j.contains("step") || !j.at("step").is_array())
-    throw ConfigError("scalar steps: expected an object with a 'step' array");
-  const json& numbers = j.at("step");
+  if (!j.is_object()) throw ConfigError("scalar steps: expected an object");
+  const std::vector<uint64_t> numbers = unpackColumn(j, "step", 0, /*anySize=*/true);
   std::vector<StepMetrics> steps(numbers.size());
   int64_t previous = 0;
   for (size_t i = 0; i < steps.size(); ++i) {
-    if (!numbers[i].is_number_integer()) throw ConfigError("scalar steps: 'step' must hold integers");
-    steps[i].step = numbers[i].get<int64_t>();
+    steps[i].step = static_cast<int64_t>(numbers[i]);
     if (steps[i].step <= previous) throw ConfigError("scalar steps: step numbers must increase from 1");
     previous = steps[i].step;
   }
   for (const DenseField& f : kDense) {
-    const json& column = arrayOf(j, f.key, steps.size());
-    for (size_t i = 0; i < steps.size(); ++i) steps[i].*(f.member) = numberOf(column[i], f.key);
+    const std::vector<uint64_t> column = unpackColumn(j, f.key, steps.size());
+    for (size_t i = 0; i < steps.size(); ++i) std::memcpy(&(steps[i].*(f.member)), &column[i], sizeof(double));
   }
   for (const OptionalField& f : kOptional)
     readSparse(j, f.key, steps.size(),

@@ -18,11 +18,14 @@ namespace plab::report {
 StepMetrics scalarStep(const StepMetrics& m);
 std::vector<StepMetrics> scalarSteps(const std::vector<StepMetrics>& steps);
 
-// Column by column ({"step": [...], "loss": [...], "val_loss": {"at": [...],
-// "value": [...]}, ...}): a field a step did not measure is absent, not a
-// repeat, and NaN round-trips as null, as in metrics.jsonl. The reader
-// throws ConfigError for anything it did not write (wrong types, lengths,
-// positions out of range or not increasing).
+// Column by column: "step" and every figure measured at each step (loss,
+// grad_norm, lr, tokens_per_second, elapsed_seconds) as one base64 string
+// of 64-bit little-endian values (util/base64.h: exact, NaN and infinities
+// kept, and a few strings to parse per run instead of a number per figure);
+// the sparse figures as {"at": [positions], "value": [...]}, a field a step
+// did not measure absent, not a repeat, NaN as null as in metrics.jsonl. The
+// reader throws ConfigError for anything it did not write (wrong types,
+// lengths, positions out of range or not increasing, steps not increasing).
 nlohmann::json scalarStepsToJson(const std::vector<StepMetrics>& steps);
 std::vector<StepMetrics> scalarStepsFromJson(const nlohmann::json& j);
 

@@ -6,6 +6,7 @@
 #include <QtTest/QtTest>
 
 #include <fstream>
+#include <limits>
 #include <thread>
 
 #include "report/run_index.h"
@@ -68,17 +69,32 @@ class TestRunIndex : public QObject {
 
   void scalarStepsRefuseWhatTheyDidNotWrite() {
     const nlohmann::json good = report::scalarStepsToJson({test::storedStep(1, 0), test::storedStep(2, 0)});
+    const std::string loss = good.at("loss").get<std::string>();
     for (const auto& [what, change] : std::vector<std::pair<const char*, std::function<void(nlohmann::json&)>>>{
-             {"short column", [](nlohmann::json& j) { j["loss"].erase(0); }},
-             {"steps backwards", [](nlohmann::json& j) { j["step"] = {2, 1}; }},
+             {"short column", [&](nlohmann::json& j) { j["loss"] = loss.substr(0, loss.size() - 4); }},
+             {"long column", [&](nlohmann::json& j) { j["loss"] = loss + loss.substr(0, 12); }},
+             {"not base64", [&](nlohmann::json& j) { j["loss"] = std::string(loss.size(), '!'); }},
+             {"padding inside", [&](nlohmann::json& j) { j["loss"] = "AA==" + loss.substr(4); }},
+             {"numbers for a column", [](nlohmann::json& j) { j["lr"] = {1.0, 2.0}; }},
+             {"no step column", [](nlohmann::json& j) { j.erase("step"); }},
+             {"steps backwards", [&](nlohmann::json& j) {
+                j["step"] = report::scalarStepsToJson({test::storedStep(2, 0), test::storedStep(1, 0)}).at("step");
+              }},
              {"position out of range", [](nlohmann::json& j) { j["val_loss"] = {{"at", {5}}, {"value", {1.0}}}; }},
-             {"text for a number", [](nlohmann::json& j) { j["lr"][0] = "x"; }},
+             {"text for a number", [](nlohmann::json& j) { j["val_loss"] = {{"at", {1}}, {"value", {"x"}}}; }},
              {"no memory", [](nlohmann::json& j) { j.erase("memory"); }}}) {
       nlohmann::json bad = good;
       change(bad);
       QVERIFY_THROWS_EXCEPTION(ConfigError, report::scalarStepsFromJson(bad));
       Q_UNUSED(what);
     }
+    // Every bit of a figure comes back: infinities and the last digit too.
+    std::vector<StepMetrics> steps = {test::storedStep(1, 0), test::storedStep(2, 0)};
+    steps[0].loss = std::numeric_limits<double>::infinity();
+    steps[1].loss = 2.0000000000000004;
+    const auto back = report::scalarStepsFromJson(report::scalarStepsToJson(steps));
+    QVERIFY(std::isinf(back[0].loss));
+    QCOMPARE(back[1].loss, 2.0000000000000004);
   }
 
   void indexReadsAsTheFolderWithoutLayerRecords() {
@@ -158,6 +174,13 @@ class TestRunIndex : public QObject {
     j["status"] = "exploded";
     { std::ofstream(forged / report::kRunIndexFileName, std::ios::trunc) << j.dump(); }
     QVERIFY(!report::readRunIndex(forged).has_value());
+    // ... and so is a column that is not base64 of one value a step.
+    report::indexRunFolder(forged);
+    j = nlohmann::json::parse(std::ifstream(forged / report::kRunIndexFileName));
+    j["steps"]["loss"] = "AAAA====";
+    { std::ofstream(forged / report::kRunIndexFileName, std::ios::trunc) << j.dump(); }
+    QVERIFY(!report::readRunIndex(forged).has_value());
+    QCOMPARE(report::readRunForListing(forged, false).run.record.steps.size(), size_t(3));
   }
 
   // A sweep's runs/<name>/ carry no stamp in their names: listed from their
@@ -191,6 +214,30 @@ class TestRunIndex : public QObject {
     const report::ListedRun reread = report::readRunForListing(old, false);
     QVERIFY(!reread.fromIndex);
     QCOMPARE(reread.run.record.info.startedAt, std::string("2026-01-02T09:00:05.250Z"));
+  }
+
+  // An index of version 2 (columns of JSON numbers): not read; listing the
+  // workspace's run reads the folder and indexes it again in this version.
+  void anOlderIndexIsRebuiltWhenListed() {
+    QTemporaryDir tmp;
+    const fs::path dir = test::writeStoredRun(fs::path(tmp.path().toStdString()) / "old",
+                                              namedConfig("old", OptimizerMode::Bf16Kahan), 5);
+    report::indexRunFolder(dir);
+    nlohmann::json j = readJsonFile(dir / report::kRunIndexFileName).value;
+    QCOMPARE(j.at("version").get<int>(), report::kRunIndexVersion);
+    j["version"] = 2;
+    nlohmann::json loss = nlohmann::json::array();
+    for (int s = 1; s <= 5; ++s) loss.push_back(test::storedStep(s, 0).loss);
+    j["steps"]["loss"] = loss;  // how version 2 wrote a column
+    writeJsonFileAtomically(dir / report::kRunIndexFileName, j);
+    QVERIFY(!report::readRunIndex(dir).has_value());
+    const report::ListedRun listed = report::readRunForListing(dir, /*writeMissingIndex=*/true);
+    QVERIFY(!listed.fromIndex);
+    QCOMPARE(listed.run.record.steps.size(), size_t(5));
+    QCOMPARE(readJsonFile(dir / report::kRunIndexFileName).value.at("version").get<int>(), report::kRunIndexVersion);
+    const report::ListedRun again = report::readRunForListing(dir, false);
+    QVERIFY(again.fromIndex);
+    QCOMPARE(listedView(again.run).dump(), listedView(readRunFolder(dir)).dump());
   }
 
   void theReportWriterIndexesTheFolder() {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "report/fp32_twin.h"
 #include "report/paired_gap.h"
 #include "report/run_groups.h"
 #include "report/run_query.h"
@@ -165,6 +166,32 @@ class TestRunQuery : public QObject {
     QCOMPARE(byMode[0].members, (std::vector<size_t>{0, 2}));
     QCOMPARE(parseGrouping("seeds").kind, Grouping::Kind::SeedFamily);
     QCOMPARE(parseGrouping(" none ").kind, Grouping::Kind::None);
+  }
+
+  // Relating with each run's keys kept (the app's store) gives what
+  // relating from scratch gives.
+  void relationsFromKeptKeysEqualAFreshRelate() {
+    std::vector<RunRecord> runs;
+    for (uint64_t s = 1; s <= 2; ++s)
+      for (auto mode : {OptimizerMode::Fp32AdamW, OptimizerMode::Bf16Kahan, OptimizerMode::Fp32MasterWeights})
+        runs.push_back(finishedRun(std::string(optimizerModeId(mode)) + "-s" + std::to_string(s), mode, s, 2.3));
+    runs[1].config.plan.gemm_format = GemmFormat::Fp8E4m3;
+    std::vector<RunKeys> keys;
+    for (const RunRecord& r : runs) keys.push_back(runKeys(r.config));
+    std::vector<const RunKeys*> pointers;
+    for (const RunKeys& k : keys) pointers.push_back(&k);
+    const RunRelations fresh = relateRuns(runs), kept = relateRuns(runs, pointers);
+    QCOMPARE(kept.twins, fresh.twins);
+    QCOMPARE(kept.familyKeys, fresh.familyKeys);
+    QCOMPARE(kept.mixedFamilyKeys, fresh.mixedFamilyKeys);
+    QCOMPARE(kept.gemmReferenceKeys, fresh.gemmReferenceKeys);
+    QCOMPARE(kept.labels, fresh.labels);
+    // The keys are the documented ones.
+    QCOMPARE(keys[1].twin, fp32TwinKey(runs[1].config).dump());
+    QCOMPARE(keys[1].family, familyKey(runs[1].config).dump());
+    QCOMPARE(kept.mixedFamilyOf(4), (std::vector<size_t>{2, 5}));
+    QVERIFY(kept.gemmReferenceKeys[1] != kept.familyKeys[1]);
+    QCOMPARE(kept.gemmReferenceKeys[1], kept.gemmReferenceKeys[4]);
   }
 
   void relationsGiveThePerRunAnswers() {
