@@ -138,7 +138,8 @@ void MainWindow::runsLoaded(int count, const QString&) {
   loadProblems_.clear();
   statusText_->setText(count > 0 ? QString("%1 runs listed").arg(store_.size()) : QString("Ready"));
   updateButtons();
-  charts_->markDirty();
+  // The charts drew the runs as they arrived (at most once a second) and
+  // draw what is left on their next tick: no redraw of the same again.
   if (count > 0) showNewestMeasurements();  // the model may have loaded before its runs were listed
 }
 

@@ -6,7 +6,6 @@
 #include <limits>
 #include <string>
 
-#include "util/base64.h"
 #include "util/errors.h"
 
 namespace plab::report {
@@ -24,6 +23,8 @@ constexpr DenseField kDense[] = {{"loss", &StepMetrics::loss},
                                  {"lr", &StepMetrics::lr},
                                  {"tokens_per_second", &StepMetrics::tokensPerSecond},
                                  {"elapsed_seconds", &StepMetrics::elapsedSeconds}};
+// The step number and each dense field: a column of 8 bytes a step.
+static_assert(kPackedStepBytes == 8 * (1 + sizeof(kDense) / sizeof(kDense[0])));
 
 struct OptionalField {
   const char* key;
@@ -42,17 +43,10 @@ constexpr OptionalField kOptional[] = {{"val_loss", &StepMetrics::valLoss},
 
 json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
-// A dense column: its 64-bit values little-endian, in base64 (util/base64.h).
-// Parsing a thousand runs' columns as JSON numbers was most of a listing's
-// index reads; a double keeps every bit, NaN and infinities included.
-template <class T>
-std::string packColumn(const std::vector<StepMetrics>& steps, T value) {
-  std::string bytes(steps.size() * 8, '\0');
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const uint64_t v = value(steps[i]);
-    for (int b = 0; b < 8; ++b) bytes[i * 8 + static_cast<size_t>(b)] = static_cast<char>((v >> (8 * b)) & 0xff);
-  }
-  return base64Encode(bytes);
+double numberOf(const json& v, const std::string& what) {
+  if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
+  if (!v.is_number()) throw ConfigError("scalar steps: " + what + " must hold numbers");
+  return v.get<double>();
 }
 
 uint64_t bitsOf(double v) {
@@ -61,30 +55,14 @@ uint64_t bitsOf(double v) {
   return bits;
 }
 
-// The column's values as 64-bit words; size: the steps' count (0: any).
-std::vector<uint64_t> unpackColumn(const json& j, const std::string& key, size_t size, bool anySize = false) {
-  if (!j.contains(key) || !j.at(key).is_string())
-    throw ConfigError("scalar steps: '" + key + "' must be a base64 string of 64-bit values");
-  const std::optional<std::string> bytes = base64Decode(j.at(key).get_ref<const std::string&>());
-  if (!bytes || bytes->size() % 8 != 0)
-    throw ConfigError("scalar steps: '" + key + "' is not base64 of 64-bit values");
-  const size_t count = bytes->size() / 8;
-  if (!anySize && count != size)
-    throw ConfigError("scalar steps: '" + key + "' has " + std::to_string(count) + " entries for " +
-                      std::to_string(size) + " steps");
-  std::vector<uint64_t> words(count);
-  for (size_t i = 0; i < count; ++i) {
-    uint64_t v = 0;
-    for (int b = 7; b >= 0; --b) v = v << 8 | static_cast<uint8_t>((*bytes)[i * 8 + static_cast<size_t>(b)]);
-    words[i] = v;
-  }
-  return words;
+void putWord(std::string& out, uint64_t v) {
+  for (int b = 0; b < 8; ++b) out.push_back(static_cast<char>((v >> (8 * b)) & 0xff));
 }
 
-double numberOf(const json& v, const std::string& what) {
-  if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
-  if (!v.is_number()) throw ConfigError("scalar steps: " + what + " must hold numbers");
-  return v.get<double>();
+uint64_t wordAt(std::string_view bytes, size_t i) {
+  uint64_t v = 0;
+  for (int b = 7; b >= 0; --b) v = v << 8 | static_cast<uint8_t>(bytes[i * 8 + static_cast<size_t>(b)]);
+  return v;
 }
 
 // {"at": [positions], "value": [...]}: positions strictly increasing and
@@ -127,10 +105,14 @@ std::vector<StepMetrics> scalarSteps(const std::vector<StepMetrics>& steps) {
   return out;
 }
 
-json scalarStepsToJson(const std::vector<StepMetrics>& steps) {
-  json j = json::object();
-  j["step"] = packColumn(steps, [](const StepMetrics& m) { return static_cast<uint64_t>(m.step); });
-  for (const DenseField& f : kDense) j[f.key] = packColumn(steps, [&](const StepMetrics& m) { return bitsOf(m.*(f.member)); });
+PackedSteps packScalarSteps(const std::vector<StepMetrics>& steps) {
+  PackedSteps packed;
+  packed.columns.reserve(steps.size() * kPackedStepBytes);
+  for (const StepMetrics& m : steps) putWord(packed.columns, static_cast<uint64_t>(m.step));
+  for (const DenseField& f : kDense)
+    for (const StepMetrics& m : steps) putWord(packed.columns, bitsOf(m.*(f.member)));
+  json& j = packed.sparse;
+  j = json::object();
   const auto sparse = [&](const char* key, auto has, auto value) {
     json at = json::array(), values = json::array();
     for (size_t i = 0; i < steps.size(); ++i)
@@ -155,22 +137,29 @@ json scalarStepsToJson(const std::vector<StepMetrics>& steps) {
     memory.push_back(toJson(m));
   }
   j["memory"] = {{"at", std::move(at)}, {"value", std::move(memory)}};
-  return j;
+  return packed;
 }
 
-std::vector<StepMetrics> scalarStepsFromJson(const json& j) {
+std::vector<StepMetrics> unpackScalarSteps(const json& j, std::string_view columns) {
   if (!j.is_object()) throw ConfigError("scalar steps: expected an object");
-  const std::vector<uint64_t> numbers = unpackColumn(j, "step", 0, /*anySize=*/true);
-  std::vector<StepMetrics> steps(numbers.size());
+  if (columns.size() % kPackedStepBytes != 0)
+    throw ConfigError("scalar steps: the columns hold " + std::to_string(columns.size()) + " bytes, not whole steps of " +
+                      std::to_string(kPackedStepBytes));
+  const size_t count = columns.size() / kPackedStepBytes;
+  std::vector<StepMetrics> steps(count);
   int64_t previous = 0;
-  for (size_t i = 0; i < steps.size(); ++i) {
-    steps[i].step = static_cast<int64_t>(numbers[i]);
+  for (size_t i = 0; i < count; ++i) {
+    steps[i].step = static_cast<int64_t>(wordAt(columns, i));
     if (steps[i].step <= previous) throw ConfigError("scalar steps: step numbers must increase from 1");
     previous = steps[i].step;
   }
+  size_t column = 1;
   for (const DenseField& f : kDense) {
-    const std::vector<uint64_t> column = unpackColumn(j, f.key, steps.size());
-    for (size_t i = 0; i < steps.size(); ++i) std::memcpy(&(steps[i].*(f.member)), &column[i], sizeof(double));
+    for (size_t i = 0; i < count; ++i) {
+      const uint64_t bits = wordAt(columns, column * count + i);
+      std::memcpy(&(steps[i].*(f.member)), &bits, sizeof(double));
+    }
+    ++column;
   }
   for (const OptionalField& f : kOptional)
     readSparse(j, f.key, steps.size(),

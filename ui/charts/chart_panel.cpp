@@ -291,8 +291,9 @@ void ChartPanel::markDirty() { dirty_ = true; }
 void ChartPanel::setListing(bool listing) {
   if (listing == listing_) return;
   listing_ = listing;
-  sinceListingRedraw_.invalidate();
-  markDirty();
+  // The first redraw a second into the listing (a thousand runs are listed
+  // by then); what arrived and was not drawn stays marked dirty.
+  sinceListingRedraw_.restart();
 }
 
 void ChartPanel::refreshNow() {

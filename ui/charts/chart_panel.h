@@ -52,9 +52,10 @@ class ChartPanel : public QWidget {
   void markDirty();   // new data in the store; redraw soon
   void refreshNow();  // redraw immediately (tests, export)
   // While runs are being listed (a workspace opening), the charts redraw at
-  // most once a second: every batch of runs changes every group's mean, and
-  // the table, not the charts, is what fills as they arrive. Ending the
-  // listing redraws on the next tick.
+  // most once a second, the first a second after the listing began: every
+  // batch of runs changes every group's mean, and the table, not the charts,
+  // is what fills as they arrive. What was not drawn yet is drawn on the
+  // first tick after the listing ends.
   void setListing(bool listing);
   // The table's grouping: a group of the table is a series of the charts.
   void setGrouping(const plab::report::Grouping& grouping);
