@@ -97,6 +97,8 @@ void MainWindow::loadWorkspace() {
 
 bool MainWindow::isLoadingRuns() const { return loadingRuns_; }
 
+bool MainWindow::writingRunFiles() const { return displayWrites_ && displayWrites_->busy(); }
+
 void MainWindow::setLoadingRuns(bool loading) {
   loadingRuns_ = loading;
   charts_->setListing(loading);
@@ -219,13 +221,19 @@ void MainWindow::indexFinishedRun(int run) {
   const QString folder = store_.folder(run);
   if (folder.isEmpty() || !workspace_.owns(folder)) return;  // nothing is written into an opened folder
   if (!displayWrites_) displayWrites_ = std::make_unique<BackgroundTasks>(this);
+  // A ticket: a Delete of the run meanwhile cancels the write (run_folder_writes.h).
+  const std::shared_ptr<RunFolderWrites::Ticket> ticket = folderWrites_.schedule(folder);
   displayWrites_->run<bool>(
-      [folder] {
-        plab::report::indexRunFolder(folder.toStdString());
-        return true;
+      [ticket] {
+        const std::filesystem::path dir = ticket->folder().toStdString();
+        const plab::StoredRun read = plab::readRunFolder(dir);
+        return ticket->write([&] { plab::report::writeRunIndex(dir, read); });
       },
       [](const bool&) {},
-      [this, folder](const QString& message) { appendLog("could not index " + folder + ": " + message); });
+      [this, ticket](const QString& message) {
+        // A folder deleted under the read: nothing was to be written.
+        if (!ticket->cancelled()) appendLog("could not index " + ticket->folder() + ": " + message);
+      });
 }
 
 void MainWindow::writeDisplay(int run) {
@@ -260,20 +268,22 @@ void MainWindow::setRunsVisible(const std::vector<int>& runs, bool visible) {
   store_.setVisible(changed, visible);
   // A group of hundreds: their display.json files are written off the GUI
   // thread (each is synced to disk), in one task.
-  std::vector<std::pair<std::string, plab::RunDisplay>> writes;
+  std::vector<std::pair<std::shared_ptr<RunFolderWrites::Ticket>, plab::RunDisplay>> writes;
   for (int run : changed) {
     const QString folder = store_.folder(run);
     if (folder.isEmpty() || store_.state(run) == RunState::Unreadable) continue;
-    writes.emplace_back(folder.toStdString(), displayOf(run));
+    writes.emplace_back(folderWrites_.schedule(folder), displayOf(run));
   }
   if (!displayWrites_) displayWrites_ = std::make_unique<BackgroundTasks>(this);
   displayWrites_->run<QString>(
       [writes] {
         QString problems;
-        for (const auto& [folder, display] : writes) {
-          if (!std::filesystem::is_directory(folder)) continue;
+        for (const auto& [ticket, display] : writes) {
+          const std::filesystem::path folder = ticket->folder().toStdString();
           try {
-            plab::writeRunDisplay(folder, display);
+            ticket->write([&] {
+              if (std::filesystem::is_directory(folder)) plab::writeRunDisplay(folder, display);
+            });
           } catch (const std::exception& e) {
             problems += QString::fromUtf8(e.what()) + "\n";
           }
@@ -320,7 +330,9 @@ bool MainWindow::deleteRun(int run) {
     appendLog(QString("[%1] unlisted; its folder %2 is left in place").arg(name, folder));
   } else if (!folder.isEmpty() && (QFileInfo(folder).isDir() || QFileInfo(folder).isSymLink())) {
     // Through the workspace: a link goes alone, a folder the tool did not
-    // write is refused, and without a trash only the tool's files go.
+    // write is refused, and without a trash only the tool's files go. No
+    // background write lands in it from here on (run_folder_writes.h).
+    folderWrites_.cancel(folder);
     try {
       appendLog(QString("[%1] %2").arg(name, workspace_.removeRun(folder, /*useTrash=*/true)));
     } catch (const std::exception& e) {
