@@ -9,6 +9,7 @@
 
 #include "run/run_controller.h"
 #include "run/run_folder_loader.h"
+#include "run/run_folder_writes.h"
 #include "run/run_store.h"
 #include "run/workspace.h"
 
@@ -89,6 +90,10 @@ class MainWindow : public QMainWindow {
   bool exporting() const;
 
   RunStore* store() { return &store_; }
+  // The background writes into run folders (tests hold one to race a Delete).
+  RunFolderWrites* folderWrites() { return &folderWrites_; }
+  // An index.json or display.json write is running in the background.
+  bool writingRunFiles() const;
   RunController* controller() { return controller_; }
   ModelPicker* modelPicker() const { return modelPicker_; }
   DatasetPanel* datasetPanel() const { return datasetPanel_; }
@@ -159,6 +164,7 @@ class MainWindow : public QMainWindow {
   void loadWorkspace();
   void addLoadedRuns(std::vector<LoadedRunFolder> batch);
   void runsLoaded(int count, const QString& problem);
+  void setLoadingRuns(bool loading);  // and the charts redraw less often meanwhile
   // The layer tree's measured columns: the newest run of the loaded model that measured layers.
   void showNewestMeasurements();
   void writeDisplay(int run);
@@ -216,6 +222,7 @@ class MainWindow : public QMainWindow {
   QLabel* startBlocked_ = nullptr;
   ReportExport* reportExport_ = nullptr;
   QProgressDialog* exportProgress_ = nullptr;
+  RunFolderWrites folderWrites_;  // Delete cancels the writes into a run's folder
   std::unique_ptr<BackgroundTasks> displayWrites_;  // display.json and index.json writes, off the GUI thread
   QString lastError_;
   int runCounter_ = 0;

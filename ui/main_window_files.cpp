@@ -83,7 +83,7 @@ void MainWindow::loadWorkspace() {
   // as the runs' indexes are read (report/run_index.h).
   QStringList known;
   for (int i = 0; i < store_.size(); ++i) known << store_.folder(i);
-  loadingRuns_ = true;
+  setLoadingRuns(true);
   loadProblems_.clear();
   statusText_->setText("Reading the workspace's runs…");
   loader_->loadWorkspace(
@@ -96,6 +96,13 @@ void MainWindow::loadWorkspace() {
 }
 
 bool MainWindow::isLoadingRuns() const { return loadingRuns_; }
+
+bool MainWindow::writingRunFiles() const { return displayWrites_ && displayWrites_->busy(); }
+
+void MainWindow::setLoadingRuns(bool loading) {
+  loadingRuns_ = loading;
+  charts_->setListing(loading);
+}
 
 void MainWindow::addLoadedRuns(std::vector<LoadedRunFolder> batch) {
   std::vector<RunStore::StoredRunToAdd> runs;
@@ -121,7 +128,7 @@ void MainWindow::addLoadedRuns(std::vector<LoadedRunFolder> batch) {
 }
 
 void MainWindow::runsLoaded(int count, const QString&) {
-  loadingRuns_ = false;
+  setLoadingRuns(false);
   // Next session's run names continue the numbering: run7-bf16 after run6-fp32.
   static const QRegularExpression numbered("^run(\\d+)-");
   for (int i = 0; i < store_.size(); ++i) {
@@ -133,7 +140,8 @@ void MainWindow::runsLoaded(int count, const QString&) {
   loadProblems_.clear();
   statusText_->setText(count > 0 ? QString("%1 runs listed").arg(store_.size()) : QString("Ready"));
   updateButtons();
-  charts_->markDirty();
+  // The charts drew the runs as they arrived (at most once a second) and
+  // draw what is left on their next tick: no redraw of the same again.
   if (count > 0) showNewestMeasurements();  // the model may have loaded before its runs were listed
 }
 
@@ -143,7 +151,7 @@ bool MainWindow::setWorkspace(const QString& path) {
     return false;
   }
   loader_->cancel();
-  loadingRuns_ = false;
+  setLoadingRuns(false);
   store_.clear();
   workspace_ = Workspace(path);
   controller_->setOutputRoot(workspace_.path());
@@ -182,7 +190,7 @@ int MainWindow::openRunFolder(const QString& folder) {
     statusText_->setText(QString("%1 holds no run that is not listed already").arg(folder));
     return 0;
   }
-  loadingRuns_ = true;
+  setLoadingRuns(true);
   loadProblems_.clear();
   statusText_->setText(QString("Reading %1 runs from %2…").arg(unlisted.size()).arg(folder));
   loader_->loadFolders(
@@ -213,13 +221,19 @@ void MainWindow::indexFinishedRun(int run) {
   const QString folder = store_.folder(run);
   if (folder.isEmpty() || !workspace_.owns(folder)) return;  // nothing is written into an opened folder
   if (!displayWrites_) displayWrites_ = std::make_unique<BackgroundTasks>(this);
+  // A ticket: a Delete of the run meanwhile cancels the write (run_folder_writes.h).
+  const std::shared_ptr<RunFolderWrites::Ticket> ticket = folderWrites_.schedule(folder);
   displayWrites_->run<bool>(
-      [folder] {
-        plab::report::indexRunFolder(folder.toStdString());
-        return true;
+      [ticket] {
+        const std::filesystem::path dir = ticket->folder().toStdString();
+        const plab::StoredRun read = plab::readRunFolder(dir);
+        return ticket->write([&] { plab::report::writeRunIndex(dir, read); });
       },
       [](const bool&) {},
-      [this, folder](const QString& message) { appendLog("could not index " + folder + ": " + message); });
+      [this, ticket](const QString& message) {
+        // A folder deleted under the read: nothing was to be written.
+        if (!ticket->cancelled()) appendLog("could not index " + ticket->folder() + ": " + message);
+      });
 }
 
 void MainWindow::writeDisplay(int run) {
@@ -254,20 +268,22 @@ void MainWindow::setRunsVisible(const std::vector<int>& runs, bool visible) {
   store_.setVisible(changed, visible);
   // A group of hundreds: their display.json files are written off the GUI
   // thread (each is synced to disk), in one task.
-  std::vector<std::pair<std::string, plab::RunDisplay>> writes;
+  std::vector<std::pair<std::shared_ptr<RunFolderWrites::Ticket>, plab::RunDisplay>> writes;
   for (int run : changed) {
     const QString folder = store_.folder(run);
     if (folder.isEmpty() || store_.state(run) == RunState::Unreadable) continue;
-    writes.emplace_back(folder.toStdString(), displayOf(run));
+    writes.emplace_back(folderWrites_.schedule(folder), displayOf(run));
   }
   if (!displayWrites_) displayWrites_ = std::make_unique<BackgroundTasks>(this);
   displayWrites_->run<QString>(
       [writes] {
         QString problems;
-        for (const auto& [folder, display] : writes) {
-          if (!std::filesystem::is_directory(folder)) continue;
+        for (const auto& [ticket, display] : writes) {
+          const std::filesystem::path folder = ticket->folder().toStdString();
           try {
-            plab::writeRunDisplay(folder, display);
+            ticket->write([&] {
+              if (std::filesystem::is_directory(folder)) plab::writeRunDisplay(folder, display);
+            });
           } catch (const std::exception& e) {
             problems += QString::fromUtf8(e.what()) + "\n";
           }
@@ -314,7 +330,9 @@ bool MainWindow::deleteRun(int run) {
     appendLog(QString("[%1] unlisted; its folder %2 is left in place").arg(name, folder));
   } else if (!folder.isEmpty() && (QFileInfo(folder).isDir() || QFileInfo(folder).isSymLink())) {
     // Through the workspace: a link goes alone, a folder the tool did not
-    // write is refused, and without a trash only the tool's files go.
+    // write is refused, and without a trash only the tool's files go. No
+    // background write lands in it from here on (run_folder_writes.h).
+    folderWrites_.cancel(folder);
     try {
       appendLog(QString("[%1] %2").arg(name, workspace_.removeRun(folder, /*useTrash=*/true)));
     } catch (const std::exception& e) {

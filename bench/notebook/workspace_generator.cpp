@@ -86,7 +86,12 @@ PlannedRun plannedRun(int i, size_t templateCount) {
 
 void ensureWorkspace(const fs::path& templates, const fs::path& workspace, int runs) {
   const fs::path stamp = stampOf(workspace);
-  const json want = {{"generator", kGeneratorVersion}, {"runs", runs}, {"templates", fs::absolute(templates).string()}};
+  // The index version too: copies indexed in another format would be read
+  // in full (and indexed again) by every open, not what a user's tool writes.
+  const json want = {{"generator", kGeneratorVersion},
+                     {"index_version", report::kRunIndexVersion},
+                     {"runs", runs},
+                     {"templates", fs::absolute(templates).string()}};
   if (fs::exists(stamp) && fs::is_directory(workspace)) {
     const JsonFile read = readJsonFile(stamp);
     if (read.ok() && read.value == want) return;

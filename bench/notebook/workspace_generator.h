@@ -33,7 +33,8 @@ inline constexpr int kSeedsPerConfig = 3;
 
 // Writes `runs` runs into workspace (emptied first: it must be a folder the
 // bench made, or absent) and a stamp beside it; does nothing when the stamp
-// says it holds them already. Prints progress to stderr.
+// says it holds them already (the same generator, templates, run count and
+// index version: report::kRunIndexVersion). Prints progress to stderr.
 void ensureWorkspace(const std::filesystem::path& templates, const std::filesystem::path& workspace, int runs);
 
 // The run folders of a generated workspace.

@@ -7,8 +7,9 @@
 
 namespace plab::report {
 
-nlohmann::json fp32TwinKey(const RunConfig& config) {
-  nlohmann::json key = config.toJson();
+nlohmann::json fp32TwinKey(const RunConfig& config) { return fp32TwinKeyOfJson(config.toJson()); }
+
+nlohmann::json fp32TwinKeyOfJson(nlohmann::json key) {
   // loss_scale: fp16-mixed's scaler settings, which an fp32 run has no use for.
   for (const char* field : {"name", "mode", "plan", "output_dir", "resume_from", "checkpoint_every",
                             "layer_stats_every", "update_window", "loss_scale"})

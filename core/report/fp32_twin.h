@@ -18,6 +18,8 @@ struct RunRelations;  // report/run_relations.h: the answers below for a whole l
 // cadences layer_stats_every and update_window: test_report checks that
 // two fp32 runs differing in them train identically).
 nlohmann::json fp32TwinKey(const RunConfig& config);
+// The same from the config's JSON (RunConfig::toJson), for callers that have it.
+nlohmann::json fp32TwinKeyOfJson(nlohmann::json config);
 
 // A run that trained all its steps and measured some (not failed, stopped
 // or still training): what a twin is preferred to be and a paired test uses.

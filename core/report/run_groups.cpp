@@ -152,6 +152,45 @@ GroupFigures groupFigures(const std::vector<RunRecord>& all, const RunRelations&
   return g;
 }
 
+GroupTwinText groupFp32TwinText(const std::vector<RunRecord>& all, const RunRelations& relations,
+                                const std::vector<size_t>& members) {
+  if (members.empty()) return {"–", "No run of the group is shown by the filter"};
+  std::vector<size_t> twins;  // distinct, in the order the members name them
+  size_t fp32 = 0, measured = 0, byHand = 0;
+  for (size_t i : members) {
+    if (all.at(i).config.mode == OptimizerMode::Fp32AdamW) {
+      ++fp32;
+      continue;
+    }
+    const auto twin = relations.twins.at(i);
+    if (!twin) continue;
+    ++measured;
+    byHand += all.at(i).fp32Reference.empty() ? 0 : 1;
+    if (std::find(twins.begin(), twins.end(), *twin) == twins.end()) twins.push_back(*twin);
+  }
+  const size_t others = members.size() - fp32;
+  if (others == 0) return {"themselves", "Every run of the group is an fp32 run: its own reference"};
+  const std::string n = std::to_string(members.size());
+  if (twins.empty())
+    return {"no fp32 twin", "None of the group's " + std::to_string(others) +
+                                " runs that are not fp32 has an fp32 run with its config except mode and plan"};
+  const bool oneFamily = std::all_of(twins.begin(), twins.end(), [&](size_t t) {
+    return relations.familyKeys.at(t) == relations.familyKeys.at(twins.front());
+  });
+  std::string cell = twins.size() == 1 ? relations.labels.at(twins.front())
+                     : oneFamily
+                         ? withoutSeedSuffix(all.at(twins.front()).config.name) + " × " + std::to_string(twins.size()) + " seeds"
+                         : std::to_string(twins.size()) + " fp32 runs";
+  if (measured < members.size()) cell += " (" + std::to_string(measured) + " of " + n + " runs)";
+  std::string tip = "Each run is measured against its own fp32 twin (Verdict pairs them): ";
+  for (size_t k = 0; k < twins.size() && k < 5; ++k) tip += (k ? ", " : "") + relations.labels.at(twins[k]);
+  if (twins.size() > 5) tip += " and " + std::to_string(twins.size() - 5) + " more";
+  if (byHand > 0) tip += "; " + std::to_string(byHand) + " of them chosen by hand";
+  if (others > measured) tip += "; " + std::to_string(others - measured) + " runs have none";
+  if (fp32 > 0) tip += "; " + std::to_string(fp32) + " fp32 runs are their own reference";
+  return {cell, tip};
+}
+
 std::string estimateText(const PairedEstimate& e, int decimals, bool percent, bool signedLoss) {
   const double scale = percent ? 100.0 : 1.0;
   char buf[96];

@@ -52,6 +52,21 @@ struct GroupFigures {
 GroupFigures groupFigures(const std::vector<RunRecord>& all, const RunRelations& relations,
                           const std::vector<size_t>& members);
 
+// The fp32-twin column of a group row: what holds for the group as a
+// whole, since each member is measured against its own twin (the gap in
+// GroupFigures pairs them). cell: "themselves" when every member is fp32;
+// "no fp32 twin" when no other member has one; the twin's label when all
+// are measured against one fp32 run; the twins' seed family ("base × 3
+// seeds") when they form one; else "N fp32 runs" — followed by "(k of n
+// runs)" when only k of the n members are measured against them. tip: the
+// twins by name (at most five) and which members have none. "–" for a
+// group the filter shows nothing of.
+struct GroupTwinText {
+  std::string cell, tip;
+};
+GroupTwinText groupFp32TwinText(const std::vector<RunRecord>& all, const RunRelations& relations,
+                                const std::vector<size_t>& members);
+
 // "2.3456 ± 0.0012" (value ± half the 95 % interval, or the value alone for one
 // member); percent: "12.34 ± 0.56 %"; signedLoss: "+0.0004 ± 0.0002".
 std::string estimateText(const PairedEstimate& e, int decimals, bool percent = false, bool signedLoss = false);

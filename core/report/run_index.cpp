@@ -2,11 +2,14 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
+
 #include "report/run_figures.h"
 #include "report/scalar_steps.h"
 #include "util/atomic_file.h"
 #include "util/errors.h"
 #include "util/json_file.h"
+#include "util/regular_file.h"
 
 namespace plab::report {
 namespace {
@@ -15,9 +18,10 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr const char* kFormat = "precision-lab run index";
-// 2: info carries run_info.json's started_at (the runs' start order,
-// report/run_order.h); a version-1 index may have dropped it.
-constexpr int kVersion = 2;
+constexpr int kVersion = kRunIndexVersion;
+// A million steps' columns: far beyond any run's, and a bound on what a
+// forged index can make the reader take.
+constexpr uint64_t kMaxColumnsBytes = 1000000ull * kPackedStepBytes;
 // The files an index is derived from (display.json is read on its own:
 // renaming or hiding a run does not make its index stale).
 constexpr const char* kSources[] = {"config.json", "run_info.json", "summary.json", "metrics.jsonl"};
@@ -37,7 +41,19 @@ json sourceStamp(const fs::path& dir) {
   return stamp;
 }
 
-json indexJson(const fs::path& dir, const StoredRun& run) {
+// 64-bit FNV-1a of the columns, as 16 hex digits.
+std::string digestOf(std::string_view bytes) {
+  uint64_t h = 1469598103934665603ull;
+  for (const char c : bytes) {
+    h ^= static_cast<uint8_t>(c);
+    h *= 1099511628211ull;
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  return text;
+}
+
+json indexJson(const fs::path& dir, const StoredRun& run, const PackedSteps& packed) {
   json info = toJson(run.record.info);
   info.erase("modules");  // the layer tree comes from the model, not from stored runs
   return {{"format", kFormat},
@@ -49,7 +65,10 @@ json indexJson(const fs::path& dir, const StoredRun& run) {
           {"result", run.status == StoredRunStatus::Incomplete ? json(nullptr) : toJson(run.record.result)},
           {"started_at", run.startedAt},
           {"metrics_lines_skipped", run.metricsLinesSkipped},
-          {"steps", scalarStepsToJson(run.record.steps)}};
+          {"steps", packed.sparse},
+          {"columns", {{"file", kRunIndexColumnsFileName},
+                       {"bytes", packed.columns.size()},
+                       {"fnv1a64", digestOf(packed.columns)}}}};
 }
 
 StoredRunStatus statusOf(const std::string& id) {
@@ -66,7 +85,7 @@ RunStatus resultStatusOf(StoredRunStatus s) {
 }
 
 // The run the index describes, as readRunFolder would read the folder.
-StoredRun runFromIndex(const fs::path& dir, const json& j) {
+StoredRun runFromIndex(const fs::path& dir, const json& j, std::string_view columns) {
   StoredRun run;
   run.folder = dir;
   run.record.config = RunConfig::fromJson(j.at("config"));
@@ -76,7 +95,7 @@ StoredRun runFromIndex(const fs::path& dir, const json& j) {
   run.status = statusOf(j.at("status").get<std::string>());
   run.startedAt = j.at("started_at").get<int64_t>();
   run.metricsLinesSkipped = j.at("metrics_lines_skipped").get<size_t>();
-  run.record.steps = scalarStepsFromJson(j.at("steps"));
+  run.record.steps = unpackScalarSteps(j.at("steps"), columns);
   if (run.status == StoredRunStatus::Incomplete) {
     run.record.incomplete = true;
     run.record.result = resultFromSteps(run.record.info, run.record.steps);
@@ -97,9 +116,13 @@ StoredRun runFromIndex(const fs::path& dir, const json& j) {
 }  // namespace
 
 void writeRunIndex(const fs::path& dir, const StoredRun& run) {
-  StoredRun scalar = run;
-  scalar.record.steps = scalarSteps(run.record.steps);
-  writeJsonFileAtomically(dir / kRunIndexFileName, indexJson(dir, scalar));
+  const PackedSteps packed = packScalarSteps(run.record.steps);  // layers are not packed
+  // The columns first: an index.json is never newer than its columns, and
+  // one left from before a crash does not match them (its digest).
+  writeFileAtomically(dir / kRunIndexColumnsFileName, packed.columns);
+  // Read by the tool alone: no indentation to scan past.
+  writeFileAtomically(dir / kRunIndexFileName,
+                      indexJson(dir, run, packed).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 void indexRunFolder(const fs::path& dir) { writeRunIndex(dir, readRunFolder(dir)); }
@@ -111,7 +134,14 @@ std::optional<StoredRun> readRunIndex(const fs::path& dir) {
   try {
     if (!j.is_object() || j.value("format", "") != kFormat || j.value("version", 0) != kVersion) return std::nullopt;
     if (!j.contains("sources") || j.at("sources") != sourceStamp(dir)) return std::nullopt;  // stale
-    return runFromIndex(dir, j);
+    const json& c = j.at("columns");
+    const uint64_t bytes = c.at("bytes").get<uint64_t>();
+    if (bytes > kMaxColumnsBytes) return std::nullopt;
+    std::string problem;
+    const std::optional<std::string> columns = readRegularFile(dir / kRunIndexColumnsFileName, problem, kMaxColumnsBytes);
+    if (!columns || columns->size() != bytes || digestOf(*columns) != c.at("fnv1a64").get<std::string>())
+      return std::nullopt;  // missing, refused, or not the columns this index was written with
+    return runFromIndex(dir, j, *columns);
   } catch (const std::exception&) {
     return std::nullopt;  // not an index this version wrote: the files themselves say what the run is
   }

@@ -18,6 +18,16 @@
 namespace plab::report {
 
 inline constexpr const char* kRunIndexFileName = "index.json";
+// The steps' dense columns beside it (report/scalar_steps.h: raw bytes),
+// named in index.json with their size and FNV-1a digest: an index is used
+// only with the columns it was written with.
+inline constexpr const char* kRunIndexColumnsFileName = "index.columns";
+// An index of another version is not read: the folder is read in full and,
+// when the workspace owns it, indexed again in this version (readRunForListing).
+// 2: info carries run_info.json's started_at (report/run_order.h).
+// 3: the steps' dense columns in index.columns (scalar_steps.h), the JSON
+//    without indentation (listing parsed a JSON number per figure).
+inline constexpr int kRunIndexVersion = 3;
 
 // How a listed run was read: its steps are scalar (from the index, or the
 // folder read in full and then reduced) — a view that needs per-layer

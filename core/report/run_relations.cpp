@@ -3,6 +3,8 @@
 #include "report/fp32_twin.h"
 #include "report/run_order.h"
 
+#include <stdexcept>
+
 namespace plab::report {
 namespace {
 
@@ -19,8 +21,9 @@ std::string parentOf(const RunRecord& run) {
 
 }  // namespace
 
-nlohmann::json familyKey(const RunConfig& c, bool withoutMoments) {
-  nlohmann::json key = c.toJson();
+nlohmann::json familyKey(const RunConfig& c, bool withoutMoments) { return familyKeyOfJson(c.toJson(), withoutMoments); }
+
+nlohmann::json familyKeyOfJson(nlohmann::json key, bool withoutMoments) {
   for (const char* field : {"name", "seed", "output_dir", "resume_from", "checkpoint_every"}) key.erase(field);
   if (withoutMoments) key["adamw"].erase("moments");
   return key;
@@ -32,29 +35,50 @@ const std::vector<size_t>& RunRelations::mixedFamilyOf(size_t run) const {
   return it == mixedFamilies.end() ? none : it->second;
 }
 
+RunKeys runKeys(const RunConfig& c) {
+  const nlohmann::json config = c.toJson();  // once for all four keys
+  RunKeys k;
+  k.twin = fp32TwinKeyOfJson(config).dump();
+  nlohmann::json family = familyKeyOfJson(config);
+  k.family = family.dump();
+  family["plan"].erase("gemm_format");
+  family["plan"].erase("gemm_formats");
+  k.gemmReference = family.dump();
+  nlohmann::json withoutMoments = familyKeyOfJson(config, /*withoutMoments=*/true);
+  withoutMoments["mode"] = optimizerModeId(OptimizerMode::Fp32MasterWeights);
+  k.mixedFamily = withoutMoments.dump();
+  return k;
+}
+
 RunRelations relateRuns(const std::vector<RunRecord>& runs) {
+  std::vector<RunKeys> keys;
+  keys.reserve(runs.size());
+  for (const RunRecord& r : runs) keys.push_back(runKeys(r.config));
+  std::vector<const RunKeys*> pointers;
+  pointers.reserve(keys.size());
+  for (const RunKeys& k : keys) pointers.push_back(&k);
+  return relateRuns(runs, pointers);
+}
+
+RunRelations relateRuns(const std::vector<RunRecord>& runs, const std::vector<const RunKeys*>& keys) {
   RunRelations r;
   const size_t n = runs.size();
-  std::vector<std::string> twinKeys(n);
+  if (keys.size() != n) throw std::invalid_argument("relateRuns: one RunKeys per run expected");
   std::unordered_map<std::string, std::vector<size_t>> fp32ByKey, byFolderName;
   r.familyKeys.resize(n);
   r.mixedFamilyKeys.resize(n);
   r.gemmReferenceKeys.resize(n);
   for (size_t i = 0; i < n; ++i) {
     const RunConfig& c = runs[i].config;
-    twinKeys[i] = fp32TwinKey(c).dump();
-    if (c.mode == OptimizerMode::Fp32AdamW) fp32ByKey[twinKeys[i]].push_back(i);
-    nlohmann::json family = familyKey(c);
-    r.familyKeys[i] = family.dump();
-    r.families[r.familyKeys[i]].push_back(i);
-    family["plan"].erase("gemm_format");
-    family["plan"].erase("gemm_formats");
-    r.gemmReferenceKeys[i] = family.dump();
-    r.gemmReferenceFamilies[r.gemmReferenceKeys[i]].push_back(i);
-    nlohmann::json withoutMoments = familyKey(c, /*withoutMoments=*/true);
-    if (c.mode == OptimizerMode::Fp32MasterWeights) r.mixedFamilies[withoutMoments.dump()].push_back(i);
-    withoutMoments["mode"] = optimizerModeId(OptimizerMode::Fp32MasterWeights);
-    r.mixedFamilyKeys[i] = withoutMoments.dump();
+    const RunKeys& k = *keys[i];
+    if (c.mode == OptimizerMode::Fp32AdamW) fp32ByKey[k.twin].push_back(i);
+    r.familyKeys[i] = k.family;
+    r.families[k.family].push_back(i);
+    r.gemmReferenceKeys[i] = k.gemmReference;
+    r.gemmReferenceFamilies[k.gemmReference].push_back(i);
+    // A mixed run's key without moments is its own mixed-family key.
+    if (c.mode == OptimizerMode::Fp32MasterWeights) r.mixedFamilies[k.mixedFamily].push_back(i);
+    r.mixedFamilyKeys[i] = k.mixedFamily;
     if (const std::string folder = runFolderName(runs[i]); !folder.empty()) byFolderName[folder].push_back(i);
   }
 
@@ -83,7 +107,7 @@ RunRelations relateRuns(const std::vector<RunRecord>& runs) {
       if (chosen && usableReference(runs[*chosen])) r.twins[i] = chosen;
       continue;
     }
-    const auto it = fp32ByKey.find(twinKeys[i]);
+    const auto it = fp32ByKey.find(keys[i]->twin);
     if (it == fp32ByKey.end()) continue;
     std::optional<size_t> inProgress;
     for (auto j = it->second.rbegin(); j != it->second.rend(); ++j) {

@@ -45,11 +45,28 @@ struct RunRelations {
   const std::vector<size_t>& mixedFamilyOf(size_t run) const;
 };
 
+// What relateRuns derives from a run's config alone (its twin, family,
+// GEMM-reference and mixed-family keys, dumped): it depends on nothing else,
+// so a list that changes often (a workspace listed in batches, runs
+// finishing) keeps each run's keys and relates again without rebuilding them
+// (RunConfig::toJson and four dumps a run were most of a relate).
+struct RunKeys {
+  std::string twin;           // fp32TwinKey
+  std::string family;         // familyKey
+  std::string gemmReference;  // familyKey without the plan's GEMM formats
+  std::string mixedFamily;    // familyKey without moments, mode mixed
+};
+RunKeys runKeys(const RunConfig& config);
+
 RunRelations relateRuns(const std::vector<RunRecord>& runs);
+// The same with each run's keys given (keys[i] == runKeys(runs[i].config)).
+RunRelations relateRuns(const std::vector<RunRecord>& runs, const std::vector<const RunKeys*>& keys);
 
 // The key of a seed family: the config without name, seed, output_dir,
 // resume_from and checkpoint_every; withoutMoments also drops adamw.moments
 // (`mixed` ignores it, so a family compared with mixed does too).
 nlohmann::json familyKey(const RunConfig& config, bool withoutMoments = false);
+// The same from the config's JSON (RunConfig::toJson).
+nlohmann::json familyKeyOfJson(nlohmann::json config, bool withoutMoments = false);
 
 }  // namespace plab::report

@@ -1,6 +1,8 @@
 #include "report/scalar_steps.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -21,6 +23,8 @@ constexpr DenseField kDense[] = {{"loss", &StepMetrics::loss},
                                  {"lr", &StepMetrics::lr},
                                  {"tokens_per_second", &StepMetrics::tokensPerSecond},
                                  {"elapsed_seconds", &StepMetrics::elapsedSeconds}};
+// The step number and each dense field: a column of 8 bytes a step.
+static_assert(kPackedStepBytes == 8 * (1 + sizeof(kDense) / sizeof(kDense[0])));
 
 struct OptionalField {
   const char* key;
@@ -45,12 +49,20 @@ double numberField(const json& v, const std::string& what) {
   return v.get<double>();
 }
 
-const json& arrayOf(const json& j, const std::string& key, size_t size) {
-  if (!j.contains(key) || !j.at(key).is_array()) throw ConfigError("scalar steps: '" + key + "' must be an array");
-  const json& a = j.at(key);
-  if (a.size() != size) throw ConfigError("scalar steps: '" + key + "' has " + std::to_string(a.size()) +
-                                          " entries for " + std::to_string(size) + " steps");
-  return a;
+uint64_t bitsOf(double v) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
+}
+
+void putWord(std::string& out, uint64_t v) {
+  for (int b = 0; b < 8; ++b) out.push_back(static_cast<char>((v >> (8 * b)) & 0xff));
+}
+
+uint64_t wordAt(std::string_view bytes, size_t i) {
+  uint64_t v = 0;
+  for (int b = 7; b >= 0; --b) v = v << 8 | static_cast<uint8_t>(bytes[i * 8 + static_cast<size_t>(b)]);
+  return v;
 }
 
 // {"at": [positions], "value": [...]}: positions strictly increasing and
@@ -93,16 +105,14 @@ std::vector<StepMetrics> scalarSteps(const std::vector<StepMetrics>& steps) {
   return out;
 }
 
-json scalarStepsToJson(const std::vector<StepMetrics>& steps) {
-  json j = json::object();
-  json stepNumbers = json::array();
-  for (const StepMetrics& m : steps) stepNumbers.push_back(m.step);
-  j["step"] = std::move(stepNumbers);
-  for (const DenseField& f : kDense) {
-    json column = json::array();
-    for (const StepMetrics& m : steps) column.push_back(finiteOrNull(m.*(f.member)));
-    j[f.key] = std::move(column);
-  }
+PackedSteps packScalarSteps(const std::vector<StepMetrics>& steps) {
+  PackedSteps packed;
+  packed.columns.reserve(steps.size() * kPackedStepBytes);
+  for (const StepMetrics& m : steps) putWord(packed.columns, static_cast<uint64_t>(m.step));
+  for (const DenseField& f : kDense)
+    for (const StepMetrics& m : steps) putWord(packed.columns, bitsOf(m.*(f.member)));
+  json& j = packed.sparse;
+  j = json::object();
   const auto sparse = [&](const char* key, auto has, auto value) {
     json at = json::array(), values = json::array();
     for (size_t i = 0; i < steps.size(); ++i)
@@ -127,24 +137,29 @@ json scalarStepsToJson(const std::vector<StepMetrics>& steps) {
     memory.push_back(toJson(m));
   }
   j["memory"] = {{"at", std::move(at)}, {"value", std::move(memory)}};
-  return j;
+  return packed;
 }
 
-std::vector<StepMetrics> scalarStepsFromJson(const json& j) {
-  if (!j.is_object() || !j.contains("step") || !j.at("step").is_array())
-    throw ConfigError("scalar steps: expected an object with a 'step' array");
-  const json& numbers = j.at("step");
-  std::vector<StepMetrics> steps(numbers.size());
+std::vector<StepMetrics> unpackScalarSteps(const json& j, std::string_view columns) {
+  if (!j.is_object()) throw ConfigError("scalar steps: expected an object");
+  if (columns.size() % kPackedStepBytes != 0)
+    throw ConfigError("scalar steps: the columns hold " + std::to_string(columns.size()) + " bytes, not whole steps of " +
+                      std::to_string(kPackedStepBytes));
+  const size_t count = columns.size() / kPackedStepBytes;
+  std::vector<StepMetrics> steps(count);
   int64_t previous = 0;
-  for (size_t i = 0; i < steps.size(); ++i) {
-    if (!numbers[i].is_number_integer()) throw ConfigError("scalar steps: 'step' must hold integers");
-    steps[i].step = numbers[i].get<int64_t>();
+  for (size_t i = 0; i < count; ++i) {
+    steps[i].step = static_cast<int64_t>(wordAt(columns, i));
     if (steps[i].step <= previous) throw ConfigError("scalar steps: step numbers must increase from 1");
     previous = steps[i].step;
   }
+  size_t column = 1;
   for (const DenseField& f : kDense) {
-    const json& column = arrayOf(j, f.key, steps.size());
-    for (size_t i = 0; i < steps.size(); ++i) steps[i].*(f.member) = numberField(column[i], f.key);
+    for (size_t i = 0; i < count; ++i) {
+      const uint64_t bits = wordAt(columns, column * count + i);
+      std::memcpy(&(steps[i].*(f.member)), &bits, sizeof(double));
+    }
+    ++column;
   }
   for (const OptionalField& f : kOptional)
     readSparse(j, f.key, steps.size(),

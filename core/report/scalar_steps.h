@@ -5,6 +5,8 @@
 // KiB; its scalar part a few dozen numbers, so a workspace of a thousand
 // runs can be listed from these alone (report/run_index.h) and a run's
 // per-layer records read only when a view needs them. Torch-free.
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -18,12 +20,23 @@ namespace plab::report {
 StepMetrics scalarStep(const StepMetrics& m);
 std::vector<StepMetrics> scalarSteps(const std::vector<StepMetrics>& steps);
 
-// Column by column ({"step": [...], "loss": [...], "val_loss": {"at": [...],
-// "value": [...]}, ...}): a field a step did not measure is absent, not a
-// repeat, and NaN round-trips as null, as in metrics.jsonl. The reader
-// throws ConfigError for anything it did not write (wrong types, lengths,
-// positions out of range or not increasing).
-nlohmann::json scalarStepsToJson(const std::vector<StepMetrics>& steps);
-std::vector<StepMetrics> scalarStepsFromJson(const nlohmann::json& j);
+// On disk (report/run_index.h) in two parts: `columns`, the figures every
+// step measures (step, loss, grad_norm, lr, tokens_per_second,
+// elapsed_seconds) as raw little-endian 64-bit values, one column after the
+// other (48 bytes a step: exact, NaN and infinities kept, and nothing to
+// parse); `sparse`, JSON of the rest ({"val_loss": {"at": [positions],
+// "value": [...]}, ...}: a field a step did not measure is absent, not a
+// repeat, NaN as null as in metrics.jsonl; the memory breakdown where it
+// changes). Listing a thousand runs parsed a JSON number per figure; the
+// columns are copied. unpackScalarSteps throws
+// ConfigError for anything pack did not write (a size that is not whole
+// steps, steps not increasing from 1, wrong types, positions out of range).
+struct PackedSteps {
+  nlohmann::json sparse;
+  std::string columns;
+};
+inline constexpr size_t kPackedStepBytes = 48;
+PackedSteps packScalarSteps(const std::vector<StepMetrics>& steps);
+std::vector<StepMetrics> unpackScalarSteps(const nlohmann::json& sparse, std::string_view columns);
 
 }  // namespace plab::report

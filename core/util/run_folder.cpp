@@ -183,7 +183,8 @@ void markRunFolder(const fs::path& dir) {
        {"note", "Precision Lab wrote this folder. --overwrite and Delete remove only the files it writes here "
                 "(never following links) and keep every other file."},
        {"writes", {"config.json", "run_info.json", "summary.json", "summary.csv", "metrics.jsonl", "metrics.csv",
-                   "layers.csv", "report.html", "report.pdf", "display.json", "index.json", "charts/*.svg", "charts/*.png",
+                   "layers.csv", "report.html", "report.pdf", "display.json", "index.json", "index.columns",
+                   "charts/*.svg", "charts/*.png",
                    "checkpoint-<step>/", "runs/<run>/", ".precision-lab.lock", ".summary-reserve", "temporaries"}}});
 }
 

@@ -78,6 +78,7 @@ bool isToolFileName(ToolFileKind kind, std::string_view name) {
     case ToolFileKind::Run:
       for (const char* n : {"config.json", "run_info.json", "summary.json", "summary.csv", "metrics.jsonl",
                             "metrics.csv", "layers.csv", "report.html", "report.pdf", "display.json", "index.json",
+                            "index.columns",
                             ".summary-reserve", ".precision-lab-run", ".precision-lab.lock",
                             // advise's folder
                             "advice.json", "plan.json", "plan-gemm.json", "frontier.svg"})

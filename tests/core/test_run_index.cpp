@@ -6,6 +6,7 @@
 #include <QtTest/QtTest>
 
 #include <fstream>
+#include <limits>
 #include <thread>
 
 #include "report/run_index.h"
@@ -55,8 +56,10 @@ class TestRunIndex : public QObject {
       if (s == 6) m.roundedAwayFraction.reset();    // a step without statistics
       steps.push_back(m);
     }
-    const std::vector<StepMetrics> back = report::scalarStepsFromJson(
-        nlohmann::json::parse(report::scalarStepsToJson(steps).dump()));
+    const report::PackedSteps packed = report::packScalarSteps(steps);
+    QCOMPARE(packed.columns.size(), steps.size() * report::kPackedStepBytes);
+    const std::vector<StepMetrics> back =
+        report::unpackScalarSteps(nlohmann::json::parse(packed.sparse.dump()), packed.columns);
     QCOMPARE(back.size(), steps.size());
     for (size_t i = 0; i < steps.size(); ++i) {
       QCOMPARE(toJson(back[i]).dump(), toJson(report::scalarStep(steps[i])).dump());
@@ -67,18 +70,33 @@ class TestRunIndex : public QObject {
   }
 
   void scalarStepsRefuseWhatTheyDidNotWrite() {
-    const nlohmann::json good = report::scalarStepsToJson({test::storedStep(1, 0), test::storedStep(2, 0)});
-    for (const auto& [what, change] : std::vector<std::pair<const char*, std::function<void(nlohmann::json&)>>>{
-             {"short column", [](nlohmann::json& j) { j["loss"].erase(0); }},
-             {"steps backwards", [](nlohmann::json& j) { j["step"] = {2, 1}; }},
-             {"position out of range", [](nlohmann::json& j) { j["val_loss"] = {{"at", {5}}, {"value", {1.0}}}; }},
-             {"text for a number", [](nlohmann::json& j) { j["lr"][0] = "x"; }},
-             {"no memory", [](nlohmann::json& j) { j.erase("memory"); }}}) {
-      nlohmann::json bad = good;
+    const report::PackedSteps good = report::packScalarSteps({test::storedStep(1, 0), test::storedStep(2, 0)});
+    using Change = std::function<void(report::PackedSteps&)>;
+    for (const auto& [what, change] : std::vector<std::pair<const char*, Change>>{
+             {"columns cut", [](report::PackedSteps& p) { p.columns.pop_back(); }},
+             {"columns of another step count", [](report::PackedSteps& p) { p.columns += p.columns.substr(0, 8); }},
+             {"steps backwards",
+              [](report::PackedSteps& p) {
+                p.columns = report::packScalarSteps({test::storedStep(2, 0), test::storedStep(1, 0)}).columns;
+              }},
+             {"step zero", [](report::PackedSteps& p) { p.columns.replace(0, 8, std::string(8, '\0')); }},
+             {"position out of range", [](report::PackedSteps& p) { p.sparse["val_loss"] = {{"at", {5}}, {"value", {1.0}}}; }},
+             {"text for a number", [](report::PackedSteps& p) { p.sparse["val_loss"] = {{"at", {1}}, {"value", {"x"}}}; }},
+             {"not an object", [](report::PackedSteps& p) { p.sparse = nlohmann::json::array(); }},
+             {"no memory", [](report::PackedSteps& p) { p.sparse.erase("memory"); }}}) {
+      report::PackedSteps bad = good;
       change(bad);
-      QVERIFY_THROWS_EXCEPTION(ConfigError, report::scalarStepsFromJson(bad));
+      QVERIFY_THROWS_EXCEPTION(ConfigError, report::unpackScalarSteps(bad.sparse, bad.columns));
       Q_UNUSED(what);
     }
+    // Every bit of a figure comes back: infinities and the last digit too.
+    std::vector<StepMetrics> steps = {test::storedStep(1, 0), test::storedStep(2, 0)};
+    steps[0].loss = std::numeric_limits<double>::infinity();
+    steps[1].loss = 2.0000000000000004;
+    const report::PackedSteps packed = report::packScalarSteps(steps);
+    const auto back = report::unpackScalarSteps(packed.sparse, packed.columns);
+    QVERIFY(std::isinf(back[0].loss));
+    QCOMPARE(back[1].loss, 2.0000000000000004);
   }
 
   void indexReadsAsTheFolderWithoutLayerRecords() {
@@ -158,6 +176,21 @@ class TestRunIndex : public QObject {
     j["status"] = "exploded";
     { std::ofstream(forged / report::kRunIndexFileName, std::ios::trunc) << j.dump(); }
     QVERIFY(!report::readRunIndex(forged).has_value());
+    // ... and so is one whose columns are not the ones it was written with:
+    // changed, cut, missing, or not a regular file.
+    const fs::path columns = forged / report::kRunIndexColumnsFileName;
+    for (const auto& spoil : std::vector<std::function<void()>>{
+             [&] { std::fstream(columns, std::ios::in | std::ios::out | std::ios::binary).put('\x7f'); },
+             [&] { fs::resize_file(columns, fs::file_size(columns) - 8); },
+             [&] { fs::remove(columns); },
+             [&] { fs::remove(columns), test::makeFifo(columns); }}) {
+      fs::remove(columns);
+      report::indexRunFolder(forged);
+      QVERIFY(report::readRunIndex(forged).has_value());
+      spoil();
+      QVERIFY(!report::readRunIndex(forged).has_value());
+      QCOMPARE(report::readRunForListing(forged, false).run.record.steps.size(), size_t(3));
+    }
   }
 
   // A sweep's runs/<name>/ carry no stamp in their names: listed from their
@@ -191,6 +224,32 @@ class TestRunIndex : public QObject {
     const report::ListedRun reread = report::readRunForListing(old, false);
     QVERIFY(!reread.fromIndex);
     QCOMPARE(reread.run.record.info.startedAt, std::string("2026-01-02T09:00:05.250Z"));
+  }
+
+  // An index of version 2 (columns of JSON numbers inside): not read; listing the
+  // workspace's run reads the folder and indexes it again in this version.
+  void anOlderIndexIsRebuiltWhenListed() {
+    QTemporaryDir tmp;
+    const fs::path dir = test::writeStoredRun(fs::path(tmp.path().toStdString()) / "old",
+                                              namedConfig("old", OptimizerMode::Bf16Kahan), 5);
+    report::indexRunFolder(dir);
+    nlohmann::json j = readJsonFile(dir / report::kRunIndexFileName).value;
+    QCOMPARE(j.at("version").get<int>(), report::kRunIndexVersion);
+    j["version"] = 2;
+    nlohmann::json loss = nlohmann::json::array();
+    for (int s = 1; s <= 5; ++s) loss.push_back(test::storedStep(s, 0).loss);
+    j["steps"]["loss"] = loss;  // how version 2 wrote a column, in index.json itself
+    j.erase("columns");
+    writeJsonFileAtomically(dir / report::kRunIndexFileName, j);
+    fs::remove(dir / report::kRunIndexColumnsFileName);
+    QVERIFY(!report::readRunIndex(dir).has_value());
+    const report::ListedRun listed = report::readRunForListing(dir, /*writeMissingIndex=*/true);
+    QVERIFY(!listed.fromIndex);
+    QCOMPARE(listed.run.record.steps.size(), size_t(5));
+    QCOMPARE(readJsonFile(dir / report::kRunIndexFileName).value.at("version").get<int>(), report::kRunIndexVersion);
+    const report::ListedRun again = report::readRunForListing(dir, false);
+    QVERIFY(again.fromIndex);
+    QCOMPARE(listedView(again.run).dump(), listedView(readRunFolder(dir)).dump());
   }
 
   void theReportWriterIndexesTheFolder() {

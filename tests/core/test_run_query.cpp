@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "report/fp32_twin.h"
 #include "report/paired_gap.h"
 #include "report/run_groups.h"
 #include "report/run_query.h"
@@ -165,6 +166,66 @@ class TestRunQuery : public QObject {
     QCOMPARE(byMode[0].members, (std::vector<size_t>{0, 2}));
     QCOMPARE(parseGrouping("seeds").kind, Grouping::Kind::SeedFamily);
     QCOMPARE(parseGrouping(" none ").kind, Grouping::Kind::None);
+  }
+
+  // A group row's fp32-twin cell says what holds for the group: its twins'
+  // seed family, one twin, a count of twins from several configs, or none.
+  void aGroupNamesTheFp32RunsItsRunsAreMeasuredAgainst() {
+    std::vector<RunRecord> runs;
+    for (uint64_t s = 1; s <= 3; ++s) {
+      runs.push_back(finishedRun("fp32-s" + std::to_string(s), OptimizerMode::Fp32AdamW, s, 2.3));
+      runs.push_back(finishedRun("bf16-s" + std::to_string(s), OptimizerMode::Bf16Plain, s, 2.35));
+    }
+    RunRecord other = finishedRun("fp32-lr", OptimizerMode::Fp32AdamW, 1, 2.2);
+    other.config.adamw.lr = 1e-3;
+    runs.push_back(other);  // 6
+    RunRecord otherBf16 = finishedRun("bf16-lr", OptimizerMode::Bf16Plain, 1, 2.25);
+    otherBf16.config.adamw.lr = 1e-3;
+    runs.push_back(otherBf16);  // 7
+    RunRecord lonely = finishedRun("bf16-lonely", OptimizerMode::Bf16Plain, 1, 2.25);
+    lonely.config.adamw.lr = 7e-3;
+    runs.push_back(lonely);  // 8: no fp32 run with its lr
+    const RunRelations relations = relateRuns(runs);
+    QCOMPARE(groupFp32TwinText(runs, relations, {1, 3, 5}).cell, std::string("fp32 × 3 seeds"));
+    QCOMPARE(groupFp32TwinText(runs, relations, {1}).cell, std::string("fp32-s1"));
+    QCOMPARE(groupFp32TwinText(runs, relations, {0, 2, 4}).cell, std::string("themselves"));
+    QCOMPARE(groupFp32TwinText(runs, relations, {8}).cell, std::string("no fp32 twin"));
+    QCOMPARE(groupFp32TwinText(runs, relations, {}).cell, std::string("–"));
+    // Mode bf16 over two lrs: four twins of two configs; the lonely run has none.
+    const GroupTwinText byMode = groupFp32TwinText(runs, relations, {1, 3, 5, 7, 8});
+    QCOMPARE(byMode.cell, std::string("4 fp32 runs (4 of 5 runs)"));
+    QVERIFY2(byMode.tip.find("fp32-s1, fp32-s2, fp32-s3, fp32-lr") != std::string::npos, byMode.tip.c_str());
+    QVERIFY2(byMode.tip.find("1 runs have none") != std::string::npos, byMode.tip.c_str());
+    // A group holding fp32 runs too: they are their own reference.
+    const GroupTwinText mixed = groupFp32TwinText(runs, relations, {0, 1});
+    QCOMPARE(mixed.cell, std::string("fp32-s1 (1 of 2 runs)"));
+    QVERIFY2(mixed.tip.find("1 fp32 runs are their own reference") != std::string::npos, mixed.tip.c_str());
+  }
+
+  // Relating with each run's keys kept (the app's store) gives what
+  // relating from scratch gives.
+  void relationsFromKeptKeysEqualAFreshRelate() {
+    std::vector<RunRecord> runs;
+    for (uint64_t s = 1; s <= 2; ++s)
+      for (auto mode : {OptimizerMode::Fp32AdamW, OptimizerMode::Bf16Kahan, OptimizerMode::Fp32MasterWeights})
+        runs.push_back(finishedRun(std::string(optimizerModeId(mode)) + "-s" + std::to_string(s), mode, s, 2.3));
+    runs[1].config.plan.gemm_format = GemmFormat::Fp8E4m3;
+    std::vector<RunKeys> keys;
+    for (const RunRecord& r : runs) keys.push_back(runKeys(r.config));
+    std::vector<const RunKeys*> pointers;
+    for (const RunKeys& k : keys) pointers.push_back(&k);
+    const RunRelations fresh = relateRuns(runs), kept = relateRuns(runs, pointers);
+    QCOMPARE(kept.twins, fresh.twins);
+    QCOMPARE(kept.familyKeys, fresh.familyKeys);
+    QCOMPARE(kept.mixedFamilyKeys, fresh.mixedFamilyKeys);
+    QCOMPARE(kept.gemmReferenceKeys, fresh.gemmReferenceKeys);
+    QCOMPARE(kept.labels, fresh.labels);
+    // The keys are the documented ones.
+    QCOMPARE(keys[1].twin, fp32TwinKey(runs[1].config).dump());
+    QCOMPARE(keys[1].family, familyKey(runs[1].config).dump());
+    QCOMPARE(kept.mixedFamilyOf(4), (std::vector<size_t>{2, 5}));
+    QVERIFY(kept.gemmReferenceKeys[1] != kept.familyKeys[1]);
+    QCOMPARE(kept.gemmReferenceKeys[1], kept.gemmReferenceKeys[4]);
   }
 
   void relationsGiveThePerRunAnswers() {

@@ -130,6 +130,14 @@ class TestNotebook : public QObject {
     const double loss = plab::test::storedStep(4, 0).loss + (0.05 + 0.06 + 0.05) / 3;
     const QString lossText = row.siblingAtColumn(RunTableModel::LossColumn).data().toString();
     QVERIFY2(lossText.startsWith(QString::number(loss, 'f', 4) + " ± "), qPrintable(lossText));
+    // Its fp32-twin cell names what holds for the group: the seed family of
+    // fp32 runs its runs are measured against (each against its own seed's);
+    // the fp32 group is its own reference.
+    QCOMPARE(row.siblingAtColumn(RunTableModel::Fp32TwinColumn).data().toString(), QString("fp32 × 3 seeds"));
+    QVERIFY(row.siblingAtColumn(RunTableModel::Fp32TwinColumn).data(Qt::ToolTipRole).toString().contains("fp32-s1, fp32-s2, fp32-s3"));
+    for (int r = 0; r < model->rowCount(); ++r)
+      if (const int g = model->groupAt(model->index(r, 0)); g >= 0 && g != bf16Group)
+        QCOMPARE(model->index(r, RunTableModel::Fp32TwinColumn).data().toString(), QString("themselves"));
     // The same figure as the verdict of each of its runs (report/paired_gap.h).
     const int member = static_cast<int>(model->groups()[static_cast<size_t>(bf16Group)].members.front());
     const auto paired = plab::report::pairedGap(w.store()->records(), w.store()->relations(), static_cast<size_t>(member));

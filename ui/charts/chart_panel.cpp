@@ -201,7 +201,17 @@ ChartPanel::ChartPanel(const RunStore* store, RunDetails* details, QWidget* pare
   // A few redraws a second keep the window responsive while a run trains.
   timer_->setInterval(250);
   connect(timer_, &QTimer::timeout, this, [this] {
-    if (dirty_) refreshNow();
+    if (!dirty_ && heatmapDirty_) {
+      heatmapDirty_ = false;
+      showHeatmap(drawnRuns());
+      return;
+    }
+    if (!dirty_) return;
+    if (listing_) {
+      if (sinceListingRedraw_.isValid() && sinceListingRedraw_.elapsed() < 1000) return;
+      sinceListingRedraw_.restart();
+    }
+    refreshNow();
   });
   timer_->start();
   markDirty();  // first draw shows the empty state (no stray legends)
@@ -264,9 +274,10 @@ ChartPanel::ChartPanel(const RunStore* store, RunDetails* details, QWidget* pare
     follow_->setChecked(true);
     for (RunChart* c : charts()) c->resetView();
   });
-  for (auto signal : {&RunStore::runAdded, &RunStore::runChanged, &RunStore::stepAppended, &RunStore::runRemoved,
-                      &RunStore::detailLoaded})
+  for (auto signal : {&RunStore::runAdded, &RunStore::runChanged, &RunStore::stepAppended, &RunStore::runRemoved})
     connect(store_, signal, this, &ChartPanel::markDirty);
+  // Per-layer records arriving change only what the heatmap can draw.
+  connect(store_, &RunStore::detailLoaded, this, [this] { heatmapDirty_ = true; });
   connect(store_, &RunStore::runsAdded, this, &ChartPanel::markDirty);
   connect(store_, &RunStore::visibilityChanged, this, &ChartPanel::markDirty);
   connect(store_, &RunStore::cleared, this, &ChartPanel::markDirty);
@@ -280,6 +291,14 @@ void ChartPanel::setGrouping(const plab::report::Grouping& grouping) {
 }
 
 void ChartPanel::markDirty() { dirty_ = true; }
+
+void ChartPanel::setListing(bool listing) {
+  if (listing == listing_) return;
+  listing_ = listing;
+  // The first redraw a second into the listing (a thousand runs are listed
+  // by then); what arrived and was not drawn stays marked dirty.
+  sinceListingRedraw_.restart();
+}
 
 void ChartPanel::refreshNow() {
   dirty_ = false;
@@ -310,6 +329,11 @@ void ChartPanel::refreshNow() {
   legend_->showSeries(series_);
   lossScale_->setVisible(scalesLoss);
 
+  showHeatmap(drawn);
+}
+
+void ChartPanel::showHeatmap(const std::vector<int>& drawn) {
+  heatmapDirty_ = false;
   // The heatmap: one run, the chosen one or the one that loses the most,
   // with its per-layer records (read in the background when listed without).
   const int run = heatmapRun(drawn);

@@ -9,6 +9,7 @@
 // note above the charts says so. Runs of different models or data never
 // share an axis: one tab per (model, data). Redraws at most a few times a
 // second, however fast steps arrive.
+#include <QElapsedTimer>
 #include <QWidget>
 #include <string>
 #include <tuple>
@@ -50,6 +51,12 @@ class ChartPanel : public QWidget {
 
   void markDirty();   // new data in the store; redraw soon
   void refreshNow();  // redraw immediately (tests, export)
+  // While runs are being listed (a workspace opening), the charts redraw at
+  // most once a second, the first a second after the listing began: every
+  // batch of runs changes every group's mean, and the table, not the charts,
+  // is what fills as they arrive. What was not drawn yet is drawn on the
+  // first tick after the listing ends.
+  void setListing(bool listing);
   // The table's grouping: a group of the table is a series of the charts.
   void setGrouping(const plab::report::Grouping& grouping);
 
@@ -83,6 +90,7 @@ class ChartPanel : public QWidget {
   std::vector<int> drawnRuns();  // of the current tab; sets the tabs
   void buildSeries(const std::vector<int>& drawn);
   int heatmapRun(const std::vector<int>& drawn) const;
+  void showHeatmap(const std::vector<int>& drawn);  // the heatmap alone (its run's records arrived)
   std::vector<RunChart*> charts() const;
 
   const RunStore* store_;
@@ -117,6 +125,9 @@ class ChartPanel : public QWidget {
   // the same again is not recomputed.
   std::tuple<int, size_t, int, bool, const void*> heatmapDrawn_{-2, 0, 0, false, nullptr};
   bool dirty_ = false;
+  bool heatmapDirty_ = false;
+  bool listing_ = false;
+  QElapsedTimer sinceListingRedraw_;
 };
 
 }  // namespace plab::ui

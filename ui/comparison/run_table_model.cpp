@@ -30,7 +30,9 @@ const char* headerTip(int column) {
       return "Tick a run or a group to draw it in the charts (and export it); the swatch is how the charts draw it";
     case RunTableModel::Fp32TwinColumn:
       return "The fp32 run this run is measured against: the same config except mode and plan. "
-             "Right-click a run without one to run it, or to measure a run against another fp32 run";
+             "Right-click a run without one to run it, or to measure a run against another fp32 run. "
+             "A group row: the fp32 runs its runs are measured against, each run against its own "
+             "(their seed family when they form one)";
     case RunTableModel::SavedColumn:
       return "Training state (weights, gradients, moments, master copies, Kahan buffers) against all-fp32 "
              "AdamW on the same parameters: predicted by the plan, not the process's memory";
@@ -340,7 +342,9 @@ const RunTableModel::GroupTexts& RunTableModel::groupTexts(int group) const {
   t.cell[UpdateLostColumn] = estimate(f.updateLost, 2, true);
   t.cell[RoundedColumn] = estimate(f.roundedAway, 2, true);
   t.cell[TokensColumn] = estimate(f.tokensPerSecond, 0);
-  t.cell[Fp32TwinColumn] = "–";
+  const plab::report::GroupTwinText twins = plab::report::groupFp32TwinText(runs, store_->relations(), shown);
+  t.cell[Fp32TwinColumn] = QString::fromStdString(twins.cell);
+  t.twinTip = QString::fromStdString(twins.tip);
   if (f.gapToFp32) {
     const PairedEstimate& e = *f.gapToFp32;
     QString verdict = QString("%1 nats %2 vs the fp32 twins")
@@ -436,7 +440,9 @@ QVariant RunTableModel::groupData(int group, int column, int role) const {
   const GroupTexts& t = groupTexts(group);
   if (role == SortRole) return t.sort[column];
   if (role == Qt::ToolTipRole)
-    return column == VerdictColumn || column == NameColumn ? QVariant(t.cell[column]) : QVariant();
+    return column == VerdictColumn || column == NameColumn ? QVariant(t.cell[column])
+           : column == Fp32TwinColumn                      ? QVariant(t.twinTip)
+                                                           : QVariant();
   return t.cell[column];
 }
 

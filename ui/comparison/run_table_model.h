@@ -72,6 +72,7 @@ class RunTableModel : public QAbstractItemModel {
   struct GroupTexts {
     QString cell[ColumnCount];
     QVariant sort[ColumnCount];
+    QString twinTip;
   };
   const RunTexts& runTexts(int run) const;
   const GroupTexts& groupTexts(int group) const;

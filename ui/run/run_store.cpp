@@ -41,7 +41,15 @@ void RunStore::relationsChanged() {
 }
 
 const plab::report::RunRelations& RunStore::relations() const {
-  if (!relations_) relations_ = plab::report::relateRuns(records_);
+  if (relations_) return *relations_;
+  std::vector<const plab::report::RunKeys*> keys;
+  keys.reserve(records_.size());
+  for (size_t i = 0; i < records_.size(); ++i) {
+    const Meta& m = meta_[i];
+    if (!m.keys) m.keys = std::make_shared<const plab::report::RunKeys>(plab::report::runKeys(records_[i].config));
+    keys.push_back(m.keys.get());
+  }
+  relations_ = plab::report::relateRuns(records_, keys);
   return *relations_;
 }
 
@@ -66,10 +74,7 @@ int RunStore::addRun(const plab::RunConfig& config) {
   return index;
 }
 
-void RunStore::appendStored(const plab::StoredRun& run, bool linked, bool detailed) {
-  plab::RunRecord r = run.record;
-  if (!run.display.name.empty()) r.config.name = r.info.runName = run.display.name;
-  records_.push_back(std::move(r));
+void RunStore::appendStored(plab::StoredRun run, bool linked, bool detailed) {
   Meta m;
   m.state = stateOf(run.status);
   m.hasInfo = run.record.info.parameterCount > 0;
@@ -78,7 +83,10 @@ void RunStore::appendStored(const plab::StoredRun& run, bool linked, bool detail
   m.detailed = detailed;
   m.started = QDateTime::fromSecsSinceEpoch(run.startedAt);
   m.skippedLines = run.metricsLinesSkipped;
-  meta_.push_back(m);
+  plab::RunRecord& r = run.record;
+  if (!run.display.name.empty()) r.config.name = r.info.runName = run.display.name;
+  records_.push_back(std::move(r));
+  meta_.push_back(std::move(m));
 }
 
 int RunStore::addStoredRun(const plab::StoredRun& run, bool linked, bool detailed) {
@@ -94,7 +102,7 @@ void RunStore::addStoredRuns(std::vector<StoredRunToAdd> runs) {
   const int first = size();
   records_.reserve(records_.size() + runs.size());
   meta_.reserve(meta_.size() + runs.size());
-  for (const StoredRunToAdd& r : runs) appendStored(r.run, r.linked, r.detailed);
+  for (StoredRunToAdd& r : runs) appendStored(std::move(r.run), r.linked, r.detailed);
   relationsChanged();
   emit runsAdded(first, static_cast<int>(runs.size()));
 }
@@ -175,6 +183,7 @@ void RunStore::setState(int run, RunState state) {
 void RunStore::setFolder(int run, const QString& folder, const QDateTime& started) {
   records_.at(static_cast<size_t>(run)).config.output_dir = folder.toStdString();
   meta_.at(static_cast<size_t>(run)).started = started;
+  configChanged(run);
   relationsChanged();
   fieldsChanged(run);
   emit runChanged(run);
@@ -201,6 +210,7 @@ void RunStore::setVisible(const std::vector<int>& runs, bool visible) {
 void RunStore::rename(int run, const QString& name) {
   plab::RunRecord& r = records_.at(static_cast<size_t>(run));
   r.config.name = r.info.runName = name.toStdString();
+  configChanged(run);
   relationsChanged();
   fieldsChanged(run);
   emit runChanged(run);

@@ -124,8 +124,9 @@ class RunStore : public QObject {
 
  private:
   void relationsChanged();                        // marks relations() for recomputation
-  void appendStored(const plab::StoredRun& run, bool linked, bool detailed);
+  void appendStored(plab::StoredRun run, bool linked, bool detailed);  // moved in: steps are not copied
   void fieldsChanged(int run) { meta_.at(static_cast<size_t>(run)).fields.reset(); }
+  void configChanged(int run) { meta_.at(static_cast<size_t>(run)).keys.reset(); }
   struct Meta {
     RunState state = RunState::Queued;
     bool hasInfo = false;
@@ -133,6 +134,9 @@ class RunStore : public QObject {
     bool linked = false;
     bool detailed = true;
     mutable std::shared_ptr<const plab::report::RunFields> fields;  // cache
+    // The run's relation keys (report/run_relations.h), kept until its
+    // config changes: relating 1,000 runs again is then a matter of hashing.
+    mutable std::shared_ptr<const plab::report::RunKeys> keys;
     QDateTime started;
     QString problem;
     size_t skippedLines = 0;
