@@ -57,7 +57,7 @@ const DtypeInfo* dtypeByType(torch::ScalarType t) {
   return nullptr;
 }
 
-std::string shapeText(const std::vector<int64_t>& shape) {
+std::string safetensorsShapeText(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
@@ -185,7 +185,7 @@ struct SafetensorsFile::Impl {
     const uint64_t expected = numel * info->size;
     if (e.end - e.begin != expected)
       failTensor(name, "byte size " + std::to_string(e.end - e.begin) + " does not match shape " +
-                           shapeText(e.shape) + " x " + e.dtype + " = " + std::to_string(expected) + " bytes");
+                           safetensorsShapeText(e.shape) + " x " + e.dtype + " = " + std::to_string(expected) + " bytes");
     return e;
   }
 
