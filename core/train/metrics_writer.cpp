@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <iomanip>
 #include <map>
 #include <optional>
@@ -22,6 +23,18 @@ namespace fs = std::filesystem;
 // goes only into a new (empty) file.
 void writeHeader(RecordFile& out, const char* header) {
   if (out.size() == 0) out.append(std::string(header) + '\n');
+}
+
+// Whether an existing metrics.csv's header names mem_scales (a file written
+// before the column existed does not; its rows keep its own layout). Reads at
+// most the first 4 KiB: the header is one short line.
+bool csvHeaderHasScales(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  const size_t end = head.find('\n');
+  return head.substr(0, end).find("mem_scales") != std::string::npos;
 }
 
 // A number, or nan/inf for a non-finite one.
@@ -44,6 +57,7 @@ MetricsWriter::MetricsWriter(const fs::path& dir) : dir_(dir) {
   jsonl_.open(dir / "metrics.jsonl");
   csv_.open(dir / "metrics.csv");
   layers_.open(dir / "layers.csv");
+  csvHasScales_ = csv_.size() == 0 || csvHeaderHasScales(dir / "metrics.csv");
   writeHeader(csv_,
               "step,loss,val_loss,grad_norm,lr,rounded_away,update_ratio,update_lost,update_error,tokens_per_s,elapsed_s,"
               "mem_weights,mem_gradients,mem_moments,mem_master,mem_kahan,mem_scales,mem_total");
@@ -59,8 +73,12 @@ void MetricsWriter::write(const StepMetrics& m) {
       << cell(m.gradNorm) << ',' << cell(m.lr) << ',' << optionalCell(m.roundedAwayFraction) << ','
       << optionalCell(m.updateRatio) << ',' << optionalCell(m.updateLost) << ',' << optionalCell(m.updateError) << ','
       << cell(m.tokensPerSecond) << ',' << cell(m.elapsedSeconds) << ','
-      << m.memory.weights << ',' << m.memory.gradients << ',' << m.memory.moments << ','
-      << m.memory.master << ',' << m.memory.kahan << ',' << m.memory.scales << ',' << m.memory.total() << '\n';
+      << m.memory.weights << ',' << m.memory.gradients << ','
+      // An older file's mem_moments held the scales too, as its rows before did.
+      << (csvHasScales_ ? m.memory.moments : m.memory.moments + m.memory.scales) << ',' << m.memory.master << ','
+      << m.memory.kahan << ',';
+  if (csvHasScales_) csv << m.memory.scales << ',';
+  csv << m.memory.total() << '\n';
 
   // One row per layer: the per-step columns and, on window steps, the window's.
   std::vector<std::string> order;

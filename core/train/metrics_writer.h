@@ -7,7 +7,8 @@
 //   metrics.jsonl  one StepMetrics JSON per line; a statistic the step did not
 //                  measure is left out (the window's ± and pending are only here)
 //   metrics.csv    step,loss,val_loss,grad_norm,lr,rounded_away,update_ratio,update_lost,update_error,
-//                  tokens_per_s,elapsed_s,mem_*; an unmeasured statistic is an empty cell
+//                  tokens_per_s,elapsed_s,mem_*; an unmeasured statistic is an empty cell. A file
+//                  written before mem_scales existed keeps its own columns when a run resumes into it
 //   layers.csv     step,layer,rounded_away,update_ratio,update_lost,update_error
 #include <filesystem>
 
@@ -25,6 +26,7 @@ class MetricsWriter {
  private:
   std::filesystem::path dir_;
   RecordFile jsonl_, csv_, layers_;
+  bool csvHasScales_ = true;  // false: an older metrics.csv whose header has no mem_scales column
 };
 
 // Reads metrics.jsonl back. A line that is not JSON (torn by a crash, or

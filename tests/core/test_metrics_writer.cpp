@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <fstream>
+#include <sstream>
+#include <vector>
 
 #include "support/test_registry.h"
 #include "train/metrics_writer.h"
@@ -157,6 +159,47 @@ class TestMetricsWriter : public QObject {
     QCOMPARE(*steps[3].updateLost, 0.25);  // windows were never repeated
     QVERIFY(!steps[3].updateLostStdError && !steps[3].windowLayers[0].updateLostStdError);
     QVERIFY(!steps[4].updateLost);
+  }
+
+  // A run resumed into a metrics.csv written before mem_scales existed keeps
+  // that file's columns: every row as wide as its header, and its
+  // mem_moments still holding the scales, so the parts add up to mem_total.
+  void resumedOldCsvKeepsItsColumns() {
+    QTemporaryDir tmp;
+    const fs::path dir = fs::path(tmp.path().toStdString()) / "run";
+    fs::create_directories(dir);
+    const std::string oldHeader =
+        "step,loss,val_loss,grad_norm,lr,rounded_away,update_ratio,update_lost,update_error,tokens_per_s,elapsed_s,"
+        "mem_weights,mem_gradients,mem_moments,mem_master,mem_kahan,mem_total";
+    std::ofstream(dir / "metrics.csv") << oldHeader << "\n";
+    StepMetrics m = sample(1);
+    m.memory.scales = 64;
+    MetricsWriter(dir).write(m);
+    std::ifstream in(dir / "metrics.csv");
+    std::string header, row;
+    std::getline(in, header);
+    std::getline(in, row);
+    QCOMPARE(header, oldHeader);
+    const auto cells = [](const std::string& line) {
+      std::vector<std::string> out;
+      std::stringstream s(line);
+      for (std::string c; std::getline(s, c, ',');) out.push_back(c);
+      return out;
+    };
+    const std::vector<std::string> names = cells(header), values = cells(row);
+    QCOMPARE(values.size(), names.size());
+    QCOMPARE(values[13], std::to_string(m.memory.moments + m.memory.scales));  // mem_moments
+    QCOMPARE(values.back(), std::to_string(m.memory.total()));
+
+    // A new file names the column and keeps the scales apart.
+    const fs::path fresh = fs::path(tmp.path().toStdString()) / "fresh";
+    MetricsWriter(fresh).write(m);
+    std::ifstream in2(fresh / "metrics.csv");
+    std::getline(in2, header);
+    std::getline(in2, row);
+    QVERIFY(header.find("mem_scales") != std::string::npos);
+    QCOMPARE(cells(row).size(), cells(header).size());
+    QCOMPARE(cells(row)[13], std::to_string(m.memory.moments));
   }
 
   void nonFiniteLossRoundTripsAsNaN() {
