@@ -406,7 +406,7 @@ class TestWorkspace : public QObject {
                "overrides": {"lm_head": "fp32"}},
       "mode": "bf16-sr",
       "adamw": {"lr": 2e-4, "beta1": 0.85, "beta2": 0.98, "eps": 1e-7, "weight_decay": 0.05,
-                "moments": "fp32", "kernels": "reference"},
+                "moments": "fp32", "kernels": "reference", "torch_step": "for-loop"},
       "steps": 30, "batch_size": 4, "grad_accum": 2, "seq_len": 32, "lr_schedule": "cosine",
       "warmup_steps": 3, "min_lr_ratio": 0.2, "grad_clip": 0.5, "eval_every": 10, "eval_batches": 7,
       "layer_stats_every": 2, "update_window": 8, "checkpoint_every": 15, "seed": 3, "device": "cpu",
