@@ -18,6 +18,7 @@
 #include "support/cli_process.h"
 #include "support/test_registry.h"
 #include "train/metrics_writer.h"
+#include "train/run_config.h"
 
 using namespace plab;
 namespace fs = std::filesystem;
@@ -64,6 +65,9 @@ class TestDiskFull : public QObject {
   Q_OBJECT
 
   // Runs the CLI on a tmpfs of the given size (a tmpfs size, e.g. "1m").
+  // The default fine-tune in bf16-kahan on batches of 1 x 16 tokens: each
+  // step writes the same records as at 8 x 64 (the files fill at the same
+  // step) for a fifth of the CPU time.
   FullRun runOnTmpfs(const QString& size, const QTemporaryDir& tmp) {
     FullRun r;
     if (plab::test::cliPath().isEmpty()) return r;
@@ -72,17 +76,24 @@ class TestDiskFull : public QObject {
     const fs::path mnt = fs::path(tmp.path().toStdString()) / "mnt", kept = fs::path(tmp.path().toStdString()) / "kept";
     fs::create_directories(mnt);
     fs::create_directories(kept);
+    RunConfig config = defaultRunConfig();
+    config.mode = OptimizerMode::Bf16Kahan;
+    config.batch_size = 1;
+    config.seq_len = 16;
+    config.eval_batches = 1;
+    const fs::path configFile = fs::path(tmp.path().toStdString()) / "config.json";
+    std::ofstream(configFile) << config.toJson().dump(2);
     // The mount vanishes with the namespace: copy the run folder out.
     const QString script =
         "mount -t tmpfs -o size=\"$4\" plab-full \"$1\" || exit 77\n"
-        "\"$2\" run --default --mode bf16-kahan --steps 100000 --no-pdf --out \"$1/run\"\nrc=$?\n"
+        "\"$2\" run \"$5\" --steps 100000 --no-pdf --out \"$1/run\"\nrc=$?\n"
         "cp -a \"$1/run\" \"$3/\"\nexit $rc\n";
     QProcess p;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert("OMP_NUM_THREADS", "1");
     p.setProcessEnvironment(env);
     p.start(unshare, {"-rm", "sh", "-c", script, "sh", QString::fromStdString(mnt.string()), plab::test::cliPath(),
-                      QString::fromStdString(kept.string()), size});
+                      QString::fromStdString(kept.string()), size, QString::fromStdString(configFile.string())});
     if (!p.waitForStarted(10000)) return r;
     if (!p.waitForFinished(300000)) {
       p.kill();
