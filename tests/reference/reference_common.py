@@ -29,11 +29,14 @@ def parse_args(description):
     return args
 
 
-# Commands that keep no state between calls (no environment, no random
-# stream, no process-wide setting): they run one after another in one
+# Commands that keep no state between calls (no environment, no global
+# random stream: their random bits come from the seed they are given; no
+# process-wide setting): they run one after another in one
 # `plab_reference_probe serve` process instead of a process each, which cost
-# 0.25 s of CPU per call to start. The others run in a process of their own.
-SERVED_COMMANDS = {"config", "logits", "encode", "quantize", "read-safetensors"}
+# 0.25 s of CPU per call to start. `train` sets an environment variable and
+# runs in a process of its own.
+SERVED_COMMANDS = {"config", "logits", "encode", "quantize", "read-safetensors", "save", "adamw", "sr-round",
+                   "qlinear", "grad-scaler"}
 
 
 class Probe:
