@@ -29,6 +29,7 @@
 #include "train/gemm_format_experiment.h"
 #include "train/run_config_file.h"
 #include "train/run_config_model_check.h"
+#include "train/states_experiment.h"
 #include "train/torch_runtime.h"
 #include "train/trainer.h"
 #include "util/errors.h"
@@ -166,7 +167,7 @@ void printSummary(const std::vector<RunRecord>& runs) {
   const int nw = static_cast<int>(nameWidth);
   std::cout << std::left << std::setw(nw) << "run" << std::setw(14) << "mode" << std::setw(11) << "status"
             << std::right << std::setw(13) << "steps" << std::setw(11) << "loss" << std::setw(11) << "val loss"
-            << std::setw(12) << "memory" << std::setw(13) << "state saved" << std::setw(23) << "measured peak saved"
+            << std::setw(12) << "memory" << std::setw(13) << "state saved" << std::setw(25) << "measured peak saved"
             << std::setw(10) << "lost" << std::setw(10) << "rounded" << std::setw(10) << "tok/s" << '\n';
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
@@ -174,7 +175,7 @@ void printSummary(const std::vector<RunRecord>& runs) {
     std::cout << std::left << std::setw(nw) << r.config.name << std::setw(14) << optimizerModeId(r.config.mode)
               << std::setw(11) << f.status << alignRight(f.steps, 13) << alignRight(f.finalLoss, 11)
               << alignRight(f.finalValLoss, 11) << alignRight(f.memory, 12) << alignRight(f.stateSaved, 13)
-              << alignRight(f.peakSaved, 23) << alignRight(f.updateLost, 10) << alignRight(f.roundedAway, 10)
+              << alignRight(f.peakSaved, 25) << alignRight(f.updateLost, 10) << alignRight(f.roundedAway, 10)
               << alignRight(f.tokensPerSecond, 10) << '\n';
   }
   if (runs.size() < 2) return;
@@ -192,7 +193,7 @@ void printSummary(const std::vector<RunRecord>& runs) {
 }  // namespace
 
 const char* const kRunHelp =
-    "usage: precision-lab-cli run [CONFIG.json] [--default | --default-formats] [--out DIR] [--steps N] [--mode ID]\n"
+    "usage: precision-lab-cli run [CONFIG.json] [--default | --default-formats | --default-states] [--out DIR] [--steps N] [--mode ID]\n"
     "                             [--device D] [--seeds LIST] [--no-pdf] [--overwrite] [--resume DIR]\n"
     "                             [--nproc N]\n"
     "\n"
@@ -211,6 +212,11 @@ const char* const kRunHelp =
     "                 mxfp8, mxfp4 and nvfp4, plus nvfp4 with the head kept bf16 (runs\n"
     "                 <name>-<format>, <name>-nvfp4-bf16-head); a verdict line per format:\n"
     "                 val loss minus the bf16 run's, paired over --seeds\n"
+    "  --default-states  the same fine-tune with the optimizer's moments in each store:\n"
+    "                 fp32 AdamW, bf16-sr with bf16-sr, 8bit, 4bit and fp8 moments (torchao's\n"
+    "                 AdamW8bit / AdamW4bit / AdamWFp8 stores), bf16-kahan with 8bit moments\n"
+    "                 (runs <name>-<mode>-<store>-moments); with --seeds each gap to fp32 is\n"
+    "                 paired over the seeds, beside the state and peak memory each store saves\n"
     "  --out DIR      report folder (default: a new folder <name>-<UTC time>[-N] in the\n"
     "                 workspace the app lists, $PLAB_WORKSPACE or ~/.local/share/Precision Lab/\n"
     "                 Precision Lab/workspace); with several runs each gets DIR/runs/<name>/\n"
@@ -251,9 +257,11 @@ int runCommand(Args& args) {
   }
   watchForLauncher();  // first: a rank may be told before it has written anything
   const bool useFormats = args.flag("--default-formats");
+  const bool useStates = args.flag("--default-states");
   const bool defaultExperiment = args.flag("--default");
-  if (useFormats && defaultExperiment) throw UsageError("give either --default or --default-formats, not both");
-  const bool useDefault = defaultExperiment || useFormats;
+  if (int(useFormats) + int(useStates) + int(defaultExperiment) > 1)
+    throw UsageError("give one of --default, --default-formats and --default-states");
+  const bool useDefault = defaultExperiment || useFormats || useStates;
   const bool noPdf = args.flag("--no-pdf");
   const bool overwrite = args.flag("--overwrite");
   const auto out = args.value("--out");
@@ -268,7 +276,7 @@ int runCommand(Args& args) {
     throw UsageError("--resume continues the run its checkpoint came from: give no CONFIG.json or --default");
   if (resume && seedList) throw UsageError("--resume continues one run: --seeds does not apply");
   if (!resume && useDefault == !pos.empty())
-    throw UsageError(useDefault ? "give either CONFIG.json or --default, not both"
+    throw UsageError(useDefault ? "give either CONFIG.json or a --default experiment, not both"
                                 : "missing CONFIG.json (or --default, or --resume CHECKPOINT)");
 
   WorldInfo world;
@@ -306,6 +314,7 @@ int runCommand(Args& args) {
       runs = {c};
     } else if (useDefault) {
       if (useFormats) runs = loadRunConfigs(defaultFormatsExperimentJson());
+      else if (useStates) runs = loadRunConfigs(defaultStatesExperimentJson());
       else runs = mode ? std::vector<RunConfig>{defaultRunConfig()} : loadRunConfigs(defaultExperimentJson());
     } else {
       runs = loadRunConfigFile(pos[0]);

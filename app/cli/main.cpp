@@ -18,7 +18,7 @@ const char* const kTopHelp =
     "of the intended update low-precision rounding loses.\n"
     "\n"
     "commands:\n"
-    "  run [CONFIG.json] [--default | --default-formats] [--out DIR] [--overwrite] [--steps N]\n"
+    "  run [CONFIG.json] [--default | --default-formats | --default-states] [--out DIR] [--overwrite] [--steps N]\n"
     "      [--mode ID] [--seeds LIST] [--nproc N] [--device D] [--no-pdf]\n"
     "                   train one run or a sweep and write a report (HTML, SVG, CSV, JSONL, PDF)\n"
     "  default-config   print the built-in default run config (JSON)\n"
