@@ -36,7 +36,8 @@ struct Bf16GemmMeasurement {
   // backward products), each shape weighted by its count; 0: not measured.
   double nativeGflops = 0, upcastGflops = 0, fp32Gflops = 0;
   int64_t shapes = 0;  // distinct shapes timed
-  int rounds = 0;      // interleaved rounds timed (after one warm-up call each)
+  int rounds = 0;      // interleaved rounds timed (after one warm-up call each); each shape's fastest counts
+  int threads = 0;     // intra-op threads it ran with
   double seconds = 0;  // what the measurement cost, wall clock
   bool measured() const { return shapes > 0 && nativeGflops > 0 && upcastGflops > 0; }
 };
@@ -44,8 +45,10 @@ struct Bf16GemmMeasurement {
 // Times the shapes on each path with the current intra-op threads. A shape
 // whose step would cost more than a few hundred MFLOP is timed on a slice of
 // its output features (the same rows and reduction length), scaled back by
-// its FLOPs. Stops after the first round when one bf16 path is more than 3x
-// slower than the other (a CPU without native bf16 instructions).
+// its FLOPs. Each shape counts its fastest call of the rounds (load on a
+// shared machine only adds time). Stops after two rounds when one bf16 path
+// is more than 3x slower than the other (a CPU without native bf16
+// instructions).
 Bf16GemmMeasurement measureBf16GemmPaths(const std::vector<Bf16GemmShape>& shapes);
 
 // The faster bf16 path of a measurement; `incumbent` (the CPUID choice)
@@ -54,7 +57,7 @@ Bf16GemmMeasurement measureBf16GemmPaths(const std::vector<Bf16GemmShape>& shape
 // where the two are on par.
 Bf16GemmPath fasterBf16GemmPath(const Bf16GemmMeasurement& m, Bf16GemmPath incumbent);
 
-// "native 95.1, upcast 41.2, fp32 40.8 GFLOP/s over 5 shapes, 3 rounds, 0.84 s"
+// "native 95.1, upcast 41.2, fp32 40.8 GFLOP/s over 5 shapes, fastest of 5 rounds, 1 thread, 0.84 s"
 std::string describeBf16GemmMeasurement(const Bf16GemmMeasurement& m);
 
 struct Bf16GemmChoice {

@@ -88,7 +88,8 @@ class Bf16GemmChoiceTest : public QObject {
     QVERIFY(m.measured());
     QVERIFY(m.fp32Gflops > 0);
     QCOMPARE(m.shapes, int64_t(5));
-    QVERIFY(m.rounds >= 1 && m.rounds <= 3);
+    QVERIFY(m.rounds >= 2 && m.rounds <= 5);  // never decided on one round
+    QCOMPARE(m.threads, at::get_num_threads());
     QVERIFY(m.seconds > 0);
     QVERIFY(measureBf16GemmPaths({}).shapes == 0);
   }
