@@ -13,6 +13,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +23,7 @@
 #include "train/torch_runtime.h"
 #include "train/trainer.h"
 #include "util/blas_info.h"
+#include "util/errors.h"
 #include "util/json_limits.h"
 #include "util/resources.h"
 
@@ -87,18 +89,26 @@ std::string loadAverage() {
 }  // namespace
 
 const char* const kBenchHelp =
-    "usage: precision-lab-cli bench [--steps N] [--device D] [--python PY | --pytorch FILE | --no-pytorch]\n"
+    "usage: precision-lab-cli bench [--steps N] [--device D] [--model CONFIG.json] [--batch B] [--seq T]\n"
+    "                               [--modes M1,M2] [--stats] [--python PY | --pytorch FILE | --no-pytorch]\n"
     "\n"
     "Trains the built-in default model (tiny GPT-2, default corpus, all-bf16\n"
     "plan) for N steps (default 20) in each optimizer mode and prints tokens/s,\n"
     "ms/step (first step excluded as warm-up), training-state memory and the\n"
     "measured peak of one step above the memory resident before it. Statistics\n"
-    "run on step 1 only and the update-lost window is off: plain training speed\n"
-    "(bench/compare_pytorch_loop.sh measures runs with their statistics).\n"
+    "run on step 1 only and the update-lost window is off: plain training speed.\n"
+    "  --model CONFIG.json  a GPT-2 config.json instead (randomly initialised,\n"
+    "                 byte tokenizer; bench/configs/gpt2-16m.json, gpt2-124m.json)\n"
+    "  --batch B, --seq T   batch and sequence length (default 8 x 64)\n"
+    "  --modes M1,M2  these modes only (ids as in run configs: fp32,bf16,...)\n"
+    "  --stats        statistics at the default cadence (layer statistics every\n"
+    "                 5 steps, the 20-step update-lost window): what a run pays\n"
     "\n"
     "Beside each mode: a plain PyTorch loop on the same model, batch, sequence\n"
     "length and thread count, with torch.optim.AdamW(fused=True), torch's fastest\n"
     "correct AdamW (fp32 for fp32; model.to(torch.bfloat16) for the bf16 modes),\n"
+    "and for bf16-kahan and bf16-sr also the loop that does the same job\n"
+    "(optimi's AdamW(kahan_sum=True), torchao's AdamW(bf16_stochastic_round=True)),\n"
     "measured in this run: resources/bench/pytorch_loop.py (carried in\n"
     "this binary) runs in a Python with torch right before or after each mode's\n"
     "run, the order alternating, so that the machine's load affects both alike.\n"
@@ -110,6 +120,39 @@ const char* const kBenchHelp =
     "                 pytorch_loop.py --reference; shown as not measured here)\n"
     "  --no-pytorch   no PyTorch comparison\n";
 
+// A model config named with --model: a small regular file (hostile input).
+std::string readModelConfigText(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec) || std::filesystem::file_size(path, ec) > (1 << 20) || ec)
+    throw UsageError("--model: '" + textExcerpt(path) + "' is not a small regular file");
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream all;
+  all << in.rdbuf();
+  if (!in && !in.eof()) throw UsageError("--model: cannot read '" + textExcerpt(path) + "'");
+  const std::string text = all.str();
+  if (const std::string deep = jsonNestingProblem(text); !deep.empty()) throw UsageError("--model: " + deep);
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) throw UsageError("--model: '" + textExcerpt(path) + "' is not a JSON object");
+  return text;
+}
+
+std::vector<OptimizerMode> modesFrom(const std::optional<std::string>& list) {
+  if (!list) return allOptimizerModes();
+  std::vector<OptimizerMode> out;
+  std::stringstream in(*list);
+  std::string id;
+  while (std::getline(in, id, ','))
+    if (!id.empty()) {
+      try {
+        out.push_back(optimizerModeFromId(id));
+      } catch (const ConfigError& e) {
+        throw UsageError(std::string("--modes: ") + e.what());
+      }
+    }
+  if (out.empty()) throw UsageError("--modes: no mode named");
+  return out;
+}
+
 int benchCommand(Args& args) {
   if (args.wantsHelp()) {
     std::cout << kBenchHelp;
@@ -120,6 +163,11 @@ int benchCommand(Args& args) {
   const std::optional<std::string> pytorchFile = args.value("--pytorch");
   const std::optional<std::string> pythonArg = args.value("--python");
   const bool noPytorch = args.flag("--no-pytorch");
+  const std::optional<std::string> modelPath = args.value("--model");
+  const std::optional<long long> batch = args.intValue("--batch", 1);
+  const std::optional<long long> seq = args.intValue("--seq", 2);
+  const std::vector<OptimizerMode> modes = modesFrom(args.value("--modes"));
+  const bool withStats = args.flag("--stats");
   args.positionals(0);
   if (int(pytorchFile.has_value()) + int(pythonArg.has_value()) + int(noPytorch) > 1)
     throw UsageError("bench: give one of --python, --pytorch and --no-pytorch");
@@ -131,10 +179,25 @@ int benchCommand(Args& args) {
   std::cout << "LibTorch " << runtime.libtorchVersion << ", " << runtime.intraOpThreads << " intra-op threads, BLAS "
             << runtime.blas << (loadedBlas().slow ? "  -- the unoptimised reference: fp32 figures will be far too slow" : "")
             << ", CUDA kernels " << (runtime.cudaKernelsLinked ? "linked" : "not linked") << '\n'
-            << "bf16 matrix products on the CPU: " << runtime.cpuBf16Gemm << '\n'
+            << "bf16 matrix products on the CPU before the runs: " << runtime.cpuBf16Gemm << '\n'
             << "load average before: " << loadAverage() << '\n';
 
-  const RunConfig base = defaultRunConfig();
+  RunConfig base = defaultRunConfig();
+  std::string loopConfig = std::string(embeddedResource("models/tiny-gpt2/config.json"));
+  if (modelPath) {
+    loopConfig = readModelConfigText(*modelPath);
+    base.model.source = "config";
+    base.model.path = std::filesystem::absolute(*modelPath).string();
+    base.model.tokenizer = "bytes";
+  }
+  if (batch) base.batch_size = *batch;
+  if (seq) base.seq_len = *seq;
+  std::cout << "model " << (modelPath ? textExcerpt(*modelPath) : std::string("built-in tiny GPT-2")) << ", batch "
+            << base.batch_size << " x " << base.seq_len << ", " << steps << " steps, statistics "
+            << (withStats ? "at the default cadence (every " + std::to_string(base.layer_stats_every) +
+                                " steps, window " + std::to_string(base.update_window) + ")"
+                          : std::string("on step 1 only, no window"))
+            << '\n';
   std::unique_ptr<PytorchLoopRunner> loop;
   if (given) {
     std::cout << "PyTorch loop: " << given->source << (given->recorded.empty() ? "" : "; " + given->recorded)
@@ -143,8 +206,7 @@ int benchCommand(Args& args) {
       std::cout << "(the PyTorch figure is for batch " << given->batch << " x " << given->seq << ", this bench runs "
                 << base.batch_size << " x " << base.seq_len << ")\n";
   } else if (!noPytorch) {
-    loop = std::make_unique<PytorchLoopRunner>(pythonArg.value_or(defaultLoopPython()),
-                                               std::string(embeddedResource("models/tiny-gpt2/config.json")));
+    loop = std::make_unique<PytorchLoopRunner>(pythonArg.value_or(defaultLoopPython()), loopConfig);
     std::cout << "PyTorch loop: measured in this run with " << loop->python() << " (pytorch_loop.py, AdamW fused=True, "
               << steps - 2 << " timed steps after 2 warm-up), before or after each mode's run, alternating\n";
   }
@@ -154,20 +216,30 @@ int benchCommand(Args& args) {
             << std::setw(16) << "step peak KiB" << '\n';
   int exitCode = kOk;
   std::string loopProblem, loopTorch;
+  std::set<std::string> gemmPaths;  // how the runs' bf16 products ran (chosen at each run's start)
   int index = 0;
-  for (OptimizerMode mode : allOptimizerModes()) {
+  for (OptimizerMode mode : modes) {
     RunConfig c = base;
     c.name = "bench-" + optimizerModeId(mode);
     c.mode = mode;
     c.steps = steps;
     c.device = device;
     c.eval_every = 0;
-    c.layer_stats_every = steps + 1;  // stats only on step 1: measure plain training speed
-    c.update_window = 0;              // and no update-lost window
+    if (!withStats) {
+      c.layer_stats_every = steps + 1;  // stats only on step 1: measure plain training speed
+      c.update_window = 0;              // and no update-lost window
+    }
     const std::string dtype = mode == OptimizerMode::Fp32AdamW ? "fp32" : "bf16";
-    LoopFigure theirs;
+    // The recipe's own loop beside torch's fused AdamW, for the two bf16 fixes.
+    const std::string recipeLoop = mode == OptimizerMode::Bf16Kahan                ? "optimi-kahan"
+                                   : mode == OptimizerMode::Bf16StochasticRounding ? "torchao-sr"
+                                                                                   : "";
+    LoopFigure theirs, recipe;
     const auto runLoop = [&] {
-      if (loop) theirs = loop->run(dtype, "adamw-fused", c.batch_size, c.seq_len, steps - 2, runtime.intraOpThreads);
+      if (!loop) return;
+      theirs = loop->run(dtype, "adamw-fused", c.batch_size, c.seq_len, steps - 2, runtime.intraOpThreads);
+      if (!recipeLoop.empty())
+        recipe = loop->run(dtype, recipeLoop, c.batch_size, c.seq_len, steps - 2, runtime.intraOpThreads);
     };
     const bool loopFirst = index++ % 2 == 1;  // A, B then B, A: a trend in the load touches both alike
     if (loopFirst) runLoop();
@@ -184,7 +256,10 @@ int benchCommand(Args& args) {
       }
     };
     int64_t tokensPerStep = 0;
-    cb.onStart = [&](const RunInfo& info) { tokensPerStep = info.tokensPerStep; };
+    cb.onStart = [&](const RunInfo& info) {
+      tokensPerStep = info.tokensPerStep;
+      if (info.bf16ParameterCount > 0 && !info.cpuBf16Gemm.empty()) gemmPaths.insert(info.cpuBf16Gemm);
+    };
     const RunResult r = trainer.run(cb);
     if (!loopFirst) runLoop();
     if (r.status != RunStatus::Completed) {
@@ -226,8 +301,17 @@ int benchCommand(Args& args) {
               << r.memory.total() / 1024.0 << std::setw(11) << 0.0 - 100 * r.memorySavedFraction << '%'
               << std::setprecision(4) << std::setw(12) << r.finalLoss << std::setprecision(0) << std::setw(16)
               << (r.stepPeakBytes ? std::to_string(*r.stepPeakBytes / 1024) : std::string("n/a")) << '\n';
+    if (!recipeLoop.empty() && loop) {
+      std::cout << std::left << std::setw(30) << ("  vs " + recipeLoop + " loop") << std::right << std::setw(12) << ""
+                << std::setw(10)
+                << (recipe.ok ? std::to_string(static_cast<long long>(recipe.tokensPerSecond)) : std::string("n/a"))
+                << std::setw(8) << ratio(ours, recipe.ok ? recipe.tokensPerSecond : 0) << std::setw(10)
+                << ratio(oursPerCpu, recipe.ok ? recipe.tokensPerCpuSecond : 0)
+                << (recipe.ok ? "" : "  (" + textExcerpt(recipe.problem, 100) + ")") << '\n';
+    }
     std::cout.unsetf(std::ios::fixed);
   }
+  for (const std::string& g : gemmPaths) std::cout << "bf16 matrix products: " << g << '\n';
   if (!loopTorch.empty()) std::cout << "PyTorch loop ran with torch " << loopTorch << '\n';
   if (!loopProblem.empty())
     std::cout << "PyTorch loop not measured: " << loopProblem

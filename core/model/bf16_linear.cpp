@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
@@ -33,17 +34,31 @@ bool cpuHasNativeBf16() {
 bool cpuHasNativeBf16() { return true; }  // no cheaper path known elsewhere
 #endif
 
+const char* forcedByEnvironment() {
+  const char* env = std::getenv("PLAB_BF16_GEMM");
+  return env && (std::strcmp(env, "native") == 0 || std::strcmp(env, "upcast") == 0) ? env : nullptr;
+}
+
 Bf16GemmPath initialPath() {
-  if (const char* env = std::getenv("PLAB_BF16_GEMM")) {
-    if (std::strcmp(env, "native") == 0) return Bf16GemmPath::Native;
-    if (std::strcmp(env, "upcast") == 0) return Bf16GemmPath::Upcast;
-  }
+  if (const char* env = forcedByEnvironment()) return std::strcmp(env, "native") == 0 ? Bf16GemmPath::Native : Bf16GemmPath::Upcast;
   return cpuHasNativeBf16() ? Bf16GemmPath::Native : Bf16GemmPath::Upcast;
 }
 
 std::atomic<Bf16GemmPath>& currentPath() {
   static std::atomic<Bf16GemmPath> path{initialPath()};
   return path;
+}
+
+std::atomic<bool>& forcedInCode() {
+  static std::atomic<bool> forced{false};
+  return forced;
+}
+
+// Why the path was chosen (describeCpuBf16GemmPath); "" before a run chose it.
+std::mutex measurementMutex;
+std::string& measurementNote() {
+  static std::string note;
+  return note;
 }
 
 // The upcast product: saves the bf16 operands and upcasts again in backward,
@@ -95,23 +110,50 @@ struct UpcastBf16LinearWithBias : public torch::autograd::Function<UpcastBf16Lin
 
 Bf16GemmPath cpuBf16GemmPath() { return currentPath().load(); }
 
-void setCpuBf16GemmPath(Bf16GemmPath path) { currentPath().store(path); }
+Bf16GemmPath cpuBf16GemmDefault() { return cpuHasNativeBf16() ? Bf16GemmPath::Native : Bf16GemmPath::Upcast; }
+
+bool cpuBf16GemmPathForced() { return forcedInCode().load() || forcedByEnvironment() != nullptr; }
+
+void setCpuBf16GemmPath(Bf16GemmPath path) {
+  forcedInCode().store(true);
+  currentPath().store(path);
+}
+
+void setChosenCpuBf16GemmPath(Bf16GemmPath path, const std::string& why) {
+  std::lock_guard<std::mutex> lock(measurementMutex);
+  measurementNote() = why;
+  currentPath().store(path);
+}
 
 std::string describeCpuBf16GemmPath() {
   const bool native = cpuHasNativeBf16();
+  if (!cpuBf16GemmPathForced()) {
+    std::lock_guard<std::mutex> lock(measurementMutex);
+    if (!measurementNote().empty())
+      return std::string(cpuBf16GemmPath() == Bf16GemmPath::Native ? "native bf16 kernels"
+                                                                   : "fp32 kernels on upcast bf16 operands") +
+             " (" + measurementNote() + ")";
+  }
   if (cpuBf16GemmPath() == Bf16GemmPath::Native)
-    return native ? "native bf16 kernels (the CPU has AVX512-BF16 or AMX)"
-                  : "native bf16 kernels (forced by PLAB_BF16_GEMM; this CPU has no native bf16: slow path)";
-  return native ? "fp32 kernels on upcast bf16 operands (forced by PLAB_BF16_GEMM)"
+    return native ? (cpuBf16GemmPathForced() ? "native bf16 kernels (forced by PLAB_BF16_GEMM or the run's settings)"
+                                             : "native bf16 kernels (the CPU has AVX512-BF16 or AMX)")
+                  : "native bf16 kernels (forced by PLAB_BF16_GEMM or the run's settings; this CPU has no native bf16: slow path)";
+  return native ? "fp32 kernels on upcast bf16 operands (forced by PLAB_BF16_GEMM or the run's settings)"
                 : "fp32 kernels on upcast bf16 operands (this CPU has no native bf16 instructions)";
+}
+
+torch::Tensor bf16LinearOnPath(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                               Bf16GemmPath path) {
+  if (path == Bf16GemmPath::Upcast)
+    return bias.defined() ? UpcastBf16LinearWithBias::apply(x, weight, bias) : UpcastBf16Linear::apply(x, weight);
+  return at::linear(x, weight, bias);
 }
 
 torch::Tensor linearInWeightDtype(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
   const auto dtype = weight.scalar_type();
   const torch::Tensor in = x.to(dtype);
   const torch::Tensor b = bias.defined() ? bias.to(dtype) : bias;
-  if (dtype == torch::kBFloat16 && weight.device().is_cpu() && cpuBf16GemmPath() == Bf16GemmPath::Upcast)
-    return b.defined() ? UpcastBf16LinearWithBias::apply(in, weight, b) : UpcastBf16Linear::apply(in, weight);
+  if (dtype == torch::kBFloat16 && weight.device().is_cpu()) return bf16LinearOnPath(in, weight, b, cpuBf16GemmPath());
   // at::linear as Python's F.linear: the bias joins the product before its one
   // rounding (the C++ frontend's functional::linear adds it after a rounding).
   return at::linear(in, weight, b);

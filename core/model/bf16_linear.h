@@ -20,14 +20,26 @@ enum class Bf16GemmPath {
   Upcast,  // fp32 kernels on upcast bf16 operands, one rounding to bf16
 };
 
-// The CPU path, chosen once from the CPU's instructions; the environment
-// variable PLAB_BF16_GEMM=native|upcast overrides it. CUDA tensors always take
-// the native path.
+// The CPU path: at first the CPU's instructions decide (cpuBf16GemmDefault),
+// then each run's measurement (model/bf16_gemm_choice.h); the environment
+// variable PLAB_BF16_GEMM=native|upcast, or setCpuBf16GemmPath, forces one
+// and nothing is measured. CUDA tensors always take the native path.
 Bf16GemmPath cpuBf16GemmPath();
-void setCpuBf16GemmPath(Bf16GemmPath path);  // tests and benches
-// One line for the run log and run_info.json, e.g.
-// "native (AVX512-BF16)" or "fp32 kernels on upcast bf16 operands (no native bf16 on this CPU)".
+Bf16GemmPath cpuBf16GemmDefault();          // native where the CPU has AVX512-BF16 or AMX
+bool cpuBf16GemmPathForced();
+void setCpuBf16GemmPath(Bf16GemmPath path);  // forces it: tests, benches, reproducible runs
+// A run's choice, not forced: `why` ends describeCpuBf16GemmPath's line
+// ("chosen by measurement: native 80.1, ...").
+void setChosenCpuBf16GemmPath(Bf16GemmPath path, const std::string& why);
+// One line for the run log and run_info.json, e.g. "native bf16 kernels
+// (chosen by measurement: native 80.1, upcast 61.0, ...)".
 std::string describeCpuBf16GemmPath();
+
+// y = x W^T + b for bf16 x and weight on the CPU on the given path (bias
+// bf16 or undefined): what linearInWeightDtype runs, and what the
+// measurement times.
+torch::Tensor bf16LinearOnPath(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                               Bf16GemmPath path);
 
 // y = x W^T + b in weight's dtype (x is cast to it; bias may be undefined).
 torch::Tensor linearInWeightDtype(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <vector>
 
+#include "model/bf16_linear.h"
 #include "model/model_factory.h"
 #include "model/safetensors.h"
 #include "precision/loss_scale/dynamic_loss_scale.h"
@@ -160,7 +161,7 @@ TrainerState readTrainerState(const fs::path& file) {
   json j;
   if (const std::string notJson = parseJsonText(*text, j); !notJson.empty()) refuse(file, notJson);
 
-  requireKeys(j, "", file, {"step", "data_sampler", "optimizer", "trajectory"}, {"loss_scale"});
+  requireKeys(j, "", file, {"step", "data_sampler", "optimizer", "trajectory"}, {"loss_scale", "cpu_bf16_gemm"});
   TrainerState state;
   state.step = integerField(j.at("step"), "step", file);
   const json& sampler = j.at("data_sampler");
@@ -178,6 +179,12 @@ TrainerState readTrainerState(const fs::path& file) {
     state.parameterSteps[name] = integerField(count, "optimizer.params." + textExcerpt(name), file);
   state.trajectory = j.at("trajectory");
   if (!state.trajectory.is_object()) refuse(file, "'trajectory' must be a JSON object");
+  if (j.contains("cpu_bf16_gemm")) {
+    const json& path = j.at("cpu_bf16_gemm");
+    if (!path.is_string() || (path.get<std::string>() != "native" && path.get<std::string>() != "upcast"))
+      refuse(file, "'cpu_bf16_gemm' must be \"native\" or \"upcast\", not " + jsonExcerpt(path));
+    state.cpuBf16Gemm = path.get<std::string>();
+  }
   if (j.contains("loss_scale")) {
     state.lossScale = j.at("loss_scale");
     try {
@@ -206,6 +213,8 @@ void writeCheckpointOf(const fs::path& dir, CausalLM& model, const Optimizer& op
                        {"optimizer", optimizer.stepCounts()},
                        {"trajectory", trajectorySettings(config)}};
   if (!lossScale.is_null()) trainerState["loss_scale"] = lossScale;
+  // A resumed run multiplies as this one did (the two paths sum in another order).
+  trainerState["cpu_bf16_gemm"] = cpuBf16GemmPath() == Bf16GemmPath::Native ? "native" : "upcast";
   writeJsonFileAtomically(dir / "trainer_state.json", trainerState);
   // Last: a folder without it (a kill mid-checkpoint) is refused as incomplete.
   writeCheckpointManifest(dir);
@@ -301,6 +310,13 @@ int64_t resumeFromCheckpointOf(const fs::path& dir, const RunConfig& config, Cau
   }
   if (!readSampler(state.dataSampler, sampler)) refuse(stateFile, "'data_sampler' does not read back");
   if (lossScale) *lossScale = state.lossScale;
+  // The bf16 products' path of the run that wrote it (older checkpoints: the
+  // CPU's default, all there was then), unless PLAB_BF16_GEMM forces one.
+  if (!cpuBf16GemmPathForced())
+    setChosenCpuBf16GemmPath(state.cpuBf16Gemm == "upcast"   ? Bf16GemmPath::Upcast
+                             : state.cpuBf16Gemm == "native" ? Bf16GemmPath::Native
+                                                             : cpuBf16GemmDefault(),
+                             "as the run that wrote the checkpoint took it");
   return state.step;
 }
 

@@ -36,6 +36,9 @@ struct TrainerState {
   // fp16-mixed: the loss scaler's state (DynamicLossScale::toJson, as
   // GradScaler.state_dict()); null in the other modes.
   nlohmann::json lossScale;
+  // "native" or "upcast": the CPU path the run's bf16 products took
+  // (model/bf16_linear.h); "" in checkpoints written before it was measured.
+  std::string cpuBf16Gemm;
 };
 
 // Reads trainer_state.json: a regular file of at most kMaxTrainerStateBytes,

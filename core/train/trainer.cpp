@@ -14,6 +14,7 @@
 #include "distributed/data_parallel.h"
 #include "distributed/rank_agreement.h"
 #include "distributed/sharded_adamw.h"
+#include "model/bf16_gemm_choice.h"
 #include "model/model_factory.h"
 #include "model/module_tree.h"
 #include "precision/decay_effect.h"
@@ -309,6 +310,11 @@ class Session {
     info.tokensPerStep = cfg_.batch_size * cfg_.grad_accum * cfg_.seq_len;
     info.trainTokens = dataset_->numTrainBlocks() * cfg_.seq_len;
     info.cudaAllocatorSummary = cudaAllocatorSummary(device);
+    // The bf16 products' CPU path, timed on this run's shapes (model/bf16_gemm_choice.h),
+    // before describeTorchRuntime names it; not in distributed runs, whose ranks must multiply alike,
+    // nor in resumed ones, which take their checkpoint's (resumeFromCheckpoint).
+    if (device.is_cpu() && !world_.distributed() && cfg_.resume_from.empty())
+      chooseCpuBf16GemmPath(bf16GemmShapes(*model_, cfg_.batch_size * cfg_.seq_len));
     const TorchRuntime runtime = describeTorchRuntime();
     info.libtorchVersion = runtime.libtorchVersion;
     info.cudaKernelsLinked = runtime.cudaKernelsLinked;

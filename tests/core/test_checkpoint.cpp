@@ -19,6 +19,7 @@
 #include <functional>
 #include <limits>
 
+#include "model/bf16_linear.h"
 #include "model/model_factory.h"
 #include "model/safetensors.h"
 #include "support/error_capture.h"
@@ -254,6 +255,8 @@ class CheckpointTest : public QObject {
     const nlohmann::json state = readJson(dir("run") / "checkpoint-2" / "trainer_state.json");
     QCOMPARE(state.at("step").get<int64_t>(), int64_t(2));
     for (const auto& [name, count] : state.at("optimizer").at("params").items()) QCOMPARE(count.get<int64_t>(), int64_t(2));
+    // The bf16 products' CPU path, for a resume to multiply alike.
+    QVERIFY(state.at("cpu_bf16_gemm") == "native" || state.at("cpu_bf16_gemm") == "upcast");
     // The whole effective config, its data by content; the checksums of every file.
     const nlohmann::json& trajectory = state.at("trajectory");
     QCOMPARE(trajectory.at("adamw").at("lr").get<double>(), 5e-5);
@@ -284,6 +287,26 @@ class CheckpointTest : public QObject {
                                       });
     QVERIFY2(longer.result.status == RunStatus::Completed, longer.result.message.c_str());
     QCOMPARE(longer.stepsTrained, int64_t(4));
+  }
+
+  // A resumed run takes the bf16 product path its checkpoint names, not a
+  // new measurement; a value other than the two paths is refused.
+  void resumeTakesTheCheckpointsBf16Path() {
+    if (std::getenv("PLAB_BF16_GEMM")) QSKIP("PLAB_BF16_GEMM forces the path in this environment");
+    const std::string recorded =
+        readJson(dir("run") / "checkpoint-2" / "trainer_state.json").at("cpu_bf16_gemm").get<std::string>();
+    const std::string other = recorded == "native" ? "upcast" : "native";
+    const fs::path d = copyOfCheckpoint("other-path", [&](const fs::path& c) {
+      editState(c, [&](nlohmann::json& j) { j["cpu_bf16_gemm"] = other; });
+      fs::remove(c / kCheckpointManifestName);
+      writeCheckpointManifest(c);
+    });
+    const Resumed r = resumeFrom(d, dir("other-path-out"));
+    QVERIFY2(r.result.status == RunStatus::Completed, r.result.message.c_str());
+    QVERIFY((cpuBf16GemmPath() == Bf16GemmPath::Native) == (other == "native"));
+    QVERIFY2(mentions(describeCpuBf16GemmPath(), "as the run that wrote the checkpoint"), describeCpuBf16GemmPath().c_str());
+    expectRefused("bad-path", [](const fs::path& c) { editState(c, [](nlohmann::json& j) { j["cpu_bf16_gemm"] = "fast"; }); },
+                  "trainer_state.json", "'cpu_bf16_gemm' must be \"native\" or \"upcast\", not \"fast\"");
   }
 
   // A checkpoint of an earlier version, without the trajectory (or the checksums).

@@ -175,6 +175,11 @@ class TestTrainer : public QObject {
     QVERIFY2(!r.info.blas.empty() && r.info.blas != "unknown", r.info.blas.c_str());
     QVERIFY(!loadedBlas().slow);
     QVERIFY2(r.info.cpuBf16Gemm.find("bf16") != std::string::npos, r.info.cpuBf16Gemm.c_str());
+    // Chosen by timing this run's products (model/bf16_gemm_choice.h), its figures named.
+    if (!std::getenv("PLAB_BF16_GEMM"))
+      QVERIFY2(r.info.cpuBf16Gemm.find("chosen by measurement: native ") != std::string::npos &&
+                   r.info.cpuBf16Gemm.find(" GFLOP/s over ") != std::string::npos,
+               r.info.cpuBf16Gemm.c_str());
     const nlohmann::json j = toJson(r.info);
     for (const char* key : {"libtorch_version", "cuda_kernels_linked", "intra_op_threads", "blas", "cpu_bf16_matmul",
                             "cpu_capability", "mkl_cnr"})
