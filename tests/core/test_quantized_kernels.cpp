@@ -9,9 +9,9 @@
 // values, NaN, infinities, -0, subnormals, all-zero blocks) and with a
 // dense table that sends the vector search to its scalar fallback. Also the
 // element functions the loop vectorises against the ones they replace: the
-// 4-bit code by counting against torchao's search, the scale in lanes
-// against dynamicTreeScale. reference_optimizer_states holds the step to
-// torchao itself.
+// 4-bit code by counting against torchao's search, the 8-bit code by
+// thresholds against dynamicTreeCode. reference_optimizer_states holds the
+// step to torchao itself.
 #include <QtTest/QtTest>
 #include <torch/torch.h>
 
@@ -24,6 +24,7 @@
 
 #include "formats/fp8_element.h"
 #include "precision/dynamic_tree_code.h"
+#include "precision/dynamic_tree_thresholds.h"
 #include "precision/kernels/quantized_adamw_cpu.h"
 #include "precision/kernels/quantized_adamw_element.h"
 #include "support/test_registry.h"
@@ -188,6 +189,8 @@ struct State {
 struct Tables {
   const float *signedCode, *unsignedCode;
   const uint8_t *signedStarts, *unsignedStarts;
+  const float *signedThresholds = nullptr, *unsignedThresholds = nullptr;
+  const uint8_t *signedCodeStarts = nullptr, *unsignedCodeStarts = nullptr;
 };
 
 // The bucket starts of a sorted 256-entry table (dynamicTreeStarts' rule).
@@ -288,6 +291,10 @@ class QuantizedKernelsTest : public QObject {
       a.unsignedCode = t.unsignedCode;
       a.signedStarts = t.signedStarts;
       a.unsignedStarts = t.unsignedStarts;
+      a.signedThresholds = t.signedThresholds;
+      a.unsignedThresholds = t.unsignedThresholds;
+      a.signedCodeStarts = t.signedCodeStarts;
+      a.unsignedCodeStarts = t.unsignedCodeStarts;
       a.comp = st.comp.data();
       a.s = s;
       a.random = {0x1234567890ABCDEFull, static_cast<uint32_t>(step), 9, 3};
@@ -351,29 +358,33 @@ class QuantizedKernelsTest : public QObject {
     }
   }
 
-  // The scale found in 16 lanes equals dynamicTreeScale's, bit for bit,
-  // NaN (the last one, with its sign and payload) included.
-  void scaleInLanesEqualsScale() {
-    std::mt19937 gen(3);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    const float nanA = floatOf(0x7FC00001u), nanB = floatOf(0xFFC00123u);
-    for (const int64_t len : {int64_t(256), int64_t(128), int64_t(7), int64_t(33), int64_t(0)}) {
-      for (int trial = 0; trial < 40; ++trial) {
-        std::vector<float> x(static_cast<size_t>(len));
-        for (float& e : x) e = normal(gen) * std::pow(10.0f, -float(trial % 20));
-        if (len > 0) {
-          const size_t at = static_cast<size_t>(trial) % x.size();
-          if (trial % 5 == 1) x[at] = nanA;
-          if (trial % 5 == 2) {
-            x[at] = nanB;
-            x[x.size() - 1 - at] = nanA;
+  // The 8-bit code as a count of thresholds (what the loop computes)
+  // equals dynamicTreeCode on every 4099th bit pattern, the code values,
+  // the midpoints between them and the thresholds with their fp32
+  // neighbours, and the special values, for both tables.
+  void thresholdCodeEqualsCode() {
+    for (const bool isSigned : {true, false}) {
+      const float* table = dynamicTreeCode(isSigned).data_ptr<float>();
+      const uint8_t* starts = dynamicTreeStarts(isSigned).data_ptr<uint8_t>();
+      const float* thresholds = dynamicTreeThresholds(isSigned).data_ptr<float>();
+      const uint8_t* codeStarts = dynamicTreeCodeStarts(isSigned).data_ptr<uint8_t>();
+      QCOMPARE(dynamicTreeThresholds(isSigned).numel(), int64_t(kDynamicTreeThresholds));
+      std::vector<float> qs = {kNaN, -kNaN, kInf, -kInf, 0.0f, -0.0f, std::numeric_limits<float>::denorm_min(),
+                               -std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max()};
+      for (uint64_t b = 0; b <= 0xFFFFFFFFull; b += 4099) qs.push_back(floatOf(static_cast<uint32_t>(b)));
+      for (int i = 0; i < 256; ++i) {
+        std::vector<float> around = {table[i], thresholds[i + 1]};
+        if (i < 255) around.push_back((table[i] + table[i + 1]) * 0.5f);
+        for (const float c : around)
+          for (const uint32_t d : {0u, 1u, 2u}) {
+            qs.push_back(floatOf(bitsOf(c) + d));
+            qs.push_back(floatOf(bitsOf(c) - d));
           }
-          if (trial % 5 == 3) x[at] = -kInf;
-          if (trial % 5 == 4) std::fill(x.begin(), x.end(), trial % 2 ? -0.0f : 0.0f);
-        }
-        const float a = dynamicTreeScaleLanes<16>(x.data(), len), b = dynamicTreeScale(x.data(), len);
-        QCOMPARE(bitsOf(a), bitsOf(b));
       }
+      int64_t differ = 0;
+      for (const float q : qs)
+        if (dynamicTreeCodeByThresholds(q, thresholds, codeStarts) != dynamicTreeCode(q, table, starts)) ++differ;
+      QVERIFY2(differ == 0, qPrintable(QString("%1 of %2 differ (signed %3)").arg(differ).arg(qs.size()).arg(isSigned)));
     }
   }
 
@@ -381,8 +392,10 @@ class QuantizedKernelsTest : public QObject {
   // store allows them (plain moments), every variant against the scalar step.
   void everyVariantEqualsTheScalarStep() {
     qInfo("CPU variants here: %zu (best: %s)", availableCpuKernels().size(), cpuKernelName(availableCpuKernels().back()));
-    const Tables t8{dynamicTreeCode(true).data_ptr<float>(), dynamicTreeCode(false).data_ptr<float>(),
-                    dynamicTreeStarts(true).data_ptr<uint8_t>(), dynamicTreeStarts(false).data_ptr<uint8_t>()};
+    const Tables t8{dynamicTreeCode(true).data_ptr<float>(),       dynamicTreeCode(false).data_ptr<float>(),
+                    dynamicTreeStarts(true).data_ptr<uint8_t>(),     dynamicTreeStarts(false).data_ptr<uint8_t>(),
+                    dynamicTreeThresholds(true).data_ptr<float>(),   dynamicTreeThresholds(false).data_ptr<float>(),
+                    dynamicTreeCodeStarts(true).data_ptr<uint8_t>(), dynamicTreeCodeStarts(false).data_ptr<uint8_t>()};
     const Tables t4{dynamicTree4Code(true).data_ptr<float>(), dynamicTree4Code(false).data_ptr<float>(), nullptr,
                     nullptr};
     TorchaoScalars torchao;  // AdamW's defaults at step 3
@@ -433,7 +446,10 @@ class QuantizedKernelsTest : public QObject {
     int most = 0;
     for (int64_t b = 0; b + 1 < kDynamicTreeBuckets; ++b) most = std::max(most, starts[size_t(b + 1)] - starts[size_t(b)]);
     QVERIFY2(most > 2, "the table puts several code values in one bucket");
-    const Tables t{table.data(), table.data(), starts.data(), starts.data()};
+    const std::vector<float> thresholds = dynamicTreeThresholdsOf(table.data(), starts.data());
+    const std::vector<uint8_t> codeStarts = dynamicTreeCodeStartsOf(table.data(), starts.data());
+    const Tables t{table.data(),      table.data(),      starts.data(),     starts.data(),
+                   thresholds.data(), thresholds.data(), codeStarts.data(), codeStarts.data()};
     TorchaoScalars corners;
     corners.m = {1.0f, false};
     corners.v = {1.0f, false};

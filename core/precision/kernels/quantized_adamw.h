@@ -42,6 +42,13 @@ struct QuantizedAdamWArgs {
   const float* unsignedCode = nullptr;  // for v
   const uint8_t* signedStarts = nullptr;    // 8-bit: their bucket starts (dynamicTreeLookup)
   const uint8_t* unsignedStarts = nullptr;
+  // 8-bit: the codes' thresholds and the code of each bucket's lowest value
+  // (dynamicTreeCodeByThresholds; precision/dynamic_tree_code.h), what the
+  // CPU loop quantizes with.
+  const float* signedThresholds = nullptr;
+  const float* unsignedThresholds = nullptr;
+  const uint8_t* signedCodeStarts = nullptr;
+  const uint8_t* unsignedCodeStarts = nullptr;
   uint16_t* comp = nullptr;             // Kahan only
   TorchaoScalars s;
   RandomStream random;  // stochastic weight writes (stream random.stream)

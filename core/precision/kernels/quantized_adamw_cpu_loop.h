@@ -97,44 +97,46 @@ void dequantize4(const uint8_t* packed, int64_t first, int64_t len, const float*
   for (; j < len; ++j) out[j] = dequantizeDynamicTree(unpack4(packed, first + j), table, scale);
 }
 
-// codes[j] = dynamicTreeCode(q[j], table, start). The vector form takes one
-// step up from the bucket's start (what every bucket of torchao's tables
-// needs at most) and sends a group of lanes where one needs more to the
-// scalar function, so it equals dynamicTreeCode for any sorted table.
-void codes8(const float* q, int64_t len, const float* table, const uint8_t* start, uint8_t* codes) {
+// codes[j] = dynamicTreeCodeByThresholds(q[j], threshold, codeStart), which
+// is dynamicTreeCode (test_quantized_kernels). The vector form reads the
+// bucket's code and the next two thresholds and takes at most one step up
+// (what every bucket of torchao's tables needs); a group of lanes where one
+// needs more goes to the scalar function, so the result holds for any
+// sorted table.
+void codes8(const float* q, int64_t len, const float* threshold, const uint8_t* codeStart, uint8_t* codes) {
   int64_t j = 0;
 #if defined(PLAB_QUANTIZED_X16)
-  const __m512i top = _mm512_set1_epi32(255), one = _mm512_set1_epi32(1);
+  const __m512i one = _mm512_set1_epi32(1);
+  // The 32-bit halves of 8 + 8 gathered pairs: thresholds code + 1 (even
+  // halves) and code + 2 (odd halves), element order.
+  const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odds = _mm512_add_epi32(evens, one);
   for (; j + 16 <= len; j += 16) {
     const __m512 x = _mm512_loadu_ps(q + j);
     const __m512i u = _mm512_castps_si512(x);
-    // orderedKey: negatives flipped, positives' sign bit set; the bucket's start byte.
+    // orderedKey: negatives flipped, positives' sign bit set; the bucket's code byte.
     const __m512i key = _mm512_xor_si512(u, _mm512_or_si512(_mm512_maskz_srai_epi32(kAll, u, 31), _mm512_set1_epi32(INT32_MIN)));
     const __m512i bucket = _mm512_maskz_srli_epi32(kAll, key, kDynamicTreeBucketShift);
-    const __m512i word = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), kAll, _mm512_maskz_srli_epi32(kAll, bucket, 2), start, 4);
+    const __m512i word = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), kAll, _mm512_maskz_srli_epi32(kAll, bucket, 2), codeStart, 4);
     const __m512i shift = _mm512_maskz_slli_epi32(kAll, _mm512_and_si512(bucket, _mm512_set1_epi32(3)), 3);
-    const __m512i c0 = _mm512_and_si512(_mm512_maskz_srlv_epi32(kAll, word, shift), top);
-    const __m512i n1 = _mm512_maskz_min_epu32(kAll, _mm512_add_epi32(c0, one), top);
-    const __m512i n2 = _mm512_maskz_min_epu32(kAll, _mm512_add_epi32(n1, one), top);
-    const __m512 t0 = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), kAll, c0, table, 4), t1 = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), kAll, n1, table, 4),
-                 t2 = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), kAll, n2, table, 4);
-    const __mmask16 step = _mm512_cmp_ps_mask(x, t1, _CMP_GE_OQ) & _mm512_cmpneq_epi32_mask(c0, top);
-    const __m512i code = _mm512_mask_add_epi32(c0, step, c0, one);
-    const __m512 down = _mm512_mask_blend_ps(step, t0, t1), upValue = _mm512_mask_blend_ps(step, t1, t2);
-    if (_mm512_cmp_ps_mask(x, upValue, _CMP_GE_OQ) & _mm512_cmpneq_epi32_mask(code, top)) {
-      for (int l = 0; l < 16; ++l) codes[j + l] = dynamicTreeCode(q[j + l], table, start);
+    const __m512i c0 = _mm512_and_si512(_mm512_maskz_srlv_epi32(kAll, word, shift), _mm512_set1_epi32(255));
+    // threshold[c0 + 1] and threshold[c0 + 2] as one 8-byte read per element.
+    const __m512i low = _mm512_mask_i32gather_epi64(_mm512_setzero_si512(), 0xFF, _mm512_maskz_extracti64x4_epi64(0xF, c0, 0), threshold + 1, 4);
+    const __m512i high = _mm512_mask_i32gather_epi64(_mm512_setzero_si512(), 0xFF, _mm512_maskz_extracti64x4_epi64(0xF, c0, 1), threshold + 1, 4);
+    const __m512 next = _mm512_castsi512_ps(_mm512_maskz_permutex2var_epi32(kAll, low, evens, high));
+    const __m512 after = _mm512_castsi512_ps(_mm512_maskz_permutex2var_epi32(kAll, low, odds, high));
+    const __mmask16 step = _mm512_cmp_ps_mask(x, next, _CMP_GE_OQ);
+    if (step & _mm512_cmp_ps_mask(x, after, _CMP_GE_OQ)) {
+      for (int l = 0; l < 16; ++l) codes[j + l] = dynamicTreeCodeByThresholds(q[j + l], threshold, codeStart);
       continue;
     }
-    const __m512i up = _mm512_maskz_min_epu32(kAll, _mm512_add_epi32(code, one), top);
-    const __m512 half = _mm512_mul_ps(_mm512_sub_ps(upValue, down), _mm512_set1_ps(0.5f));
-    const __mmask16 roundUp = _mm512_cmp_ps_mask(_mm512_sub_ps(x, down), half, _CMP_GE_OQ);
     const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
-    const __m512i out = _mm512_maskz_mov_epi32(static_cast<__mmask16>(~nan), _mm512_mask_blend_epi32(roundUp, code, up));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(codes + j), _mm512_maskz_cvtepi32_epi8(kAll, out));
+    const __m512i code = _mm512_maskz_mov_epi32(static_cast<__mmask16>(~nan), _mm512_mask_add_epi32(c0, step, c0, one));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(codes + j), _mm512_maskz_cvtepi32_epi8(kAll, code));
   }
 #elif defined(__AVX2__)
-  const __m256i top = _mm256_set1_epi32(255), one = _mm256_set1_epi32(1);
-  const int* start32 = reinterpret_cast<const int*>(start);
+  const __m256i one = _mm256_set1_epi32(1);
+  const int* start32 = reinterpret_cast<const int*>(codeStart);
   for (; j + 8 <= len; j += 8) {
     const __m256 x = _mm256_loadu_ps(q + j);
     const __m256i u = _mm256_castps_si256(x);
@@ -142,52 +144,82 @@ void codes8(const float* q, int64_t len, const float* table, const uint8_t* star
     const __m256i bucket = _mm256_srli_epi32(key, kDynamicTreeBucketShift);
     const __m256i word = _mm256_i32gather_epi32(start32, _mm256_srli_epi32(bucket, 2), 4);
     const __m256i shift = _mm256_slli_epi32(_mm256_and_si256(bucket, _mm256_set1_epi32(3)), 3);
-    const __m256i c0 = _mm256_and_si256(_mm256_srlv_epi32(word, shift), top);
-    const __m256i n1 = _mm256_min_epu32(_mm256_add_epi32(c0, one), top);
-    const __m256i n2 = _mm256_min_epu32(_mm256_add_epi32(n1, one), top);
-    const __m256 t0 = _mm256_i32gather_ps(table, c0, 4), t1 = _mm256_i32gather_ps(table, n1, 4),
-                 t2 = _mm256_i32gather_ps(table, n2, 4);
-    const __m256i belowTop0 = _mm256_cmpgt_epi32(top, c0);
-    const __m256i step = _mm256_and_si256(_mm256_castps_si256(_mm256_cmp_ps(x, t1, _CMP_GE_OQ)), belowTop0);
-    const __m256i code = _mm256_sub_epi32(c0, step);  // step is -1 where it steps
-    const __m256 stepF = _mm256_castsi256_ps(step);
-    const __m256 down = _mm256_blendv_ps(t0, t1, stepF), upValue = _mm256_blendv_ps(t1, t2, stepF);
-    const __m256i more = _mm256_and_si256(_mm256_castps_si256(_mm256_cmp_ps(x, upValue, _CMP_GE_OQ)),
-                                          _mm256_cmpgt_epi32(top, code));
-    if (!_mm256_testz_si256(more, more)) {
-      for (int l = 0; l < 8; ++l) codes[j + l] = dynamicTreeCode(q[j + l], table, start);
+    const __m256i c0 = _mm256_and_si256(_mm256_srlv_epi32(word, shift), _mm256_set1_epi32(255));
+    const __m256 next = _mm256_i32gather_ps(threshold + 1, c0, 4), after = _mm256_i32gather_ps(threshold + 2, c0, 4);
+    const __m256 step = _mm256_cmp_ps(x, next, _CMP_GE_OQ);
+    if (!_mm256_testz_ps(step, _mm256_cmp_ps(x, after, _CMP_GE_OQ))) {
+      for (int l = 0; l < 8; ++l) codes[j + l] = dynamicTreeCodeByThresholds(q[j + l], threshold, codeStart);
       continue;
     }
-    const __m256i up = _mm256_min_epu32(_mm256_add_epi32(code, one), top);
-    const __m256 half = _mm256_mul_ps(_mm256_sub_ps(upValue, down), _mm256_set1_ps(0.5f));
-    const __m256 roundUp = _mm256_cmp_ps(_mm256_sub_ps(x, down), half, _CMP_GE_OQ);
-    const __m256i picked = _mm256_castps_si256(
-        _mm256_blendv_ps(_mm256_castsi256_ps(code), _mm256_castsi256_ps(up), roundUp));
-    const __m256i out = _mm256_andnot_si256(_mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q)), picked);
+    const __m256i stepped = _mm256_sub_epi32(c0, _mm256_castps_si256(step));  // step lanes are -1
+    const __m256i out = _mm256_andnot_si256(_mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q)), stepped);
     const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(out), _mm256_extracti128_si256(out, 1));
     _mm_storel_epi64(reinterpret_cast<__m128i*>(codes + j), _mm_packus_epi16(words, words));
   }
+  (void)one;
 #endif
-  for (; j < len; ++j) codes[j] = dynamicTreeCode(q[j], table, start);
+  for (; j < len; ++j) codes[j] = dynamicTreeCodeByThresholds(q[j], threshold, codeStart);
 }
 
 // ---- Quantization of one block's new moment -------------------------------
 
-constexpr int kScaleLanes = 16;
+// dynamicTreeScale of one block: the largest magnitude in vector lanes
+// (maxps(a, top) is the scalar loop's `a > top ? a : top`, and the largest
+// magnitude does not depend on the order it is found in), NaN lanes
+// skipped and noted; a block with a NaN takes the scalar function, which
+// returns its last NaN. -0 counts as +0 here, as it does for the maximum.
+float blockScale(const float* x, int64_t len) {
+#if defined(PLAB_QUANTIZED_X16)
+  if (len % 16 == 0) {
+    __m512 top = _mm512_setzero_ps();
+    __mmask16 nan = 0;
+    for (int64_t j = 0; j < len; j += 16) {
+      const __m512 v = _mm512_loadu_ps(x + j);
+      nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+      top = _mm512_maskz_max_ps(kAll,
+                                _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7FFFFFFF))),
+                                top);
+    }
+    if (nan) return dynamicTreeScale(x, len);
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, top);
+    float best = 0;
+    for (const float l : lanes) best = l > best ? l : best;
+    return best < 1e-12f ? 1e-12f : best;
+  }
+#elif defined(__AVX2__)
+  if (len % 8 == 0) {
+    __m256 top = _mm256_setzero_ps(), nan = _mm256_setzero_ps();
+    for (int64_t j = 0; j < len; j += 8) {
+      const __m256 v = _mm256_loadu_ps(x + j);
+      nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+      top = _mm256_max_ps(_mm256_castsi256_ps(_mm256_and_si256(_mm256_castps_si256(v), _mm256_set1_epi32(0x7FFFFFFF))),
+                          top);
+    }
+    if (_mm256_movemask_ps(nan)) return dynamicTreeScale(x, len);
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, top);
+    float best = 0;
+    for (const float l : lanes) best = l > best ? l : best;
+    return best < 1e-12f ? 1e-12f : best;
+  }
+#endif
+  return dynamicTreeScale(x, len);
+}
 
 // quantizeDynamicTreeBlock: the scale, then the codes of x / scale.
-float quantize8(const float* x, int64_t len, const float* table, const uint8_t* start, uint8_t* codes) {
-  const float scale = dynamicTreeScaleLanes<kScaleLanes>(x, len);
+float quantize8(const float* x, int64_t len, const float* threshold, const uint8_t* codeStart, uint8_t* codes) {
+  const float scale = blockScale(x, len);
   alignas(64) float q[kMaxBlock];
   for (int64_t j = 0; j < len; ++j) q[j] = x[j] / scale;
-  codes8(q, len, table, start, codes);
+  codes8(q, len, threshold, codeStart, codes);
   return scale;
 }
 
 // torchao's 4-bit store (quantize_4bit_with_qmap on x / scale), two codes a
 // byte, the even element's in the high half.
 float quantize4(const float* x, int64_t len, const float* table, uint8_t* packed) {
-  const float scale = dynamicTreeScaleLanes<kScaleLanes>(x, len);
+  const float scale = blockScale(x, len);
   float t[kDynamicTree4Codes], up[kDynamicTree4Codes];
   for (int k = 0; k < kDynamicTree4Codes; ++k) {
     t[k] = table[k];
@@ -203,7 +235,7 @@ float quantize4(const float* x, int64_t len, const float* table, uint8_t* packed
 // torchao's quantize_fp8: scale = max |x| (at least 1e-12) / 448, codes =
 // e4m3(x / scale) as torch casts.
 float quantizeFp8(const float* x, int64_t len, uint8_t* codes) {
-  const float scale = dynamicTreeScaleLanes<kScaleLanes>(x, len) / 448.0f;
+  const float scale = blockScale(x, len) / 448.0f;
   for (int64_t j = 0; j < len; ++j) codes[j] = formats::e4m3FromFloat(x[j] / scale);
   return scale;
 }
@@ -242,8 +274,8 @@ void storeMoments(const QuantizedAdamWArgs& a, int64_t first, int64_t len, const
   uint8_t* mc = static_cast<uint8_t*>(a.m);
   uint8_t* vc = static_cast<uint8_t*>(a.v);
   if (Layout == MomentLayout::DynamicTree8bit) {
-    a.mScale[first / kDynamicTreeBlock] = quantize8(m, len, a.signedCode, a.signedStarts, mc + first);
-    a.vScale[first / kDynamicTreeBlock] = quantize8(v, len, a.unsignedCode, a.unsignedStarts, vc + first);
+    a.mScale[first / kDynamicTreeBlock] = quantize8(m, len, a.signedThresholds, a.signedCodeStarts, mc + first);
+    a.vScale[first / kDynamicTreeBlock] = quantize8(v, len, a.unsignedThresholds, a.unsignedCodeStarts, vc + first);
   } else if (Layout == MomentLayout::DynamicTree4bit) {
     a.mScale[first / kDynamicTree4Block] = quantize4(m, len, a.signedCode, mc + first / 2);
     a.vScale[first / kDynamicTree4Block] = quantize4(v, len, a.unsignedCode, vc + first / 2);

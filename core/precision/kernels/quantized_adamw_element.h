@@ -65,40 +65,4 @@ PLAB_HD uint8_t dynamicTree4CodeByCount(float q, const float* table, const float
   return static_cast<uint8_t>(residual >= (up - down) * 0.5f ? (code + 1 > 15 ? 15 : code + 1) : code);
 }
 
-// A block's scale (dynamicTreeScale) with the maximum taken in `Lanes`
-// independent lanes: the largest magnitude does not depend on the order in
-// which it is found, so the result is dynamicTreeScale's bit for bit (a
-// NaN, which the lanes skip, sends the block to dynamicTreeScale itself).
-template <int Lanes>
-PLAB_HD float dynamicTreeScaleLanes(const float* x, int64_t n) {
-  float top[Lanes];
-  int nan[Lanes];
-  for (int l = 0; l < Lanes; ++l) {
-    top[l] = 0;
-    nan[l] = 0;
-  }
-  int64_t i = 0;
-  for (; i + Lanes <= n; i += Lanes) {
-    PLAB_UNROLL
-    for (int l = 0; l < Lanes; ++l) {
-      const float a = x[i + l] < 0 ? -x[i + l] : x[i + l];
-      nan[l] |= a != a ? 1 : 0;
-      top[l] = a > top[l] ? a : top[l];
-    }
-  }
-  int anyNan = 0;
-  float best = 0;
-  for (int l = 0; l < Lanes; ++l) {
-    anyNan |= nan[l];
-    best = top[l] > best ? top[l] : best;
-  }
-  for (; i < n; ++i) {
-    const float a = x[i] < 0 ? -x[i] : x[i];
-    anyNan |= a != a ? 1 : 0;
-    best = a > best ? a : best;
-  }
-  if (anyNan) return dynamicTreeScale(x, n);
-  return best < 1e-12f ? 1e-12f : best;
-}
-
 }  // namespace plab::kernels
