@@ -385,13 +385,53 @@ void addMomentErrors(const QuantizedAdamWArgs& a, int64_t first, int64_t len, co
                      MomentErrorSums& e) {
   alignas(64) float mq[kMaxBlock], vq[kMaxBlock];
   loadMoments<Layout>(a, first, len, mq, vq);
+  // The terms in vector lanes, their sums one after the other (fp64
+  // addition is not associative: element order keeps the scalar loop's sums).
+  alignas(64) double dm2[kMaxBlock], m2[kMaxBlock], dv2[kMaxBlock], v2[kMaxBlock];
   for (int64_t j = 0; j < len; ++j) {
     const double dm = static_cast<double>(mq[j]) - m[j], dv = static_cast<double>(vq[j]) - v[j];
-    e.mErrorSq += dm * dm;
-    e.mSq += static_cast<double>(m[j]) * m[j];
-    e.vErrorSq += dv * dv;
-    e.vSq += static_cast<double>(v[j]) * v[j];
+    dm2[j] = dm * dm;
+    m2[j] = static_cast<double>(m[j]) * m[j];
+    dv2[j] = dv * dv;
+    v2[j] = static_cast<double>(v[j]) * v[j];
   }
+  double mErrorSq = e.mErrorSq, mSq = e.mSq, vErrorSq = e.vErrorSq, vSq = e.vSq;
+  for (int64_t j = 0; j < len; ++j) {
+    mErrorSq += dm2[j];
+    mSq += m2[j];
+    vErrorSq += dv2[j];
+    vSq += v2[j];
+  }
+  e.mErrorSq = mErrorSq;
+  e.mSq = mSq;
+  e.vErrorSq = vErrorSq;
+  e.vSq = vSq;
+}
+
+// The step statistics of one block (StepSums): the squares in vector lanes
+// and summed in element order as the scalar loop summed them; the counts as
+// integers (a sum of ones in fp64 is exact in any order).
+void addStepSums(const float* before, const float* updated, const float* after, int64_t len, StepSums& sums) {
+  alignas(64) double intendedSq[kMaxBlock], changeSq[kMaxBlock];
+  int64_t nonZero = 0, roundedAway = 0;
+  for (int64_t j = 0; j < len; ++j) {
+    const double intended = static_cast<double>(updated[j]) - static_cast<double>(before[j]);
+    const double change = static_cast<double>(after[j]) - static_cast<double>(before[j]);
+    const int moved = intended != 0 ? 1 : 0;
+    nonZero += moved;
+    roundedAway += after[j] == before[j] ? moved : 0;
+    intendedSq[j] = intended * intended;
+    changeSq[j] = change * change;
+  }
+  double iSq = sums.intendedSq, cSq = sums.changeSq;
+  for (int64_t j = 0; j < len; ++j) {
+    iSq += intendedSq[j];
+    cSq += changeSq[j];
+  }
+  sums.intendedSq = iSq;
+  sums.changeSq = cSq;
+  sums.intendedNonZero += static_cast<double>(nonZero);
+  sums.roundedAway += static_cast<double>(roundedAway);
 }
 
 // Steps [begin, end) a block at a time. Statistics in one fp64 sum per term,
@@ -426,18 +466,7 @@ void stepRange(const QuantizedAdamWArgs& a, int64_t begin, int64_t end, StepSums
     if (Rule == WeightRule::Kahan)
       for (int64_t j = 0; j < len; ++j) a.comp[c + j] = static_cast<uint16_t>(compBits[j]);
     storeMoments<Layout>(a, c, len, m, v);
-    if (sums) {
-      for (int64_t j = 0; j < len; ++j) {
-        const double intended = static_cast<double>(updated[j]) - static_cast<double>(before[j]);
-        const double change = static_cast<double>(after[j]) - static_cast<double>(before[j]);
-        if (intended != 0) {
-          sums->intendedNonZero += 1;
-          if (after[j] == before[j]) sums->roundedAway += 1;
-        }
-        sums->intendedSq += intended * intended;
-        sums->changeSq += change * change;
-      }
-    }
+    if (sums) addStepSums(before, updated, after, len, *sums);
     if (a.windowSum) {
       const int64_t stride = a.windowStride;
       for (int64_t i = (c + stride - 1) / stride * stride; i < c + len; i += stride)
