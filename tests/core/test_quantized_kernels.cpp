@@ -255,8 +255,11 @@ class QuantizedKernelsTest : public QObject {
     State init;
     std::mt19937 gen(17);
     std::normal_distribution<float> normal(0.0f, 1.0f);
+    // Weights over seven decades: the updates' squares then span more than
+    // fp64's mantissa, so that their sums depend on the order of addition.
     init.paramF.resize(size_t(n));
-    for (float& w : init.paramF) w = 1 + 0.1f * normal(gen);
+    for (size_t i = 0; i < init.paramF.size(); ++i)
+      init.paramF[i] = normal(gen) * std::pow(10.0f, float(int(i % 7) - 3));
     init.gradF = grad;
     for (float w : init.paramF) init.paramB.push_back(bf16Nearest(w));
     for (float g : init.gradF) init.gradB.push_back(bf16Nearest(g));
