@@ -11,8 +11,8 @@
 // A block (256 elements; 128 for 4 bits) goes: dequantize m and v; the
 // stochastic-rounding bits of its 8-element groups; the element step; the
 // scale and codes of the new m and v; then, when asked for, the statistics,
-// window and moment-error sums, one element at a time in element order (the
-// sums the scalar loop added, bit for bit).
+// window and moment-error sums, their terms in vector lanes and their fp64
+// sums in element order (the sums the scalar loop added, bit for bit).
 #pragma once
 // Nothing here includes torch or the standard library's templates: every
 // function this file brings into a variant's translation unit has internal
