@@ -16,7 +16,7 @@
 // reads is the run's noise.
 // The "8bit" rows: adamw.moments "8bit" (torchao's AdamW8bit store and
 // step, CPU only) on bf16 weights per write rule and on fp32 weights, and
-// "4bit" / "fp8" (AdamW4bit, AdamWFp8) with stochastic rounding;
+// "4bit" / "fp8" (AdamW4bit, AdamWFp8) the same way;
 // bench/compare_torchao_states.sh times torchao's own step beside them.
 //   bench_optimizer [elements=4000000] [steps=20] [warmup=3] [device=cpu] [threads] [rows]
 // rows: comma-separated terms (default: every row). A term that is a mode id
@@ -298,7 +298,13 @@ int main(int argc, char** argv) {
                   {"8bit moments, bf16-nearest", OptimizerMode::Bf16Nearest, true, MomentPrecision::Dynamic8bit},
                   {"8bit moments, bf16-kahan", OptimizerMode::Bf16Kahan, true, MomentPrecision::Dynamic8bit},
                   {"8bit moments, bf16-sr", OptimizerMode::Bf16StochasticRounding, true, MomentPrecision::Dynamic8bit},
+                  {"4bit moments, fp32 weights", OptimizerMode::Bf16Nearest, false, MomentPrecision::Dynamic4bit},
+                  {"4bit moments, bf16-nearest", OptimizerMode::Bf16Nearest, true, MomentPrecision::Dynamic4bit},
+                  {"4bit moments, bf16-kahan", OptimizerMode::Bf16Kahan, true, MomentPrecision::Dynamic4bit},
                   {"4bit moments, bf16-sr", OptimizerMode::Bf16StochasticRounding, true, MomentPrecision::Dynamic4bit},
+                  {"fp8 moments, fp32 weights", OptimizerMode::Bf16Nearest, false, MomentPrecision::Fp8},
+                  {"fp8 moments, bf16-nearest", OptimizerMode::Bf16Nearest, true, MomentPrecision::Fp8},
+                  {"fp8 moments, bf16-kahan", OptimizerMode::Bf16Kahan, true, MomentPrecision::Fp8},
                   {"fp8 moments, bf16-sr", OptimizerMode::Bf16StochasticRounding, true, MomentPrecision::Fp8}};
   for (const auto& r : eightBit) {
     if (!device.is_cpu()) break;  // no CUDA kernel for the quantized store yet

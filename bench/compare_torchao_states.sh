@@ -15,7 +15,7 @@ bench="${PLAB_BENCH:-$root/build/bench/bench_optimizer}"
 for round in $(seq 1 "$rounds"); do
   echo "== round $round: this project"
   "$bench" "$elements" "$steps" 3 cpu "$threads" "moments" | grep -v "^LibTorch"
-  "$bench" "$elements" "$steps" 3 cpu "$threads" "bf16-sr fused" | tail -n +5 | head -1
+  "$bench" "$elements" "$steps" 3 cpu "$threads" "bf16-sr fused" | grep -E "^bf16-sr fused +[0-9]"
   echo "== round $round: torchao"
   "$python" "$root/bench/torchao_optimizer_step.py" "$elements" "$steps" 3 "$threads" 2>&1 |
     grep "^torchao AdamW"

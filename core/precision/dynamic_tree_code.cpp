@@ -1,5 +1,6 @@
 #include "precision/dynamic_tree_code.h"
 
+#include "precision/dynamic_tree_thresholds.h"
 #include "precision/kernels/dynamic_tree_8bit.h"
 
 #include <algorithm>
@@ -61,6 +62,30 @@ torch::Tensor buildStarts(const torch::Tensor& code) {
 const torch::Tensor& dynamicTreeStarts(bool isSigned) {
   static const torch::Tensor signedStarts = buildStarts(dynamicTreeCode(true));
   static const torch::Tensor unsignedStarts = buildStarts(dynamicTreeCode(false));
+  return isSigned ? signedStarts : unsignedStarts;
+}
+
+const torch::Tensor& dynamicTreeThresholds(bool isSigned) {
+  const auto build = [](bool s) {
+    const std::vector<float> t =
+        dynamicTreeThresholdsOf(dynamicTreeCode(s).data_ptr<float>(), dynamicTreeStarts(s).data_ptr<uint8_t>());
+    return torch::tensor(t, torch::kFloat32);
+  };
+  static const torch::Tensor signedThresholds = build(true);
+  static const torch::Tensor unsignedThresholds = build(false);
+  return isSigned ? signedThresholds : unsignedThresholds;
+}
+
+const torch::Tensor& dynamicTreeCodeStarts(bool isSigned) {
+  const auto build = [](bool s) {
+    const std::vector<uint8_t> c =
+        dynamicTreeCodeStartsOf(dynamicTreeCode(s).data_ptr<float>(), dynamicTreeStarts(s).data_ptr<uint8_t>());
+    torch::Tensor out = torch::empty({static_cast<int64_t>(c.size())}, torch::kUInt8);
+    std::copy(c.begin(), c.end(), out.data_ptr<uint8_t>());
+    return out;
+  };
+  static const torch::Tensor signedStarts = build(true);
+  static const torch::Tensor unsignedStarts = build(false);
   return isSigned ? signedStarts : unsignedStarts;
 }
 

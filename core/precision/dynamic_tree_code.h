@@ -27,4 +27,11 @@ const torch::Tensor& dynamicTree4Code(bool isSigned);
 // dynamicTreeLookup). Built once from dynamicTreeCode(isSigned).
 const torch::Tensor& dynamicTreeStarts(bool isSigned);
 
+// The threshold form of the same code (kernels::dynamicTreeCodeByThresholds,
+// dynamic_tree_thresholds.h): kernels::kDynamicTreeThresholds fp32
+// thresholds, and the code of each bucket's lowest value (uint8,
+// kernels::kDynamicTreeBuckets). Built once from the two above.
+const torch::Tensor& dynamicTreeThresholds(bool isSigned);
+const torch::Tensor& dynamicTreeCodeStarts(bool isSigned);
+
 }  // namespace plab

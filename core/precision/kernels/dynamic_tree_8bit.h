@@ -85,6 +85,23 @@ PLAB_HD uint8_t dynamicTreeCode(float q, const float* table, const uint8_t* star
   return static_cast<uint8_t>(residual >= (table[up] - down) * 0.5f ? up : code);
 }
 
+// The same code as a count of thresholds: dynamicTreeCode is monotone in q
+// (the last entry <= q is; the rounding between two entries moves up once),
+// so the code of q is the number of k in 1..255 whose threshold[k], the
+// least fp32 value whose code is at least k, is <= q
+// (dynamicTreeThresholds below builds them). `codeStart` holds the code
+// of each bucket's lowest value (dynamicTreeCodeStarts); from there the
+// code steps up while the next threshold is <= q. threshold[256] and
+// [257] are NaN, so that no comparison passes them. No rounding arithmetic
+// is left, and the CPU loop's vector form needs two table reads per value.
+constexpr int kDynamicTreeThresholds = 258;
+PLAB_HD uint8_t dynamicTreeCodeByThresholds(float q, const float* threshold, const uint8_t* codeStart) {
+  if (q != q) return 0;
+  int code = codeStart[orderedKey(q) >> kDynamicTreeBucketShift];
+  while (code < 255 && q >= threshold[code + 1]) ++code;
+  return static_cast<uint8_t>(code);
+}
+
 // Quantizes one block of n values into codes; returns its scale.
 PLAB_HD float quantizeDynamicTreeBlock(const float* x, int64_t n, const float* table, const uint8_t* start,
                                        uint8_t* codes) {

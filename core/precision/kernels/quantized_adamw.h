@@ -7,8 +7,11 @@
 // torchao would not quantize (dynamicTreeQuantizes) keeps its moments in the
 // parameter's dtype, as torchao's zeros_like(p) does. Torch-free.
 //
-// The CPU loop runs a block at a time: dequantize its m and v, step its
-// elements, quantize the new m and v. A CUDA twin is not written yet.
+// The CPU loop (quantized_adamw_cpu_loop.h, one variant per instruction
+// set, picked at run time) runs a block at a time: dequantize its m and v,
+// step its elements, quantize the new m and v, each pass vectorised. Its
+// element functions (quantized_adamw_element.h, dynamic_tree_*.h) are
+// written to compile for CUDA too, but no CUDA kernel exists yet.
 #include <cstdint>
 
 #include "precision/kernels/adamw_element.h"
@@ -39,6 +42,13 @@ struct QuantizedAdamWArgs {
   const float* unsignedCode = nullptr;  // for v
   const uint8_t* signedStarts = nullptr;    // 8-bit: their bucket starts (dynamicTreeLookup)
   const uint8_t* unsignedStarts = nullptr;
+  // 8-bit: the codes' thresholds and the code of each bucket's lowest value
+  // (dynamicTreeCodeByThresholds; precision/dynamic_tree_code.h), what the
+  // CPU loop quantizes with.
+  const float* signedThresholds = nullptr;
+  const float* unsignedThresholds = nullptr;
+  const uint8_t* signedCodeStarts = nullptr;
+  const uint8_t* unsignedCodeStarts = nullptr;
   uint16_t* comp = nullptr;             // Kahan only
   TorchaoScalars s;
   RandomStream random;  // stochastic weight writes (stream random.stream)

@@ -89,6 +89,10 @@ torch::Tensor quantizedMomentsStep(ParamState& p, const StepScalars& s, WeightWr
     a.unsignedCode = dynamicTreeCode(false).data_ptr<float>();
     a.signedStarts = dynamicTreeStarts(true).data_ptr<uint8_t>();
     a.unsignedStarts = dynamicTreeStarts(false).data_ptr<uint8_t>();
+    a.signedThresholds = dynamicTreeThresholds(true).data_ptr<float>();
+    a.unsignedThresholds = dynamicTreeThresholds(false).data_ptr<float>();
+    a.signedCodeStarts = dynamicTreeCodeStarts(true).data_ptr<uint8_t>();
+    a.unsignedCodeStarts = dynamicTreeCodeStarts(false).data_ptr<uint8_t>();
   }
   if (a.rule == kernels::WeightRule::Kahan && !fp32) a.comp = reinterpret_cast<uint16_t*>(p.comp.data_ptr<at::BFloat16>());
   a.s = torchaoScalarsOf(s);
