@@ -1,5 +1,6 @@
-# plab_unity_build(<target>): with PLAB_UNITY_BUILD (the default), CMake
-# compiles the target's sources 8 to a translation unit, so that the inline
+# plab_unity_build(<target> [<batch size>]): with PLAB_UNITY_BUILD (the
+# default), CMake compiles the target's sources 8 (or <batch size>) to a
+# translation unit, so that the inline
 # code of LibTorch, Qt and nlohmann/json that each of them instantiates is
 # compiled once per batch instead of once per file (docs/performance.md:
 # plab_core's cold build, before and after). The anonymous namespaces of a
@@ -8,14 +9,22 @@
 # A source with compile options or definitions of its own is compiled alone
 # (CMake leaves it out of the batches); SKIP_UNITY_BUILD_INCLUSION leaves out
 # others. -DPLAB_UNITY_BUILD=OFF compiles one file at a time (a shorter
-# rebuild after editing one file).
-option(PLAB_UNITY_BUILD "Compile plab_core's and plab_ui's sources in batches (unity build)" ON)
+# rebuild after editing one file). The Qt Test classes (tests/CMakeLists.txt)
+# are batched too unless -DPLAB_UNITY_BUILD_TESTS=OFF; each test file keeps
+# what it defines in a namespace named after the file, so that the files of
+# a batch do not clash.
+option(PLAB_UNITY_BUILD "Compile plab_core's, plab_ui's and the tests' sources in batches (unity build)" ON)
+option(PLAB_UNITY_BUILD_TESTS "With PLAB_UNITY_BUILD: compile the Qt Test classes in batches too" ON)
 
 function(plab_unity_build target)
   if(NOT PLAB_UNITY_BUILD)
     return()
   endif()
-  set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+  set(batch 8)
+  if(ARGC GREATER 1)
+    set(batch ${ARGV1})
+  endif()
+  set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${batch})
   # A source included by its batch's file counts for GCC as a header, where
   # a class with a member of an anonymous-namespace type (Trainer::Impl,
   # PrecisionAdamW::Impl) is worth a warning; in a source file it is not.

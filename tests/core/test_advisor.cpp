@@ -24,6 +24,8 @@
 #include "util/errors.h"
 #include "util/json_file.h"
 
+namespace test_advisor {
+
 using namespace plab;
 namespace fs = std::filesystem;
 
@@ -558,4 +560,5 @@ class TestAdvisor : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(TestAdvisor)
+}  // namespace test_advisor
 #include "test_advisor.moc"

@@ -17,6 +17,8 @@
 #include "support/test_registry.h"
 #include "support/tiny_models.h"
 
+namespace test_bf16_gemm_choice {
+
 using namespace plab;
 
 namespace {
@@ -127,4 +129,5 @@ class Bf16GemmChoiceTest : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(Bf16GemmChoiceTest)
+}  // namespace test_bf16_gemm_choice
 #include "test_bf16_gemm_choice.moc"

@@ -31,6 +31,8 @@
 #include "util/errors.h"
 #include "util/resources.h"
 
+namespace test_checkpoint {
+
 using namespace plab;
 namespace fs = std::filesystem;
 
@@ -665,4 +667,5 @@ class CheckpointTest : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(CheckpointTest)
+}  // namespace test_checkpoint
 #include "test_checkpoint.moc"

@@ -13,6 +13,8 @@
 #include "train/run_config.h"
 #include "util/utc_time.h"
 
+namespace test_cli {
+
 using namespace plab;
 namespace fs = std::filesystem;
 
@@ -324,4 +326,5 @@ class TestCli : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(TestCli)
+}  // namespace test_cli
 #include "test_cli.moc"

@@ -12,6 +12,8 @@
 #include "train/metrics_writer.h"
 #include "train/torch_runtime.h"
 
+namespace test_cli_exit_codes {
+
 using namespace plab;
 using plab::test::CliOutcome;
 using plab::test::runCli;
@@ -145,4 +147,5 @@ class TestCliExitCodes : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(TestCliExitCodes)
+}  // namespace test_cli_exit_codes
 #include "test_cli_exit_codes.moc"

@@ -17,6 +17,8 @@
 #include "train/run_config_model_check.h"
 #include "util/errors.h"
 
+namespace test_config_reading {
+
 using namespace plab;
 using plab::test::CliOutcome;
 using plab::test::errorMessageOf;
@@ -198,4 +200,5 @@ class TestConfigReading : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(TestConfigReading)
+}  // namespace test_config_reading
 #include "test_config_reading.moc"

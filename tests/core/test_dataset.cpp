@@ -21,6 +21,8 @@
 #include "util/errors.h"
 #include "util/resources.h"
 
+namespace test_dataset {
+
 using namespace plab;
 using nlohmann::json;
 
@@ -236,4 +238,5 @@ class TestDataset : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(TestDataset)
+}  // namespace test_dataset
 #include "test_dataset.moc"

@@ -23,6 +23,8 @@
 #include "support/test_registry.h"
 #include "tokenizer/tokenizer.h"
 
+namespace test_dataset_memory {
+
 using namespace plab;
 
 namespace {
@@ -154,4 +156,5 @@ class TestDatasetMemory : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(TestDatasetMemory)
+}  // namespace test_dataset_memory
 #include "test_dataset_memory.moc"

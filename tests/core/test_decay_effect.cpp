@@ -19,6 +19,8 @@
 #include "train/step_metrics.h"
 #include "util/atomic_file.h"
 
+namespace test_decay_effect {
+
 using namespace plab;
 using plab::test::Spread;
 using plab::test::spreadOf;
@@ -457,4 +459,5 @@ class TestDecayEffect : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(TestDecayEffect)
+}  // namespace test_decay_effect
 #include "test_decay_effect.moc"

@@ -20,6 +20,8 @@
 #include "train/metrics_writer.h"
 #include "train/run_config.h"
 
+namespace test_disk_full {
+
 using namespace plab;
 namespace fs = std::filesystem;
 
@@ -177,4 +179,5 @@ class TestDiskFull : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(TestDiskFull)
+}  // namespace test_disk_full
 #include "test_disk_full.moc"

@@ -30,6 +30,8 @@
 #include "train/run_config.h"
 #include "util/errors.h"
 
+namespace test_distributed {
+
 using namespace plab;
 using plab::test::CliOutcome;
 using plab::test::runCli;
@@ -396,4 +398,5 @@ class TestDistributed : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(TestDistributed)
+}  // namespace test_distributed
 #include "test_distributed.moc"

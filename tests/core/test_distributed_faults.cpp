@@ -26,6 +26,8 @@
 #include "support/test_registry.h"
 #include "train/run_config.h"
 
+namespace test_distributed_faults {
+
 using namespace plab;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -404,4 +406,5 @@ class TestDistributedFaults : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(TestDistributedFaults)
+}  // namespace test_distributed_faults
 #include "test_distributed_faults.moc"

@@ -18,6 +18,8 @@
 #include "precision/kernels/dynamic_tree_4bit.h"
 #include "precision/kernels/dynamic_tree_8bit.h"
 
+namespace test_dynamic_tree_code {
+
 using namespace plab;
 
 class DynamicTreeCodeTest : public QObject {
@@ -118,4 +120,5 @@ class DynamicTreeCodeTest : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(DynamicTreeCodeTest)
+}  // namespace test_dynamic_tree_code
 #include "test_dynamic_tree_code.moc"

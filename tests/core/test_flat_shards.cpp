@@ -11,6 +11,8 @@
 #include "support/test_registry.h"
 #include "util/errors.h"
 
+namespace test_flat_shards {
+
 using namespace plab;
 
 namespace {
@@ -151,4 +153,5 @@ class TestFlatShards : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(TestFlatShards)
+}  // namespace test_flat_shards
 #include "test_flat_shards.moc"

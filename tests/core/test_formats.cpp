@@ -21,6 +21,8 @@
 #include "support/test_registry.h"
 #include "util/errors.h"
 
+namespace test_formats {
+
 using namespace plab;
 using namespace plab::formats;
 
@@ -487,4 +489,5 @@ class FormatsTest : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(FormatsTest)
+}  // namespace test_formats
 #include "test_formats.moc"

@@ -20,6 +20,8 @@
 #include "support/test_registry.h"
 #include "train/trainer.h"
 
+namespace test_formats_training {
+
 using namespace plab;
 using plab::test::Spread;
 using plab::test::spreadOf;
@@ -122,4 +124,5 @@ class FormatsTrainingTest : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(FormatsTrainingTest)
+}  // namespace test_formats_training
 #include "test_formats_training.moc"

@@ -15,6 +15,8 @@
 #include "precision/kernels/fp16_bits.h"
 #include "support/test_registry.h"
 
+namespace test_fp16 {
+
 using namespace plab;
 using kernels::Fp16Write;
 
@@ -237,4 +239,5 @@ class Fp16Test : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(Fp16Test)
+}  // namespace test_fp16
 #include "test_fp16.moc"

@@ -23,6 +23,8 @@
 #include "support/small_runs.h"
 #include "train/trainer.h"
 
+namespace test_fp16_training {
+
 using namespace plab;
 namespace fs = std::filesystem;
 
@@ -338,4 +340,5 @@ class Fp16TrainingTest : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(Fp16TrainingTest)
+}  // namespace test_fp16_training
 #include "test_fp16_training.moc"

@@ -11,6 +11,8 @@
 #include "support/test_registry.h"
 #include "train/trainer.h"
 
+namespace test_fp32_twin {
+
 using namespace plab;
 
 namespace {
@@ -328,4 +330,5 @@ class TestFp32Twin : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(TestFp32Twin)
+}  // namespace test_fp32_twin
 #include "test_fp32_twin.moc"

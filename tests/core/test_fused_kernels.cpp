@@ -20,6 +20,8 @@
 #include "precision/steps/adamw_step.h"
 #include "support/test_registry.h"
 
+namespace test_fused_kernels {
+
 using namespace plab;
 
 namespace {
@@ -420,4 +422,5 @@ class FusedKernelsTest : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(FusedKernelsTest)
+}  // namespace test_fused_kernels
 #include "test_fused_kernels.moc"

@@ -9,6 +9,8 @@
 #include "train/gemm_format_experiment.h"
 #include "train/run_config.h"
 
+namespace test_gemm_format_experiment {
+
 using namespace plab;
 
 namespace {
@@ -76,4 +78,5 @@ class GemmFormatExperimentTest : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(GemmFormatExperimentTest)
+}  // namespace test_gemm_format_experiment
 #include "test_gemm_format_experiment.moc"

@@ -8,6 +8,8 @@
 #include "support/test_registry.h"
 #include "util/errors.h"
 
+namespace test_gemm_plan {
+
 using namespace plab;
 
 namespace {
@@ -102,4 +104,5 @@ class GemmPlanTest : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(GemmPlanTest)
+}  // namespace test_gemm_plan
 #include "test_gemm_plan.moc"

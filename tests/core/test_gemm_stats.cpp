@@ -18,6 +18,8 @@
 #include "train/step_metrics.h"
 #include "train/trainer.h"
 
+namespace test_gemm_stats {
+
 using namespace plab;
 
 namespace {
@@ -168,4 +170,5 @@ class GemmStatsTest : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(GemmStatsTest)
+}  // namespace test_gemm_stats
 #include "test_gemm_stats.moc"

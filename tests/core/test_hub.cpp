@@ -19,6 +19,8 @@
 #include "support/test_registry.h"
 #include "util/errors.h"
 
+namespace test_hub {
+
 using namespace plab;
 using plab::test::LocalHttpServer;
 using plab::test::ServedFile;
@@ -323,4 +325,5 @@ class TestHub : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(TestHub)
+}  // namespace test_hub
 #include "test_hub.moc"

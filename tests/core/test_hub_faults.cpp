@@ -15,6 +15,8 @@
 #include "support/test_registry.h"
 #include "util/errors.h"
 
+namespace test_hub_faults {
+
 using namespace plab;
 using plab::test::errorMessageOf;
 using plab::test::LocalHttpServer;
@@ -136,4 +138,5 @@ class TestHubFaults : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(TestHubFaults)
+}  // namespace test_hub_faults
 #include "test_hub_faults.moc"

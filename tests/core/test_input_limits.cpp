@@ -16,6 +16,8 @@
 #include "train/run_config.h"
 #include "util/errors.h"
 
+namespace test_input_limits {
+
 using namespace plab;
 using plab::test::errorMessageOf;
 namespace fs = std::filesystem;
@@ -120,4 +122,5 @@ class TestInputLimits : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(TestInputLimits)
+}  // namespace test_input_limits
 #include "test_input_limits.moc"

@@ -17,6 +17,8 @@
 #include "util/json_file.h"
 #include "util/json_limits.h"
 
+namespace test_json_limits {
+
 using namespace plab;
 using plab::test::errorMessageOf;
 namespace fs = std::filesystem;
@@ -173,4 +175,5 @@ class TestJsonLimits : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(TestJsonLimits)
+}  // namespace test_json_limits
 #include "test_json_limits.moc"

@@ -16,6 +16,8 @@
 #include "support/test_registry.h"
 #include "util/errors.h"
 
+namespace test_loss_scale {
+
 using namespace plab;
 
 namespace {
@@ -198,4 +200,5 @@ class LossScaleTest : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(LossScaleTest)
+}  // namespace test_loss_scale
 #include "test_loss_scale.moc"

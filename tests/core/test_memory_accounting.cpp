@@ -7,6 +7,8 @@
 #include "support/test_registry.h"
 #include "util/errors.h"
 
+namespace test_memory_accounting {
+
 using namespace plab;
 
 namespace {
@@ -282,4 +284,5 @@ class MemoryAccountingTest : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(MemoryAccountingTest)
+}  // namespace test_memory_accounting
 #include "test_memory_accounting.moc"

@@ -11,6 +11,8 @@
 #include "train/metrics_writer.h"
 #include "util/errors.h"
 
+namespace test_metrics_writer {
+
 using namespace plab;
 namespace fs = std::filesystem;
 
@@ -283,4 +285,5 @@ class TestMetricsWriter : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(TestMetricsWriter)
+}  // namespace test_metrics_writer
 #include "test_metrics_writer.moc"

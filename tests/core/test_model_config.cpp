@@ -14,6 +14,8 @@
 #include "support/tiny_models.h"
 #include "util/errors.h"
 
+namespace test_model_config {
+
 using namespace plab;
 using nlohmann::json;
 
@@ -468,4 +470,5 @@ class ModelConfigTest : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(ModelConfigTest)
+}  // namespace test_model_config
 #include "test_model_config.moc"

@@ -17,6 +17,8 @@
 #include "train/model_loading.h"
 #include "util/errors.h"
 
+namespace test_model_loading {
+
 using namespace plab;
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -96,4 +98,5 @@ class TestModelLoading : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(TestModelLoading)
+}  // namespace test_model_loading
 #include "test_model_loading.moc"

@@ -14,6 +14,8 @@
 #include "model/layers.h"
 #include "support/test_registry.h"
 
+namespace test_model_ops {
+
 using namespace plab;
 
 namespace {
@@ -141,4 +143,5 @@ class ModelOpsTest : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(ModelOpsTest)
+}  // namespace test_model_ops
 #include "test_model_ops.moc"

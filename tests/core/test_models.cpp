@@ -20,6 +20,8 @@
 #include "support/tiny_models.h"
 #include "util/errors.h"
 
+namespace test_models {
+
 using namespace plab;
 using Weights = std::map<std::string, torch::Tensor>;
 
@@ -622,4 +624,5 @@ class ModelsTest : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(ModelsTest)
+}  // namespace test_models
 #include "test_models.moc"

@@ -16,6 +16,8 @@
 #include "precision/precision_adamw.h"
 #include "support/test_registry.h"
 
+namespace test_moment_error {
+
 using namespace plab;
 
 namespace {
@@ -139,4 +141,5 @@ class MomentErrorTest : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(MomentErrorTest)
+}  // namespace test_moment_error
 #include "test_moment_error.moc"

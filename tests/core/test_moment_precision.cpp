@@ -14,6 +14,8 @@
 #include "support/seed_spread.h"
 #include "support/test_registry.h"
 
+namespace test_moment_precision {
+
 using namespace plab;
 using plab::test::Spread;
 using plab::test::spreadOf;
@@ -84,4 +86,5 @@ class TestMomentPrecision : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(TestMomentPrecision)
+}  // namespace test_moment_precision
 #include "test_moment_precision.moc"

@@ -17,6 +17,8 @@
 #include "util/errors.h"
 #include "support/seed_spread.h"
 
+namespace test_optimizer_modes {
+
 using namespace plab;
 using plab::test::Spread;
 using plab::test::spreadOf;
@@ -805,4 +807,5 @@ class OptimizerModesTest : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(OptimizerModesTest)
+}  // namespace test_optimizer_modes
 #include "test_optimizer_modes.moc"

@@ -21,6 +21,8 @@
 #include "train/run_config.h"
 #include "util/errors.h"
 
+namespace test_path_safety {
+
 using namespace plab;
 namespace fs = std::filesystem;
 
@@ -166,4 +168,5 @@ class TestPathSafety : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(TestPathSafety)
+}  // namespace test_path_safety
 #include "test_path_safety.moc"

@@ -12,6 +12,8 @@
 #include "support/test_registry.h"
 #include "util/errors.h"
 
+namespace test_precision_plan {
+
 using namespace plab;
 
 namespace {
@@ -297,4 +299,5 @@ class PrecisionPlanTest : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(PrecisionPlanTest)
+}  // namespace test_precision_plan
 #include "test_precision_plan.moc"

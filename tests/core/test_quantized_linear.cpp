@@ -18,6 +18,8 @@
 #include "support/tiny_models.h"
 #include "train/trainer.h"
 
+namespace test_quantized_linear {
+
 using namespace plab;
 
 namespace {
@@ -329,4 +331,5 @@ class QuantizedLinearTest : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(QuantizedLinearTest)
+}  // namespace test_quantized_linear
 #include "test_quantized_linear.moc"

@@ -11,6 +11,8 @@
 #include "model/module_tree_from_config.h"
 #include "support/test_registry.h"
 
+namespace test_rank_memory_projection {
+
 using namespace plab;
 
 namespace {
@@ -88,4 +90,5 @@ class TestRankMemoryProjection : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(TestRankMemoryProjection)
+}  // namespace test_rank_memory_projection
 #include "test_rank_memory_projection.moc"

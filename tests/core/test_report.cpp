@@ -17,6 +17,8 @@
 #include "train/metrics_writer.h"
 #include "util/errors.h"
 
+namespace test_report {
+
 using namespace plab;
 namespace fs = std::filesystem;
 
@@ -359,4 +361,5 @@ class TestReport : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(TestReport)
+}  // namespace test_report
 #include "test_report.moc"

@@ -15,6 +15,8 @@
 #include "util/atomic_file.h"
 #include "util/errors.h"
 
+namespace test_report_files {
+
 using namespace plab;
 namespace fs = std::filesystem;
 
@@ -162,4 +164,5 @@ class TestReportFiles : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(TestReportFiles)
+}  // namespace test_report_files
 #include "test_report_files.moc"

@@ -9,6 +9,8 @@
 #include "report/run_report.h"
 #include "support/test_registry.h"
 
+namespace test_report_heatmap_svg {
+
 using namespace plab;
 
 namespace {
@@ -115,4 +117,5 @@ class TestReportHeatmapSvg : public QObject {
 };
 
 PLAB_TEST_MAIN(TestReportHeatmapSvg)
+}  // namespace test_report_heatmap_svg
 #include "test_report_heatmap_svg.moc"

@@ -17,6 +17,8 @@
 #include "support/test_registry.h"
 #include "train/trainer.h"
 
+namespace test_reproducible_training {
+
 using namespace plab;
 namespace fs = std::filesystem;
 
@@ -209,4 +211,5 @@ class TestReproducibleTraining : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(TestReproducibleTraining)
+}  // namespace test_reproducible_training
 #include "test_reproducible_training.moc"

@@ -11,6 +11,8 @@
 #include "train/run_config.h"
 #include "util/errors.h"
 
+namespace test_run_config {
+
 using namespace plab;
 using nlohmann::json;
 
@@ -187,4 +189,5 @@ class TestRunConfig : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(TestRunConfig)
+}  // namespace test_run_config
 #include "test_run_config.moc"

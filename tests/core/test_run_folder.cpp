@@ -15,6 +15,8 @@
 #include "util/tool_files.h"
 #include "util/workspace_folder.h"
 
+namespace test_run_folder {
+
 using namespace plab;
 using plab::test::CliOutcome;
 using plab::test::runCli;
@@ -388,4 +390,5 @@ class TestRunFolder : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(TestRunFolder)
+}  // namespace test_run_folder
 #include "test_run_folder.moc"

@@ -19,6 +19,8 @@
 #include "support/test_registry.h"
 #include "util/errors.h"
 
+namespace test_run_folder_reader {
+
 using namespace plab;
 namespace fs = std::filesystem;
 
@@ -270,4 +272,5 @@ class TestRunFolderReader : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(TestRunFolderReader)
+}  // namespace test_run_folder_reader
 #include "test_run_folder_reader.moc"

@@ -18,6 +18,8 @@
 #include "util/errors.h"
 #include "util/json_file.h"
 
+namespace test_run_index {
+
 using namespace plab;
 namespace fs = std::filesystem;
 
@@ -263,4 +265,5 @@ class TestRunIndex : public QObject {
 };
 
 PLAB_TEST_MAIN(TestRunIndex)
+}  // namespace test_run_index
 #include "test_run_index.moc"

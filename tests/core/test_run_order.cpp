@@ -14,6 +14,8 @@
 #include "train/run_config.h"
 #include "util/utc_time.h"
 
+namespace test_run_order {
+
 using namespace plab;
 
 namespace {
@@ -167,4 +169,5 @@ class TestRunOrder : public QObject {
 };
 
 PLAB_TEST_MAIN(TestRunOrder)
+}  // namespace test_run_order
 #include "test_run_order.moc"

@@ -15,6 +15,8 @@
 #include "train/run_peak.h"
 #include "train/trainer.h"
 
+namespace test_run_peak {
+
 using namespace plab;
 namespace fs = std::filesystem;
 
@@ -160,4 +162,5 @@ class TestRunPeak : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(TestRunPeak)
+}  // namespace test_run_peak
 #include "test_run_peak.moc"

@@ -14,6 +14,8 @@
 #include "report/source_labels.h"
 #include "support/test_registry.h"
 
+namespace test_run_query {
+
 using namespace plab;
 using namespace plab::report;
 
@@ -251,4 +253,5 @@ class TestRunQuery : public QObject {
 };
 
 PLAB_TEST_MAIN(TestRunQuery)
+}  // namespace test_run_query
 #include "test_run_query.moc"

@@ -18,6 +18,8 @@
 #include "support/test_registry.h"
 #include "util/errors.h"
 
+namespace test_safetensors {
+
 using namespace plab;
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -310,4 +312,5 @@ class SafetensorsTest : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(SafetensorsTest)
+}  // namespace test_safetensors
 #include "test_safetensors.moc"

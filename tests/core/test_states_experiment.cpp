@@ -10,9 +10,9 @@
 #include "train/run_config.h"
 #include "train/states_experiment.h"
 
-using namespace plab;
-
 namespace test_states_experiment {
+
+using namespace plab;
 
 RunRecord finished(RunConfig c, uint64_t seed, double valLoss) {
   RunRecord r;
@@ -25,8 +25,6 @@ RunRecord finished(RunConfig c, uint64_t seed, double valLoss) {
   r.steps.push_back(StepMetrics{});
   return r;
 }
-
-}  // namespace test_states_experiment
 
 class StatesExperimentTest : public QObject {
   Q_OBJECT
@@ -83,4 +81,5 @@ class StatesExperimentTest : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(StatesExperimentTest)
+}  // namespace test_states_experiment
 #include "test_states_experiment.moc"

@@ -12,6 +12,8 @@
 #include "precision/bf16_rounding.h"
 #include "support/test_registry.h"
 
+namespace test_stochastic_rounding {
+
 using namespace plab;
 
 namespace {
@@ -143,4 +145,5 @@ class StochasticRoundingTest : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(StochasticRoundingTest)
+}  // namespace test_stochastic_rounding
 #include "test_stochastic_rounding.moc"

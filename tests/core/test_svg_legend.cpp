@@ -7,6 +7,8 @@
 #include "report/run_report.h"
 #include "support/test_registry.h"
 
+namespace test_svg_legend {
+
 using namespace plab;
 
 namespace {
@@ -45,4 +47,5 @@ class TestSvgLegend : public QObject {
 };
 
 PLAB_TEST_MAIN(TestSvgLegend)
+}  // namespace test_svg_legend
 #include "test_svg_legend.moc"

@@ -28,6 +28,8 @@
 #include "util/errors.h"
 #include "util/resources.h"
 
+namespace test_token_stream {
+
 using namespace plab;
 using nlohmann::json;
 using Ids = std::vector<int64_t>;
@@ -305,4 +307,5 @@ class TestTokenStream : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(TestTokenStream)
+}  // namespace test_token_stream
 #include "test_token_stream.moc"

@@ -21,6 +21,8 @@
 #include "tokenizer/unicode_tables.h"
 #include "util/errors.h"
 
+namespace test_tokenizer {
+
 using namespace plab;
 using nlohmann::json;
 using Ids = std::vector<int64_t>;
@@ -396,4 +398,5 @@ class TestTokenizer : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(TestTokenizer)
+}  // namespace test_tokenizer
 #include "test_tokenizer.moc"

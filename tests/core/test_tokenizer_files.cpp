@@ -24,6 +24,8 @@
 #include "tokenizer/tokenizer.h"
 #include "util/errors.h"
 
+namespace test_tokenizer_files {
+
 using namespace plab;
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -180,4 +182,5 @@ class TestTokenizerFiles : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(TestTokenizerFiles)
+}  // namespace test_tokenizer_files
 #include "test_tokenizer_files.moc"

@@ -28,6 +28,8 @@
 #include "tokenizer/unicode_normalization.h"
 #include "util/errors.h"
 
+namespace test_tokenizer_formats {
+
 using namespace plab;
 using nlohmann::json;
 using Ids = std::vector<int64_t>;
@@ -409,4 +411,5 @@ class TestTokenizerFormats : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(TestTokenizerFormats)
+}  // namespace test_tokenizer_formats
 #include "test_tokenizer_formats.moc"

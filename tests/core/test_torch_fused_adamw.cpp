@@ -18,6 +18,8 @@
 #include "precision/precision_adamw.h"
 #include "support/test_registry.h"
 
+namespace test_torch_fused_adamw {
+
 using namespace plab;
 
 namespace {
@@ -233,4 +235,5 @@ class TorchFusedAdamWTest : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(TorchFusedAdamWTest)
+}  // namespace test_torch_fused_adamw
 #include "test_torch_fused_adamw.moc"

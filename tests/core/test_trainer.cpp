@@ -18,6 +18,8 @@
 #include "util/blas_info.h"
 #include "util/errors.h"
 
+namespace test_trainer {
+
 using namespace plab;
 namespace fs = std::filesystem;
 
@@ -385,4 +387,5 @@ class TestTrainer : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(TestTrainer)
+}  // namespace test_trainer
 #include "test_trainer.moc"

@@ -18,6 +18,8 @@
 #include "train/trainer.h"
 #include "support/seed_spread.h"
 
+namespace test_training_physics {
+
 using namespace plab;
 using plab::test::Spread;
 using plab::test::spreadOf;
@@ -128,4 +130,5 @@ class TestTrainingPhysics : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(TestTrainingPhysics)
+}  // namespace test_training_physics
 #include "test_training_physics.moc"

@@ -14,6 +14,8 @@
 #include "precision/update_stats.h"
 #include "support/test_registry.h"
 
+namespace test_update_uncertainty {
+
 using namespace plab;
 
 namespace {
@@ -184,4 +186,5 @@ class TestUpdateUncertainty : public QObject {
 };
 
 PLAB_TEST_APPLESS_MAIN(TestUpdateUncertainty)
+}  // namespace test_update_uncertainty
 #include "test_update_uncertainty.moc"

@@ -25,6 +25,8 @@
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
 
+namespace test_advisor_dialog {
+
 using namespace plab;
 using namespace plab::ui;
 
@@ -290,4 +292,5 @@ class TestAdvisorDialog : public QObject {
 };
 
 PLAB_TEST_MAIN(TestAdvisorDialog)
+}  // namespace test_advisor_dialog
 #include "test_advisor_dialog.moc"

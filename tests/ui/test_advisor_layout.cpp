@@ -19,6 +19,8 @@
 #include "support/test_registry.h"
 #include "util/json_file.h"
 
+namespace test_advisor_layout {
+
 using namespace plab;
 using namespace plab::ui;
 
@@ -193,4 +195,5 @@ class TestAdvisorLayout : public QObject {
 };
 
 PLAB_TEST_MAIN(TestAdvisorLayout)
+}  // namespace test_advisor_layout
 #include "test_advisor_layout.moc"

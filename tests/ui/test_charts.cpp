@@ -16,6 +16,8 @@
 #include "support/test_registry.h"
 #include "util/format.h"
 
+namespace test_charts {
+
 using namespace plab::ui;
 
 namespace {
@@ -401,4 +403,5 @@ class TestCharts : public QObject {
 };
 
 PLAB_TEST_MAIN(TestCharts)
+}  // namespace test_charts
 #include "test_charts.moc"

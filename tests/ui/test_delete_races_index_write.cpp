@@ -18,6 +18,8 @@
 #include "support/test_registry.h"
 #include "window_waits.h"
 
+namespace test_delete_races_index_write {
+
 using namespace plab::ui;
 namespace fs = std::filesystem;
 
@@ -83,4 +85,5 @@ class TestDeleteRacesIndexWrite : public QObject {
 };
 
 PLAB_TEST_MAIN(TestDeleteRacesIndexWrite)
+}  // namespace test_delete_races_index_write
 #include "test_delete_races_index_write.moc"

@@ -29,6 +29,8 @@
 #include "util/action_binding.h"
 #include "util/wheel_guard.h"
 
+namespace test_desktop_manners {
+
 using namespace plab;
 using namespace plab::ui;
 
@@ -285,4 +287,5 @@ class TestDesktopManners : public QObject {
 };
 
 PLAB_TEST_MAIN(TestDesktopManners)
+}  // namespace test_desktop_manners
 #include "test_desktop_manners.moc"

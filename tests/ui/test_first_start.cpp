@@ -25,6 +25,8 @@
 #include "support/run_folders.h"
 #include "support/test_registry.h"
 
+namespace test_first_start {
+
 using namespace plab::ui;
 namespace fs = std::filesystem;
 
@@ -166,4 +168,5 @@ class TestFirstStart : public QObject {
 };
 
 PLAB_TEST_MAIN(TestFirstStart)
+}  // namespace test_first_start
 #include "test_first_start.moc"

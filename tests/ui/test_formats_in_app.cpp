@@ -22,6 +22,8 @@
 #include "panels/optimizer_panel.h"
 #include "run/run_store.h"
 
+namespace test_formats_in_app {
+
 using namespace plab;
 using namespace plab::ui;
 
@@ -148,4 +150,5 @@ class TestFormatsInApp : public QObject {
 };
 
 PLAB_TEST_MAIN(TestFormatsInApp)
+}  // namespace test_formats_in_app
 #include "test_formats_in_app.moc"

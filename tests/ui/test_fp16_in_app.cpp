@@ -30,6 +30,8 @@
 #include "ui/window_helpers.h"
 #include "train/trainer.h"
 
+namespace test_fp16_in_app {
+
 using namespace plab;
 using namespace plab::ui;
 
@@ -208,4 +210,5 @@ class TestFp16InApp : public QObject {
 };
 
 PLAB_TEST_MAIN(TestFp16InApp)
+}  // namespace test_fp16_in_app
 #include "test_fp16_in_app.moc"

@@ -21,6 +21,8 @@
 #include "support/run_folders.h"
 #include "support/test_registry.h"
 
+namespace test_heatmap_and_restart {
+
 using namespace plab;
 using namespace plab::ui;
 namespace fs = std::filesystem;
@@ -137,4 +139,5 @@ class TestHeatmapAndRestart : public QObject {
 };
 
 PLAB_TEST_MAIN(TestHeatmapAndRestart)
+}  // namespace test_heatmap_and_restart
 #include "test_heatmap_and_restart.moc"

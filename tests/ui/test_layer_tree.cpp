@@ -18,6 +18,8 @@
 #include "support/module_trees.h"
 #include "support/test_registry.h"
 
+namespace test_layer_tree {
+
 using plab::LayerPrecision;
 using plab::ModuleNode;
 using plab::ui::LayerTreePanel;
@@ -487,4 +489,5 @@ class TestLayerTree : public QObject {
 };
 
 PLAB_TEST_MAIN(TestLayerTree)
+}  // namespace test_layer_tree
 #include "test_layer_tree.moc"

@@ -30,6 +30,8 @@
 #include "panels/model_picker.h"
 #include "panels/optimizer_panel.h"
 
+namespace test_main_window_e2e {
+
 using namespace plab::ui;
 
 namespace {
@@ -302,4 +304,5 @@ class TestMainWindowE2e : public QObject {
 };
 
 PLAB_TEST_MAIN(TestMainWindowE2e)
+}  // namespace test_main_window_e2e
 #include "test_main_window_e2e.moc"

@@ -30,6 +30,8 @@
 #include "support/test_registry.h"
 #include "window_waits.h"
 
+namespace test_notebook {
+
 using namespace plab::ui;
 namespace fs = std::filesystem;
 
@@ -370,4 +372,5 @@ class TestNotebook : public QObject {
 };
 
 PLAB_TEST_MAIN(TestNotebook)
+}  // namespace test_notebook
 #include "test_notebook.moc"

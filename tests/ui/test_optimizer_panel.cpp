@@ -11,6 +11,8 @@
 #include "panels/optimizer_panel.h"
 #include "support/test_registry.h"
 
+namespace test_optimizer_panel {
+
 using plab::ui::OptimizerPanel;
 
 namespace {
@@ -184,4 +186,5 @@ class TestOptimizerPanel : public QObject {
 };
 
 PLAB_TEST_MAIN(TestOptimizerPanel)
+}  // namespace test_optimizer_panel
 #include "test_optimizer_panel.moc"

@@ -32,6 +32,8 @@ namespace plab {
 bool processGroupsAvailable();
 }
 
+namespace test_process_run {
+
 using namespace plab::ui;
 
 namespace {
@@ -316,4 +318,5 @@ class TestProcessRun : public QObject {
 };
 
 PLAB_TEST_MAIN(TestProcessRun)
+}  // namespace test_process_run
 #include "test_process_run.moc"

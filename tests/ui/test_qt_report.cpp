@@ -12,6 +12,8 @@
 #include "support/test_registry.h"
 #include "util/errors.h"
 
+namespace test_qt_report {
+
 namespace {
 
 plab::RunRecord syntheticRecord(bool failed) {
@@ -188,4 +190,5 @@ class TestQtReport : public QObject {
 };
 
 PLAB_TEST_MAIN(TestQtReport)
+}  // namespace test_qt_report
 #include "test_qt_report.moc"

@@ -21,6 +21,8 @@
 #include "train/metrics_writer.h"
 #include "util/atomic_file.h"
 
+namespace test_report_export {
+
 using namespace plab::ui;
 namespace fs = std::filesystem;
 
@@ -181,4 +183,5 @@ class TestReportExport : public QObject {
 };
 
 PLAB_TEST_MAIN(TestReportExport)
+}  // namespace test_report_export
 #include "test_report_export.moc"

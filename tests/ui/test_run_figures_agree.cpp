@@ -21,6 +21,8 @@
 #include "train/metrics_writer.h"
 #include "util/atomic_file.h"
 
+namespace test_run_figures_agree {
+
 using namespace plab;
 using namespace plab::ui;
 namespace fs = std::filesystem;
@@ -186,4 +188,5 @@ class TestRunFiguresAgree : public QObject {
 };
 
 PLAB_TEST_MAIN(TestRunFiguresAgree)
+}  // namespace test_run_figures_agree
 #include "test_run_figures_agree.moc"

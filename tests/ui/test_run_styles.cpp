@@ -31,6 +31,8 @@
 #include "util/atomic_file.h"
 #include "util/json_file.h"
 
+namespace test_run_styles {
+
 using namespace plab::ui;
 namespace fs = std::filesystem;
 
@@ -323,4 +325,5 @@ class TestRunStyles : public QObject {
 };
 
 PLAB_TEST_MAIN(TestRunStyles)
+}  // namespace test_run_styles
 #include "test_run_styles.moc"

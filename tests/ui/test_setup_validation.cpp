@@ -19,6 +19,8 @@
 #include "train/torch_runtime.h"
 #include "util/resources.h"
 
+namespace test_setup_validation {
+
 using namespace plab::ui;
 
 namespace {
@@ -143,4 +145,5 @@ class TestSetupValidation : public QObject {
 };
 
 PLAB_TEST_MAIN(TestSetupValidation)
+}  // namespace test_setup_validation
 #include "test_setup_validation.moc"

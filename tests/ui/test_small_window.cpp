@@ -9,6 +9,8 @@
 #include "window_waits.h"
 #include "support/test_registry.h"
 
+namespace test_small_window {
+
 using plab::ui::MainWindow;
 
 class TestSmallWindow : public QObject {
@@ -41,4 +43,5 @@ class TestSmallWindow : public QObject {
 };
 
 PLAB_TEST_MAIN(TestSmallWindow)
+}  // namespace test_small_window
 #include "test_small_window.moc"

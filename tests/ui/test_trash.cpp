@@ -16,6 +16,8 @@
 #include "support/test_registry.h"
 #include "util/errors.h"
 
+namespace test_trash {
+
 using namespace plab::ui;
 namespace fs = std::filesystem;
 
@@ -92,4 +94,5 @@ class TestTrash : public QObject {
 };
 
 PLAB_TEST_GUILESS_MAIN(TestTrash)
+}  // namespace test_trash
 #include "test_trash.moc"

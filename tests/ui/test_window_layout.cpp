@@ -21,6 +21,8 @@
 #include "support/run_folders.h"
 #include "support/test_registry.h"
 
+namespace test_window_layout {
+
 using namespace plab::ui;
 namespace fs = std::filesystem;
 
@@ -172,4 +174,5 @@ class TestWindowLayout : public QObject {
 };
 
 PLAB_TEST_MAIN(TestWindowLayout)
+}  // namespace test_window_layout
 #include "test_window_layout.moc"

@@ -13,6 +13,8 @@
 #include "support/test_registry.h"
 #include "window_state.h"
 
+namespace test_window_state {
+
 using plab::ui::MainWindow;
 
 class TestWindowState : public QObject {
@@ -69,4 +71,5 @@ class TestWindowState : public QObject {
 };
 
 PLAB_TEST_MAIN(TestWindowState)
+}  // namespace test_window_state
 #include "test_window_state.moc"

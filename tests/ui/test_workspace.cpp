@@ -43,6 +43,8 @@
 #include "util/errors.h"
 #include "util/run_folder.h"
 
+namespace test_workspace {
+
 using namespace plab::ui;
 namespace fs = std::filesystem;
 
@@ -718,4 +720,5 @@ class TestWorkspace : public QObject {
 };
 
 PLAB_TEST_MAIN(TestWorkspace)
+}  // namespace test_workspace
 #include "test_workspace.moc"
