@@ -14,6 +14,7 @@
 // function this file brings into a variant's translation unit has internal
 // linkage, so no AVX2 code can be shared with the baseline by the linker.
 #include "precision/kernels/adamw_element.h"
+#include "precision/kernels/chunk_lane_sums.h"
 #include "precision/kernels/fused_adamw_cpu.h"
 #if defined(__AVX2__)
 #include "precision/kernels/philox_x8_avx2.h"
@@ -31,20 +32,7 @@ namespace plab::kernels {
 namespace {
 
 constexpr int64_t kChunk = 64;  // elements: 8 Philox groups
-constexpr int kLanes = 8;
 static_assert(kCpuBlock % kChunk == 0, "blocks start Philox groups");
-
-struct LaneSums {
-  double intendedNonZero[kLanes] = {}, roundedAway[kLanes] = {}, intendedSq[kLanes] = {}, changeSq[kLanes] = {};
-  void addTo(StepSums& s) const {
-    for (int l = 0; l < kLanes; ++l) {
-      s.intendedNonZero += intendedNonZero[l];
-      s.roundedAway += roundedAway[l];
-      s.intendedSq += intendedSq[l];
-      s.changeSq += changeSq[l];
-    }
-  }
-};
 
 constexpr int kGroups = kChunk / 8;  // Philox groups per chunk
 
@@ -144,27 +132,8 @@ LaneSums stepBlock(const FusedAdamWArgs& a, int64_t begin, int64_t end) {
       before[j] = in.weight;
       after[j] = bf16ToFloat(out.weight);
     }
-    if (Stats) {
-      // Element j goes to lane j % 8, in a loop over whole lane rows.
-      for (int64_t j0 = 0; j0 < len; j0 += kLanes) {
-        const int width = static_cast<int>(len - j0 < kLanes ? len - j0 : kLanes);
-        for (int l = 0; l < width; ++l) {
-          const int64_t j = j0 + l;
-          const double intended = static_cast<double>(updated[j]) - static_cast<double>(origin[j]);
-          const double change = static_cast<double>(after[j]) - static_cast<double>(before[j]);
-          const double nonZero = intended != 0 ? 1.0 : 0.0;
-          sums.intendedNonZero[l] += nonZero;
-          sums.roundedAway[l] += after[j] == before[j] ? nonZero : 0.0;
-          sums.intendedSq[l] += intended * intended;
-          sums.changeSq[l] += change * change;
-        }
-      }
-    }
-    if (a.windowSum) {
-      const int64_t stride = a.windowStride;
-      for (int64_t i = (c + stride - 1) / stride * stride; i < c + len; i += stride)
-        a.windowSum[i / stride] += static_cast<double>(updated[i - c]) - static_cast<double>(origin[i - c]);
-    }
+    if (Stats) sums.addChunk(origin, updated, before, after, len);
+    if (a.windowSum) addChunkWindowSums(a.windowSum, a.windowStride, c, len, origin, updated);
   }
   return sums;
 }

@@ -2,10 +2,7 @@
 // the variant for this CPU, and adds the blocks' statistics in block order.
 #include "precision/kernels/torch_fused_adamw_cpu.h"
 
-#include <algorithm>
-#include <vector>
-
-#include "util/parallel_chunks.h"
+#include "precision/kernels/cpu_blocks.h"
 
 namespace plab::kernels {
 namespace {
@@ -31,15 +28,7 @@ void torchFusedAdamWCpu(const TorchFusedAdamWArgs& a, StepSums* sums) {
 }
 
 void torchFusedAdamWCpu(const TorchFusedAdamWArgs& a, StepSums* sums, CpuKernel kernel) {
-  const Variant variant = variantOf(kernel);
-  const int64_t blocks = (a.n + kCpuBlock - 1) / kCpuBlock;
-  std::vector<StepSums> partial(sums ? static_cast<size_t>(blocks) : 0);
-  parallelChunks(blocks, 1, [&](int64_t first, int64_t last) {
-    for (int64_t b = first; b < last; ++b)
-      variant(a, b * kCpuBlock, std::min(a.n, (b + 1) * kCpuBlock), sums ? &partial[static_cast<size_t>(b)] : nullptr);
-  });
-  if (!sums) return;
-  for (const StepSums& p : partial) sums->add(p);
+  runCpuVariant(variantOf(kernel), a, sums);
 }
 
 }  // namespace plab::kernels

@@ -7,6 +7,7 @@
 // of 64, so the sums do not depend on the threads or the variant.
 #pragma once
 #include "precision/kernels/bf16_bits.h"
+#include "precision/kernels/chunk_lane_sums.h"
 #include "precision/kernels/torch_fused_adamw_element.h"
 
 #ifndef PLAB_TORCH_FUSED_KERNEL
@@ -17,7 +18,6 @@ namespace plab::kernels {
 namespace {
 
 constexpr int64_t kTorchChunk = 64;
-constexpr int kTorchLanes = 8;
 
 // Values, not pointers, cross these helpers: the loops index their own
 // __restrict pointers, which is what lets GCC vectorise without a runtime
@@ -28,22 +28,9 @@ PLAB_HD float toFloat(uint16_t b) { return bf16ToFloat(b); }
 PLAB_HD float fromFloat(float x, float) { return x; }
 PLAB_HD uint16_t fromFloat(float x, uint16_t) { return bf16Nearest(x); }
 
-struct TorchLaneSums {
-  double intendedNonZero[kTorchLanes] = {}, roundedAway[kTorchLanes] = {}, intendedSq[kTorchLanes] = {},
-         changeSq[kTorchLanes] = {};
-  void addTo(StepSums& s) const {
-    for (int l = 0; l < kTorchLanes; ++l) {
-      s.intendedNonZero += intendedNonZero[l];
-      s.roundedAway += roundedAway[l];
-      s.intendedSq += intendedSq[l];
-      s.changeSq += changeSq[l];
-    }
-  }
-};
-
 // Steps [begin, end), all on the same side of torch's scalar remainder.
 template <typename T, bool ScalarTail, bool Track, bool LerpSmall>
-void stepRange(const TorchFusedAdamWArgs& a, int64_t begin, int64_t end, TorchLaneSums& sums, bool stats) {
+void stepRange(const TorchFusedAdamWArgs& a, int64_t begin, int64_t end, LaneSums& sums, bool stats) {
   T* __restrict param = static_cast<T*>(a.param);
   const T* __restrict grad = static_cast<const T*>(a.grad);
   T* __restrict mp = static_cast<T*>(a.m);
@@ -75,33 +62,15 @@ void stepRange(const TorchFusedAdamWArgs& a, int64_t begin, int64_t end, TorchLa
       updated[j] = w;
       after[j] = toFloat(stored);
     }
-    if (stats) {
-      // Chunks start at multiples of 8 (blocks and the tail start do), so
-      // element j of the chunk is in lane j % 8 as in fused_adamw_cpu_loop.h.
-      for (int64_t j0 = 0; j0 < len; j0 += kTorchLanes) {
-        const int width = static_cast<int>(len - j0 < kTorchLanes ? len - j0 : kTorchLanes);
-        for (int l = 0; l < width; ++l) {
-          const int64_t j = j0 + l;
-          const double intended = static_cast<double>(updated[j]) - static_cast<double>(before[j]);
-          const double change = static_cast<double>(after[j]) - static_cast<double>(before[j]);
-          const double nonZero = intended != 0 ? 1.0 : 0.0;
-          sums.intendedNonZero[l] += nonZero;
-          sums.roundedAway[l] += after[j] == before[j] ? nonZero : 0.0;
-          sums.intendedSq[l] += intended * intended;
-          sums.changeSq[l] += change * change;
-        }
-      }
-    }
-    if (a.windowSum) {
-      const int64_t stride = a.windowStride;
-      for (int64_t i = (c + stride - 1) / stride * stride; i < c + len; i += stride)
-        a.windowSum[i / stride] += static_cast<double>(updated[i - c]) - static_cast<double>(before[i - c]);
-    }
+    // Chunks start at multiples of 8 (blocks and the tail start do); the
+    // intended update starts from the weight itself.
+    if (stats) sums.addChunk(before, updated, before, after, len);
+    if (a.windowSum) addChunkWindowSums(a.windowSum, a.windowStride, c, len, before, updated);
   }
 }
 
 template <typename T, bool Track, bool LerpSmall>
-void stepBlockIn(const TorchFusedAdamWArgs& a, int64_t begin, int64_t end, TorchLaneSums& sums, bool stats) {
+void stepBlockIn(const TorchFusedAdamWArgs& a, int64_t begin, int64_t end, LaneSums& sums, bool stats) {
   const int64_t split = a.scalarFrom < begin ? begin : (a.scalarFrom > end ? end : a.scalarFrom);
   stepRange<T, false, Track, LerpSmall>(a, begin, split, sums, stats);
   stepRange<T, true, Track, LerpSmall>(a, split, end, sums, stats);
@@ -110,7 +79,7 @@ void stepBlockIn(const TorchFusedAdamWArgs& a, int64_t begin, int64_t end, Torch
 // The lerp's form is a template argument: a select inside the tracked loop
 // kept it from vectorising.
 template <typename T, bool Track>
-void stepBlockOf(const TorchFusedAdamWArgs& a, int64_t begin, int64_t end, TorchLaneSums& sums, bool stats) {
+void stepBlockOf(const TorchFusedAdamWArgs& a, int64_t begin, int64_t end, LaneSums& sums, bool stats) {
   if (a.s.lerpSmall)
     stepBlockIn<T, Track, true>(a, begin, end, sums, stats);
   else
@@ -119,7 +88,7 @@ void stepBlockOf(const TorchFusedAdamWArgs& a, int64_t begin, int64_t end, Torch
 
 template <typename T>
 void stepBlock(const TorchFusedAdamWArgs& a, int64_t begin, int64_t end, StepSums* sums) {
-  TorchLaneSums lanes;
+  LaneSums lanes;
   if (sums || a.windowSum)
     stepBlockOf<T, true>(a, begin, end, lanes, sums != nullptr);
   else
