@@ -5,6 +5,7 @@
 #include <QtTest/QtTest>
 
 #include "report/gemm_format_verdict.h"
+#include "support/finished_runs.h"
 #include "support/test_registry.h"
 #include "train/gemm_format_experiment.h"
 #include "train/run_config.h"
@@ -13,21 +14,7 @@ namespace test_gemm_format_experiment {
 
 using namespace plab;
 
-namespace {
-
-RunRecord finished(RunConfig c, uint64_t seed, double valLoss) {
-  RunRecord r;
-  c.seed = seed;
-  c.name += "-s" + std::to_string(seed);
-  r.config = c;
-  r.result.status = RunStatus::Completed;
-  r.result.stepsDone = c.steps;
-  r.result.finalValLoss = valLoss;
-  r.steps.push_back(StepMetrics{});
-  return r;
-}
-
-}  // namespace
+using plab::test::finishedRun;
 
 class GemmFormatExperimentTest : public QObject {
   Q_OBJECT
@@ -57,13 +44,13 @@ class GemmFormatExperimentTest : public QObject {
     // Seed-major, as --seeds lists them; mxfp8 +0.01/+0.03, mxfp4 +0.2/+0.22.
     for (uint64_t seed : {1u, 2u}) {
       const double base = seed == 1 ? 3.0 : 3.5;
-      runs.push_back(finished(cfg[0], seed, base));
-      runs.push_back(finished(cfg[2], seed, base + (seed == 1 ? 0.01 : 0.03)));
-      runs.push_back(finished(cfg[3], seed, base + (seed == 1 ? 0.2 : 0.22)));
+      runs.push_back(finishedRun(cfg[0], seed, base));
+      runs.push_back(finishedRun(cfg[2], seed, base + (seed == 1 ? 0.01 : 0.03)));
+      runs.push_back(finishedRun(cfg[3], seed, base + (seed == 1 ? 0.2 : 0.22)));
     }
     RunConfig otherLr = cfg[4];  // no bf16 run with its lr: no verdict
     otherLr.adamw.lr = 1e-3;
-    runs.push_back(finished(otherLr, 1, 9.0));
+    runs.push_back(finishedRun(otherLr, 1, 9.0));
     const auto verdicts = report::gemmFormatVerdicts(runs);
     QCOMPARE(verdicts.size(), size_t(2));
     QCOMPARE(verdicts[0].label, std::string("tiny-gpt2-finetune-mxfp8"));

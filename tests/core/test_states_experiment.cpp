@@ -6,6 +6,7 @@
 #include <QtTest/QtTest>
 
 #include "report/fp32_comparison.h"
+#include "support/finished_runs.h"
 #include "support/test_registry.h"
 #include "train/run_config.h"
 #include "train/states_experiment.h"
@@ -14,17 +15,7 @@ namespace test_states_experiment {
 
 using namespace plab;
 
-RunRecord finished(RunConfig c, uint64_t seed, double valLoss) {
-  RunRecord r;
-  c.seed = seed;
-  c.name += "-s" + std::to_string(seed);
-  r.config = c;
-  r.result.status = RunStatus::Completed;
-  r.result.stepsDone = c.steps;
-  r.result.finalValLoss = valLoss;
-  r.steps.push_back(StepMetrics{});
-  return r;
-}
+using plab::test::finishedRun;
 
 class StatesExperimentTest : public QObject {
   Q_OBJECT
@@ -62,11 +53,10 @@ class StatesExperimentTest : public QObject {
   }
 
   void everyStoreIsPairedWithItsSeedsFp32Run() {
-    using test_states_experiment::finished;
     const std::vector<RunConfig> cfg = loadRunConfigs(defaultStatesExperimentJson());
     std::vector<RunRecord> runs;
     for (uint64_t seed : {1u, 2u})
-      for (size_t i = 0; i < cfg.size(); ++i) runs.push_back(finished(cfg[i], seed, 2.0 + 0.1 * seed + 0.001 * i));
+      for (size_t i = 0; i < cfg.size(); ++i) runs.push_back(finishedRun(cfg[i], seed, 2.0 + 0.1 * seed + 0.001 * i));
     for (size_t i = 0; i < runs.size(); ++i) {
       const std::string verdict = report::comparisonVerdict(runs, i);
       if (runs[i].config.mode == OptimizerMode::Fp32AdamW) {
