@@ -47,6 +47,13 @@ void trainOneStep(TinyNet& net, PrecisionAdamW& opt) {
   opt.step(1e-3, true);
 }
 
+// A parameter of that shape and dtype with a small random gradient.
+TrainableParam paramWithGrad(std::vector<int64_t> shape, torch::ScalarType dtype, const std::string& name) {
+  torch::Tensor p = torch::randn(shape).to(dtype).set_requires_grad(true);
+  p.mutable_grad() = torch::randn(shape).to(dtype) * 1e-3;
+  return TrainableParam{name, name, p, {}};
+}
+
 // Which moments the bf16 layers get, written out per recipe (docs/modes.md's mode table).
 bool bf16MomentsExpected(OptimizerMode mode, MomentPrecision asked) {
   switch (mode) {
@@ -115,16 +122,11 @@ class MemoryAccountingTest : public QObject {
   // parameter's own dtype elsewhere; counted by hand, predicted from shapes
   // and measured from the tensors after a step.
   void eightBitMomentsCountCodesAndScales() {
-    const auto make = [](std::vector<int64_t> shape, torch::ScalarType dtype, const std::string& name) {
-      torch::Tensor p = torch::randn(shape).to(dtype).set_requires_grad(true);
-      p.mutable_grad() = torch::randn(shape).to(dtype) * 1e-3;
-      return TrainableParam{name, name, p, {}};
-    };
-    std::vector<TrainableParam> params = {make({64, 64}, torch::kBFloat16, "a"),   // quantized
-                                          make({64}, torch::kBFloat16, "b"),       // plain bf16
-                                          make({17, 256}, torch::kFloat32, "c"),   // quantized (fp32 weights)
-                                          make({4097}, torch::kFloat32, "d"),      // plain fp32: not whole blocks
-                                          make({3, 257}, torch::kBFloat16, "e")};  // plain bf16
+    std::vector<TrainableParam> params = {paramWithGrad({64, 64}, torch::kBFloat16, "a"),   // quantized
+                                          paramWithGrad({64}, torch::kBFloat16, "b"),       // plain bf16
+                                          paramWithGrad({17, 256}, torch::kFloat32, "c"),   // quantized (fp32 weights)
+                                          paramWithGrad({4097}, torch::kFloat32, "d"),      // plain fp32: not whole blocks
+                                          paramWithGrad({3, 257}, torch::kBFloat16, "e")};  // plain bf16
     for (const MomentPrecision store : {MomentPrecision::Dynamic8bit, MomentPrecision::Fp8}) {  // fp8: the same bytes
       AdamWOptions options;
       options.moments = store;
@@ -149,15 +151,10 @@ class MemoryAccountingTest : public QObject {
   // per 128 (scales) where torchao quantizes (>= 4096 elements, whole
   // 128-element blocks), the parameter's own dtype elsewhere.
   void fourBitMomentsCountCodesAndScales() {
-    const auto make = [](std::vector<int64_t> shape, torch::ScalarType dtype, const std::string& name) {
-      torch::Tensor p = torch::randn(shape).to(dtype).set_requires_grad(true);
-      p.mutable_grad() = torch::randn(shape).to(dtype) * 1e-3;
-      return TrainableParam{name, name, p, {}};
-    };
-    std::vector<TrainableParam> params = {make({64, 64}, torch::kBFloat16, "a"),   // quantized
-                                          make({33, 128}, torch::kFloat32, "b"),   // quantized (8bit would not)
-                                          make({64}, torch::kBFloat16, "c"),       // plain bf16
-                                          make({4097}, torch::kFloat32, "d")};     // plain fp32
+    std::vector<TrainableParam> params = {paramWithGrad({64, 64}, torch::kBFloat16, "a"),   // quantized
+                                          paramWithGrad({33, 128}, torch::kFloat32, "b"),   // quantized (8bit would not)
+                                          paramWithGrad({64}, torch::kBFloat16, "c"),       // plain bf16
+                                          paramWithGrad({4097}, torch::kFloat32, "d")};     // plain fp32
     AdamWOptions options;
     options.moments = MomentPrecision::Dynamic4bit;
     const int64_t moments = 4096 + 4224 + 2 * 2 * 64 + 2 * 4 * 4097;

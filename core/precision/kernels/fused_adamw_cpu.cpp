@@ -4,8 +4,6 @@
 // (same operations, no contraction); AVX2 only runs wider.
 #include "precision/kernels/fused_adamw_cpu.h"
 
-#include <ATen/Parallel.h>
-
 #include <vector>
 
 #include "precision/kernels/cpu_blocks.h"
