@@ -1,6 +1,6 @@
 # plab_unity_build(<target> [<batch size>]): with PLAB_UNITY_BUILD (the
-# default), CMake compiles the target's sources 8 (or <batch size>) to a
-# translation unit, so that the inline
+# default), CMake compiles the target's sources PLAB_UNITY_BATCH (16; or
+# <batch size>) to a translation unit, so that the inline
 # code of LibTorch, Qt and nlohmann/json that each of them instantiates is
 # compiled once per batch instead of once per file (docs/performance.md:
 # plab_core's cold build, before and after). The anonymous namespaces of a
@@ -15,12 +15,16 @@
 # a batch do not clash.
 option(PLAB_UNITY_BUILD "Compile plab_core's, plab_ui's and the tests' sources in batches (unity build)" ON)
 option(PLAB_UNITY_BUILD_TESTS "With PLAB_UNITY_BUILD: compile the Qt Test classes in batches too" ON)
+# 16 rather than 8: two batches of 8 merged into one took 27-28 CPU-s against
+# 38-44 for the two apart (plab_core, docs/performance.md); a rebuild after
+# editing one file compiles its batch of 16 (-DPLAB_UNITY_BUILD=OFF: one file).
+set(PLAB_UNITY_BATCH 16 CACHE STRING "Source files per unity batch (PLAB_UNITY_BUILD)")
 
 function(plab_unity_build target)
   if(NOT PLAB_UNITY_BUILD)
     return()
   endif()
-  set(batch 8)
+  set(batch ${PLAB_UNITY_BATCH})
   if(ARGC GREATER 1)
     set(batch ${ARGV1})
   endif()

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "util/format.h"
+
 namespace plab::ui {
 namespace {
 
@@ -16,7 +18,6 @@ constexpr double kChosenRadius = 9;
 constexpr double kGap = 4;            // between a marker and its name
 constexpr double kHover = 8;          // how near the pointer must be for a point's tooltip
 
-QString percentText(double fraction) { return QString::number(100 * fraction, 'f', 1) + " %"; }
 QString natsText(double v) { return (v >= 0 ? "+" : "") + QString::number(v, 'g', 3); }
 
 QString pointToolTip(const plab::AdvisorCandidate& c, bool chosen, size_t seeds) {
