@@ -208,7 +208,11 @@ std::vector<uint8_t> startsOf(const float* table) {
 // starting at 0) on the code search's corners: per block one element of
 // magnitude `top` (the scale) and the rest on code values, their fp32
 // neighbours, half-way between two, and special values.
-std::vector<float> cornerGrads(int64_t n, const float* table, int codes, float top) {
+// With the 8-bit thresholds, some elements sit on a threshold (the least
+// value of a code) and its fp32 neighbours, where the search's comparisons
+// turn.
+std::vector<float> cornerGrads(int64_t n, const float* table, int codes, float top,
+                               const float* thresholds = nullptr) {
   std::vector<float> g(static_cast<size_t>(n));
   std::mt19937 gen(5);
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
@@ -225,6 +229,7 @@ std::vector<float> cornerGrads(int64_t n, const float* table, int codes, float t
     else if (k < 50) q = floatOf(bitsOf(table[c]) + ((k % 2) ? 1u : 0xFFFFFFFFu));  // a neighbour
     else if (k < 80 && c + 1 < codes) q = (table[c] + table[c + 1]) * 0.5f;
     else if (k < 86) q = specials[k - 80];
+    else if (k < 89 && thresholds && c > 0) q = floatOf(bitsOf(thresholds[c]) + static_cast<uint32_t>(k - 87));
     else q = unit(gen);
     const int64_t block = i / 128;
     if (block % 8 == 1 && i % 128 == 77) q = blockSpecials[(block / 8) % 5];
@@ -361,22 +366,36 @@ class QuantizedKernelsTest : public QObject {
     }
   }
 
-  // The 8-bit code as a count of thresholds (what the loop computes)
-  // equals dynamicTreeCode on every 4099th bit pattern, the code values,
-  // the midpoints between them and the thresholds with their fp32
-  // neighbours, and the special values, for both tables.
+  // The 8-bit code as a count of thresholds (what the baseline and AVX2
+  // loops compute) and by the binary search over the thresholds (the
+  // AVX-512 loop's) equal dynamicTreeCode on every 4099th bit pattern, the
+  // code values, the midpoints between them and the thresholds with their
+  // fp32 neighbours, and the special values, for torchao's two tables, a
+  // dense one (several codes in a bucket) and one with repeated values
+  // (equal thresholds, codes never reached).
   void thresholdCodeEqualsCode() {
-    for (const bool isSigned : {true, false}) {
-      const float* table = dynamicTreeCode(isSigned).data_ptr<float>();
-      const uint8_t* starts = dynamicTreeStarts(isSigned).data_ptr<uint8_t>();
-      const float* thresholds = dynamicTreeThresholds(isSigned).data_ptr<float>();
-      const uint8_t* codeStarts = dynamicTreeCodeStarts(isSigned).data_ptr<uint8_t>();
-      QCOMPARE(dynamicTreeThresholds(isSigned).numel(), int64_t(kDynamicTreeThresholds));
+    QCOMPARE(dynamicTreeThresholds(true).numel(), int64_t(kDynamicTreeThresholds));
+    std::vector<float> dense(256), repeated(256);
+    for (int k = 0; k < 256; ++k) {
+      dense[size_t(k)] = k < 128 ? -1.0f + float(k) / 128.0f : 1.0f - float(255 - k) * 1e-5f;
+      repeated[size_t(k)] = k < 40 ? -1.0f : k < 100 ? -0.25f + float(k / 4) * 1e-3f : k < 200 ? 0.0f : 1.0f;
+    }
+    const std::vector<const float*> tables = {dynamicTreeCode(true).data_ptr<float>(),
+                                              dynamicTreeCode(false).data_ptr<float>(), dense.data(),
+                                              repeated.data()};
+    for (size_t which = 0; which < tables.size(); ++which) {
+      const float* table = tables[which];
+      const std::vector<uint8_t> starts = startsOf(table);
+      const std::vector<float> thresholds = dynamicTreeThresholdsOf(table, starts.data());
+      const std::vector<uint8_t> codeStarts = dynamicTreeCodeStartsOf(table, starts.data());
+      float order[kDynamicTreeSearchOrder];
+      dynamicTreeSearchOrderOf(thresholds.data(), order);
       std::vector<float> qs = {kNaN, -kNaN, kInf, -kInf, 0.0f, -0.0f, std::numeric_limits<float>::denorm_min(),
-                               -std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max()};
+                               -std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max(),
+                               -std::numeric_limits<float>::max(), floatOf(0xFFC00042u)};
       for (uint64_t b = 0; b <= 0xFFFFFFFFull; b += 4099) qs.push_back(floatOf(static_cast<uint32_t>(b)));
       for (int i = 0; i < 256; ++i) {
-        std::vector<float> around = {table[i], thresholds[i + 1]};
+        std::vector<float> around = {table[i], thresholds[size_t(i + 1)]};
         if (i < 255) around.push_back((table[i] + table[i + 1]) * 0.5f);
         for (const float c : around)
           for (const uint32_t d : {0u, 1u, 2u}) {
@@ -384,10 +403,17 @@ class QuantizedKernelsTest : public QObject {
             qs.push_back(floatOf(bitsOf(c) - d));
           }
       }
-      int64_t differ = 0;
-      for (const float q : qs)
-        if (dynamicTreeCodeByThresholds(q, thresholds, codeStarts) != dynamicTreeCode(q, table, starts)) ++differ;
-      QVERIFY2(differ == 0, qPrintable(QString("%1 of %2 differ (signed %3)").arg(differ).arg(qs.size()).arg(isSigned)));
+      int64_t differ = 0, searchDiffers = 0;
+      for (const float q : qs) {
+        const uint8_t code = dynamicTreeCode(q, table, starts.data());
+        if (dynamicTreeCodeByThresholds(q, thresholds.data(), codeStarts.data()) != code) ++differ;
+        if (dynamicTreeCodeBySearch(q, order) != code) ++searchDiffers;
+      }
+      QVERIFY2(differ == 0 && searchDiffers == 0, qPrintable(QString("table %1: %2 (count) and %3 (search) of %4 differ")
+                                                                 .arg(which)
+                                                                 .arg(differ)
+                                                                 .arg(searchDiffers)
+                                                                 .arg(qs.size())));
     }
   }
 
@@ -426,7 +452,8 @@ class QuantizedKernelsTest : public QObject {
       const int64_t n = plain ? 16384 + 1000 + 7 : quantizedN;
       const Tables& t = layout == MomentLayout::DynamicTree4bit ? t4 : t8;
       const int codes = layout == MomentLayout::DynamicTree4bit ? 16 : 256;
-      const std::vector<float> corner = cornerGrads(n, t.signedCode, codes, 0.0625f);
+      const std::vector<float> corner = cornerGrads(n, t.signedCode, codes, 0.0625f,
+                                                    layout == MomentLayout::DynamicTree8bit ? t.signedThresholds : nullptr);
       std::vector<float> random(static_cast<size_t>(n));
       std::mt19937 gen(23);
       std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -458,7 +485,7 @@ class QuantizedKernelsTest : public QObject {
     corners.v = {1.0f, false};
     corners.lr = 1e-3f;
     const int64_t n = 16384 + 256;
-    const std::vector<float> grad = cornerGrads(n, table.data(), 256, 1.0f);
+    const std::vector<float> grad = cornerGrads(n, table.data(), 256, 1.0f, thresholds.data());
     compareVariants(MomentLayout::DynamicTree8bit, true, WeightRule::Nearest, t, n, grad, corners, 2);
     compareVariants(MomentLayout::DynamicTree8bit, false, WeightRule::Stochastic, t, n, grad, corners, 2);
   }

@@ -102,6 +102,28 @@ PLAB_HD uint8_t dynamicTreeCodeByThresholds(float q, const float* threshold, con
   return static_cast<uint8_t>(code);
 }
 
+// The same count by an 8-step branchless binary search over the thresholds
+// 1..255 in search order (the Eytzinger layout: order[1] = threshold[128],
+// then each level's thresholds left to right, order[2^l + i] =
+// threshold[(2i + 1) * 2^(7 - l)]; order[0] unused). Since the thresholds
+// are sorted, those <= q are a prefix 1..c, and the search's path spells c
+// bit by bit (a NaN q fails every comparison: 0). No bucket table, and
+// every level reads a small slice of the order (1, 2, 4, ..., 128 entries),
+// which the AVX-512 loop holds in registers and reads by permutes.
+constexpr int kDynamicTreeSearchOrder = 256;
+PLAB_HD void dynamicTreeSearchOrderOf(const float* threshold, float* order) {
+  order[0] = threshold[0];
+  for (int level = 0; level < 8; ++level) {
+    const int first = 1 << level, step = 128 >> level;
+    for (int i = 0; i < first; ++i) order[first + i] = threshold[(2 * i + 1) * step];
+  }
+}
+PLAB_HD uint8_t dynamicTreeCodeBySearch(float q, const float* order) {
+  int p = 1;
+  for (int level = 0; level < 8; ++level) p = 2 * p + (q >= order[p] ? 1 : 0);
+  return static_cast<uint8_t>(p - kDynamicTreeSearchOrder);
+}
+
 // Quantizes one block of n values into codes; returns its scale.
 PLAB_HD float quantizeDynamicTreeBlock(const float* x, int64_t n, const float* table, const uint8_t* start,
                                        uint8_t* codes) {

@@ -47,14 +47,28 @@ static_assert(kDynamicTree4Block <= kMaxBlock && kMaxBlock % 128 == 0, "blocks f
 
 // ---- Table look-ups, one block at a time ----------------------------------
 
-// out[j] = table[codes[j]] * scale (dequantizeDynamicTree).
+// out[j] = table[codes[j]] * scale (dequantizeDynamicTree). AVX-512: the
+// 256 entries in 16 registers, read by 8 two-register permutes (the code's
+// low 5 bits) and a tree of blends on its bits 5, 6 and 7, cheaper here than
+// a gather.
 void dequantize8(const uint8_t* codes, int64_t len, const float* table, float scale, float* out) {
   int64_t j = 0;
 #if defined(PLAB_QUANTIZED_X16)
   const __m512 s = _mm512_set1_ps(scale);
+  __m512 t[16];
+  for (int k = 0; k < 16; ++k) t[k] = _mm512_loadu_ps(table + 16 * k);
+  const __m512i bit5 = _mm512_set1_epi32(32), bit6 = _mm512_set1_epi32(64), bit7 = _mm512_set1_epi32(128);
   for (; j + 16 <= len; j += 16) {
     const __m512i idx = _mm512_maskz_cvtepu8_epi32(kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + j)));
-    _mm512_storeu_ps(out + j, _mm512_mul_ps(_mm512_mask_i32gather_ps(_mm512_setzero_ps(), kAll, idx, table, 4), s));
+    const __mmask16 b5 = _mm512_test_epi32_mask(idx, bit5), b6 = _mm512_test_epi32_mask(idx, bit6),
+                    b7 = _mm512_test_epi32_mask(idx, bit7);
+    __m512 quarter[4];
+    for (int h = 0; h < 4; ++h)
+      quarter[h] = _mm512_mask_blend_ps(b5, _mm512_maskz_permutex2var_ps(kAll, t[4 * h], idx, t[4 * h + 1]),
+                                        _mm512_maskz_permutex2var_ps(kAll, t[4 * h + 2], idx, t[4 * h + 3]));
+    const __m512 value = _mm512_mask_blend_ps(b7, _mm512_mask_blend_ps(b6, quarter[0], quarter[1]),
+                                              _mm512_mask_blend_ps(b6, quarter[2], quarter[3]));
+    _mm512_storeu_ps(out + j, _mm512_mul_ps(value, s));
   }
 #elif defined(__AVX2__)
   const __m256 s = _mm256_set1_ps(scale);
@@ -96,6 +110,55 @@ void dequantize4(const uint8_t* packed, int64_t first, int64_t len, const float*
 #endif
   for (; j < len; ++j) out[j] = dequantizeDynamicTree(unpack4(packed, first + j), table, scale);
 }
+
+#if defined(PLAB_QUANTIZED_X16)
+// The 8-bit code's search order (dynamicTreeSearchOrderOf) in 16
+// registers: order[0..15] (levels 0-3), [16..31] (level 4), then levels 5,
+// 6 and 7 in 2, 4 and 8 registers.
+struct SearchRegisters {
+  __m512 r[16];
+};
+SearchRegisters searchRegistersOf(const float* order) {
+  SearchRegisters s;
+  for (int k = 0; k < 16; ++k) s.r[k] = _mm512_loadu_ps(order + 16 * k);
+  return s;
+}
+
+// dynamicTreeCodeBySearch in 16 lanes, for kSearchVectors vectors at once
+// (their paths are independent chains of permutes and comparisons, which
+// the core overlaps when they stand side by side): the node p of each
+// lane's path (1, then 2p or 2p + 1) picks its threshold by permutes from
+// the level's registers (a permute reads the low 4 or 5 bits of p; the
+// bits above pick the register pair); after 8 levels p - 256, its low
+// byte, is the code.
+constexpr int kSearchVectors = 4;
+void searchCodes(const __m512* q, const SearchRegisters& s, __m512i* p) {
+  const __m512i one = _mm512_set1_epi32(1), bit5 = _mm512_set1_epi32(32), bit6 = _mm512_set1_epi32(64);
+  const auto descend = [&](int u, __m512 threshold) {
+    const __mmask16 ge = _mm512_cmp_ps_mask(q[u], threshold, _CMP_GE_OQ);
+    const __m512i twice = _mm512_add_epi32(p[u], p[u]);
+    p[u] = _mm512_mask_add_epi32(twice, ge, twice, one);
+  };
+  for (int u = 0; u < kSearchVectors; ++u) p[u] = one;
+  for (int level = 0; level < 4; ++level)
+    for (int u = 0; u < kSearchVectors; ++u) descend(u, _mm512_maskz_permutexvar_ps(kAll, p[u], s.r[0]));
+  for (int u = 0; u < kSearchVectors; ++u) descend(u, _mm512_maskz_permutexvar_ps(kAll, p[u], s.r[1]));
+  for (int u = 0; u < kSearchVectors; ++u) descend(u, _mm512_maskz_permutex2var_ps(kAll, s.r[2], p[u], s.r[3]));
+  for (int u = 0; u < kSearchVectors; ++u) {
+    const __mmask16 b5 = _mm512_test_epi32_mask(p[u], bit5);
+    descend(u, _mm512_mask_blend_ps(b5, _mm512_maskz_permutex2var_ps(kAll, s.r[4], p[u], s.r[5]),
+                                    _mm512_maskz_permutex2var_ps(kAll, s.r[6], p[u], s.r[7])));
+  }
+  for (int u = 0; u < kSearchVectors; ++u) {
+    const __mmask16 b5 = _mm512_test_epi32_mask(p[u], bit5), b6 = _mm512_test_epi32_mask(p[u], bit6);
+    const __m512 low = _mm512_mask_blend_ps(b5, _mm512_maskz_permutex2var_ps(kAll, s.r[8], p[u], s.r[9]),
+                                            _mm512_maskz_permutex2var_ps(kAll, s.r[10], p[u], s.r[11]));
+    const __m512 high = _mm512_mask_blend_ps(b5, _mm512_maskz_permutex2var_ps(kAll, s.r[12], p[u], s.r[13]),
+                                             _mm512_maskz_permutex2var_ps(kAll, s.r[14], p[u], s.r[15]));
+    descend(u, _mm512_mask_blend_ps(b6, low, high));
+  }
+}
+#endif
 
 // codes[j] = dynamicTreeCodeByThresholds(q[j], threshold, codeStart), which
 // is dynamicTreeCode (test_quantized_kernels). The vector form reads the
@@ -207,9 +270,30 @@ float blockScale(const float* x, int64_t len) {
   return dynamicTreeScale(x, len);
 }
 
-// quantizeDynamicTreeBlock: the scale, then the codes of x / scale.
-float quantize8(const float* x, int64_t len, const float* threshold, const uint8_t* codeStart, uint8_t* codes) {
+// quantizeDynamicTreeBlock: the scale, then the codes of x / scale. The
+// AVX-512 variant divides and searches (order: dynamicTreeSearchOrderOf of
+// the thresholds) in one pass; the others count thresholds from the
+// bucket's code (codes8).
+float quantize8(const float* x, int64_t len, const float* threshold, const uint8_t* codeStart, const float* order,
+                uint8_t* codes) {
   const float scale = blockScale(x, len);
+#if defined(PLAB_QUANTIZED_X16)
+  if (len % (16 * kSearchVectors) == 0) {
+    const SearchRegisters search = searchRegistersOf(order);
+    const __m512 s = _mm512_set1_ps(scale);
+    for (int64_t j = 0; j < len; j += 16 * kSearchVectors) {
+      __m512 q[kSearchVectors];
+      __m512i code[kSearchVectors];
+      for (int u = 0; u < kSearchVectors; ++u) q[u] = _mm512_div_ps(_mm512_loadu_ps(x + j + 16 * u), s);
+      searchCodes(q, search, code);
+      for (int u = 0; u < kSearchVectors; ++u)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(codes + j + 16 * u), _mm512_maskz_cvtepi32_epi8(kAll, code[u]));
+    }
+    return scale;
+  }
+#else
+  (void)order;
+#endif
   alignas(64) float q[kMaxBlock];
   for (int64_t j = 0; j < len; ++j) q[j] = x[j] / scale;
   codes8(q, len, threshold, codeStart, codes);
@@ -269,13 +353,23 @@ void loadMoments(const QuantizedAdamWArgs& a, int64_t first, int64_t len, float*
   }
 }
 
+// The 8-bit code's search orders for m and v (dynamicTreeSearchOrderOf),
+// built once per task where the variant searches (AVX-512).
+struct SearchOrders {
+  alignas(64) float m[kDynamicTreeSearchOrder];
+  alignas(64) float v[kDynamicTreeSearchOrder];
+};
+
 template <MomentLayout Layout>
-void storeMoments(const QuantizedAdamWArgs& a, int64_t first, int64_t len, const float* m, const float* v) {
+void storeMoments(const QuantizedAdamWArgs& a, int64_t first, int64_t len, const float* m, const float* v,
+                  const SearchOrders& orders) {
   uint8_t* mc = static_cast<uint8_t*>(a.m);
   uint8_t* vc = static_cast<uint8_t*>(a.v);
   if (Layout == MomentLayout::DynamicTree8bit) {
-    a.mScale[first / kDynamicTreeBlock] = quantize8(m, len, a.signedThresholds, a.signedCodeStarts, mc + first);
-    a.vScale[first / kDynamicTreeBlock] = quantize8(v, len, a.unsignedThresholds, a.unsignedCodeStarts, vc + first);
+    a.mScale[first / kDynamicTreeBlock] =
+        quantize8(m, len, a.signedThresholds, a.signedCodeStarts, orders.m, mc + first);
+    a.vScale[first / kDynamicTreeBlock] =
+        quantize8(v, len, a.unsignedThresholds, a.unsignedCodeStarts, orders.v, vc + first);
   } else if (Layout == MomentLayout::DynamicTree4bit) {
     a.mScale[first / kDynamicTree4Block] = quantize4(m, len, a.signedCode, mc + first / 2);
     a.vScale[first / kDynamicTree4Block] = quantize4(v, len, a.unsignedCode, vc + first / 2);
@@ -443,6 +537,13 @@ void stepRange(const QuantizedAdamWArgs& a, int64_t begin, int64_t end, StepSums
   alignas(64) uint32_t random[kMaxBlock] = {}, weightBits[kMaxBlock], compBits[kMaxBlock];
   using W = typename WeightType<Fp32Weights>::type;
   const int64_t block = Layout == MomentLayout::DynamicTree4bit ? kDynamicTree4Block : kDynamicTreeBlock;
+  SearchOrders orders;
+#if defined(PLAB_QUANTIZED_X16)
+  if (Layout == MomentLayout::DynamicTree8bit) {
+    dynamicTreeSearchOrderOf(a.signedThresholds, orders.m);
+    dynamicTreeSearchOrderOf(a.unsignedThresholds, orders.v);
+  }
+#endif
   for (int64_t c = begin; c < end; c += block) {
     const int64_t len = end - c < block ? end - c : block;
     loadMoments<Layout>(a, c, len, m, v);
@@ -465,7 +566,7 @@ void stepRange(const QuantizedAdamWArgs& a, int64_t begin, int64_t end, StepSums
     }
     if (Rule == WeightRule::Kahan)
       for (int64_t j = 0; j < len; ++j) a.comp[c + j] = static_cast<uint16_t>(compBits[j]);
-    storeMoments<Layout>(a, c, len, m, v);
+    storeMoments<Layout>(a, c, len, m, v, orders);
     if (sums) addStepSums(before, updated, after, len, *sums);
     if (a.windowSum) {
       const int64_t stride = a.windowStride;
