@@ -342,9 +342,10 @@ class QuantizedKernelsTest : public QObject {
   }
 
  private slots:
-  // The counting form equals torchao's 4-step search (and its rounding) on
-  // every 4099th bit pattern, the table values, their neighbours, the
-  // midpoints and the special values, for both 4-bit tables.
+  // The counting form (baseline and AVX2 loops) and the threshold search
+  // (AVX-512) equal torchao's 4-step search (and its rounding) on every
+  // 4099th bit pattern, the table values, the thresholds, their neighbours,
+  // the midpoints and the special values, for both 4-bit tables.
   void fourBitCountEqualsSearch() {
     for (const bool isSigned : {true, false}) {
       const float* table = dynamicTree4Code(isSigned).data_ptr<float>();
@@ -359,10 +360,24 @@ class QuantizedKernelsTest : public QObject {
         }
         if (i < 15) qs.push_back((table[i] + table[i + 1]) * 0.5f);
       }
-      int64_t differ = 0;
-      for (const float q : qs)
+      const std::vector<float> thresholds = dynamicTree4ThresholdsOf(table);
+      float order[kDynamicTree4Thresholds];
+      thresholdSearchOrderOf<4>(thresholds.data(), order);
+      for (int k = 1; k < 16; ++k)
+        for (const uint32_t d : {0u, 1u, 2u}) {
+          qs.push_back(floatOf(bitsOf(thresholds[size_t(k)]) + d));
+          qs.push_back(floatOf(bitsOf(thresholds[size_t(k)]) - d));
+        }
+      int64_t differ = 0, searchDiffers = 0;
+      for (const float q : qs) {
         if (dynamicTree4CodeByCount(q, table, up) != dynamicTree4Code(q, table)) ++differ;
-      QVERIFY2(differ == 0, qPrintable(QString("%1 of %2 differ (signed %3)").arg(differ).arg(qs.size()).arg(isSigned)));
+        if (dynamicTree4CodeBySearch(q, order) != dynamicTree4Code(q, table)) ++searchDiffers;
+      }
+      QVERIFY2(differ == 0 && searchDiffers == 0, qPrintable(QString("%1 (count) and %2 (search) of %3 differ (signed %4)")
+                                                                 .arg(differ)
+                                                                 .arg(searchDiffers)
+                                                                 .arg(qs.size())
+                                                                 .arg(isSigned)));
     }
   }
 
@@ -425,8 +440,13 @@ class QuantizedKernelsTest : public QObject {
                     dynamicTreeStarts(true).data_ptr<uint8_t>(),     dynamicTreeStarts(false).data_ptr<uint8_t>(),
                     dynamicTreeThresholds(true).data_ptr<float>(),   dynamicTreeThresholds(false).data_ptr<float>(),
                     dynamicTreeCodeStarts(true).data_ptr<uint8_t>(), dynamicTreeCodeStarts(false).data_ptr<uint8_t>()};
-    const Tables t4{dynamicTree4Code(true).data_ptr<float>(), dynamicTree4Code(false).data_ptr<float>(), nullptr,
-                    nullptr};
+    const Tables t4{dynamicTree4Code(true).data_ptr<float>(),       dynamicTree4Code(false).data_ptr<float>(),
+                    nullptr,
+                    nullptr,
+                    dynamicTree4Thresholds(true).data_ptr<float>(), dynamicTree4Thresholds(false).data_ptr<float>()};
+    // Without thresholds the 4-bit store counts table entries in every variant.
+    const Tables t4Count{dynamicTree4Code(true).data_ptr<float>(), dynamicTree4Code(false).data_ptr<float>(), nullptr,
+                         nullptr};
     TorchaoScalars torchao;  // AdamW's defaults at step 3
     torchao.lr = 1e-3f;
     torchao.lrTimesDecay = 1e-3f * 0.01f;
@@ -452,8 +472,7 @@ class QuantizedKernelsTest : public QObject {
       const int64_t n = plain ? 16384 + 1000 + 7 : quantizedN;
       const Tables& t = layout == MomentLayout::DynamicTree4bit ? t4 : t8;
       const int codes = layout == MomentLayout::DynamicTree4bit ? 16 : 256;
-      const std::vector<float> corner = cornerGrads(n, t.signedCode, codes, 0.0625f,
-                                                    layout == MomentLayout::DynamicTree8bit ? t.signedThresholds : nullptr);
+      const std::vector<float> corner = cornerGrads(n, t.signedCode, codes, 0.0625f, t.signedThresholds);
       std::vector<float> random(static_cast<size_t>(n));
       std::mt19937 gen(23);
       std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -462,6 +481,7 @@ class QuantizedKernelsTest : public QObject {
         compareVariants(layout, r.fp32, r.rule, t, n, corner, corners, 3);
         compareVariants(layout, r.fp32, r.rule, t, n, random, torchao, 3);
         compareVariants(layout, r.fp32, r.rule, t, n, random, fromEnd, 2);
+        if (layout == MomentLayout::DynamicTree4bit) compareVariants(layout, r.fp32, r.rule, t4Count, n, corner, corners, 2);
       }
     }
   }

@@ -278,7 +278,7 @@ float quantize8(const float* x, int64_t len, const float* threshold, const uint8
                 uint8_t* codes) {
   const float scale = blockScale(x, len);
 #if defined(PLAB_QUANTIZED_X16)
-  if (len % (16 * kSearchVectors) == 0) {
+  if (order && len % (16 * kSearchVectors) == 0) {
     const SearchRegisters search = searchRegistersOf(order);
     const __m512 s = _mm512_set1_ps(scale);
     for (int64_t j = 0; j < len; j += 16 * kSearchVectors) {
@@ -301,9 +301,36 @@ float quantize8(const float* x, int64_t len, const float* threshold, const uint8
 }
 
 // torchao's 4-bit store (quantize_4bit_with_qmap on x / scale), two codes a
-// byte, the even element's in the high half.
-float quantize4(const float* x, int64_t len, const float* table, uint8_t* packed) {
+// byte, the even element's in the high half. With the thresholds' search
+// order (order not null) the AVX-512 variant divides and searches them in
+// one pass (dynamicTree4CodeBySearch: 4 permutes from one register); the
+// others count table entries.
+float quantize4(const float* x, int64_t len, const float* table, const float* order, uint8_t* packed) {
   const float scale = blockScale(x, len);
+#if defined(PLAB_QUANTIZED_X16)
+  if (order && len % 16 == 0) {
+    const __m512 search = _mm512_loadu_ps(order), s = _mm512_set1_ps(scale);
+    const __m512i one = _mm512_set1_epi32(1);
+    const __m128i lowByte = _mm_set1_epi16(0x00FF);
+    for (int64_t j = 0; j < len; j += 16) {
+      const __m512 q = _mm512_div_ps(_mm512_loadu_ps(x + j), s);
+      __m512i p = one;
+      for (int level = 0; level < 4; ++level) {
+        const __mmask16 ge = _mm512_cmp_ps_mask(q, _mm512_maskz_permutexvar_ps(kAll, p, search), _CMP_GE_OQ);
+        const __m512i twice = _mm512_add_epi32(p, p);
+        p = _mm512_mask_add_epi32(twice, ge, twice, one);
+      }
+      // p - 16 is the code: its low 4 bits. As 16-bit pairs (even element
+      // low byte, odd high byte): (even << 4) | odd, then one byte each.
+      const __m128i bytes = _mm512_maskz_cvtepi32_epi8(kAll, _mm512_and_si512(p, _mm512_set1_epi32(15)));
+      const __m128i pairs = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(bytes, lowByte), 4), _mm_srli_epi16(bytes, 8));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(packed + j / 2), _mm_packus_epi16(pairs, pairs));
+    }
+    return scale;
+  }
+#else
+  (void)order;
+#endif
   float t[kDynamicTree4Codes], up[kDynamicTree4Codes];
   for (int k = 0; k < kDynamicTree4Codes; ++k) {
     t[k] = table[k];
@@ -353,26 +380,18 @@ void loadMoments(const QuantizedAdamWArgs& a, int64_t first, int64_t len, float*
   }
 }
 
-// The 8-bit code's search orders for m and v (dynamicTreeSearchOrderOf),
-// built once per task where the variant searches (AVX-512).
-struct SearchOrders {
-  alignas(64) float m[kDynamicTreeSearchOrder];
-  alignas(64) float v[kDynamicTreeSearchOrder];
-};
-
 template <MomentLayout Layout>
-void storeMoments(const QuantizedAdamWArgs& a, int64_t first, int64_t len, const float* m, const float* v,
-                  const SearchOrders& orders) {
+void storeMoments(const QuantizedAdamWArgs& a, int64_t first, int64_t len, const float* m, const float* v) {
   uint8_t* mc = static_cast<uint8_t*>(a.m);
   uint8_t* vc = static_cast<uint8_t*>(a.v);
   if (Layout == MomentLayout::DynamicTree8bit) {
     a.mScale[first / kDynamicTreeBlock] =
-        quantize8(m, len, a.signedThresholds, a.signedCodeStarts, orders.m, mc + first);
+        quantize8(m, len, a.signedThresholds, a.signedCodeStarts, a.signedSearch, mc + first);
     a.vScale[first / kDynamicTreeBlock] =
-        quantize8(v, len, a.unsignedThresholds, a.unsignedCodeStarts, orders.v, vc + first);
+        quantize8(v, len, a.unsignedThresholds, a.unsignedCodeStarts, a.unsignedSearch, vc + first);
   } else if (Layout == MomentLayout::DynamicTree4bit) {
-    a.mScale[first / kDynamicTree4Block] = quantize4(m, len, a.signedCode, mc + first / 2);
-    a.vScale[first / kDynamicTree4Block] = quantize4(v, len, a.unsignedCode, vc + first / 2);
+    a.mScale[first / kDynamicTree4Block] = quantize4(m, len, a.signedCode, a.signedSearch, mc + first / 2);
+    a.vScale[first / kDynamicTree4Block] = quantize4(v, len, a.unsignedCode, a.unsignedSearch, vc + first / 2);
   } else if (Layout == MomentLayout::Fp8E4m3) {
     a.mScale[first / kDynamicTreeBlock] = quantizeFp8(m, len, mc + first);
     a.vScale[first / kDynamicTreeBlock] = quantizeFp8(v, len, vc + first);
@@ -537,13 +556,6 @@ void stepRange(const QuantizedAdamWArgs& a, int64_t begin, int64_t end, StepSums
   alignas(64) uint32_t random[kMaxBlock] = {}, weightBits[kMaxBlock], compBits[kMaxBlock];
   using W = typename WeightType<Fp32Weights>::type;
   const int64_t block = Layout == MomentLayout::DynamicTree4bit ? kDynamicTree4Block : kDynamicTreeBlock;
-  SearchOrders orders;
-#if defined(PLAB_QUANTIZED_X16)
-  if (Layout == MomentLayout::DynamicTree8bit) {
-    dynamicTreeSearchOrderOf(a.signedThresholds, orders.m);
-    dynamicTreeSearchOrderOf(a.unsignedThresholds, orders.v);
-  }
-#endif
   for (int64_t c = begin; c < end; c += block) {
     const int64_t len = end - c < block ? end - c : block;
     loadMoments<Layout>(a, c, len, m, v);
@@ -566,7 +578,7 @@ void stepRange(const QuantizedAdamWArgs& a, int64_t begin, int64_t end, StepSums
     }
     if (Rule == WeightRule::Kahan)
       for (int64_t j = 0; j < len; ++j) a.comp[c + j] = static_cast<uint16_t>(compBits[j]);
-    storeMoments<Layout>(a, c, len, m, v, orders);
+    storeMoments<Layout>(a, c, len, m, v);
     if (sums) addStepSums(before, updated, after, len, *sums);
     if (a.windowSum) {
       const int64_t stride = a.windowStride;
