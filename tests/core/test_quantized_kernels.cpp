@@ -487,8 +487,9 @@ class QuantizedKernelsTest : public QObject {
   }
 
   // A sorted table dense enough that a bucket holds several code values:
-  // the vector search's one step is not enough and it must hand those
-  // lanes to the scalar search (torchao's tables never need that).
+  // the AVX2 count's one step is not enough and it must hand those lanes
+  // to the scalar search (torchao's tables never need that); the AVX-512
+  // binary search needs no fallback and must give the same codes.
   void denseTableTakesTheScalarPath() {
     std::vector<float> table(256);
     for (int k = 0; k < 256; ++k) table[size_t(k)] = k < 128 ? -1.0f + float(k) / 128.0f : 1.0f - float(255 - k) * 1e-5f;

@@ -37,7 +37,6 @@ PLAB_HD uint8_t dynamicTree4Code(float q, const float* table) {
   return static_cast<uint8_t>(residual >= (table[up] - down) * 0.5f ? up : code);
 }
 
-// Element i's code in the packed bytes (even i: the high half).
 // The same code by a 4-level binary search over its thresholds (the least
 // fp32 value whose code is at least k, k = 1..15: dynamicTree4Code is
 // monotone in q, as the 8-bit code is), in search order
@@ -46,6 +45,7 @@ PLAB_HD uint8_t dynamicTree4Code(float q, const float* table) {
 constexpr int kDynamicTree4Thresholds = 16;  // [0] unused (-Inf), 1..15
 PLAB_HD uint8_t dynamicTree4CodeBySearch(float q, const float* order) { return codeByThresholdSearch<4>(q, order); }
 
+// Element i's code in the packed bytes (even i: the high half).
 PLAB_HD uint8_t unpack4(const uint8_t* packed, int64_t i) {
   const uint8_t byte = packed[i / 2];
   return static_cast<uint8_t>(i % 2 == 0 ? byte >> 4 : byte & 0x0F);

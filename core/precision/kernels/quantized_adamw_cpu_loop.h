@@ -165,7 +165,9 @@ void searchCodes(const __m512* q, const SearchRegisters& s, __m512i* p) {
 // bucket's code and the next two thresholds and takes at most one step up
 // (what every bucket of torchao's tables needs); a group of lanes where one
 // needs more goes to the scalar function, so the result holds for any
-// sorted table.
+// sorted table. (The AVX-512 variant searches instead, quantize8, whenever
+// quantizedAdamWCpu gave it the search order: its branch here is the
+// fallback without one.)
 void codes8(const float* q, int64_t len, const float* threshold, const uint8_t* codeStart, uint8_t* codes) {
   int64_t j = 0;
 #if defined(PLAB_QUANTIZED_X16)
