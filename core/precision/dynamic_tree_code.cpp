@@ -89,6 +89,15 @@ const torch::Tensor& dynamicTreeCodeStarts(bool isSigned) {
   return isSigned ? signedStarts : unsignedStarts;
 }
 
+const torch::Tensor& dynamicTree4Thresholds(bool isSigned) {
+  const auto build = [](bool s) {
+    return torch::tensor(dynamicTree4ThresholdsOf(dynamicTree4Code(s).data_ptr<float>()), torch::kFloat32);
+  };
+  static const torch::Tensor signedThresholds = build(true);
+  static const torch::Tensor unsignedThresholds = build(false);
+  return isSigned ? signedThresholds : unsignedThresholds;
+}
+
 const torch::Tensor& dynamicTree4Code(bool isSigned) {
   static const torch::Tensor signedCode = build(true, 3);
   static const torch::Tensor unsignedCode = buildLinear4();

@@ -34,4 +34,9 @@ const torch::Tensor& dynamicTreeStarts(bool isSigned);
 const torch::Tensor& dynamicTreeThresholds(bool isSigned);
 const torch::Tensor& dynamicTreeCodeStarts(bool isSigned);
 
+// The 4-bit code's thresholds (kernels::kDynamicTree4Thresholds fp32,
+// dynamicTree4ThresholdsOf in dynamic_tree_thresholds.h), what the AVX-512
+// loop searches. Built once from dynamicTree4Code(isSigned).
+const torch::Tensor& dynamicTree4Thresholds(bool isSigned);
+
 }  // namespace plab

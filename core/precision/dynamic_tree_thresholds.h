@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "precision/kernels/dynamic_tree_4bit.h"
 #include "precision/kernels/dynamic_tree_8bit.h"
 
 namespace plab {
@@ -31,6 +32,25 @@ inline std::vector<float> dynamicTreeThresholdsOf(const float* table, const uint
     while (lo < hi) {
       const uint32_t mid = lo + (hi - lo) / 2;
       if (kernels::dynamicTreeCode(floatOfOrderedKey(mid), table, start) >= k) hi = mid;
+      else lo = mid + 1;
+    }
+    out[static_cast<size_t>(k)] = floatOfOrderedKey(lo);
+  }
+  return out;
+}
+
+// The 4-bit code's thresholds (kernels::dynamicTree4CodeBySearch): [k] for
+// k = 1..15 the least non-NaN fp32 value whose dynamicTree4Code is at least k
+// (+Inf's code is 15), found the same way; [0] unused (-Inf).
+inline std::vector<float> dynamicTree4ThresholdsOf(const float* table) {
+  std::vector<float> out(kernels::kDynamicTree4Thresholds, -std::numeric_limits<float>::infinity());
+  const uint32_t lowest = kernels::orderedKey(-std::numeric_limits<float>::infinity());
+  const uint32_t highest = kernels::orderedKey(std::numeric_limits<float>::infinity());
+  for (int k = 1; k < kernels::kDynamicTree4Codes; ++k) {
+    uint32_t lo = lowest, hi = highest;
+    while (lo < hi) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (kernels::dynamicTree4Code(floatOfOrderedKey(mid), table) >= k) hi = mid;
       else lo = mid + 1;
     }
     out[static_cast<size_t>(k)] = floatOfOrderedKey(lo);

@@ -208,7 +208,11 @@ std::vector<uint8_t> startsOf(const float* table) {
 // starting at 0) on the code search's corners: per block one element of
 // magnitude `top` (the scale) and the rest on code values, their fp32
 // neighbours, half-way between two, and special values.
-std::vector<float> cornerGrads(int64_t n, const float* table, int codes, float top) {
+// With the 8-bit thresholds, some elements sit on a threshold (the least
+// value of a code) and its fp32 neighbours, where the search's comparisons
+// turn.
+std::vector<float> cornerGrads(int64_t n, const float* table, int codes, float top,
+                               const float* thresholds = nullptr) {
   std::vector<float> g(static_cast<size_t>(n));
   std::mt19937 gen(5);
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
@@ -225,6 +229,7 @@ std::vector<float> cornerGrads(int64_t n, const float* table, int codes, float t
     else if (k < 50) q = floatOf(bitsOf(table[c]) + ((k % 2) ? 1u : 0xFFFFFFFFu));  // a neighbour
     else if (k < 80 && c + 1 < codes) q = (table[c] + table[c + 1]) * 0.5f;
     else if (k < 86) q = specials[k - 80];
+    else if (k < 89 && thresholds && c > 0) q = floatOf(bitsOf(thresholds[c]) + static_cast<uint32_t>(k - 87));
     else q = unit(gen);
     const int64_t block = i / 128;
     if (block % 8 == 1 && i % 128 == 77) q = blockSpecials[(block / 8) % 5];
@@ -337,9 +342,10 @@ class QuantizedKernelsTest : public QObject {
   }
 
  private slots:
-  // The counting form equals torchao's 4-step search (and its rounding) on
-  // every 4099th bit pattern, the table values, their neighbours, the
-  // midpoints and the special values, for both 4-bit tables.
+  // The counting form (baseline and AVX2 loops) and the threshold search
+  // (AVX-512) equal torchao's 4-step search (and its rounding) on every
+  // 4099th bit pattern, the table values, the thresholds, their neighbours,
+  // the midpoints and the special values, for both 4-bit tables.
   void fourBitCountEqualsSearch() {
     for (const bool isSigned : {true, false}) {
       const float* table = dynamicTree4Code(isSigned).data_ptr<float>();
@@ -354,29 +360,57 @@ class QuantizedKernelsTest : public QObject {
         }
         if (i < 15) qs.push_back((table[i] + table[i + 1]) * 0.5f);
       }
-      int64_t differ = 0;
-      for (const float q : qs)
+      const std::vector<float> thresholds = dynamicTree4ThresholdsOf(table);
+      float order[kDynamicTree4Thresholds];
+      thresholdSearchOrderOf<4>(thresholds.data(), order);
+      for (int k = 1; k < 16; ++k)
+        for (const uint32_t d : {0u, 1u, 2u}) {
+          qs.push_back(floatOf(bitsOf(thresholds[size_t(k)]) + d));
+          qs.push_back(floatOf(bitsOf(thresholds[size_t(k)]) - d));
+        }
+      int64_t differ = 0, searchDiffers = 0;
+      for (const float q : qs) {
         if (dynamicTree4CodeByCount(q, table, up) != dynamicTree4Code(q, table)) ++differ;
-      QVERIFY2(differ == 0, qPrintable(QString("%1 of %2 differ (signed %3)").arg(differ).arg(qs.size()).arg(isSigned)));
+        if (dynamicTree4CodeBySearch(q, order) != dynamicTree4Code(q, table)) ++searchDiffers;
+      }
+      QVERIFY2(differ == 0 && searchDiffers == 0, qPrintable(QString("%1 (count) and %2 (search) of %3 differ (signed %4)")
+                                                                 .arg(differ)
+                                                                 .arg(searchDiffers)
+                                                                 .arg(qs.size())
+                                                                 .arg(isSigned)));
     }
   }
 
-  // The 8-bit code as a count of thresholds (what the loop computes)
-  // equals dynamicTreeCode on every 4099th bit pattern, the code values,
-  // the midpoints between them and the thresholds with their fp32
-  // neighbours, and the special values, for both tables.
+  // The 8-bit code as a count of thresholds (what the baseline and AVX2
+  // loops compute) and by the binary search over the thresholds (the
+  // AVX-512 loop's) equal dynamicTreeCode on every 4099th bit pattern, the
+  // code values, the midpoints between them and the thresholds with their
+  // fp32 neighbours, and the special values, for torchao's two tables, a
+  // dense one (several codes in a bucket) and one with repeated values
+  // (equal thresholds, codes never reached).
   void thresholdCodeEqualsCode() {
-    for (const bool isSigned : {true, false}) {
-      const float* table = dynamicTreeCode(isSigned).data_ptr<float>();
-      const uint8_t* starts = dynamicTreeStarts(isSigned).data_ptr<uint8_t>();
-      const float* thresholds = dynamicTreeThresholds(isSigned).data_ptr<float>();
-      const uint8_t* codeStarts = dynamicTreeCodeStarts(isSigned).data_ptr<uint8_t>();
-      QCOMPARE(dynamicTreeThresholds(isSigned).numel(), int64_t(kDynamicTreeThresholds));
+    QCOMPARE(dynamicTreeThresholds(true).numel(), int64_t(kDynamicTreeThresholds));
+    std::vector<float> dense(256), repeated(256);
+    for (int k = 0; k < 256; ++k) {
+      dense[size_t(k)] = k < 128 ? -1.0f + float(k) / 128.0f : 1.0f - float(255 - k) * 1e-5f;
+      repeated[size_t(k)] = k < 40 ? -1.0f : k < 100 ? -0.25f + float(k / 4) * 1e-3f : k < 200 ? 0.0f : 1.0f;
+    }
+    const std::vector<const float*> tables = {dynamicTreeCode(true).data_ptr<float>(),
+                                              dynamicTreeCode(false).data_ptr<float>(), dense.data(),
+                                              repeated.data()};
+    for (size_t which = 0; which < tables.size(); ++which) {
+      const float* table = tables[which];
+      const std::vector<uint8_t> starts = startsOf(table);
+      const std::vector<float> thresholds = dynamicTreeThresholdsOf(table, starts.data());
+      const std::vector<uint8_t> codeStarts = dynamicTreeCodeStartsOf(table, starts.data());
+      float order[kDynamicTreeSearchOrder];
+      dynamicTreeSearchOrderOf(thresholds.data(), order);
       std::vector<float> qs = {kNaN, -kNaN, kInf, -kInf, 0.0f, -0.0f, std::numeric_limits<float>::denorm_min(),
-                               -std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max()};
+                               -std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max(),
+                               -std::numeric_limits<float>::max(), floatOf(0xFFC00042u)};
       for (uint64_t b = 0; b <= 0xFFFFFFFFull; b += 4099) qs.push_back(floatOf(static_cast<uint32_t>(b)));
       for (int i = 0; i < 256; ++i) {
-        std::vector<float> around = {table[i], thresholds[i + 1]};
+        std::vector<float> around = {table[i], thresholds[size_t(i + 1)]};
         if (i < 255) around.push_back((table[i] + table[i + 1]) * 0.5f);
         for (const float c : around)
           for (const uint32_t d : {0u, 1u, 2u}) {
@@ -384,10 +418,17 @@ class QuantizedKernelsTest : public QObject {
             qs.push_back(floatOf(bitsOf(c) - d));
           }
       }
-      int64_t differ = 0;
-      for (const float q : qs)
-        if (dynamicTreeCodeByThresholds(q, thresholds, codeStarts) != dynamicTreeCode(q, table, starts)) ++differ;
-      QVERIFY2(differ == 0, qPrintable(QString("%1 of %2 differ (signed %3)").arg(differ).arg(qs.size()).arg(isSigned)));
+      int64_t differ = 0, searchDiffers = 0;
+      for (const float q : qs) {
+        const uint8_t code = dynamicTreeCode(q, table, starts.data());
+        if (dynamicTreeCodeByThresholds(q, thresholds.data(), codeStarts.data()) != code) ++differ;
+        if (dynamicTreeCodeBySearch(q, order) != code) ++searchDiffers;
+      }
+      QVERIFY2(differ == 0 && searchDiffers == 0, qPrintable(QString("table %1: %2 (count) and %3 (search) of %4 differ")
+                                                                 .arg(which)
+                                                                 .arg(differ)
+                                                                 .arg(searchDiffers)
+                                                                 .arg(qs.size())));
     }
   }
 
@@ -399,8 +440,13 @@ class QuantizedKernelsTest : public QObject {
                     dynamicTreeStarts(true).data_ptr<uint8_t>(),     dynamicTreeStarts(false).data_ptr<uint8_t>(),
                     dynamicTreeThresholds(true).data_ptr<float>(),   dynamicTreeThresholds(false).data_ptr<float>(),
                     dynamicTreeCodeStarts(true).data_ptr<uint8_t>(), dynamicTreeCodeStarts(false).data_ptr<uint8_t>()};
-    const Tables t4{dynamicTree4Code(true).data_ptr<float>(), dynamicTree4Code(false).data_ptr<float>(), nullptr,
-                    nullptr};
+    const Tables t4{dynamicTree4Code(true).data_ptr<float>(),       dynamicTree4Code(false).data_ptr<float>(),
+                    nullptr,
+                    nullptr,
+                    dynamicTree4Thresholds(true).data_ptr<float>(), dynamicTree4Thresholds(false).data_ptr<float>()};
+    // Without thresholds the 4-bit store counts table entries in every variant.
+    const Tables t4Count{dynamicTree4Code(true).data_ptr<float>(), dynamicTree4Code(false).data_ptr<float>(), nullptr,
+                         nullptr};
     TorchaoScalars torchao;  // AdamW's defaults at step 3
     torchao.lr = 1e-3f;
     torchao.lrTimesDecay = 1e-3f * 0.01f;
@@ -426,7 +472,7 @@ class QuantizedKernelsTest : public QObject {
       const int64_t n = plain ? 16384 + 1000 + 7 : quantizedN;
       const Tables& t = layout == MomentLayout::DynamicTree4bit ? t4 : t8;
       const int codes = layout == MomentLayout::DynamicTree4bit ? 16 : 256;
-      const std::vector<float> corner = cornerGrads(n, t.signedCode, codes, 0.0625f);
+      const std::vector<float> corner = cornerGrads(n, t.signedCode, codes, 0.0625f, t.signedThresholds);
       std::vector<float> random(static_cast<size_t>(n));
       std::mt19937 gen(23);
       std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -435,13 +481,15 @@ class QuantizedKernelsTest : public QObject {
         compareVariants(layout, r.fp32, r.rule, t, n, corner, corners, 3);
         compareVariants(layout, r.fp32, r.rule, t, n, random, torchao, 3);
         compareVariants(layout, r.fp32, r.rule, t, n, random, fromEnd, 2);
+        if (layout == MomentLayout::DynamicTree4bit) compareVariants(layout, r.fp32, r.rule, t4Count, n, corner, corners, 2);
       }
     }
   }
 
   // A sorted table dense enough that a bucket holds several code values:
-  // the vector search's one step is not enough and it must hand those
-  // lanes to the scalar search (torchao's tables never need that).
+  // the AVX2 count's one step is not enough and it must hand those lanes
+  // to the scalar search (torchao's tables never need that); the AVX-512
+  // binary search needs no fallback and must give the same codes.
   void denseTableTakesTheScalarPath() {
     std::vector<float> table(256);
     for (int k = 0; k < 256; ++k) table[size_t(k)] = k < 128 ? -1.0f + float(k) / 128.0f : 1.0f - float(255 - k) * 1e-5f;
@@ -458,7 +506,7 @@ class QuantizedKernelsTest : public QObject {
     corners.v = {1.0f, false};
     corners.lr = 1e-3f;
     const int64_t n = 16384 + 256;
-    const std::vector<float> grad = cornerGrads(n, table.data(), 256, 1.0f);
+    const std::vector<float> grad = cornerGrads(n, table.data(), 256, 1.0f, thresholds.data());
     compareVariants(MomentLayout::DynamicTree8bit, true, WeightRule::Nearest, t, n, grad, corners, 2);
     compareVariants(MomentLayout::DynamicTree8bit, false, WeightRule::Stochastic, t, n, grad, corners, 2);
   }

@@ -13,6 +13,7 @@
 // CUDA kernel.
 #include <cstdint>
 
+#include "precision/kernels/dynamic_tree_8bit.h"
 #include "precision/kernels/host_device.h"
 
 namespace plab::kernels {
@@ -35,6 +36,14 @@ PLAB_HD uint8_t dynamicTree4Code(float q, const float* table) {
   const float residual = q - down;
   return static_cast<uint8_t>(residual >= (table[up] - down) * 0.5f ? up : code);
 }
+
+// The same code by a 4-level binary search over its thresholds (the least
+// fp32 value whose code is at least k, k = 1..15: dynamicTree4Code is
+// monotone in q, as the 8-bit code is), in search order
+// (thresholdSearchOrderOf<4>): what the AVX-512 loop computes, 16 entries in
+// one register. test_quantized_kernels holds it to dynamicTree4Code.
+constexpr int kDynamicTree4Thresholds = 16;  // [0] unused (-Inf), 1..15
+PLAB_HD uint8_t dynamicTree4CodeBySearch(float q, const float* order) { return codeByThresholdSearch<4>(q, order); }
 
 // Element i's code in the packed bytes (even i: the high half).
 PLAB_HD uint8_t unpack4(const uint8_t* packed, int64_t i) {

@@ -102,6 +102,35 @@ PLAB_HD uint8_t dynamicTreeCodeByThresholds(float q, const float* threshold, con
   return static_cast<uint8_t>(code);
 }
 
+// The same count by a branchless binary search over the thresholds 1..255
+// in search order (the Eytzinger layout: order[1] = threshold[128], then
+// each level's thresholds left to right, order[2^l + i] =
+// threshold[(2i + 1) * 2^(7 - l)]; order[0] unused). Since the thresholds
+// are sorted, those <= q are a prefix 1..c, and the search's path spells c
+// bit by bit (a NaN q fails every comparison: 0). No bucket table, and
+// level l reads 2^l entries of the order, which the AVX-512 loop holds in
+// registers and reads by permutes. Levels = 4 is the same for the 4-bit
+// code's 15 thresholds (dynamic_tree_4bit.h).
+constexpr int kDynamicTreeSearchOrder = 256;
+template <int Levels>
+PLAB_HD void thresholdSearchOrderOf(const float* threshold, float* order) {
+  order[0] = threshold[0];
+  for (int level = 0; level < Levels; ++level) {
+    const int first = 1 << level, step = (1 << (Levels - 1)) >> level;
+    for (int i = 0; i < first; ++i) order[first + i] = threshold[(2 * i + 1) * step];
+  }
+}
+template <int Levels>
+PLAB_HD uint8_t codeByThresholdSearch(float q, const float* order) {
+  int p = 1;
+  for (int level = 0; level < Levels; ++level) p = 2 * p + (q >= order[p] ? 1 : 0);
+  return static_cast<uint8_t>(p - (1 << Levels));
+}
+PLAB_HD void dynamicTreeSearchOrderOf(const float* threshold, float* order) {
+  thresholdSearchOrderOf<8>(threshold, order);
+}
+PLAB_HD uint8_t dynamicTreeCodeBySearch(float q, const float* order) { return codeByThresholdSearch<8>(q, order); }
+
 // Quantizes one block of n values into codes; returns its scale.
 PLAB_HD float quantizeDynamicTreeBlock(const float* x, int64_t n, const float* table, const uint8_t* start,
                                        uint8_t* codes) {

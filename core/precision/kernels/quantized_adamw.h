@@ -45,10 +45,17 @@ struct QuantizedAdamWArgs {
   // 8-bit: the codes' thresholds and the code of each bucket's lowest value
   // (dynamicTreeCodeByThresholds; precision/dynamic_tree_code.h), what the
   // CPU loop quantizes with.
+  // 4-bit: its 16 thresholds (dynamicTree4CodeBySearch; null: the loop
+  // counts table entries instead).
   const float* signedThresholds = nullptr;
   const float* unsignedThresholds = nullptr;
   const uint8_t* signedCodeStarts = nullptr;
   const uint8_t* unsignedCodeStarts = nullptr;
+  // The thresholds in search order (thresholdSearchOrderOf), for the loop
+  // that searches them (AVX-512): quantizedAdamWCpu sets them; callers
+  // leave them null.
+  const float* signedSearch = nullptr;
+  const float* unsignedSearch = nullptr;
   uint16_t* comp = nullptr;             // Kahan only
   TorchaoScalars s;
   RandomStream random;  // stochastic weight writes (stream random.stream)

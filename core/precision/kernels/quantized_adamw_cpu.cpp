@@ -35,8 +35,19 @@ void quantizedAdamWCpu(const QuantizedAdamWArgs& a, StepSums* sums, MomentErrorS
   quantizedAdamWCpu(a, sums, momentErrors, best);
 }
 
-void quantizedAdamWCpu(const QuantizedAdamWArgs& a, StepSums* sums, MomentErrorSums* momentErrors, CpuKernel kernel) {
+void quantizedAdamWCpu(const QuantizedAdamWArgs& args, StepSums* sums, MomentErrorSums* momentErrors,
+                       CpuKernel kernel) {
   const Variant variant = variantOf(kernel);
+  // The thresholds in search order, once per call (256 or 16 floats each).
+  QuantizedAdamWArgs a = args;
+  alignas(64) float signedSearch[kDynamicTreeSearchOrder], unsignedSearch[kDynamicTreeSearchOrder];
+  const bool eight = a.layout == MomentLayout::DynamicTree8bit, four = a.layout == MomentLayout::DynamicTree4bit;
+  if ((eight || four) && a.signedThresholds && a.unsignedThresholds) {
+    (eight ? thresholdSearchOrderOf<8> : thresholdSearchOrderOf<4>)(a.signedThresholds, signedSearch);
+    (eight ? thresholdSearchOrderOf<8> : thresholdSearchOrderOf<4>)(a.unsignedThresholds, unsignedSearch);
+    a.signedSearch = signedSearch;
+    a.unsignedSearch = unsignedSearch;
+  }
   std::vector<StepSums> partial(sums ? cpuBlockCount(a.n) : 0);
   std::vector<MomentErrorSums> errors(momentErrors ? cpuBlockCount(a.n) : 0);
   forEachCpuBlock(a.n, [&](int64_t begin, int64_t end, size_t k) {

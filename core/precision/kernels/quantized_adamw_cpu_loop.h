@@ -47,14 +47,28 @@ static_assert(kDynamicTree4Block <= kMaxBlock && kMaxBlock % 128 == 0, "blocks f
 
 // ---- Table look-ups, one block at a time ----------------------------------
 
-// out[j] = table[codes[j]] * scale (dequantizeDynamicTree).
+// out[j] = table[codes[j]] * scale (dequantizeDynamicTree). AVX-512: the
+// 256 entries in 16 registers, read by 8 two-register permutes (the code's
+// low 5 bits) and a tree of blends on its bits 5, 6 and 7, cheaper here than
+// a gather.
 void dequantize8(const uint8_t* codes, int64_t len, const float* table, float scale, float* out) {
   int64_t j = 0;
 #if defined(PLAB_QUANTIZED_X16)
   const __m512 s = _mm512_set1_ps(scale);
+  __m512 t[16];
+  for (int k = 0; k < 16; ++k) t[k] = _mm512_loadu_ps(table + 16 * k);
+  const __m512i bit5 = _mm512_set1_epi32(32), bit6 = _mm512_set1_epi32(64), bit7 = _mm512_set1_epi32(128);
   for (; j + 16 <= len; j += 16) {
     const __m512i idx = _mm512_maskz_cvtepu8_epi32(kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + j)));
-    _mm512_storeu_ps(out + j, _mm512_mul_ps(_mm512_mask_i32gather_ps(_mm512_setzero_ps(), kAll, idx, table, 4), s));
+    const __mmask16 b5 = _mm512_test_epi32_mask(idx, bit5), b6 = _mm512_test_epi32_mask(idx, bit6),
+                    b7 = _mm512_test_epi32_mask(idx, bit7);
+    __m512 quarter[4];
+    for (int h = 0; h < 4; ++h)
+      quarter[h] = _mm512_mask_blend_ps(b5, _mm512_maskz_permutex2var_ps(kAll, t[4 * h], idx, t[4 * h + 1]),
+                                        _mm512_maskz_permutex2var_ps(kAll, t[4 * h + 2], idx, t[4 * h + 3]));
+    const __m512 value = _mm512_mask_blend_ps(b7, _mm512_mask_blend_ps(b6, quarter[0], quarter[1]),
+                                              _mm512_mask_blend_ps(b6, quarter[2], quarter[3]));
+    _mm512_storeu_ps(out + j, _mm512_mul_ps(value, s));
   }
 #elif defined(__AVX2__)
   const __m256 s = _mm256_set1_ps(scale);
@@ -97,12 +111,63 @@ void dequantize4(const uint8_t* packed, int64_t first, int64_t len, const float*
   for (; j < len; ++j) out[j] = dequantizeDynamicTree(unpack4(packed, first + j), table, scale);
 }
 
+#if defined(PLAB_QUANTIZED_X16)
+// The 8-bit code's search order (dynamicTreeSearchOrderOf) in 16
+// registers: order[0..15] (levels 0-3), [16..31] (level 4), then levels 5,
+// 6 and 7 in 2, 4 and 8 registers.
+struct SearchRegisters {
+  __m512 r[16];
+};
+SearchRegisters searchRegistersOf(const float* order) {
+  SearchRegisters s;
+  for (int k = 0; k < 16; ++k) s.r[k] = _mm512_loadu_ps(order + 16 * k);
+  return s;
+}
+
+// dynamicTreeCodeBySearch in 16 lanes, for kSearchVectors vectors at once
+// (their paths are independent chains of permutes and comparisons, which
+// the core overlaps when they stand side by side): the node p of each
+// lane's path (1, then 2p or 2p + 1) picks its threshold by permutes from
+// the level's registers (a permute reads the low 4 or 5 bits of p; the
+// bits above pick the register pair); after 8 levels p - 256, its low
+// byte, is the code.
+constexpr int kSearchVectors = 4;
+void searchCodes(const __m512* q, const SearchRegisters& s, __m512i* p) {
+  const __m512i one = _mm512_set1_epi32(1), bit5 = _mm512_set1_epi32(32), bit6 = _mm512_set1_epi32(64);
+  const auto descend = [&](int u, __m512 threshold) {
+    const __mmask16 ge = _mm512_cmp_ps_mask(q[u], threshold, _CMP_GE_OQ);
+    const __m512i twice = _mm512_add_epi32(p[u], p[u]);
+    p[u] = _mm512_mask_add_epi32(twice, ge, twice, one);
+  };
+  for (int u = 0; u < kSearchVectors; ++u) p[u] = one;
+  for (int level = 0; level < 4; ++level)
+    for (int u = 0; u < kSearchVectors; ++u) descend(u, _mm512_maskz_permutexvar_ps(kAll, p[u], s.r[0]));
+  for (int u = 0; u < kSearchVectors; ++u) descend(u, _mm512_maskz_permutexvar_ps(kAll, p[u], s.r[1]));
+  for (int u = 0; u < kSearchVectors; ++u) descend(u, _mm512_maskz_permutex2var_ps(kAll, s.r[2], p[u], s.r[3]));
+  for (int u = 0; u < kSearchVectors; ++u) {
+    const __mmask16 b5 = _mm512_test_epi32_mask(p[u], bit5);
+    descend(u, _mm512_mask_blend_ps(b5, _mm512_maskz_permutex2var_ps(kAll, s.r[4], p[u], s.r[5]),
+                                    _mm512_maskz_permutex2var_ps(kAll, s.r[6], p[u], s.r[7])));
+  }
+  for (int u = 0; u < kSearchVectors; ++u) {
+    const __mmask16 b5 = _mm512_test_epi32_mask(p[u], bit5), b6 = _mm512_test_epi32_mask(p[u], bit6);
+    const __m512 low = _mm512_mask_blend_ps(b5, _mm512_maskz_permutex2var_ps(kAll, s.r[8], p[u], s.r[9]),
+                                            _mm512_maskz_permutex2var_ps(kAll, s.r[10], p[u], s.r[11]));
+    const __m512 high = _mm512_mask_blend_ps(b5, _mm512_maskz_permutex2var_ps(kAll, s.r[12], p[u], s.r[13]),
+                                             _mm512_maskz_permutex2var_ps(kAll, s.r[14], p[u], s.r[15]));
+    descend(u, _mm512_mask_blend_ps(b6, low, high));
+  }
+}
+#endif
+
 // codes[j] = dynamicTreeCodeByThresholds(q[j], threshold, codeStart), which
 // is dynamicTreeCode (test_quantized_kernels). The vector form reads the
 // bucket's code and the next two thresholds and takes at most one step up
 // (what every bucket of torchao's tables needs); a group of lanes where one
 // needs more goes to the scalar function, so the result holds for any
-// sorted table.
+// sorted table. (The AVX-512 variant searches instead, quantize8, whenever
+// quantizedAdamWCpu gave it the search order: its branch here is the
+// fallback without one.)
 void codes8(const float* q, int64_t len, const float* threshold, const uint8_t* codeStart, uint8_t* codes) {
   int64_t j = 0;
 #if defined(PLAB_QUANTIZED_X16)
@@ -207,9 +272,30 @@ float blockScale(const float* x, int64_t len) {
   return dynamicTreeScale(x, len);
 }
 
-// quantizeDynamicTreeBlock: the scale, then the codes of x / scale.
-float quantize8(const float* x, int64_t len, const float* threshold, const uint8_t* codeStart, uint8_t* codes) {
+// quantizeDynamicTreeBlock: the scale, then the codes of x / scale. The
+// AVX-512 variant divides and searches (order: dynamicTreeSearchOrderOf of
+// the thresholds) in one pass; the others count thresholds from the
+// bucket's code (codes8).
+float quantize8(const float* x, int64_t len, const float* threshold, const uint8_t* codeStart, const float* order,
+                uint8_t* codes) {
   const float scale = blockScale(x, len);
+#if defined(PLAB_QUANTIZED_X16)
+  if (order && len % (16 * kSearchVectors) == 0) {
+    const SearchRegisters search = searchRegistersOf(order);
+    const __m512 s = _mm512_set1_ps(scale);
+    for (int64_t j = 0; j < len; j += 16 * kSearchVectors) {
+      __m512 q[kSearchVectors];
+      __m512i code[kSearchVectors];
+      for (int u = 0; u < kSearchVectors; ++u) q[u] = _mm512_div_ps(_mm512_loadu_ps(x + j + 16 * u), s);
+      searchCodes(q, search, code);
+      for (int u = 0; u < kSearchVectors; ++u)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(codes + j + 16 * u), _mm512_maskz_cvtepi32_epi8(kAll, code[u]));
+    }
+    return scale;
+  }
+#else
+  (void)order;
+#endif
   alignas(64) float q[kMaxBlock];
   for (int64_t j = 0; j < len; ++j) q[j] = x[j] / scale;
   codes8(q, len, threshold, codeStart, codes);
@@ -217,9 +303,36 @@ float quantize8(const float* x, int64_t len, const float* threshold, const uint8
 }
 
 // torchao's 4-bit store (quantize_4bit_with_qmap on x / scale), two codes a
-// byte, the even element's in the high half.
-float quantize4(const float* x, int64_t len, const float* table, uint8_t* packed) {
+// byte, the even element's in the high half. With the thresholds' search
+// order (order not null) the AVX-512 variant divides and searches them in
+// one pass (dynamicTree4CodeBySearch: 4 permutes from one register); the
+// others count table entries.
+float quantize4(const float* x, int64_t len, const float* table, const float* order, uint8_t* packed) {
   const float scale = blockScale(x, len);
+#if defined(PLAB_QUANTIZED_X16)
+  if (order && len % 16 == 0) {
+    const __m512 search = _mm512_loadu_ps(order), s = _mm512_set1_ps(scale);
+    const __m512i one = _mm512_set1_epi32(1);
+    const __m128i lowByte = _mm_set1_epi16(0x00FF);
+    for (int64_t j = 0; j < len; j += 16) {
+      const __m512 q = _mm512_div_ps(_mm512_loadu_ps(x + j), s);
+      __m512i p = one;
+      for (int level = 0; level < 4; ++level) {
+        const __mmask16 ge = _mm512_cmp_ps_mask(q, _mm512_maskz_permutexvar_ps(kAll, p, search), _CMP_GE_OQ);
+        const __m512i twice = _mm512_add_epi32(p, p);
+        p = _mm512_mask_add_epi32(twice, ge, twice, one);
+      }
+      // p - 16 is the code: its low 4 bits. As 16-bit pairs (even element
+      // low byte, odd high byte): (even << 4) | odd, then one byte each.
+      const __m128i bytes = _mm512_maskz_cvtepi32_epi8(kAll, _mm512_and_si512(p, _mm512_set1_epi32(15)));
+      const __m128i pairs = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(bytes, lowByte), 4), _mm_srli_epi16(bytes, 8));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(packed + j / 2), _mm_packus_epi16(pairs, pairs));
+    }
+    return scale;
+  }
+#else
+  (void)order;
+#endif
   float t[kDynamicTree4Codes], up[kDynamicTree4Codes];
   for (int k = 0; k < kDynamicTree4Codes; ++k) {
     t[k] = table[k];
@@ -274,11 +387,13 @@ void storeMoments(const QuantizedAdamWArgs& a, int64_t first, int64_t len, const
   uint8_t* mc = static_cast<uint8_t*>(a.m);
   uint8_t* vc = static_cast<uint8_t*>(a.v);
   if (Layout == MomentLayout::DynamicTree8bit) {
-    a.mScale[first / kDynamicTreeBlock] = quantize8(m, len, a.signedThresholds, a.signedCodeStarts, mc + first);
-    a.vScale[first / kDynamicTreeBlock] = quantize8(v, len, a.unsignedThresholds, a.unsignedCodeStarts, vc + first);
+    a.mScale[first / kDynamicTreeBlock] =
+        quantize8(m, len, a.signedThresholds, a.signedCodeStarts, a.signedSearch, mc + first);
+    a.vScale[first / kDynamicTreeBlock] =
+        quantize8(v, len, a.unsignedThresholds, a.unsignedCodeStarts, a.unsignedSearch, vc + first);
   } else if (Layout == MomentLayout::DynamicTree4bit) {
-    a.mScale[first / kDynamicTree4Block] = quantize4(m, len, a.signedCode, mc + first / 2);
-    a.vScale[first / kDynamicTree4Block] = quantize4(v, len, a.unsignedCode, vc + first / 2);
+    a.mScale[first / kDynamicTree4Block] = quantize4(m, len, a.signedCode, a.signedSearch, mc + first / 2);
+    a.vScale[first / kDynamicTree4Block] = quantize4(v, len, a.unsignedCode, a.unsignedSearch, vc + first / 2);
   } else if (Layout == MomentLayout::Fp8E4m3) {
     a.mScale[first / kDynamicTreeBlock] = quantizeFp8(m, len, mc + first);
     a.vScale[first / kDynamicTreeBlock] = quantizeFp8(v, len, vc + first);

@@ -84,6 +84,8 @@ torch::Tensor quantizedMomentsStep(ParamState& p, const StepScalars& s, WeightWr
   if (fourBit) {
     a.signedCode = dynamicTree4Code(true).data_ptr<float>();
     a.unsignedCode = dynamicTree4Code(false).data_ptr<float>();
+    a.signedThresholds = dynamicTree4Thresholds(true).data_ptr<float>();
+    a.unsignedThresholds = dynamicTree4Thresholds(false).data_ptr<float>();
   } else {
     a.signedCode = dynamicTreeCode(true).data_ptr<float>();
     a.unsignedCode = dynamicTreeCode(false).data_ptr<float>();
