@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_support.h"
+#include "precision/optimizer_mode.h"
 #include "pytorch_loop_runner.h"
 #include "train/torch_runtime.h"
 #include "train/trainer.h"
@@ -90,7 +91,8 @@ std::string loadAverage() {
 
 const char* const kBenchHelp =
     "usage: precision-lab-cli bench [--steps N] [--device D] [--model CONFIG.json] [--batch B] [--seq T]\n"
-    "                               [--modes M1,M2] [--stats] [--python PY | --pytorch FILE | --no-pytorch]\n"
+    "                               [--modes M1,M2] [--stats] [--torch-step S]\n"
+    "                               [--python PY | --pytorch FILE | --no-pytorch]\n"
     "\n"
     "Trains the built-in default model (tiny GPT-2, default corpus, all-bf16\n"
     "plan) for N steps (default 20) in each optimizer mode and prints tokens/s,\n"
@@ -103,12 +105,16 @@ const char* const kBenchHelp =
     "  --modes M1,M2  these modes only (ids as in run configs: fp32,bf16,...)\n"
     "  --stats        statistics at the default cadence (layer statistics every\n"
     "                 5 steps, the 20-step update-lost window): what a run pays\n"
+    "  --torch-step S adamw.torch_step of every run (default, fused, for-loop):\n"
+    "                 which of torch's AdamW paths fp32 and bf16 reproduce\n"
     "\n"
     "Beside each mode: a plain PyTorch loop on the same model, batch, sequence\n"
     "length and thread count, with torch.optim.AdamW(fused=True), torch's fastest\n"
     "correct AdamW (fp32 for fp32; model.to(torch.bfloat16) for the bf16 modes),\n"
-    "and for bf16-kahan and bf16-sr also the loop that does the same job\n"
-    "(optimi's AdamW(kahan_sum=True), torchao's AdamW(bf16_stochastic_round=True)),\n"
+    "and for bf16, bf16-kahan and bf16-sr also the loop that does the same job\n"
+    "(torch's default for-loop AdamW, whose every operation rounds to bf16 as\n"
+    "bf16's default step does; optimi's AdamW(kahan_sum=True); torchao's\n"
+    "AdamW(bf16_stochastic_round=True)),\n"
     "measured in this run: resources/bench/pytorch_loop.py (carried in\n"
     "this binary) runs in a Python with torch right before or after each mode's\n"
     "run, the order alternating, so that the machine's load affects both alike.\n"
@@ -168,6 +174,14 @@ int benchCommand(Args& args) {
   const std::optional<long long> seq = args.intValue("--seq", 2);
   const std::vector<OptimizerMode> modes = modesFrom(args.value("--modes"));
   const bool withStats = args.flag("--stats");
+  std::optional<TorchStep> torchStep;
+  if (const std::optional<std::string> id = args.value("--torch-step")) {
+    try {
+      torchStep = torchStepFromId(*id);
+    } catch (const ConfigError& e) {
+      throw UsageError(std::string("--torch-step: ") + e.what());
+    }
+  }
   args.positionals(0);
   if (int(pytorchFile.has_value()) + int(pythonArg.has_value()) + int(noPytorch) > 1)
     throw UsageError("bench: give one of --python, --pytorch and --no-pytorch");
@@ -197,7 +211,7 @@ int benchCommand(Args& args) {
             << (withStats ? "at the default cadence (every " + std::to_string(base.layer_stats_every) +
                                 " steps, window " + std::to_string(base.update_window) + ")"
                           : std::string("on step 1 only, no window"))
-            << '\n';
+            << (torchStep ? ", adamw.torch_step " + torchStepId(*torchStep) : std::string()) << '\n';
   std::unique_ptr<PytorchLoopRunner> loop;
   if (given) {
     std::cout << "PyTorch loop: " << given->source << (given->recorded.empty() ? "" : "; " + given->recorded)
@@ -225,14 +239,20 @@ int benchCommand(Args& args) {
     c.steps = steps;
     c.device = device;
     c.eval_every = 0;
+    if (torchStep) c.adamw.torchStep = *torchStep;
     if (!withStats) {
       c.layer_stats_every = steps + 1;  // stats only on step 1: measure plain training speed
       c.update_window = 0;              // and no update-lost window
     }
     const std::string dtype = mode == OptimizerMode::Fp32AdamW ? "fp32" : "bf16";
-    // The recipe's own loop beside torch's fused AdamW, for the two bf16 fixes.
+    // The loop that does the mode's arithmetic, beside torch's fused AdamW: for
+    // the two bf16 fixes their libraries' loops; for plain bf16, whose default
+    // step is torch's for-loop form (every operation rounded to bf16), torch's
+    // default AdamW, which runs that form on the CPU.
+    const bool forLoopStep = !torchStepFused(c.adamw.torchStep, /*bf16Weights=*/dtype == "bf16");
     const std::string recipeLoop = mode == OptimizerMode::Bf16Kahan                ? "optimi-kahan"
                                    : mode == OptimizerMode::Bf16StochasticRounding ? "torchao-sr"
+                                   : mode == OptimizerMode::Bf16Plain && forLoopStep ? "adamw"
                                                                                    : "";
     LoopFigure theirs, recipe;
     const auto runLoop = [&] {
@@ -302,7 +322,8 @@ int benchCommand(Args& args) {
               << std::setprecision(4) << std::setw(12) << r.finalLoss << std::setprecision(0) << std::setw(16)
               << (r.stepPeakBytes ? std::to_string(*r.stepPeakBytes / 1024) : std::string("n/a")) << '\n';
     if (!recipeLoop.empty() && loop) {
-      std::cout << std::left << std::setw(30) << ("  vs " + recipeLoop + " loop") << std::right << std::setw(12) << ""
+      const std::string recipeLabel = recipeLoop == "adamw" ? "adamw (for-loop)" : recipeLoop;
+      std::cout << std::left << std::setw(30) << ("  vs " + recipeLabel + " loop") << std::right << std::setw(12) << ""
                 << std::setw(10)
                 << (recipe.ok ? std::to_string(static_cast<long long>(recipe.tokensPerSecond)) : std::string("n/a"))
                 << std::setw(8) << ratio(ours, recipe.ok ? recipe.tokensPerSecond : 0) << std::setw(10)

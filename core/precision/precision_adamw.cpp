@@ -151,16 +151,18 @@ struct PrecisionAdamW::Impl {
   // samples. fp32's intended weights are its new weights. Returns the terms.
   torch::Tensor torchStepWithTerms(Slot& s, double lr, bool windowOn) {
     const steps::StepScalars k = scalarsFor(s, lr);
+    if (s.rule != StepRule::Fp32) {
+      const UpdateWindow& w = s.window;
+      const steps::StepWithTerms r = steps::bf16PlainStepWithTerms(
+          s.state, k, windowOn ? steps::WindowSample([&w](const torch::Tensor& t) { return w.sample(t); })
+                               : steps::WindowSample());
+      if (windowOn) s.window.addSampled(r.windowSample);
+      return r.terms;
+    }
     const torch::Tensor& param = s.state.param;
     const torch::Tensor before = param.to(torch::kFloat32, false, /*copy=*/true);
-    torch::Tensor intendedAfter;
-    if (s.rule == StepRule::Fp32) {
-      steps::fp32Step(s.state, k);
-      intendedAfter = param;
-    } else {
-      intendedAfter = steps::fp32IntendedWeights(before, s.state.grad, s.state.m, s.state.v, k);
-      steps::bf16PlainStep(s.state, k);
-    }
+    steps::fp32Step(s.state, k);
+    const torch::Tensor& intendedAfter = param;
     if (windowOn)
       s.window.addSampled(steps::exactDifference(s.window.sample(intendedAfter), s.window.sample(before)));
     return steps::stepTermsOnePass(before, intendedAfter, param.to(torch::kFloat32));

@@ -106,6 +106,15 @@ class TestCliExitCodes : public QObject {
     QCOMPARE(runCli({"bench", "--steps", "2", "--no-pytorch"}).exitCode, 2);
   }
 
+  // bench --torch-step: a known step form is named in the header; another is a usage error.
+  void benchTakesATorchStep() {
+    const CliOutcome bad = runCli({"bench", "--steps", "3", "--no-pytorch", "--torch-step", "foreach"});
+    QVERIFY2(bad.exitCode == 2 && bad.err.contains("--torch-step"), bad.describe());
+    const CliOutcome ok =
+        runCli({"bench", "--steps", "3", "--no-pytorch", "--modes", "bf16", "--torch-step", "fused"});
+    QVERIFY2(ok.exitCode == 0 && ok.out.contains("adamw.torch_step fused"), ok.describe());
+  }
+
   // Ctrl-C during training: the run stops, the report is written, exit 130.
   void interruptedRunExits130WithReport() {
     QTemporaryDir tmp;

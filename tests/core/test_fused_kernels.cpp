@@ -389,6 +389,55 @@ class FusedKernelsTest : public QObject {
     for (int i : {2, 3}) QVERIFY(std::abs(general[i].item<double>() / expected[i].item<double>() - 1) < 1e-12);
   }
 
+  // "bf16"'s statistics step takes its fp32 reference a piece at a time:
+  // the same terms, window sample, weights and moments, bit for bit, as the
+  // whole-tensor form (fp32 copies of the tensor, one pass for the terms),
+  // on a tensor that crosses several pieces and ends in a partial one, with
+  // and without weight decay, on one thread and on two.
+  void bf16StatisticsInPiecesAreTheWholeTensorBits() {
+    torch::manual_seed(9);
+    const int64_t n = 3 * 4 * kernels::kCpuBlock + 77;
+    const torch::Tensor w0 = (0.02 * torch::randn({n})).to(torch::kBFloat16);
+    const torch::Tensor g0 = (1e-3 * torch::randn({n})).to(torch::kBFloat16);
+    const torch::Tensor m0 = (1e-4 * torch::randn({n})).to(torch::kBFloat16);
+    const torch::Tensor v0 = (1e-7 * torch::rand({n})).to(torch::kBFloat16);
+    const auto sample = [](const torch::Tensor& t) { return t.reshape({-1}).slice(0, 0, t.numel(), 7); };
+    const int threads = at::get_num_threads();
+    for (int threadCount : {1, 2})
+      for (double decay : {0.0, 0.1}) {
+        at::set_num_threads(threadCount);
+        steps::StepScalars k;
+        k.lr = 1e-3;
+        k.weightDecay = decay;
+        k.step = 3;
+        const auto state = [&] {
+          steps::ParamState p;
+          p.param = w0.clone();
+          p.grad = g0.clone();
+          p.m = m0.clone();
+          p.v = v0.clone();
+          return p;
+        };
+        steps::ParamState whole = state();
+        const torch::Tensor before = whole.param.to(torch::kFloat32, false, /*copy=*/true);
+        const torch::Tensor intendedAfter = steps::fp32IntendedWeights(before, whole.grad, whole.m, whole.v, k);
+        steps::bf16PlainStep(whole, k);
+        const torch::Tensor terms = steps::stepTermsOnePass(before, intendedAfter, whole.param.to(torch::kFloat32));
+        const torch::Tensor windowSample = steps::exactDifference(sample(intendedAfter), sample(before));
+
+        steps::ParamState pieces = state();
+        const steps::StepWithTerms r = steps::bf16PlainStepWithTerms(pieces, k, sample);
+        at::set_num_threads(threads);
+        QVERIFY(terms[1].item<double>() > 0);  // some updates rounded away: the sums see both kinds
+        QVERIFY2(torch::equal(r.terms, terms), qPrintable(QString("threads %1, decay %2").arg(threadCount).arg(decay)));
+        QVERIFY(torch::equal(r.windowSample, windowSample));
+        QVERIFY(torch::equal(pieces.param, whole.param));
+        QVERIFY(torch::equal(pieces.m, whole.m));
+        QVERIFY(torch::equal(pieces.v, whole.v));
+        QVERIFY(!steps::bf16PlainStepWithTerms(pieces, k, {}).windowSample.defined());
+      }
+  }
+
   void cudaTwinMatchesCpuTwin_data() { addRecipeRows(); }
   void cudaTwinMatchesCpuTwin() {
 #ifndef PLAB_HAVE_CUDA_KERNELS

@@ -42,7 +42,7 @@ StepSums blockSums(const float* before, const float* intendedAfter, const float*
 
 }  // namespace
 
-StepSums stepSumsCpu(const float* before, const float* intendedAfter, const float* after, int64_t n) {
+void addStepSumsCpu(StepSums& sums, const float* before, const float* intendedAfter, const float* after, int64_t n) {
   const int64_t blocks = (n + kCpuBlock - 1) / kCpuBlock;
   std::vector<StepSums> partial(static_cast<size_t>(blocks));
   parallelChunks(blocks, 1, [&](int64_t first, int64_t last) {
@@ -50,8 +50,12 @@ StepSums stepSumsCpu(const float* before, const float* intendedAfter, const floa
       partial[static_cast<size_t>(b)] =
           blockSums(before, intendedAfter, after, b * kCpuBlock, std::min(n, (b + 1) * kCpuBlock));
   });
-  StepSums sums;
   for (const StepSums& p : partial) sums.add(p);
+}
+
+StepSums stepSumsCpu(const float* before, const float* intendedAfter, const float* after, int64_t n) {
+  StepSums sums;
+  addStepSumsCpu(sums, before, intendedAfter, after, n);
   return sums;
 }
 

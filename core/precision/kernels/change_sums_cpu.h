@@ -16,4 +16,10 @@ namespace plab::kernels {
 
 StepSums stepSumsCpu(const float* before, const float* intendedAfter, const float* after, int64_t n);
 
+// Adds the block sums of n elements to `sums`, in block order: over
+// consecutive pieces of a tensor whose lengths are multiples of kCpuBlock
+// (the last any), starting from StepSums{}, it gives stepSumsCpu's bits on
+// the whole (no fp32 copy of the whole tensor needed).
+void addStepSumsCpu(StepSums& sums, const float* before, const float* intendedAfter, const float* after, int64_t n);
+
 }  // namespace plab::kernels

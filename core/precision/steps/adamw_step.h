@@ -22,6 +22,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 
 #include "precision/kernels/fused_adamw.h"
 #include "precision/kernels/quantized_adamw.h"
@@ -91,6 +92,18 @@ void fp32Step(ParamState& p, const StepScalars& s);
 // model.to(torch.bfloat16) + AdamW does); every operation rounds to bf16. Its intended update is fp32Intended of the state
 // read before the step.
 void bf16PlainStep(ParamState& p, const StepScalars& s);
+
+// bf16PlainStep with its statistics: the terms (stepTermsOnePass's, from the
+// weights before the step, fp32IntendedWeights of the state before it and
+// the weights after) and, given the update window's sample (UpdateWindow::
+// sample), the exact intended update of its elements. On CPU tensors the
+// fp32 reference is taken a piece at a time (no fp32 copies of the
+// tensor's size; the same bits with one intra-op thread).
+using WindowSample = std::function<torch::Tensor(const torch::Tensor&)>;
+struct StepWithTerms {
+  torch::Tensor terms, windowSample;  // windowSample: undefined without a window
+};
+StepWithTerms bf16PlainStepWithTerms(ParamState& p, const StepScalars& s, const WindowSample& sample);
 
 // "bf16-nearest", "bf16-kahan", "bf16-sr": the update is computed in fp32
 // from upcast state; moments and weight are then written back with their
