@@ -83,6 +83,7 @@ json candidateToJson(const AdvisorCandidate& c) {
   j["tokens_per_second"] = tps;
   j["predicted_update_lost"] = c.predictedUpdateLost ? number(*c.predictedUpdateLost) : json(nullptr);
   j["training_peak_bytes"] = c.trainingPeakBytes ? json(*c.trainingPeakBytes) : json(nullptr);
+  j["measured_state_bytes"] = c.measuredStateBytes ? json(*c.measuredStateBytes) : json(nullptr);
   json recipes = json::object();
   for (const auto& [layer, m] : c.layerRecipes) recipes[layer] = optimizerModeId(m);
   j["layer_recipes"] = recipes;
@@ -121,6 +122,8 @@ AdvisorCandidate candidateFromJson(const json& j) {
     c.predictedUpdateLost = j.at("predicted_update_lost").get<double>();
   if (j.contains("training_peak_bytes") && j.at("training_peak_bytes").is_number_integer())
     c.trainingPeakBytes = j.at("training_peak_bytes").get<int64_t>();
+  if (j.contains("measured_state_bytes") && j.at("measured_state_bytes").is_number_integer())
+    c.measuredStateBytes = j.at("measured_state_bytes").get<int64_t>();
   momentErrorFromJson(j.value("moment_error", json(nullptr)), c.momentErrorM, c.momentErrorV);
   return c;
 }

@@ -320,6 +320,7 @@ class AdvisorRun {
       }
       c.valLoss.push_back(*r.finalValLoss);
       if (!c.trainingPeakBytes && r.trainingPeakBytes) c.trainingPeakBytes = r.trainingPeakBytes;
+      if (!c.measuredStateBytes && r.memory.total() > 0) c.measuredStateBytes = r.memory.total();
       c.tokensPerSecond.push_back(r.meanTokensPerSecond);
       differences.push_back(*r.finalValLoss - fp32Val_.at(seed));
       if (r.meanUpdateLost) lost.push_back(*r.meanUpdateLost);

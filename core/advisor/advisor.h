@@ -112,6 +112,11 @@ struct AdvisorCandidate {
   // Measured on the first seed's run (train/step_metrics.h RunResult): the
   // most it held for training (state + its step's peak above it).
   std::optional<int64_t> trainingPeakBytes;
+  // Measured on the first seed's run: the training state as allocated, per
+  // tensor (RunResult::memory). A quantized moment store's stateBytes is
+  // this figure: the module-tree estimate adds a module's tensors together,
+  // and torchao's size rule is per tensor.
+  std::optional<int64_t> measuredStateBytes;
   // The confirmation runs' own update lost (mean over seeds of each run's
   // mean over its windows): what the shadow predicted, measured.
   std::optional<double> measuredUpdateLost, measuredUpdateLostSe;

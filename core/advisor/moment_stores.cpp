@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "advisor/candidate_choice.h"
+#include "precision/kernels/dynamic_tree_8bit.h"
 #include "precision/memory_estimate.h"
 #include "report/number_text.h"
 
@@ -25,9 +26,15 @@ std::string momentErrorText(const AdvisorCandidate& c) {
          (c.momentErrorV ? report::percentText(*c.momentErrorV, 2) : std::string("–"));
 }
 
+int64_t largestOwnParameters(const ModuleNode& n) {
+  int64_t most = n.ownParameters;
+  for (const ModuleNode& c : n.children) most = std::max(most, largestOwnParameters(c));
+  return most;
+}
+
 // "0.42 MiB more than bf16-sr with its own moments (state saved 60.5 % vs 50.0 %)"
 std::string savingText(const AdvisorCandidate& plan, const AdvisorCandidate& v) {
-  const int64_t saved = plan.stateBytes - v.stateBytes;
+  const int64_t saved = plan.measuredStateBytes.value_or(plan.stateBytes) - v.stateBytes;
   const std::string amount = saved < (int64_t{1} << 20) ? std::to_string(saved) + " bytes" : report::mibText(saved);
   return amount + " more than " + plan.name +
          " with its own moments (state saved " + report::percentText(v.memorySaved, 1) + " vs " +
@@ -68,12 +75,14 @@ std::vector<AdvisorCandidate> momentStoreVariants(const AdvisorCandidate& plan,
   return out;
 }
 
-std::string momentStoreSkipReason(const AdvisorCandidate& plan, const AdvisorCandidate& variant,
+std::string momentStoreSkipReason(const AdvisorCandidate& plan, const AdvisorCandidate& variant, const ModuleNode& tree,
                                   const std::vector<AdvisorCandidate>& confirmed, double tolerance) {
   if (!modeHasMomentChoice(plan.config.mode))
     return "not tried: the plan's recipe (" + optimizerModeId(plan.config.mode) + ") has no moment choice";
   if (variant.config.adamw.moments == plan.config.adamw.moments) return "not tried: the plan already stores its moments so";
-  if (variant.stateBytes >= plan.stateBytes)
+  // No module owns enough elements for one tensor of it to pass torchao's
+  // size rule (a tensor holds at most its module's own elements).
+  if (largestOwnParameters(tree) < kernels::kDynamicTreeMinElements)
     return "not tried: saves no byte on this model (no tensor large enough to quantize, torchao's size rule)";
   for (const AdvisorCandidate& c : confirmed)
     if (c.stateBytes <= variant.stateBytes && withinTolerance(c, tolerance))
@@ -90,9 +99,15 @@ std::vector<AdvisorCandidate> tryMomentStores(const AdvisorCandidate& plan, cons
   std::vector<AdvisorCandidate> variants = momentStoreVariants(plan, stores, tree, fp32Bytes);
   std::vector<AdvisorCandidate> confirmed;
   for (AdvisorCandidate& v : variants) {
-    v.rejected = momentStoreSkipReason(plan, v, confirmed, tolerance);
+    v.rejected = momentStoreSkipReason(plan, v, tree, confirmed, tolerance);
     if (!v.rejected.empty()) continue;
     confirm(v);
+    // The bytes as allocated: the estimate adds a module's tensors together
+    // (a weight and its bias), which torchao's per-tensor size rule does not.
+    if (v.measuredStateBytes) {
+      v.stateBytes = *v.measuredStateBytes;
+      v.memorySaved = fp32Bytes > 0 ? 1.0 - double(v.stateBytes) / double(fp32Bytes) : 0.0;
+    }
     confirmed.push_back(v);
   }
   return variants;
@@ -113,7 +128,7 @@ std::vector<MomentStoreVerdict> momentStoreVerdicts(const AdvisorCandidate& plan
     MomentStoreVerdict v;
     v.store = c.config.adamw.moments;
     v.stateBytes = c.stateBytes;
-    v.bytesSaved = plan.stateBytes - c.stateBytes;
+    v.bytesSaved = plan.measuredStateBytes.value_or(plan.stateBytes) - c.stateBytes;
     v.memorySaved = c.memorySaved;
     v.confirmed = !c.valLoss.empty() && c.lossVsFp32.has_value();
     v.inPlan = chosen && chosen->name == c.name && chosen->config.adamw.moments == c.config.adamw.moments;

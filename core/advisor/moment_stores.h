@@ -28,15 +28,16 @@ std::vector<AdvisorCandidate> momentStoreVariants(const AdvisorCandidate& plan,
                                                   int64_t fp32Bytes);
 
 // Why `variant` (of `plan`) is not worth its runs, "" when it is: a recipe
-// without a moment choice, the plan's own store, no byte saved (no tensor
-// large enough to quantize), or an already confirmed store within the
-// tolerance that stores at most as many bytes.
-std::string momentStoreSkipReason(const AdvisorCandidate& plan, const AdvisorCandidate& variant,
+// without a moment choice, the plan's own store, no byte saved (no module
+// of `tree` owns enough elements for torchao's size rule), or an already
+// confirmed store within the tolerance that stores at most as many bytes.
+std::string momentStoreSkipReason(const AdvisorCandidate& plan, const AdvisorCandidate& variant, const ModuleNode& tree,
                                   const std::vector<AdvisorCandidate>& confirmed, double tolerance);
 
 // The stage: the variants of `plan` cheapest first, each given to
-// `confirm` (its runs: valLoss, lossVsFp32, ...) unless
-// momentStoreSkipReason names a reason, which goes in its `rejected`.
+// `confirm` (its runs: valLoss, lossVsFp32, measuredStateBytes, ...)
+// unless momentStoreSkipReason names a reason, which goes in its
+// `rejected`. A confirmed variant's stateBytes become its measured ones.
 // Returns every variant, confirmed or not, cheapest first.
 std::vector<AdvisorCandidate> tryMomentStores(const AdvisorCandidate& plan, const std::vector<MomentPrecision>& stores,
                                               const ModuleNode& tree, int64_t fp32Bytes, double tolerance,

@@ -152,6 +152,16 @@ class TestAdvisorMomentStores : public QObject {
     QCOMPARE(o.verdicts.at(MomentPrecision::Dynamic4bit).stateBytes, fourBit);
     QCOMPARE(o.verdicts.at(MomentPrecision::Dynamic4bit).bytesSaved, plan.stateBytes - fourBit);
 
+    // Once run, a store's bytes are those its first run allocated (per
+    // tensor; the tree's estimate adds a module's weight and bias together).
+    const auto measured = tryMomentStores(plan, {MomentPrecision::Dynamic8bit}, t, fp32Bytes(t), 0.005,
+                                          [](AdvisorCandidate& v) {
+                                            confirmWith(v, {3.1002, 3.1101, 3.1051});
+                                            v.measuredStateBytes = 40000;
+                                          });
+    QCOMPARE(measured.at(0).stateBytes, int64_t(40000));
+    QCOMPARE(measured.at(0).memorySaved, 1 - 40000.0 / double(fp32Bytes(t)));
+
     // A model with no tensor large enough to quantize: a store saves nothing, and is not run.
     const ModuleNode smallOnly = tree(false);
     const AdvisorCandidate smallPlan = srPlan(smallOnly);
