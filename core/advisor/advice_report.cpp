@@ -102,7 +102,8 @@ std::string momentStoresSectionHtml(const Advice& a) {
   if (a.momentStores.empty()) return "";
   std::ostringstream h;
   h << "<h2>Moment stores</h2>\n<p>Each quantized store (torchao's 8bit, 4bit, fp8: codes and an fp32 scale per "
-       "block, both counted in the state bytes) put run-wide on the plan the candidates gave, cheapest first, and "
+       "block, both counted in the state bytes: as its first run allocated them, or the module-tree estimate for a store "
+       "not run) put run-wide on the plan the candidates gave, cheapest first, and "
        "confirmed like the candidates (paired against fp32 over the seeds); a store enters the plan only when its "
        "gap is within the tolerance. Moment error: the relative error of the stored m and v against the fp32 moment "
        "each step computed, mean over the windows and seeds.</p>\n<table><tr><th>store</th><th>in the plan</th>"
@@ -111,7 +112,8 @@ std::string momentStoresSectionHtml(const Advice& a) {
   for (const MomentStoreVerdict& v : a.momentStores) {
     h << "<tr" << (v.inPlan ? " class=\"chosen\"" : "") << "><td>" << momentPrecisionId(v.store) << "</td><td>"
       << (v.inPlan ? "yes" : "no") << "</td><td>" << (v.stateBytes > 0 ? std::to_string(v.stateBytes) : "–")
-      << "</td><td>" << (v.stateBytes > 0 ? pct(v.memorySaved) : "–") << "</td><td>"
+      << (v.stateBytes > 0 && !v.confirmed ? " (estimate)" : "") << "</td><td>"
+      << (v.stateBytes > 0 ? pct(v.memorySaved) : "–") << "</td><td>"
       << (v.lossVsFp32 ? signedFixed(*v.lossVsFp32, 4) : "–") << "</td><td>"
       << (v.lossVsFp32 ? signedFixed(v.ciLow, 4) + " to " + signedFixed(v.ciHigh, 4) : "–") << "</td><td>"
       << (v.momentErrorM ? pct(*v.momentErrorM, 2) : "–") << " / " << (v.momentErrorV ? pct(*v.momentErrorV, 2) : "–")

@@ -57,6 +57,7 @@ AdvisorCandidate withMomentStore(const AdvisorCandidate& plan, MomentPrecision s
   c.lossVsFp32.reset();
   c.ciLow = c.ciHigh = 0;
   c.trainingPeakBytes.reset();
+  c.measuredStateBytes.reset();  // the plan's runs' bytes are not the store's
   c.measuredUpdateLost.reset();
   c.measuredUpdateLostSe.reset();
   c.momentErrorM.reset();
@@ -88,8 +89,8 @@ std::string momentStoreSkipReason(const AdvisorCandidate& plan, const AdvisorCan
     if (c.stateBytes <= variant.stateBytes && withinTolerance(c, tolerance))
       return "not tried: " + momentPrecisionId(c.config.adamw.moments) + " moments store " +
              (c.stateBytes < variant.stateBytes ? "fewer bytes" : "as few bytes") + " (state saved " +
-             report::percentText(c.memorySaved, 1) + " vs " + report::percentText(variant.memorySaved, 1) +
-             ") and are within the tolerance";
+             report::percentText(c.memorySaved, 1) + " as allocated vs " + report::percentText(variant.memorySaved, 1) +
+             " by the module-tree estimate) and are within the tolerance";
   return "";
 }
 
@@ -145,7 +146,7 @@ std::vector<MomentStoreVerdict> momentStoreVerdicts(const AdvisorCandidate& plan
     } else if (!v.confirmed) {
       const bool skipped = c.rejected.rfind("not tried", 0) == 0;  // momentStoreSkipReason's words
       v.reason = skipped ? c.rejected : "left out: " + (c.rejected.empty() ? std::string("not confirmed") : c.rejected);
-    } else if (!withinTolerance(c, tolerance)) {
+    } else if (*c.lossVsFp32 > tolerance) {  // (the choice's reason makes withinTolerance false for every loser)
       v.reason = "left out: loss " + gapText(c) + ", over the tolerance " + report::fixedText(tolerance, 4) + " by " +
                  report::fixedText(*c.lossVsFp32 - tolerance, 4) + " (it would save " + savingText(plan, c) + ")" +
                  momentErrorText(c);

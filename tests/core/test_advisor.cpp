@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <algorithm>
+#include <fstream>
 #include <atomic>
 #include <map>
 #include <tuple>
@@ -589,6 +590,16 @@ class TestAdvisor : public QObject {
         const JsonFile info = readJsonFile(e.path() / "run_info.json");
         QVERIFY(info.ok());
         QCOMPARE(info.value.at("moment_precision").get<std::string>(), id);
+        // Its bytes are those the run allocated (its last step's, codes and
+        // scales), fewer than the plan's on this model (its matrices quantize).
+        std::ifstream metrics(e.path() / "metrics.jsonl");
+        std::string line, last;
+        while (std::getline(metrics, line))
+          if (!line.empty()) last = line;
+        const MemoryBreakdown m = memoryBreakdownFromJson(nlohmann::json::parse(last).at("memory"));
+        QVERIFY(m.scales > 0);
+        QCOMPARE(v.stateBytes, m.total());
+        QVERIFY2(v.bytesSaved > 0, v.reason.c_str());
         ran = true;
       }
       QVERIFY2(ran, id.c_str());

@@ -75,6 +75,7 @@ AdvisorCandidate srPlan(const ModuleNode& t) {
   c.stateBytes = estimateMemory(t, c.config.plan, c.config.mode, c.config.adamw).total();
   c.memorySaved = 1 - double(c.stateBytes) / double(fp32Bytes(t));
   confirmWith(c, {3.1002, 3.1101, 3.1051});
+  c.measuredStateBytes = c.stateBytes;  // as its runs allocated them
   return c;
 }
 
@@ -89,8 +90,10 @@ struct Outcome {
 };
 
 // The advisor's moment stage and choice on constructed figures: each
-// store's final losses over the seeds, `offset` nats above fp32's.
-Outcome judge(const std::map<MomentPrecision, double>& offset, double tolerance) {
+// store's final losses over the seeds, `offset` nats above fp32's, and
+// (where given) the bytes its first run allocated.
+Outcome judge(const std::map<MomentPrecision, double>& offset, double tolerance,
+              const std::map<MomentPrecision, int64_t>& allocated = {}) {
   const ModuleNode t = tree();
   const AdvisorCandidate plan = srPlan(t);
   Outcome out;
@@ -100,6 +103,7 @@ Outcome judge(const std::map<MomentPrecision, double>& offset, double tolerance)
         out.confirmed.push_back(s);
         const double o = offset.at(s);
         confirmWith(v, {kFp32[0] + o + 0.0003, kFp32[1] + o - 0.0002, kFp32[2] + o - 0.0001});
+        if (allocated.count(s)) v.measuredStateBytes = allocated.at(s);
       });
   out.candidates = {plan};
   for (const AdvisorCandidate& v : variants)
@@ -139,7 +143,8 @@ class TestAdvisorMomentStores : public QObject {
       QCOMPARE(v.stateBytes, bytes);
       QVERIFY(v.config.adamw.moments == store);  // the run config carries the store (run_info reports it)
       QCOMPARE(v.memorySaved, 1 - double(bytes) / double(fp32Bytes(t)));
-      QVERIFY(!v.lossVsFp32 && v.valLoss.empty() && v.rejected.empty());  // the plan's figures are not the store's
+      // The plan's figures are not the store's.
+      QVERIFY(!v.lossVsFp32 && v.valLoss.empty() && v.rejected.empty() && !v.measuredStateBytes);
     }
     // Tried cheapest first: 4bit, then 8bit and fp8 in the given order.
     const std::vector<AdvisorCandidate> order = momentStoreVariants(plan, kStores, t, fp32Bytes(t));
@@ -220,6 +225,22 @@ class TestAdvisorMomentStores : public QObject {
     QVERIFY(o.candidates[0].config.adamw.moments == MomentPrecision::ModeDefault);
     for (const auto& [store, v] : o.verdicts)
       QVERIFY2(!v.inPlan && v.confirmed && has(v.reason, "over the tolerance"), v.reason.c_str());
+  }
+
+  // A store within the tolerance whose runs allocate as many bytes as the
+  // plan (nothing quantized as allocated) is as cheap as the plan and loses
+  // to its lower loss: left out with the choice's reason, not "over the tolerance".
+  void storeSavingNothingAsAllocatedIsLeftOut() {
+    const ModuleNode t = tree();
+    const int64_t planBytes = srPlan(t).stateBytes;
+    const Outcome o = judge({{MomentPrecision::Dynamic4bit, 0.0030}, {MomentPrecision::Dynamic8bit, 0.02},
+                             {MomentPrecision::Fp8, 0.02}},
+                            0.005, {{MomentPrecision::Dynamic4bit, planBytes}});
+    QCOMPARE(o.chosen, 0);
+    const MomentStoreVerdict& four = o.verdicts.at(MomentPrecision::Dynamic4bit);
+    QVERIFY(!four.inPlan && four.confirmed);
+    QCOMPARE(four.bytesSaved, int64_t(0));
+    QVERIFY2(has(four.reason, "as cheap as the chosen") && !has(four.reason, "over the tolerance"), four.reason.c_str());
   }
 
   // advice.json keeps the verdicts; report.html shows each store's.
