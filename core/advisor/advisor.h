@@ -185,7 +185,7 @@ Advice runAdvisor(const AdvisorOptions& options, const AdvisorCallbacks& callbac
 //   "fp32_layers", "state_bytes", "memory_saved", "loss_vs_fp32",
 //   "loss_vs_fp32_ci", "val_loss", "rejected", "measured_update_lost",
 //   "measured_update_lost_se", "tokens_per_second", "predicted_update_lost",
-//   "training_peak_bytes", "layer_recipes": {module: recipe}, "layers_at_risk",
+//   "training_peak_bytes", "measured_state_bytes", "layer_recipes": {module: recipe}, "layers_at_risk",
 //   "compensated_elements", "moments", "moment_error": {"m", "v"} or null}],
 // "moment_stores": [{"store", "in_plan", "confirmed", "state_bytes",
 //   "bytes_saved", "memory_saved", "loss_vs_fp32", "loss_vs_fp32_ci",
