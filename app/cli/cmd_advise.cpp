@@ -51,11 +51,33 @@ std::vector<GemmFormat> parseGemmFormats(const std::string& list) {
   return formats;
 }
 
+// "none", or quantized moment store ids separated by commas.
+std::vector<MomentPrecision> parseMomentStores(const std::string& list) {
+  std::vector<MomentPrecision> stores;
+  if (list == "none") return stores;
+  std::stringstream in(list);
+  for (std::string id; std::getline(in, id, ',');) {
+    MomentPrecision p;
+    try {
+      p = momentPrecisionFromId(id);
+    } catch (const ConfigError& e) {
+      throw UsageError(std::string("--moment-stores: ") + e.what());
+    }
+    if (!momentsQuantized(p)) throw UsageError("--moment-stores: '" + id + "' is not a quantized store (8bit, 4bit, fp8)");
+    if (std::find(stores.begin(), stores.end(), p) != stores.end())
+      throw UsageError("--moment-stores: '" + id + "' given twice");
+    stores.push_back(p);
+  }
+  if (stores.empty()) throw UsageError("--moment-stores: no store given (or 'none')");
+  return stores;
+}
+
 }  // namespace
 
 const char* const kAdviseHelp =
     "usage: precision-lab-cli advise [CONFIG.json | --default] --out DIR [--steps N] [--seeds LIST]\n"
-    "                                [--tolerance NATS] [--gemm-formats LIST|none] [--overwrite]\n"
+    "                                [--tolerance NATS] [--gemm-formats LIST|none]\n"
+    "                                [--moment-stores LIST|none] [--overwrite]\n"
     "\n"
     "Finds the cheapest precision plan whose final validation loss stays within a\n"
     "tolerance of fp32's, by measurement:\n"
@@ -66,7 +88,11 @@ const char* const kAdviseHelp =
     "     90 % of;\n"
     "  3. every candidate and fp32 trained for the same steps on the same batches per\n"
     "     seed; the cheapest whose mean paired loss gap is within the tolerance wins;\n"
-    "  4. the chosen plan with every matrix product in each GEMM format (simulated),\n"
+    "  4. that plan with its moments in each quantized store (8bit, 4bit, fp8),\n"
+    "     cheapest first, confirmed the same way until one is within the tolerance:\n"
+    "     a store enters the plan only then; each store's verdict and figures are\n"
+    "     logged and in advice.json (moment_stores);\n"
+    "  5. the chosen plan with every matrix product in each GEMM format (simulated),\n"
     "     measured in shadow in step 1 and confirmed like the candidates; the fewest\n"
     "     bits per element within the tolerance is suggested (DIR/plan-gemm.json).\n"
     "\n"
@@ -83,6 +109,8 @@ const char* const kAdviseHelp =
     "                 max - min of their final validation losses))\n"
     "  --gemm-formats LIST  GEMM formats to measure and try, comma-separated (default\n"
     "                 fp8-e4m3,mxfp8,mxfp4,nvfp4), or none\n"
+    "  --moment-stores LIST  quantized moment stores to try on the chosen plan,\n"
+    "                 comma-separated (default 8bit,4bit,fp8), or none\n"
     "  --overwrite    replace the results of an earlier advice in DIR\n"
     "Progress goes to stderr. Exit codes: 0 a plan was chosen, 1 none within tolerance or\n"
     "a run failed, 2 usage or config error, 130 interrupted.\n";
@@ -98,6 +126,7 @@ int adviseCommand(Args& args) {
   const auto seedList = args.value("--seeds");
   const auto tolerance = args.value("--tolerance");
   const auto gemmList = args.value("--gemm-formats");
+  const auto momentList = args.value("--moment-stores");
   const bool overwrite = args.flag("--overwrite");
   const std::vector<std::string> pos = args.positionals(1);
   if (useDefault == !pos.empty())
@@ -116,6 +145,7 @@ int adviseCommand(Args& args) {
   if (steps) options.steps = *steps;
   if (seedList) options.seeds = parseSeeds(*seedList);
   if (gemmList) options.gemmFormats = parseGemmFormats(*gemmList);
+  if (momentList) options.momentStores = parseMomentStores(*momentList);
   if (tolerance) {
     const std::optional<double> t = parseDecimal(*tolerance);  // "0x10" is not 16 nats
     if (!t || !(*t > 0) || !std::isfinite(*t))

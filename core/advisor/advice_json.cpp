@@ -1,5 +1,6 @@
 // advice.json: the advisor's result (advisor/advisor.h), written and read back.
 #include <cmath>
+#include <optional>
 
 #include "advisor/advisor.h"
 #include "util/errors.h"
@@ -12,6 +13,53 @@ using json = nlohmann::json;
 // A non-finite number is written as null (JSON has no NaN).
 json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 double numberOf(const json& j) { return j.is_number() ? j.get<double>() : std::nan(""); }
+
+json optionalNumber(const std::optional<double>& v) { return v ? number(*v) : json(nullptr); }
+
+json momentErrorToJson(const std::optional<double>& m, const std::optional<double>& v) {
+  return {{"m", optionalNumber(m)}, {"v", optionalNumber(v)}};
+}
+
+// {"m": x, "v": y} (either null), or null.
+void momentErrorFromJson(const json& j, std::optional<double>& m, std::optional<double>& v) {
+  if (!j.is_object()) return;
+  if (j.contains("m") && j.at("m").is_number()) m = j.at("m").get<double>();
+  if (j.contains("v") && j.at("v").is_number()) v = j.at("v").get<double>();
+}
+
+json verdictToJson(const MomentStoreVerdict& v) {
+  return {{"store", momentPrecisionId(v.store)},
+          {"in_plan", v.inPlan},
+          {"confirmed", v.confirmed},
+          {"state_bytes", v.stateBytes},
+          {"bytes_saved", v.bytesSaved},
+          {"memory_saved", number(v.memorySaved)},
+          {"loss_vs_fp32", optionalNumber(v.lossVsFp32)},
+          {"loss_vs_fp32_ci", v.lossVsFp32 ? json::array({number(v.ciLow), number(v.ciHigh)}) : json(nullptr)},
+          {"moment_error", momentErrorToJson(v.momentErrorM, v.momentErrorV)},
+          {"reason", v.reason}};
+}
+
+MomentStoreVerdict verdictFromJson(const json& j) {
+  MomentStoreVerdict v;
+  v.store = momentPrecisionFromId(j.at("store").get<std::string>());
+  if (!momentsQuantized(v.store))
+    throw ConfigError("advice: moment_stores store '" + momentPrecisionId(v.store) + "' is not a quantized store");
+  v.inPlan = j.at("in_plan").get<bool>();
+  v.confirmed = j.value("confirmed", false);
+  v.stateBytes = j.value("state_bytes", int64_t{0});
+  v.bytesSaved = j.value("bytes_saved", int64_t{0});
+  v.memorySaved = numberOf(j.value("memory_saved", json(nullptr)));
+  if (j.contains("loss_vs_fp32") && j.at("loss_vs_fp32").is_number()) {
+    v.lossVsFp32 = j.at("loss_vs_fp32").get<double>();
+    const json& ci = j.at("loss_vs_fp32_ci");
+    v.ciLow = numberOf(ci.at(0));
+    v.ciHigh = numberOf(ci.at(1));
+  }
+  momentErrorFromJson(j.value("moment_error", json(nullptr)), v.momentErrorM, v.momentErrorV);
+  v.reason = j.value("reason", "");
+  return v;
+}
 
 json candidateToJson(const AdvisorCandidate& c) {
   json valLoss = json::array();
@@ -35,11 +83,14 @@ json candidateToJson(const AdvisorCandidate& c) {
   j["tokens_per_second"] = tps;
   j["predicted_update_lost"] = c.predictedUpdateLost ? number(*c.predictedUpdateLost) : json(nullptr);
   j["training_peak_bytes"] = c.trainingPeakBytes ? json(*c.trainingPeakBytes) : json(nullptr);
+  j["measured_state_bytes"] = c.measuredStateBytes ? json(*c.measuredStateBytes) : json(nullptr);
   json recipes = json::object();
   for (const auto& [layer, m] : c.layerRecipes) recipes[layer] = optimizerModeId(m);
   j["layer_recipes"] = recipes;
   j["layers_at_risk"] = c.layersAtRisk;
   j["compensated_elements"] = c.compensatedElements;
+  j["moments"] = momentPrecisionId(c.config.adamw.moments);
+  j["moment_error"] = c.momentErrorM || c.momentErrorV ? momentErrorToJson(c.momentErrorM, c.momentErrorV) : json(nullptr);
   return j;
 }
 
@@ -71,6 +122,9 @@ AdvisorCandidate candidateFromJson(const json& j) {
     c.predictedUpdateLost = j.at("predicted_update_lost").get<double>();
   if (j.contains("training_peak_bytes") && j.at("training_peak_bytes").is_number_integer())
     c.trainingPeakBytes = j.at("training_peak_bytes").get<int64_t>();
+  if (j.contains("measured_state_bytes") && j.at("measured_state_bytes").is_number_integer())
+    c.measuredStateBytes = j.at("measured_state_bytes").get<int64_t>();
+  momentErrorFromJson(j.value("moment_error", json(nullptr)), c.momentErrorM, c.momentErrorV);
   return c;
 }
 
@@ -104,6 +158,8 @@ json adviceToJson(const Advice& a) {
                           {"saturation", number(g.saturation)},
                           {"rel_error", number(g.relError)},
                           {"steps", g.steps}});
+  json momentStores = json::array();
+  for (const MomentStoreVerdict& v : a.momentStores) momentStores.push_back(verdictToJson(v));
   const bool hasGemmChoice = a.gemmChosen >= 0 && a.gemmChosen < static_cast<int>(a.gemmCandidates.size());
   return {{"completed", a.completed},
           {"message", a.message},
@@ -121,7 +177,8 @@ json adviceToJson(const Advice& a) {
           {"gemm_layers", gemmLayers},
           {"gemm_candidates", gemmCandidates},
           {"gemm_chosen", hasGemmChoice ? gemmCandidates.at(static_cast<size_t>(a.gemmChosen)) : json(nullptr)},
-          {"gemm_chosen_index", hasGemmChoice ? a.gemmChosen : -1}};
+          {"gemm_chosen_index", hasGemmChoice ? a.gemmChosen : -1},
+          {"moment_stores", momentStores}};
 }
 
 Advice adviceFromJson(const json& j) {
@@ -177,6 +234,8 @@ Advice adviceFromJson(const json& j) {
       l.steps = g.at("steps").get<int>();
       a.gemmLayers.push_back(std::move(l));
     }
+    // The moment stores' verdicts (absent in advice written before them).
+    for (const json& v : j.value("moment_stores", json::array())) a.momentStores.push_back(verdictFromJson(v));
     return a;
   } catch (const json::exception& e) {
     throw ConfigError(std::string("advice: malformed JSON (") + e.what() + ")");

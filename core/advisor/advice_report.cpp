@@ -38,7 +38,12 @@ std::string frontierSvg(const Advice& a) {
   const double pad = 0.05 * (yHi - yLo);
   yLo -= pad;
   yHi += pad;
-  const double xLo = 0, xHi = 0.6;  // memory saved 0..60 %
+  // Memory saved 0..60 %, or to the next 10 % above the most saved (4-bit moments save more).
+  double xHi = 0.6;
+  for (const AdvisorCandidate& c : a.candidates)
+    if (std::isfinite(c.memorySaved)) xHi = std::max(xHi, std::ceil(10 * c.memorySaved + 0.2) / 10);
+  xHi = std::min(xHi, 1.0);
+  const double xLo = 0;
   auto X = [&](double v) { return left + (std::clamp(v, xLo, xHi) - xLo) / (xHi - xLo) * (W - left - right); };
   auto Y = [&](double v) { return top + (yHi - std::clamp(v, yLo, yHi)) / (yHi - yLo) * (H - top - bottom); };
   std::ostringstream s;
@@ -90,6 +95,32 @@ std::string frontierSvg(const Advice& a) {
   }
   s << "</svg>\n";
   return s.str();
+}
+
+// The quantized moment stores: whether each entered the chosen plan, and why.
+std::string momentStoresSectionHtml(const Advice& a) {
+  if (a.momentStores.empty()) return "";
+  std::ostringstream h;
+  h << "<h2>Moment stores</h2>\n<p>Each quantized store (torchao's 8bit, 4bit, fp8: codes and an fp32 scale per "
+       "block, both counted in the state bytes: as its first run allocated them, or the module-tree estimate for a store "
+       "not run) put run-wide on the plan the candidates gave, cheapest first, and "
+       "confirmed like the candidates (paired against fp32 over the seeds); a store enters the plan only when its "
+       "gap is within the tolerance. Moment error: the relative error of the stored m and v against the fp32 moment "
+       "each step computed, mean over the windows and seeds.</p>\n<table><tr><th>store</th><th>in the plan</th>"
+       "<th>state bytes</th><th>memory saved</th><th>loss − fp32</th><th>95 % CI</th><th>moment error m / v</th>"
+       "<th>why</th></tr>\n";
+  for (const MomentStoreVerdict& v : a.momentStores) {
+    h << "<tr" << (v.inPlan ? " class=\"chosen\"" : "") << "><td>" << momentPrecisionId(v.store) << "</td><td>"
+      << (v.inPlan ? "yes" : "no") << "</td><td>" << (v.stateBytes > 0 ? std::to_string(v.stateBytes) : "–")
+      << (v.stateBytes > 0 && !v.confirmed ? " (estimate)" : "") << "</td><td>"
+      << (v.stateBytes > 0 ? pct(v.memorySaved) : "–") << "</td><td>"
+      << (v.lossVsFp32 ? signedFixed(*v.lossVsFp32, 4) : "–") << "</td><td>"
+      << (v.lossVsFp32 ? signedFixed(v.ciLow, 4) + " to " + signedFixed(v.ciHigh, 4) : "–") << "</td><td>"
+      << (v.momentErrorM ? pct(*v.momentErrorM, 2) : "–") << " / " << (v.momentErrorV ? pct(*v.momentErrorV, 2) : "–")
+      << "</td><td>" << escapeXml(v.reason) << "</td></tr>\n";
+  }
+  h << "</table>\n";
+  return h.str();
 }
 
 // The GEMM formats: each tried on the chosen plan, and what each does to
@@ -165,7 +196,7 @@ std::string adviceReportHtml(const Advice& a) {
 
   h << "<h2>Frontier</h2>\n" << frontierSvg(a);
   h << "<h2>Candidates and confirmation runs</h2>\n<table><tr><th>plan</th><th>mode</th><th>fp32 layers</th><th>own recipe</th>"
-       "<th>state bytes</th><th>memory saved</th><th>measured peak (MiB)</th><th>update lost (predicted)</th><th>val loss per seed</th><th>loss − fp32</th><th>95 % CI</th>"
+       "<th>moments</th><th>state bytes</th><th>memory saved</th><th>measured peak (MiB)</th><th>update lost (predicted)</th><th>val loss per seed</th><th>loss − fp32</th><th>95 % CI</th>"
        "<th>update lost (measured)</th><th>compute</th><th>verdict</th></tr>\n";
   for (size_t i = 0; i < a.candidates.size(); ++i) {
     const AdvisorCandidate& c = a.candidates[i];
@@ -179,7 +210,7 @@ std::string adviceReportHtml(const Advice& a) {
       h << (first ? "" : "<br>") << escapeXml(layer) << ": " << optimizerModeId(recipe);
       first = false;
     }
-    h << "</td><td>" << c.stateBytes << "</td><td>" << pct(c.memorySaved) << "</td><td>"
+    h << "</td><td>" << momentPrecisionId(c.config.adamw.moments) << "</td><td>" << c.stateBytes << "</td><td>" << pct(c.memorySaved) << "</td><td>"
       << (c.trainingPeakBytes ? fixedOrDash(double(*c.trainingPeakBytes) / (1024.0 * 1024.0), 2) : "–") << "</td><td>"
       << (c.predictedUpdateLost ? pct(*c.predictedUpdateLost) : "–") << "</td><td>";
     for (size_t k = 0; k < c.valLoss.size(); ++k) h << (k ? " " : "") << fixedOrDash(c.valLoss[k], 4);
@@ -189,7 +220,7 @@ std::string adviceReportHtml(const Advice& a) {
       << "</td><td>" << escapeXml(computeCostText(c)) << "</td><td>"
       << (chosen ? "chosen" : escapeXml(c.rejected)) << "</td></tr>\n";
   }
-  h << "</table>\n";
+  h << "</table>\n" << momentStoresSectionHtml(a);
   h << "<h2>Shadow figures per layer</h2>\n<p>Measured during the fp32 run (seed " << (a.seeds.empty() ? 0 : a.seeds[0])
     << "): the share of each layer's intended update that a bf16 write would lose (\"update lost\", mean over the "
        "windows ± its standard error), on sampled elements, and the share of intended updates below half a bf16 ulp "

@@ -10,6 +10,7 @@
 
 #include "advisor/candidate_choice.h"
 #include "advisor/candidate_plans.h"
+#include "advisor/moment_stores.h"
 #include "report/number_text.h"
 #include "report/paired_gap.h"
 #include "train/trainer.h"
@@ -45,6 +46,12 @@ struct ShadowSums {
   double lost[3] = {0, 0, 0}, variance[3] = {0, 0, 0};
   double belowHalfUlp = 0;
 };
+
+double meanOf(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return sum / double(v.size());
+}
 
 double numberOr(const nlohmann::json& j, double fallback) { return j.is_number() ? j.get<double>() : fallback; }
 
@@ -273,7 +280,7 @@ class AdvisorRun {
     fp32.shadow_gemm_formats.clear();
     advice_.candidates = buildCandidates(o_.base, tree_, advice_.layers, o_.riskThreshold);
     advice_.fp32StateBytes = fp32StateBytes(tree_, o_.base.adamw);
-    total_ = static_cast<int>(seeds + (advice_.candidates.size() + o_.gemmFormats.size()) * seeds);
+    total_ = static_cast<int>(seeds + (advice_.candidates.size() + o_.momentStores.size() + o_.gemmFormats.size()) * seeds);
     log("advisor: " + std::to_string(advice_.candidates.size()) + " candidates, " + std::to_string(seeds) +
         " seed(s) each");
     for (size_t i = 1; i < seeds; ++i) {
@@ -297,13 +304,14 @@ class AdvisorRun {
     log("advisor: tolerance " + fixed(advice_.tolerance, 4) + " nats (" + advice_.toleranceSource + ")");
 
     for (AdvisorCandidate& c : advice_.candidates) confirm(c);
+    confirmMomentStores();
     choose();
     confirmGemmFormats();
     advice_.completed = true;
   }
 
   void confirm(AdvisorCandidate& c) {
-    std::vector<double> differences, lost, lostSe;
+    std::vector<double> differences, lost, lostSe, errorM, errorV;
     for (uint64_t seed : o_.seeds) {
       const RunResult r = train(configFor(c.config, seed, slug(c.name) + "-seed" + std::to_string(seed)));
       if (r.status != RunStatus::Completed || !r.finalValLoss) {
@@ -312,15 +320,20 @@ class AdvisorRun {
       }
       c.valLoss.push_back(*r.finalValLoss);
       if (!c.trainingPeakBytes && r.trainingPeakBytes) c.trainingPeakBytes = r.trainingPeakBytes;
+      if (!c.measuredStateBytes && r.memory.total() > 0) c.measuredStateBytes = r.memory.total();
       c.tokensPerSecond.push_back(r.meanTokensPerSecond);
       differences.push_back(*r.finalValLoss - fp32Val_.at(seed));
       if (r.meanUpdateLost) lost.push_back(*r.meanUpdateLost);
       if (r.meanUpdateLostStdError) lostSe.push_back(*r.meanUpdateLostStdError);
+      if (r.meanMomentErrorM) errorM.push_back(*r.meanMomentErrorM);
+      if (r.meanMomentErrorV) errorV.push_back(*r.meanMomentErrorV);
     }
     const report::PairedEstimate e = report::pairedEstimate(differences);
     c.lossVsFp32 = e.mean;
     c.ciLow = e.ciLow;
     c.ciHigh = e.ciHigh;
+    if (!errorM.empty()) c.momentErrorM = meanOf(errorM);
+    if (!errorV.empty()) c.momentErrorV = meanOf(errorV);
     if (!lost.empty()) {
       double sum = 0, var = 0;
       for (double v : lost) sum += v;
@@ -330,10 +343,54 @@ class AdvisorRun {
     }
   }
 
+  // The quantized moment stores on the plan the candidates alone would give
+  // (advisor/moment_stores.h): cheapest first, each confirmed like a
+  // candidate unless a store already within tolerance saves at least as
+  // much; the confirmed ones join the candidates, so the choice below
+  // takes one only where its measured gap is within the tolerance.
+  void confirmMomentStores() {
+    if (o_.momentStores.empty()) return;
+    const size_t seeds = o_.seeds.size();
+    std::vector<AdvisorCandidate> scratch = advice_.candidates;
+    const int best = chooseCandidate(scratch, advice_.tolerance);
+    if (best < 0) {
+      for (MomentPrecision s : o_.momentStores) {
+        MomentStoreVerdict v;
+        v.store = s;
+        v.reason = "not tried: no candidate plan is within the tolerance to put it on";
+        advice_.momentStores.push_back(v);
+      }
+      total_ -= static_cast<int>(o_.momentStores.size() * seeds);
+      return;
+    }
+    momentPlan_ = scratch[static_cast<size_t>(best)];
+    log("advisor: moment stores on " + momentPlan_.name + " (" + percent(momentPlan_.memorySaved) +
+        " saved), cheapest first");
+    momentVariants_ = tryMomentStores(momentPlan_, o_.momentStores, tree_, advice_.fp32StateBytes, advice_.tolerance,
+                                      [&](AdvisorCandidate& v) { confirm(v); });
+    for (const AdvisorCandidate& v : momentVariants_) {
+      if (v.rejected.rfind("not tried", 0) == 0) {  // momentStoreSkipReason: no runs made
+        total_ -= static_cast<int>(seeds);
+        continue;
+      }
+      advice_.candidates.push_back(v);
+    }
+    std::stable_sort(advice_.candidates.begin(), advice_.candidates.end(),
+                     [](const AdvisorCandidate& a, const AdvisorCandidate& b) { return a.stateBytes < b.stateBytes; });
+  }
+
+  // After the choice: each store's verdict, with the reason the choice gave it.
+  void judgeMomentStores() {
+    if (momentVariants_.empty()) return;
+    advice_.momentStores =
+        momentStoreVerdicts(momentPlan_, momentVariants_, advice_.candidates, advice_.chosen, advice_.tolerance);
+  }
+
   // The least state memory within tolerance; among equally cheap plans the
   // lower loss (advisor/candidate_choice.h).
   void choose() {
     advice_.chosen = chooseCandidate(advice_.candidates, advice_.tolerance);
+    judgeMomentStores();
     if (advice_.chosen < 0) {
       advice_.message = "no candidate stays within the tolerance: keep fp32 (or mixed) for this run";
       log("advisor: " + advice_.message);
@@ -343,12 +400,15 @@ class AdvisorRun {
           signedNats(*c.lossVsFp32) + " nats vs fp32 (tolerance " + fixed(advice_.tolerance, 4) + "); compute: " +
           computeCostText(c));
     }
+    for (const MomentStoreVerdict& v : advice_.momentStores) log("advisor: " + momentStoreVerdictLine(v));
   }
 
   const AdvisorOptions& o_;
   const AdvisorCallbacks& cb_;
   Advice advice_;
   ModuleNode tree_;
+  AdvisorCandidate momentPlan_;                  // the plan the moment stores were tried on
+  std::vector<AdvisorCandidate> momentVariants_;  // it with each store, cheapest first
   std::map<uint64_t, double> fp32Val_;
   int done_ = 0, total_ = 0;
 };

@@ -8,7 +8,10 @@
 //   2. candidates: a handful of plans from least to most state memory built
 //      from those figures (advisor/candidate_plans.h);
 //   3. confirmation: each candidate and fp32 trained for the same budget on
-//      the same batches over the seeds; the cheapest within tolerance wins.
+//      the same batches over the seeds; the cheapest within tolerance wins;
+//   4. moment stores: the low-bit stores (8bit, 4bit, fp8) on that plan,
+//      confirmed the same way, cheapest first (advisor/moment_stores.h);
+//   5. GEMM formats on the plan so chosen.
 // Torch-free, so the app can run it on a worker thread.
 #include <atomic>
 #include <cstdint>
@@ -43,6 +46,11 @@ struct AdvisorOptions {
   // them; empty: neither.
   std::vector<GemmFormat> gemmFormats = {GemmFormat::Fp8E4m3, GemmFormat::Mxfp8, GemmFormat::Mxfp4,
                                          GemmFormat::Nvfp4};
+  // Quantized moment stores tried, run-wide, on the plan chosen from the
+  // candidates: cheapest first, stopping at the first within tolerance
+  // (the rest would save less); empty: none.
+  std::vector<MomentPrecision> momentStores = {MomentPrecision::Dynamic8bit, MomentPrecision::Dynamic4bit,
+                                               MomentPrecision::Fp8};
 };
 
 constexpr double kMinTolerance = 0.005;  // nats
@@ -104,10 +112,33 @@ struct AdvisorCandidate {
   // Measured on the first seed's run (train/step_metrics.h RunResult): the
   // most it held for training (state + its step's peak above it).
   std::optional<int64_t> trainingPeakBytes;
+  // Measured on the first seed's run: the training state as allocated, per
+  // tensor (RunResult::memory). A quantized moment store's stateBytes is
+  // this figure: the module-tree estimate adds a module's tensors together,
+  // and torchao's size rule is per tensor.
+  std::optional<int64_t> measuredStateBytes;
   // The confirmation runs' own update lost (mean over seeds of each run's
   // mean over its windows): what the shadow predicted, measured.
   std::optional<double> measuredUpdateLost, measuredUpdateLostSe;
   std::vector<double> tokensPerSecond;  // per seed
+  // Quantized moment stores only: the confirmation runs' moment error
+  // (RunResult::meanMomentErrorM/V, mean over seeds).
+  std::optional<double> momentErrorM, momentErrorV;
+};
+
+// What the advisor decided about one quantized moment store
+// (advisor/moment_stores.h), with the figures that decided it.
+struct MomentStoreVerdict {
+  MomentPrecision store = MomentPrecision::Dynamic8bit;
+  bool inPlan = false;     // the chosen plan stores its moments so
+  bool confirmed = false;  // its runs were made (else: not tried, `reason` says why)
+  int64_t stateBytes = 0;  // the plan it was tried on, with this store (codes + scales)
+  int64_t bytesSaved = 0;  // against that plan with its own moments
+  double memorySaved = 0;  // 1 - stateBytes / fp32's
+  std::optional<double> lossVsFp32;  // paired over the seeds, as a candidate's
+  double ciLow = 0, ciHigh = 0;
+  std::optional<double> momentErrorM, momentErrorV;
+  std::string reason;  // one line: in or out, and the figures
 };
 
 struct Advice {
@@ -123,6 +154,9 @@ struct Advice {
   std::vector<LayerShadowFigures> layers;
   std::vector<AdvisorCandidate> candidates;  // least to most state memory
   int chosen = -1;                           // index into candidates; -1: none within tolerance
+  // The quantized moment stores: one verdict per store of
+  // AdvisorOptions::momentStores; those confirmed are also in `candidates`.
+  std::vector<MomentStoreVerdict> momentStores;
   double seconds = 0;
   // Shadow cost: the CPU time the shadow's own work took in the shadow run's
   // steps over the CPU time of the rest of those steps (never negative;
@@ -151,8 +185,11 @@ Advice runAdvisor(const AdvisorOptions& options, const AdvisorCallbacks& callbac
 //   "fp32_layers", "state_bytes", "memory_saved", "loss_vs_fp32",
 //   "loss_vs_fp32_ci", "val_loss", "rejected", "measured_update_lost",
 //   "measured_update_lost_se", "tokens_per_second", "predicted_update_lost",
-//   "training_peak_bytes", "layer_recipes": {module: recipe}, "layers_at_risk",
-//   "compensated_elements"}],
+//   "training_peak_bytes", "measured_state_bytes", "layer_recipes": {module: recipe}, "layers_at_risk",
+//   "compensated_elements", "moments", "moment_error": {"m", "v"} or null}],
+// "moment_stores": [{"store", "in_plan", "confirmed", "state_bytes",
+//   "bytes_saved", "memory_saved", "loss_vs_fp32", "loss_vs_fp32_ci",
+//   "moment_error": {"m", "v"}, "reason"}],
 // "layers": [{"layer", "elements", "update_lost": {"nearest", "stochastic",
 //   "kahan"}, "update_lost_se": {...}, "below_half_ulp"}],
 // "shadow_overhead", "gemm_layers": [{"layer", "format", "role",

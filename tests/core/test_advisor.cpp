@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <algorithm>
+#include <fstream>
 #include <atomic>
 #include <map>
 #include <tuple>
@@ -407,6 +408,7 @@ class TestAdvisor : public QObject {
     o.base.eval_batches = 16;
     o.seeds = {1, 2, 3};
     o.gemmFormats.clear();  // the recipes are the point here (the GEMM formats: below)
+    o.momentStores.clear();  // likewise (the moment stores: below, and test_advisor_moment_stores)
     std::vector<std::string> progress;
     AdvisorCallbacks cb;
     cb.onProgress = [&](int done, int total, const std::string& text) {
@@ -549,6 +551,7 @@ class TestAdvisor : public QObject {
     QVERIFY(plan.ok());
     const RunConfig planned = RunConfig::fromJson(plan.value);  // a run config `run` accepts
     QVERIFY(planned.mode == c.config.mode);
+    QVERIFY(planned.adamw.moments == c.config.adamw.moments);
     QVERIFY(fs::file_size(dir / "report.html") > 1000);
     QCOMPARE(fs::exists(dir / "plan-gemm.json"), a.gemmChosen >= 0);
     if (a.gemmChosen >= 0) {
@@ -556,6 +559,53 @@ class TestAdvisor : public QObject {
       QVERIFY(gemmPlan.plan.gemm_format == a.gemmCandidates[static_cast<size_t>(a.gemmChosen)].config.plan.gemm_format);
       QVERIFY(gemmPlan.shadow_gemm_formats.empty());
     }
+
+    // The moment stores (issue 40 point 5), on the real runs: one verdict
+    // per store; a store is in the plan exactly when the chosen plan stores
+    // its moments so, and then its own paired gap is within the tolerance;
+    // one over it is left out; a store within it that is cheaper than the
+    // chosen plan cannot exist; one not run says why. Each store's runs
+    // really ran in it (run_info.json's moment_precision).
+    QCOMPARE(a.momentStores.size(), o.momentStores.size());
+    int inPlan = 0;
+    for (const MomentStoreVerdict& v : a.momentStores) {
+      const std::string id = momentPrecisionId(v.store);
+      qInfo("%s moments: %s", id.c_str(), v.reason.c_str());
+      QCOMPARE(v.inPlan, c.config.adamw.moments == v.store);
+      if (v.inPlan) {
+        ++inPlan;
+        QVERIFY2(v.confirmed && *v.lossVsFp32 <= a.tolerance && v.bytesSaved > 0, v.reason.c_str());
+        QCOMPARE(v.stateBytes, c.stateBytes);
+      }
+      if (!v.confirmed) {
+        QVERIFY2(v.reason.rfind("not tried", 0) == 0, v.reason.c_str());
+        continue;
+      }
+      if (*v.lossVsFp32 > a.tolerance) QVERIFY2(!v.inPlan && v.reason.find("over the tolerance") != std::string::npos, v.reason.c_str());
+      else QVERIFY2(v.stateBytes >= c.stateBytes, v.reason.c_str());
+      bool ran = false;
+      for (const auto& e : fs::directory_iterator(dir / "runs")) {
+        const std::string name = e.path().filename().string(), suffix = "-" + id + "-moments-seed1";
+        if (name.size() < suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+        const JsonFile info = readJsonFile(e.path() / "run_info.json");
+        QVERIFY(info.ok());
+        QCOMPARE(info.value.at("moment_precision").get<std::string>(), id);
+        // Its bytes are those the run allocated (its last step's, codes and
+        // scales), fewer than the plan's on this model (its matrices quantize).
+        std::ifstream metrics(e.path() / "metrics.jsonl");
+        std::string line, last;
+        while (std::getline(metrics, line))
+          if (!line.empty()) last = line;
+        const MemoryBreakdown m = memoryBreakdownFromJson(nlohmann::json::parse(last).at("memory"));
+        QVERIFY(m.scales > 0);
+        QCOMPARE(v.stateBytes, m.total());
+        QVERIFY2(v.bytesSaved > 0, v.reason.c_str());
+        ran = true;
+      }
+      QVERIFY2(ran, id.c_str());
+    }
+    QVERIFY(inPlan <= 1);
+    QCOMPARE(advice.value.at("moment_stores").size(), o.momentStores.size());
   }
 };
 
