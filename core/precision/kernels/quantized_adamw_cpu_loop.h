@@ -165,41 +165,12 @@ void searchCodes(const __m512* q, const SearchRegisters& s, __m512i* p) {
 // bucket's code and the next two thresholds and takes at most one step up
 // (what every bucket of torchao's tables needs); a group of lanes where one
 // needs more goes to the scalar function, so the result holds for any
-// sorted table. (The AVX-512 variant searches instead, quantize8, whenever
-// quantizedAdamWCpu gave it the search order: its branch here is the
-// fallback without one.)
+// sorted table. (The AVX-512 variant searches instead, quantize8, since
+// quantizedAdamWCpu always gives it the search order; without one it takes
+// this AVX2 form, which its instruction set includes.)
 void codes8(const float* q, int64_t len, const float* threshold, const uint8_t* codeStart, uint8_t* codes) {
   int64_t j = 0;
-#if defined(PLAB_QUANTIZED_X16)
-  const __m512i one = _mm512_set1_epi32(1);
-  // The 32-bit halves of 8 + 8 gathered pairs: thresholds code + 1 (even
-  // halves) and code + 2 (odd halves), element order.
-  const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i odds = _mm512_add_epi32(evens, one);
-  for (; j + 16 <= len; j += 16) {
-    const __m512 x = _mm512_loadu_ps(q + j);
-    const __m512i u = _mm512_castps_si512(x);
-    // orderedKey: negatives flipped, positives' sign bit set; the bucket's code byte.
-    const __m512i key = _mm512_xor_si512(u, _mm512_or_si512(_mm512_maskz_srai_epi32(kAll, u, 31), _mm512_set1_epi32(INT32_MIN)));
-    const __m512i bucket = _mm512_maskz_srli_epi32(kAll, key, kDynamicTreeBucketShift);
-    const __m512i word = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), kAll, _mm512_maskz_srli_epi32(kAll, bucket, 2), codeStart, 4);
-    const __m512i shift = _mm512_maskz_slli_epi32(kAll, _mm512_and_si512(bucket, _mm512_set1_epi32(3)), 3);
-    const __m512i c0 = _mm512_and_si512(_mm512_maskz_srlv_epi32(kAll, word, shift), _mm512_set1_epi32(255));
-    // threshold[c0 + 1] and threshold[c0 + 2] as one 8-byte read per element.
-    const __m512i low = _mm512_mask_i32gather_epi64(_mm512_setzero_si512(), 0xFF, _mm512_maskz_extracti64x4_epi64(0xF, c0, 0), threshold + 1, 4);
-    const __m512i high = _mm512_mask_i32gather_epi64(_mm512_setzero_si512(), 0xFF, _mm512_maskz_extracti64x4_epi64(0xF, c0, 1), threshold + 1, 4);
-    const __m512 next = _mm512_castsi512_ps(_mm512_maskz_permutex2var_epi32(kAll, low, evens, high));
-    const __m512 after = _mm512_castsi512_ps(_mm512_maskz_permutex2var_epi32(kAll, low, odds, high));
-    const __mmask16 step = _mm512_cmp_ps_mask(x, next, _CMP_GE_OQ);
-    if (step & _mm512_cmp_ps_mask(x, after, _CMP_GE_OQ)) {
-      for (int l = 0; l < 16; ++l) codes[j + l] = dynamicTreeCodeByThresholds(q[j + l], threshold, codeStart);
-      continue;
-    }
-    const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
-    const __m512i code = _mm512_maskz_mov_epi32(static_cast<__mmask16>(~nan), _mm512_mask_add_epi32(c0, step, c0, one));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(codes + j), _mm512_maskz_cvtepi32_epi8(kAll, code));
-  }
-#elif defined(__AVX2__)
+#if defined(__AVX2__)
   const __m256i one = _mm256_set1_epi32(1);
   const int* start32 = reinterpret_cast<const int*>(codeStart);
   for (; j + 8 <= len; j += 8) {
