@@ -6,7 +6,8 @@
 #   packaging/gpu-check.sh [build-dir]      (default: build-gpu)
 # Steps:
 #   1. a headless build (core, CLI, benches; no Qt, no tests) with the CUDA kernels;
-#   2. bench_kernel_twins: every fused kernel's CUDA twin against its CPU twin, bit for bit;
+#   2. bench_kernel_twins: every fused kernel's CUDA twin against its CPU twin, bit for bit
+#      (the quantized-moment step's too: 8bit, 4bit, fp8);
 #   3. bench_optimizer on 25 M parameters on the GPU: ms/step, GB/s against the
 #      device's copy bandwidth, allocator peak of a step;
 #   4. a 124 M-parameter GPT-2 (random init) for 50 steps per mode, batch 8 x 1024:

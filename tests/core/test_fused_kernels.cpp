@@ -64,16 +64,21 @@ struct Net {
   }
 };
 
-std::vector<torch::Tensor> initialWeights() {
+// The quantized moment stores need whole blocks (256 elements; else they
+// stay plain, as torchao's): a tensor of 64 blocks beside kShapes.
+const std::vector<std::vector<int64_t>> kShapesWithBlocks = {{64, 256}, {129, 257}, {3}};
+
+std::vector<torch::Tensor> initialWeights(const std::vector<std::vector<int64_t>>& shapes = kShapes) {
   std::vector<torch::Tensor> out;
-  for (const auto& shape : kShapes) out.push_back((1 + torch::rand(shape)).to(torch::kBFloat16));
+  for (const auto& shape : shapes) out.push_back((1 + torch::rand(shape)).to(torch::kBFloat16));
   return out;
 }
 
-std::vector<std::vector<torch::Tensor>> gradientSequence(int steps) {
+std::vector<std::vector<torch::Tensor>> gradientSequence(int steps,
+                                                          const std::vector<std::vector<int64_t>>& shapes = kShapes) {
   std::vector<std::vector<torch::Tensor>> out(steps);
   for (auto& g : out)
-    for (const auto& shape : kShapes) g.push_back(torch::randn(shape).to(torch::kBFloat16));
+    for (const auto& shape : shapes) g.push_back(torch::randn(shape).to(torch::kBFloat16));
   return out;
 }
 
@@ -438,7 +443,19 @@ class FusedKernelsTest : public QObject {
       }
   }
 
-  void cudaTwinMatchesCpuTwin_data() { addRecipeRows(); }
+  void cudaTwinMatchesCpuTwin_data() {
+    addRecipeRows();
+    // The quantized-moment kernel's twin (quantized_adamw_cuda.cu).
+    const std::vector<std::pair<const char*, Recipe>> quantized = {
+        {"bf16-sr, 8bit moments", {OptimizerMode::Bf16StochasticRounding, MomentPrecision::Dynamic8bit}},
+        {"bf16-kahan, 8bit moments", {OptimizerMode::Bf16Kahan, MomentPrecision::Dynamic8bit}},
+        {"bf16-nearest, 4bit moments", {OptimizerMode::Bf16Nearest, MomentPrecision::Dynamic4bit}},
+        {"bf16-sr, fp8 moments", {OptimizerMode::Bf16StochasticRounding, MomentPrecision::Fp8}},
+    };
+    for (const auto& [name, r] : quantized)
+      for (double wd : {0.0, 0.1})
+        QTest::newRow((std::string(name) + (wd > 0 ? ", decay" : "")).c_str()) << int(r.mode) << int(r.moments) << wd;
+  }
   void cudaTwinMatchesCpuTwin() {
 #ifndef PLAB_HAVE_CUDA_KERNELS
     QSKIP("built without the CUDA kernels (needs LibTorch with CUDA and nvcc)");
@@ -448,8 +465,9 @@ class FusedKernelsTest : public QObject {
     QFETCH(int, moments);
     QFETCH(double, weightDecay);
     torch::manual_seed(13);
-    const auto init = initialWeights();
-    const auto grads = gradientSequence(20);
+    const auto& shapes = momentsQuantized(MomentPrecision(moments)) ? kShapesWithBlocks : kShapes;
+    const auto init = initialWeights(shapes);
+    const auto grads = gradientSequence(20, shapes);
     const AdamWOptions o = optionsFor(moments, weightDecay, StepKernels::Fused);
     Net cpu(OptimizerMode(mode), o, init, 5);
     Net gpu(OptimizerMode(mode), o, init, 5, torch::kCUDA);
@@ -461,9 +479,14 @@ class FusedKernelsTest : public QObject {
         QCOMPARE(a.layers[l].intendedNonZero, b.layers[l].intendedNonZero);
         QVERIFY(std::abs(a.layers[l].intendedNormSq - b.layers[l].intendedNormSq) <= 1e-12 * a.layers[l].intendedNormSq);
       }
-      for (size_t w = 0; w < a.window.size(); ++w)
+      for (size_t w = 0; w < a.window.size(); ++w) {
         QVERIFY(std::abs(a.window[w].residualDotIntended - b.window[w].residualDotIntended) <=
                 1e-9 * std::abs(a.window[w].intendedSumSq) + 1e-30);
+        QCOMPARE(a.window[w].momentsMeasured, b.window[w].momentsMeasured);
+        for (int k = 0; k < 2; ++k)  // fp64 sums in another order: equal to rounding
+          QVERIFY(std::abs(a.window[w].momentErrorSq[k] - b.window[w].momentErrorSq[k]) <=
+                  1e-12 * a.window[w].momentErrorSq[k] + 1e-300);
+      }
     }
     QVERIFY(bitEqual(cpu.state(), gpu.state()));
 #endif

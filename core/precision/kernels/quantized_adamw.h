@@ -10,8 +10,8 @@
 // The CPU loop (quantized_adamw_cpu_loop.h, one variant per instruction
 // set, picked at run time) runs a block at a time: dequantize its m and v,
 // step its elements, quantize the new m and v, each pass vectorised. Its
-// element functions (quantized_adamw_element.h, dynamic_tree_*.h) are
-// written to compile for CUDA too, but no CUDA kernel exists yet.
+// element functions (quantized_adamw_element.h, dynamic_tree_*.h) are the
+// ones its CUDA twin (quantized_adamw_cuda.cu) runs, a thread per element.
 #include <cstdint>
 
 #include "precision/kernels/adamw_element.h"
@@ -83,5 +83,13 @@ struct MomentErrorSums {
 // fusedAdamWCpu. momentErrors, when not null, receives this step's
 // MomentErrorSums added to what it holds (in task order: a fixed order).
 void quantizedAdamWCpu(const QuantizedAdamWArgs& args, StepSums* sums, MomentErrorSums* momentErrors = nullptr);
+
+// CUDA twin (quantized_adamw_cuda.cu; only in builds with CUDA kernels):
+// launches on `stream` (a cudaStream_t). Every pointer of args is on the
+// device, the tables included (codes; 8-bit: thresholds, read in search
+// order; the bucket starts and search orders are not used). deviceSums and
+// deviceMomentErrors, when not null, point to 4 device doubles each that the
+// kernel adds the StepSums / MomentErrorSums fields to, in their order.
+void quantizedAdamWCuda(const QuantizedAdamWArgs& args, double* deviceSums, double* deviceMomentErrors, void* stream);
 
 }  // namespace plab::kernels

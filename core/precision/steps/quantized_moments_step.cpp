@@ -10,8 +10,30 @@
 #include "precision/steps/adamw_step.h"
 #include "util/errors.h"
 
+#ifdef PLAB_HAVE_CUDA_KERNELS
+#include <c10/cuda/CUDAStream.h>
+
+#include <map>
+#include <mutex>
+#include <utility>
+#endif
+
 namespace plab::steps {
 namespace {
+
+#ifdef PLAB_HAVE_CUDA_KERNELS
+// A code table (built once on the CPU, dynamic_tree_code.h) on a CUDA
+// device, copied once per device and kept for the process.
+template <typename T>
+const T* onDevice(const torch::Tensor& table, const torch::Device& device) {
+  static std::mutex mutex;
+  static std::map<std::pair<const void*, int>, torch::Tensor> copies;
+  const std::lock_guard<std::mutex> lock(mutex);
+  torch::Tensor& copy = copies[{table.data_ptr(), device.index()}];
+  if (!copy.defined()) copy = table.to(device);
+  return copy.data_ptr<T>();
+}
+#endif
 
 // torchao's scalars as its torch.compile'd step computes them (inductor's
 // generated CPU code: fp32 operations, powf for beta^step): lr and the step
@@ -58,9 +80,14 @@ int64_t quantizedMomentsBlock(MomentPrecision store) {
 
 torch::Tensor quantizedMomentsStep(ParamState& p, const StepScalars& s, WeightWrite write, MomentPrecision store,
                                    const FusedExtras& extras) {
-  if (!p.param.is_cpu() || !p.param.is_contiguous())
+#ifdef PLAB_HAVE_CUDA_KERNELS
+  const bool onCuda = p.param.is_cuda();
+#else
+  const bool onCuda = false;
+#endif
+  if ((!p.param.is_cpu() && !onCuda) || !p.param.is_contiguous())
     throw TrainingError("adamw.moments \"" + momentPrecisionId(store) +
-                        "\" runs on contiguous CPU parameters only (no CUDA kernel yet)");
+                        "\" runs on contiguous CPU parameters, or CUDA ones in a build with the CUDA kernels");
   const bool fourBit = store == MomentPrecision::Dynamic4bit;
   const bool fp32 = p.param.scalar_type() == torch::kFloat32;
   const torch::Tensor grad = p.grad.to(p.param.scalar_type()).contiguous();
@@ -103,6 +130,36 @@ torch::Tensor quantizedMomentsStep(ParamState& p, const StepScalars& s, WeightWr
     a.windowSum = extras.windowSum.data_ptr<double>();
     a.windowStride = extras.windowStride;
   }
+#ifdef PLAB_HAVE_CUDA_KERNELS
+  if (onCuda) {
+    // The tables the kernel reads, on the device (it searches the 8-bit
+    // thresholds itself: no bucket starts).
+    const torch::Device device = p.param.device();
+    a.signedCode = onDevice<float>(fourBit ? dynamicTree4Code(true) : dynamicTreeCode(true), device);
+    a.unsignedCode = onDevice<float>(fourBit ? dynamicTree4Code(false) : dynamicTreeCode(false), device);
+    a.signedThresholds = fourBit ? nullptr : onDevice<float>(dynamicTreeThresholds(true), device);
+    a.unsignedThresholds = fourBit ? nullptr : onDevice<float>(dynamicTreeThresholds(false), device);
+    a.signedStarts = a.unsignedStarts = a.signedCodeStarts = a.unsignedCodeStarts = nullptr;
+    const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(device);
+    torch::Tensor terms = extras.stats ? torch::zeros({5}, f64) : torch::Tensor();
+    const torch::Tensor errors = extras.momentErrors ? torch::zeros({4}, f64) : torch::Tensor();
+    const auto stream = c10::cuda::getCurrentCUDAStream(device.index()).stream();
+    kernels::quantizedAdamWCuda(a, extras.stats ? terms.data_ptr<double>() : nullptr,
+                                extras.momentErrors ? errors.data_ptr<double>() : nullptr, stream);
+    if (extras.momentErrors) {  // read back each step the window is open (a host sync)
+      const torch::Tensor e = errors.cpu();
+      const double* d = e.data_ptr<double>();
+      kernels::MomentErrorSums step;
+      step.mErrorSq = d[0];
+      step.mSq = d[1];
+      step.vErrorSq = d[2];
+      step.vSq = d[3];
+      extras.momentErrors->add(step);
+    }
+    if (extras.stats) terms[4].fill_(static_cast<double>(a.n));
+    return terms;
+  }
+#endif
   kernels::StepSums sums;
   kernels::quantizedAdamWCpu(a, extras.stats ? &sums : nullptr, extras.momentErrors);
   if (!extras.stats) return torch::Tensor();
