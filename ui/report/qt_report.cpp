@@ -92,16 +92,18 @@ void drawFullWidth(QPainter& p, PdfPageCursor& cur, const QImage& image, const Q
   cur.y += QFontMetrics(p.font(), p.device()).height() / 2;
 }
 
-// Small multiples: kGridColumns images a row, each scaled to the cell width.
+// Small multiples: kGridColumns images a row, each scaled to the cell width;
+// a null entry leaves its cell empty.
 void drawGrid(QPainter& p, PdfPageCursor& cur, const std::vector<const QImage*>& images) {
   const int gap = cur.width() / 60;
   const int cellW = (cur.width() - gap * (kGridColumns - 1)) / kGridColumns;
   for (size_t first = 0; first < images.size(); first += kGridColumns) {
     int rowH = 0;
     for (size_t i = first; i < std::min(images.size(), first + kGridColumns); ++i)
-      rowH = std::max(rowH, scaledHeight(*images[i], cellW));
+      if (images[i]) rowH = std::max(rowH, scaledHeight(*images[i], cellW));
     cur.ensure(rowH);
     for (size_t i = first; i < std::min(images.size(), first + kGridColumns); ++i) {
+      if (!images[i]) continue;
       const int x = static_cast<int>(i - first) * (cellW + gap);
       p.drawImage(QRect(x, cur.y, cellW, scaledHeight(*images[i], cellW)), *images[i]);
     }
@@ -155,8 +157,10 @@ void writePdfReport(const std::vector<plab::RunRecord>& runs, const std::vector<
   drawVerdicts(p, cur, runs);
 
   // The loss charts span the page; the others and the per-run heatmaps
-  // (one colour scale for all) go side by side.
+  // (one colour scale for all) go side by side, a run's moment-error maps
+  // (m and v) on a row of their own after its update-lost one.
   std::vector<const QImage*> grid;
+  double momentScale = 0;
   for (const ReportImage& c : images) {
     p.setFont(sized(base, 7));
     if (c.kind == ReportImageKind::Loss)
@@ -166,8 +170,24 @@ void writePdfReport(const std::vector<plab::RunRecord>& runs, const std::vector<
                                     : QString());
     else if (c.kind == ReportImageKind::LossVsFp32)
       drawFullWidth(p, cur, c.image, QString());
-    else
+    else {
+      if (c.kind == ReportImageKind::MomentErrorM) {
+        if (grid.size() % kGridColumns != 0) grid.push_back(nullptr);
+        momentScale = c.scaleMax;
+      }
       grid.push_back(&c.image);
+    }
+  }
+  if (momentScale > 0) {
+    p.setFont(sized(base, 7));
+    drawParagraph(p, cur,
+                  QString("Moment error (runs with quantized moments, adamw.moments 8bit, 4bit or fp8): "
+                          "||stored − exact|| / ||exact|| of m and of v per layer and window, the exact moment being "
+                          "the fp32 one each step computed from the stored one; these maps share a colour scale of "
+                          "0–%1 %, the update-lost maps 0–100 %.")
+                      .arg(momentScale, 0, 'g', 3),
+                  QColor(90, 90, 90));
+    cur.y += QFontMetrics(p.font(), p.device()).height() / 2;
   }
   drawGrid(p, cur, grid);
 
