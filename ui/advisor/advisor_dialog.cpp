@@ -99,7 +99,8 @@ QString storeGapText(const plab::MomentStoreVerdict& v, size_t seeds) {
   if (!v.confirmed) return "not run";
   if (!v.lossVsFp32) return "–";
   QString text = nats(*v.lossVsFp32) + " (" + nats(v.ciLow) + " to " + nats(v.ciHigh) + ")";
-  if (seeds >= 2) text += (v.ciLow > 0 || v.ciHigh < 0) ? ": beyond seed noise" : ": within seed noise";
+  // On a line of its own: the column stays narrow, the reason gets the width.
+  if (seeds >= 2) text += (v.ciLow > 0 || v.ciHigh < 0) ? "\nbeyond seed noise" : "\nwithin seed noise";
   return text;
 }
 
@@ -490,8 +491,8 @@ void AdvisorDialog::showMomentStores(const plab::Advice& advice) {
     momentStores_->setItem(row, 4, cell(storeMomentErrorText(v)));
     const QString why = QString::fromStdString(v.reason);
     momentStores_->setItem(row, 5, cell(why, why));
-    if (v.inPlan) {
-      for (int col = 0; col < momentStores_->columnCount(); ++col) {
+    if (v.inPlan) {  // the figures bold, the reason (a paragraph) not
+      for (int col = 0; col + 1 < momentStores_->columnCount(); ++col) {
         QFont bold = momentStores_->item(row, col)->font();
         bold.setBold(true);
         momentStores_->item(row, col)->setFont(bold);

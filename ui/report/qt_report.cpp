@@ -157,9 +157,9 @@ void writePdfReport(const std::vector<plab::RunRecord>& runs, const std::vector<
   drawVerdicts(p, cur, runs);
 
   // The loss charts span the page; the others and the per-run heatmaps
-  // (one colour scale for all) go side by side, a run's moment-error maps
-  // (m and v) on a row of their own after its update-lost one.
-  std::vector<const QImage*> grid;
+  // (one colour scale for all) go side by side; then, under a line that
+  // gives their scale, each run's moment-error maps (m beside v) on a row.
+  std::vector<const QImage*> grid, momentMaps;
   double momentScale = 0;
   for (const ReportImage& c : images) {
     p.setFont(sized(base, 7));
@@ -170,26 +170,31 @@ void writePdfReport(const std::vector<plab::RunRecord>& runs, const std::vector<
                                     : QString());
     else if (c.kind == ReportImageKind::LossVsFp32)
       drawFullWidth(p, cur, c.image, QString());
-    else {
-      if (c.kind == ReportImageKind::MomentErrorM) {
-        if (grid.size() % kGridColumns != 0) grid.push_back(nullptr);
-        momentScale = c.scaleMax;
-      }
+    else if (c.kind == ReportImageKind::MomentErrorM || c.kind == ReportImageKind::MomentErrorV) {
+      // m then v of one run: a row each (images come in that order).
+      if (c.kind == ReportImageKind::MomentErrorM && momentMaps.size() % kGridColumns != 0) momentMaps.push_back(nullptr);
+      momentMaps.push_back(&c.image);
+      momentScale = c.scaleMax;
+    } else {
       grid.push_back(&c.image);
     }
   }
-  if (momentScale > 0) {
-    p.setFont(sized(base, 7));
-    drawParagraph(p, cur,
-                  QString("Moment error (runs with quantized moments, adamw.moments 8bit, 4bit or fp8): "
-                          "||stored − exact|| / ||exact|| of m and of v per layer and window, the exact moment being "
-                          "the fp32 one each step computed from the stored one; these maps share a colour scale of "
-                          "0–%1 %, the update-lost maps 0–100 %.")
-                      .arg(momentScale, 0, 'g', 3),
-                  QColor(90, 90, 90));
-    cur.y += QFontMetrics(p.font(), p.device()).height() / 2;
-  }
   drawGrid(p, cur, grid);
+  if (!momentMaps.empty()) {
+    p.setFont(sized(base, 7));
+    const QString note = QString("Moment error (runs with quantized moments, adamw.moments 8bit, 4bit or fp8), first "
+                                 "moment (m) left, second (v) right: ||stored − exact|| / ||exact|| per layer and window, "
+                                 "the exact moment being the fp32 one each step computed from the stored one. These maps "
+                                 "share a colour scale of 0–%1 %; the update-lost maps above, 0–100 %.")
+                             .arg(momentScale, 0, 'g', 3);
+    // The line and the first row of maps on one page.
+    const int cellW = (cur.width() - cur.width() / 60 * (kGridColumns - 1)) / kGridColumns;
+    cur.ensure(p.boundingRect(QRect(0, 0, cur.width(), 100000), Qt::TextWordWrap, note).height() +
+               scaledHeight(*momentMaps.front(), cellW));
+    drawParagraph(p, cur, note, QColor(90, 90, 90));
+    cur.y += QFontMetrics(p.font(), p.device()).height() / 4;
+    drawGrid(p, cur, momentMaps);
+  }
 
   p.setFont(base);
   drawPdfConfigAppendix(p, cur, runs);
