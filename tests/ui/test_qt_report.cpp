@@ -74,6 +74,13 @@ int pdfPageCount(const QString& pdf) {
   return static_cast<int>(QString::fromLatin1(f.readAll()).count(QRegularExpression("/Type\\s*/Page(?!s)")));
 }
 
+// Images a PDF QPdfWriter wrote holds: one XObject per image drawn.
+int pdfImageCount(const QString& pdf) {
+  QFile f(pdf);
+  if (!f.open(QIODevice::ReadOnly)) return -1;
+  return static_cast<int>(QString::fromLatin1(f.readAll()).count(QRegularExpression("/Subtype\\s*/Image\\b")));
+}
+
 int countKind(const std::vector<plab::ui::ReportImage>& images, plab::ui::ReportImageKind kind) {
   return static_cast<int>(std::count_if(images.begin(), images.end(), [kind](const auto& i) { return i.kind == kind; }));
 }
@@ -195,6 +202,9 @@ class TestQtReport : public QObject {
     plab::ui::writePdfReport({windowedRecord("bf16-sr", false)}, plain, plainPdf, "No moments");
     // Two runs' charts and four maps, the summary and the appendix: one row
     // more than without the moment maps (m beside v), not a page per map.
+    // Every chart and map in the PDF: the moment maps too, and none extra without them.
+    QCOMPARE(pdfImageCount(pdf), static_cast<int>(images.size()));
+    QCOMPARE(pdfImageCount(plainPdf), static_cast<int>(plain.size()));
     const int pages = pdfPageCount(pdf);
     QVERIFY2(pages >= 2 && pages <= 3, qPrintable(QString("%1 pages").arg(pages)));
     const QString text = pdfText(pdf), plainText = pdfText(plainPdf);
