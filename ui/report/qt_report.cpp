@@ -171,7 +171,7 @@ void writePdfReport(const std::vector<plab::RunRecord>& runs, const std::vector<
     else if (c.kind == ReportImageKind::LossVsFp32)
       drawFullWidth(p, cur, c.image, QString());
     else if (c.kind == ReportImageKind::MomentErrorM || c.kind == ReportImageKind::MomentErrorV) {
-      // m then v of one run: a row each (images come in that order).
+      // m then v of each run (the order of the jobs): a row per run.
       if (c.kind == ReportImageKind::MomentErrorM && momentMaps.size() % kGridColumns != 0) momentMaps.push_back(nullptr);
       momentMaps.push_back(&c.image);
       momentScale = c.scaleMax;
