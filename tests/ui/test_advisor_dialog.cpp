@@ -3,6 +3,7 @@
 // figures per layer), Apply sets the selected candidate's mode and plan in
 // the window, and a real advisor run on the embedded model goes through the
 // dialog on its own thread with progress, and stops when asked.
+#include <QCheckBox>
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QLabel>
@@ -14,12 +15,16 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest/QtTest>
+#include <algorithm>
 
+#include "advisor/advice_report.h"
 #include "advisor/advisor_dialog.h"
+#include "advisor/moment_stores.h"
 #include "advisor/frontier_chart.h"
 #include "main_window.h"
 #include "window_waits.h"
 #include "support/test_registry.h"
+#include "util/json_file.h"
 #include "ui/window_helpers.h"
 #include "panels/layer_tree_panel.h"
 #include "panels/model_picker.h"
@@ -74,6 +79,80 @@ Advice handMadeAdvice() {
   return a;
 }
 
+// The moment-store stage of an advice as the advisor builds it
+// (momentStoreVerdicts, the core's own words): 8bit confirmed within the
+// tolerance and chosen, 4bit confirmed over it, fp8 not tried.
+Advice adviceWithMomentStores() {
+  Advice a = handMadeAdvice();
+  const AdvisorCandidate plan = a.candidates[1];
+  auto variant = [&](MomentPrecision store, int64_t bytes, double saved) {
+    AdvisorCandidate v = plan;
+    v.name = plan.name + " + " + momentPrecisionId(store) + " moments";
+    v.config.adamw.moments = store;
+    v.stateBytes = bytes;
+    v.memorySaved = saved;
+    v.valLoss.clear();
+    v.lossVsFp32.reset();
+    v.rejected.clear();
+    return v;
+  };
+  AdvisorCandidate m8 = variant(MomentPrecision::Dynamic8bit, 790000, 0.605);
+  m8.valLoss = {2.0001, 2.1001};
+  m8.lossVsFp32 = 0.0001;
+  m8.ciLow = -0.0004;
+  m8.ciHigh = 0.0006;
+  m8.momentErrorM = 0.0102;
+  m8.momentErrorV = 0.0021;
+  AdvisorCandidate m4 = variant(MomentPrecision::Dynamic4bit, 690000, 0.657);
+  m4.valLoss = {2.0046, 2.1046};
+  m4.lossVsFp32 = 0.0046 + 0.005;  // over the tolerance
+  m4.ciLow = 0.0091;
+  m4.ciHigh = 0.0101;
+  m4.momentErrorM = 0.095;
+  m4.momentErrorV = 0.0065;
+  m4.rejected = "over the tolerance";
+  AdvisorCandidate f8 = variant(MomentPrecision::Fp8, 790000, 0.605);
+  f8.rejected = "not tried: 8bit moments are within the tolerance and store at most as many bytes";
+  a.candidates.insert(a.candidates.begin(), {m4, m8});
+  a.chosen = 1;  // m8
+  a.momentStores = momentStoreVerdicts(plan, {m4, m8, f8}, a.candidates, a.chosen, a.tolerance);
+  return a;
+}
+
+// The advice as advice.json holds it: written by the advisor's writer and
+// read back by the reader the app uses (advisor.h, torch-free).
+Advice throughAdviceJson(const Advice& advice, const QString& dir) {
+  writeAdviceFiles(dir.toStdString(), advice, defaultRunConfig());
+  const JsonFile read = readJsonFile(QDir(dir).filePath("advice.json").toStdString());
+  if (!read.ok()) qFatal("advice.json: %s", read.problem.c_str());
+  return adviceFromJson(read.value);
+}
+
+// Every row of the dialog's moment-store table says what its verdict says,
+// and a store not run shows no figure as measured.
+void checkMomentStoreRows(AdvisorDialog& dialog, const Advice& advice) {
+  QTableWidget* t = dialog.momentStoresTable();
+  QCOMPARE(t->rowCount(), static_cast<int>(advice.momentStores.size()));
+  for (int row = 0; row < t->rowCount(); ++row) {
+    const MomentStoreVerdict& v = advice.momentStores[static_cast<size_t>(row)];
+    const QString what = QString::fromStdString(v.reason);
+    QCOMPARE(t->item(row, 0)->text(), QString::fromStdString(momentPrecisionId(v.store)));
+    QCOMPARE(t->item(row, 1)->text(), QString(v.inPlan ? "in the plan" : v.confirmed ? "left out" : "not run"));
+    QCOMPARE(t->item(row, 5)->text(), what);
+    QCOMPARE(t->item(row, 5)->toolTip(), what);
+    if (!v.confirmed) {
+      QCOMPARE(t->item(row, 3)->text(), QString("not run"));
+      QCOMPARE(t->item(row, 4)->text(), QString("not run"));
+      QVERIFY2(t->item(row, 2)->text() == "–" || t->item(row, 2)->text().endsWith("(estimate)"), qPrintable(what));
+    } else {
+      QVERIFY2(v.lossVsFp32 && t->item(row, 3)->text() != "not run", qPrintable(what));
+      QVERIFY2(t->item(row, 4)->text() != "not run", qPrintable(what));
+      QVERIFY2(!t->item(row, 2)->text().contains("estimate"), qPrintable(what));
+    }
+    QCOMPARE(t->item(row, 0)->font().bold(), v.inPlan);
+  }
+}
+
 // The advisor's runs small: a few steps of batch 2 x 16.
 void makeRunsTiny(MainWindow& w) {
   RunConfig c = w.currentConfig();
@@ -124,6 +203,55 @@ class TestAdvisorDialog : public QObject {
     QVERIFY(dialog.verdictLabel()->text().contains("No candidate stayed within the tolerance"));
   }
 
+  // Issue 40.5 in the app: the moment stores' verdicts from advice.json,
+  // in report.html's words; a store not run shows "not run" and why.
+  void momentStoresFromAdviceJson() {
+    QTemporaryDir dir;
+    const Advice advice = throughAdviceJson(adviceWithMomentStores(), dir.path());
+    QCOMPARE(advice.momentStores.size(), size_t(3));
+    AdvisorDialog dialog(defaultRunConfig());
+    dialog.showAdvice(advice);
+    checkMomentStoreRows(dialog, advice);
+    QTableWidget* t = dialog.momentStoresTable();
+    // 4bit: run, over the tolerance, its gap beyond seed noise.
+    QCOMPARE(t->item(0, 0)->text(), QString("4bit"));
+    QCOMPARE(t->item(0, 1)->text(), QString("left out"));
+    QCOMPARE(t->item(0, 2)->text(), QString("65.7 %"));
+    QCOMPARE(t->item(0, 3)->text(), QString("+0.00960 (+0.00910 to +0.0101)\nbeyond seed noise"));
+    QCOMPARE(t->item(0, 4)->text(), QString("m 9.50 %, v 0.65 %"));
+    QVERIFY(t->item(0, 5)->text().startsWith("left out: loss "));
+    // 8bit: in the plan, within seed noise.
+    QCOMPARE(t->item(1, 1)->text(), QString("in the plan"));
+    QCOMPARE(t->item(1, 3)->text(), QString("+0.000100 (-0.000400 to +0.000600)\nwithin seed noise"));
+    QCOMPARE(t->item(1, 4)->text(), QString("m 1.02 %, v 0.21 %"));
+    QVERIFY(t->item(1, 0)->font().bold());
+    // fp8: not run; the estimate said to be one.
+    QCOMPARE(t->item(2, 1)->text(), QString("not run"));
+    QCOMPARE(t->item(2, 2)->text(), QString("60.5 % (estimate)"));
+    QCOMPARE(t->item(2, 3)->text(), QString("not run"));
+    QCOMPARE(t->item(2, 4)->text(), QString("not run"));
+    QVERIFY(t->item(2, 5)->text().startsWith("not tried: "));
+    QVERIFY(dialog.verdictLabel()->text().contains("4bit left out, 8bit in the plan, fp8 not run"));
+    // An advice without the stage (written before it): an empty table, no sentence.
+    Advice before = advice;
+    before.momentStores.clear();
+    dialog.showAdvice(before);
+    QCOMPARE(t->rowCount(), 0);
+    QVERIFY(!dialog.verdictLabel()->text().contains("Moment stores"));
+  }
+
+  // The stores ticked are the advisor's --moment-stores; none ticked is none.
+  void momentStoreChoiceGoesToTheAdvisor() {
+    AdvisorDialog dialog(defaultRunConfig());
+    QCOMPARE(dialog.options().momentStores, AdvisorOptions{}.momentStores);  // 8bit, 4bit, fp8
+    dialog.momentStoreCheck(MomentPrecision::Dynamic4bit)->setChecked(false);
+    QCOMPARE(dialog.options().momentStores,
+             (std::vector<MomentPrecision>{MomentPrecision::Dynamic8bit, MomentPrecision::Fp8}));
+    for (MomentPrecision s : AdvisorOptions{}.momentStores) dialog.momentStoreCheck(s)->setChecked(false);
+    QVERIFY(dialog.options().momentStores.empty());
+    QVERIFY(dialog.momentStoreCheck(MomentPrecision::Fp32) == nullptr);
+  }
+
   void applySetsTheSelectedModeAndPlan() {
     QTemporaryDir workspace;
     MainWindow w(workspace.path());
@@ -159,11 +287,13 @@ class TestAdvisorDialog : public QObject {
     QVERIFY(dialog);
     dialog->stepsSpin()->setValue(4);
     dialog->seedsSpin()->setValue(2);
+    dialog->momentStoreCheck(MomentPrecision::Dynamic4bit)->setChecked(false);  // 8bit and fp8 only
     QSignalSpy applied(dialog, &AdvisorDialog::planApplied);
     QTest::mouseClick(dialog->startButton(), Qt::LeftButton);
     QVERIFY(dialog->running());
     QVERIFY(!dialog->startButton()->isEnabled());
     QVERIFY(dialog->stopButton()->isEnabled());
+    QVERIFY(!dialog->momentStoreCheck(MomentPrecision::Dynamic8bit)->isEnabled());
     int maxProgress = 0;
     QVERIFY(QTest::qWaitFor([&] {
       maxProgress = std::max(maxProgress, dialog->progressBar()->value());
@@ -177,6 +307,29 @@ class TestAdvisorDialog : public QObject {
     QCOMPARE(dialog->candidatesTable()->rowCount(), static_cast<int>(advice.candidates.size()));
     QVERIFY(!advice.layers.empty());
     QCOMPARE(advice.seeds.size(), size_t(2));
+    // The stores ticked, and no other, were judged; the table shows each,
+    // and so does a dialog given the advice.json written from it.
+    std::vector<MomentPrecision> judged;
+    for (const MomentStoreVerdict& v : advice.momentStores) judged.push_back(v.store);
+    std::sort(judged.begin(), judged.end());
+    QCOMPARE(judged, (std::vector<MomentPrecision>{MomentPrecision::Dynamic8bit, MomentPrecision::Fp8}));
+    checkMomentStoreRows(*dialog, advice);
+    // With a plan within the tolerance the cheapest store is run (on the
+    // embedded model: 8bit, in the plan, and fp8 not run as it saves no more).
+    if (advice.chosen >= 0)
+      QVERIFY(std::any_of(advice.momentStores.begin(), advice.momentStores.end(),
+                          [](const MomentStoreVerdict& v) { return v.confirmed; }));
+    {
+      QTemporaryDir dir;
+      const Advice read = throughAdviceJson(advice, dir.path());
+      AdvisorDialog again(defaultRunConfig());
+      again.showAdvice(read);
+      checkMomentStoreRows(again, read);
+      for (int row = 0; row < again.momentStoresTable()->rowCount(); ++row)
+        for (int col = 0; col < again.momentStoresTable()->columnCount(); ++col)
+          QCOMPARE(again.momentStoresTable()->item(row, col)->text(), dialog->momentStoresTable()->item(row, col)->text());
+    }
+    QVERIFY(dialog->momentStoreCheck(MomentPrecision::Dynamic8bit)->isEnabled());
     for (size_t i = 0; i < advice.candidates.size(); ++i)
       if (static_cast<int>(i) != advice.chosen)
         QVERIFY2(!advice.candidates[i].rejected.empty(), advice.candidates[i].name.c_str());

@@ -1,6 +1,7 @@
 // The Qt half of reports: PDF and PNG charts from a synthetic RunRecord;
 // unwritable destinations raise plab::IoError.
 #include <QFile>
+#include <algorithm>
 #include <QImage>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -41,6 +42,47 @@ plab::RunRecord syntheticRecord(bool failed) {
   r.result.stepsDone = 20;
   r.result.finalLoss = 2.0;
   return r;
+}
+
+// A run with windows per layer (update lost), and with 8bit moments the
+// moment error of each window too.
+plab::RunRecord windowedRecord(const std::string& name, bool quantizedMoments) {
+  plab::RunRecord r = syntheticRecord(false);
+  r.config.name = name;
+  r.info.runName = name;
+  r.config.mode = plab::OptimizerMode::Bf16StochasticRounding;
+  if (quantizedMoments) r.config.adamw.moments = plab::MomentPrecision::Dynamic8bit;
+  for (plab::StepMetrics& m : r.steps) {
+    if (m.step % 5 != 0) continue;
+    for (const char* layer : {"a", "b"}) {
+      plab::LayerWindowMetrics w(layer, 0.2, 0.1, 0.01, std::nullopt, 5000);
+      if (quantizedMoments) {
+        w.momentErrorM = layer[0] == 'a' ? 0.0102 : 0.031;  // 3.1 %: the scale's top is 5 %
+        w.momentErrorV = 0.0021;
+      }
+      m.windowLayers.push_back(w);
+    }
+  }
+  return r;
+}
+
+// Pages of a PDF QPdfWriter wrote: its page objects (uncompressed
+// dictionaries), so that no tool need be installed.
+int pdfPageCount(const QString& pdf) {
+  QFile f(pdf);
+  if (!f.open(QIODevice::ReadOnly)) return -1;
+  return static_cast<int>(QString::fromLatin1(f.readAll()).count(QRegularExpression("/Type\\s*/Page(?!s)")));
+}
+
+// Images a PDF QPdfWriter wrote holds: one XObject per image drawn.
+int pdfImageCount(const QString& pdf) {
+  QFile f(pdf);
+  if (!f.open(QIODevice::ReadOnly)) return -1;
+  return static_cast<int>(QString::fromLatin1(f.readAll()).count(QRegularExpression("/Subtype\\s*/Image\\b")));
+}
+
+int countKind(const std::vector<plab::ui::ReportImage>& images, plab::ui::ReportImageKind kind) {
+  return static_cast<int>(std::count_if(images.begin(), images.end(), [kind](const auto& i) { return i.kind == kind; }));
 }
 
 // The PDF's text (poppler's pdftotext) in drawing order, so that a header
@@ -121,6 +163,56 @@ class TestQtReport : public QObject {
     QVERIFY(words.contains("tiny-gpt2-finetune-bf16-nearest"));
     QVERIFY(words.contains("failed"));
     QVERIFY(words.contains("Appendix: run configurations"));
+  }
+
+  // Issue 40.3: runs with quantized moments get their moment-error maps (m
+  // and v, one colour scale, labelled) beside the update-lost one, in the
+  // PNGs and the PDF; runs without draw nothing extra.
+  void momentErrorHeatmapsForQuantizedMomentsOnly() {
+    using plab::ui::ReportImageKind;
+    const std::vector<plab::RunRecord> runs = {windowedRecord("bf16-sr", false), windowedRecord("bf16-sr-8bit", true)};
+    const std::vector<plab::ui::ReportImage> images = plab::ui::renderReportImages(runs);
+    QCOMPARE(countKind(images, ReportImageKind::Heatmap), 2);
+    QCOMPARE(countKind(images, ReportImageKind::MomentErrorM), 1);
+    QCOMPARE(countKind(images, ReportImageKind::MomentErrorV), 1);
+    QStringList order;
+    for (const auto& i : images)
+      if (i.kind == ReportImageKind::Heatmap || i.kind == ReportImageKind::MomentErrorM ||
+          i.kind == ReportImageKind::MomentErrorV)
+        order << i.file;
+    // Each run's maps together, the 8bit run's moment maps after its update-lost one.
+    QCOMPARE(order, (QStringList{"layers_heatmap_bf16-sr.png", "layers_heatmap_bf16-sr-8bit.png",
+                                 "layers_moment_error_m_bf16-sr-8bit.png", "layers_moment_error_v_bf16-sr-8bit.png"}));
+    for (const auto& i : images)
+      if (i.kind == ReportImageKind::MomentErrorM || i.kind == ReportImageKind::MomentErrorV) {
+        QCOMPARE(i.title, QString("bf16-sr-8bit"));
+        QCOMPARE(i.scaleMax, 5.0);  // 3.1 % rounded up to 1, 2 or 5 x 10^k
+      }
+    QCOMPARE(plab::ui::momentErrorScaleMax({windowedRecord("x", false)}), 0.1);
+    // Without a run that measured it: none at all.
+    const std::vector<plab::ui::ReportImage> plain = plab::ui::renderReportImages({windowedRecord("bf16-sr", false)});
+    QCOMPARE(countKind(plain, ReportImageKind::MomentErrorM) + countKind(plain, ReportImageKind::MomentErrorV), 0);
+
+    QTemporaryDir dir;
+    plab::ui::writeChartPngs(images, dir.filePath("charts"));
+    QVERIFY(!QImage(dir.filePath("charts/layers_moment_error_m_bf16-sr-8bit.png")).isNull());
+    QVERIFY(!QImage(dir.filePath("charts/layers_moment_error_v_bf16-sr-8bit.png")).isNull());
+    const QString pdf = dir.filePath("report.pdf"), plainPdf = dir.filePath("plain.pdf");
+    plab::ui::writePdfReport(runs, images, pdf, "Moments");
+    plab::ui::writePdfReport({windowedRecord("bf16-sr", false)}, plain, plainPdf, "No moments");
+    // Two runs' charts and four maps, the summary and the appendix: one row
+    // more than without the moment maps (m beside v), not a page per map.
+    // Every chart and map in the PDF: the moment maps too, and none extra without them.
+    QCOMPARE(pdfImageCount(pdf), static_cast<int>(images.size()));
+    QCOMPARE(pdfImageCount(plainPdf), static_cast<int>(plain.size()));
+    const int pages = pdfPageCount(pdf);
+    QVERIFY2(pages >= 2 && pages <= 3, qPrintable(QString("%1 pages").arg(pages)));
+    const QString text = pdfText(pdf), plainText = pdfText(plainPdf);
+    if (text.isEmpty()) QSKIP("pdftotext is not installed");
+    const QString words = text.simplified();
+    QVERIFY2(words.contains("These maps share a colour scale of 0–5 %"), qPrintable(words.left(3000)));
+    QVERIFY(!plainText.simplified().contains("Moment error"));
+    QCOMPARE(static_cast<int>(text.count('\f')), pages);
   }
 
   void chartPngs() {

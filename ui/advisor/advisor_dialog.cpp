@@ -1,5 +1,6 @@
 #include "advisor/advisor_dialog.h"
 
+#include <QCheckBox>
 #include <QCloseEvent>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
@@ -86,6 +87,50 @@ QString gemmVerdict(const plab::Advice& advice) {
   return text;
 }
 
+// The moment stores' words, as report.html's *Moment stores* table has them
+// (core/advisor/advice_report.cpp): a store whose runs were not made shows
+// "not run", never a figure.
+QString storeVerdictText(const plab::MomentStoreVerdict& v) {
+  if (v.inPlan) return "in the plan";
+  return v.confirmed ? "left out" : "not run";
+}
+
+QString storeGapText(const plab::MomentStoreVerdict& v, size_t seeds) {
+  if (!v.confirmed) return "not run";
+  if (!v.lossVsFp32) return "–";
+  QString text = nats(*v.lossVsFp32) + " (" + nats(v.ciLow) + " to " + nats(v.ciHigh) + ")";
+  // On a line of its own: the column stays narrow, the reason gets the width.
+  if (seeds >= 2) text += (v.ciLow > 0 || v.ciHigh < 0) ? "\nbeyond seed noise" : "\nwithin seed noise";
+  return text;
+}
+
+QString storeMomentErrorText(const plab::MomentStoreVerdict& v) {
+  if (!v.momentErrorM && !v.momentErrorV) return v.confirmed ? "not measured" : "not run";
+  const auto one = [](const std::optional<double>& e) { return e ? percent(*e, 2) : QString("–"); };
+  return "m " + one(v.momentErrorM) + ", v " + one(v.momentErrorV);
+}
+
+QString storeDescription(plab::MomentPrecision store) {
+  switch (store) {
+    case plab::MomentPrecision::Dynamic8bit:
+      return "torchao's AdamW8bit store: 8-bit dynamic-tree codes, an fp32 scale per 256 elements";
+    case plab::MomentPrecision::Dynamic4bit:
+      return "torchao's AdamW4bit store: 4-bit codes (m dynamic-tree, v linear), an fp32 scale per 128 elements";
+    case plab::MomentPrecision::Fp8:
+      return "torchao's AdamWFp8 store: fp8 e4m3 codes, an fp32 scale per 256 elements";
+    default: return {};
+  }
+}
+
+// The moment stores tried, one word each: which entered the plan.
+QString momentStoresVerdict(const plab::Advice& advice) {
+  if (advice.momentStores.empty()) return {};
+  QStringList parts;
+  for (const plab::MomentStoreVerdict& v : advice.momentStores)
+    parts << QString::fromStdString(plab::momentPrecisionId(v.store)) + " " + storeVerdictText(v);
+  return "<br><b>Moment stores</b> (tab <i>Moment stores</i> for why): " + parts.join(", ").toHtmlEscaped() + ".";
+}
+
 }  // namespace
 
 AdvisorDialog::AdvisorDialog(const plab::RunConfig& base, QWidget* parent)
@@ -107,8 +152,9 @@ AdvisorDialog::AdvisorDialog(const plab::RunConfig& base, QWidget* parent)
   intro->setToolTip(
       "<p>One fp32 run measures per layer what a bf16 nearest, stochastic and Kahan write would lose (shadow); "
       "candidate plans are built from those figures, and each is trained against fp32 on the same batches over "
-      "the seeds; then the chosen plan is tried with every matrix product in fp8 and MX formats (simulated; "
-      "measured in shadow too).</p>");
+      "the seeds; then the quantized moment stores ticked (8bit, 4bit, fp8) are tried on that plan, confirmed the "
+      "same way, and one enters the plan only when its own gap is within the tolerance; then the chosen plan is "
+      "tried with every matrix product in fp8 and MX formats (simulated; measured in shadow too).</p>");
   layout->addWidget(intro);
 
   // The three settings on one line, the controls on the next.
@@ -143,6 +189,21 @@ AdvisorDialog::AdvisorDialog(const plab::RunConfig& base, QWidget* parent)
   labelled("Seeds", seeds_, 1);
   settings->addSpacing(12);
   labelled("Tolerance", tolerance_, 3);
+  settings->addSpacing(12);
+  // The quantized moment stores tried on the plan the candidates give
+  // (advisor stage 4; the CLI's --moment-stores): none ticked is `none`.
+  auto* storesLabel = new QLabel("Moment stores");
+  storesLabel->setToolTip("Quantized moment stores tried run-wide on the plan the candidates give, cheapest first, "
+                          "each confirmed against fp32 like a candidate (the CLI's --moment-stores); none ticked: none");
+  settings->addWidget(storesLabel);
+  for (plab::MomentPrecision store : plab::AdvisorOptions{}.momentStores) {
+    auto* box = new QCheckBox(QString::fromStdString(plab::momentPrecisionId(store)));
+    box->setObjectName("advisorMomentStore-" + box->text());
+    box->setChecked(true);
+    box->setToolTip(storeDescription(store));
+    settings->addWidget(box);
+    storeChecks_.emplace_back(store, box);
+  }
   layout->addLayout(settings);
 
   auto* controls = new QHBoxLayout;
@@ -198,6 +259,17 @@ AdvisorDialog::AdvisorDialog(const plab::RunConfig& base, QWidget* parent)
   layers_->horizontalHeaderItem(2)->setToolTip(
       "Shadow: the share of the intended fp32 update a round-to-nearest bf16 write would lose, mean over the "
       "windows ± standard error (sampled elements)");
+  // The moment stores' verdicts, as report.html's *Moment stores* table.
+  momentStores_ = table("advisorMomentStores", {"Store", "Verdict", "State saved", "Loss − fp32 (95 % CI)",
+                                                "Moment error", "Why"});
+  momentStores_->setWordWrap(true);
+  momentStores_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  momentStores_->horizontalHeaderItem(2)->setToolTip(
+      "Training state (weights, gradients, optimizer state with the codes and their fp32 scales) saved against "
+      "fp32 AdamW's: as the store's first run allocated it, or the module-tree estimate for a store not run");
+  momentStores_->horizontalHeaderItem(4)->setToolTip(
+      "The relative error of the stored m and v against the fp32 moment each step computed "
+      "(||stored − exact|| / ||exact||), mean over the windows and seeds");
   log_ = new QPlainTextEdit;
   log_->setObjectName("advisorLog");
   log_->setReadOnly(true);
@@ -207,10 +279,11 @@ AdvisorDialog::AdvisorDialog(const plab::RunConfig& base, QWidget* parent)
   auto* panes = new QTabWidget;
   panes->setObjectName("advisorPanes");
   panes->addTab(candidatesPane, "Candidates");
+  panes->addTab(momentStores_, "Moment stores");
   panes->addTab(layers_, "Shadow per layer");
   panes->addTab(log_, "Log");
   // Headers whole before the first advice too.
-  for (QTableWidget* t : {candidates_, layers_})
+  for (QTableWidget* t : {candidates_, layers_, momentStores_})
     for (int col = 0; col + 1 < t->columnCount(); ++col) t->resizeColumnToContents(col);
   auto* splitter = new QSplitter(Qt::Vertical);
   splitter->addWidget(frontier_);
@@ -260,6 +333,18 @@ AdvisorDialog::~AdvisorDialog() = default;  // the runner stops and joins its th
 
 bool AdvisorDialog::running() const { return runner_->running(); }
 
+QCheckBox* AdvisorDialog::momentStoreCheck(plab::MomentPrecision store) const {
+  for (const auto& [s, box] : storeChecks_)
+    if (s == store) return box;
+  return nullptr;
+}
+
+void AdvisorDialog::setSettingsEnabled(bool enabled) {
+  for (QWidget* w : {static_cast<QWidget*>(steps_), static_cast<QWidget*>(seeds_), static_cast<QWidget*>(tolerance_)})
+    w->setEnabled(enabled);
+  for (const auto& entry : storeChecks_) entry.second->setEnabled(enabled);
+}
+
 void AdvisorDialog::setBase(const plab::RunConfig& base) {
   if (running()) return;
   base_ = base;
@@ -273,6 +358,9 @@ plab::AdvisorOptions AdvisorDialog::options() const {
   o.seeds.clear();
   for (int i = 0; i < seeds_->value(); ++i) o.seeds.push_back(base_.seed + static_cast<uint64_t>(i));
   if (tolerance_->value() > 0) o.tolerance = tolerance_->value();
+  o.momentStores.clear();
+  for (const auto& [store, box] : storeChecks_)
+    if (box->isChecked()) o.momentStores.push_back(store);
   return o;
 }
 
@@ -281,6 +369,7 @@ void AdvisorDialog::start() {
   advice_ = {};
   candidates_->setRowCount(0);
   layers_->setRowCount(0);
+  momentStores_->setRowCount(0);
   verdict_->clear();
   details_->clear();
   log_->clear();
@@ -288,8 +377,7 @@ void AdvisorDialog::start() {
   applyGemm_->setEnabled(false);
   start_->setEnabled(false);
   stop_->setEnabled(true);
-  for (QWidget* w : {static_cast<QWidget*>(steps_), static_cast<QWidget*>(seeds_), static_cast<QWidget*>(tolerance_)})
-    w->setEnabled(false);
+  setSettingsEnabled(false);
   progress_->setRange(0, 0);  // busy until the first report
   status_->setText("starting…");
   runner_->start(options());
@@ -298,8 +386,7 @@ void AdvisorDialog::start() {
 void AdvisorDialog::finished() {
   start_->setEnabled(true);
   stop_->setEnabled(false);
-  for (QWidget* w : {static_cast<QWidget*>(steps_), static_cast<QWidget*>(seeds_), static_cast<QWidget*>(tolerance_)})
-    w->setEnabled(true);
+  setSettingsEnabled(true);
   progress_->setRange(0, 1);
   progress_->setValue(1);
   showAdvice(runner_->advice());
@@ -344,6 +431,7 @@ void AdvisorDialog::showAdvice(const plab::Advice& advice) {
     layers_->setItem(row, 5, cell(percent(l.belowHalfUlp)));
   }
   layers_->resizeColumnsToContents();
+  showMomentStores(advice);
   frontier_->showAdvice(advice);
 
   QString text = QString("Tolerance %1 nats (%2). fp32 spread over %3 seeds: %4 nats.")
@@ -366,6 +454,7 @@ void AdvisorDialog::showAdvice(const plab::Advice& advice) {
     text += QString(" Shadow's CPU time on top of its fp32 run's steps: %1%2 (measured inside each step).")
                 .arg(*advice.shadowOverhead >= 0 ? "+" : "")
                 .arg(percent(*advice.shadowOverhead, 0));
+  text += momentStoresVerdict(advice);
   text += gemmVerdict(advice);
   verdict_->setText(text);
   apply_->setEnabled(candidates_->currentRow() >= 0 && !running());
@@ -376,6 +465,41 @@ void AdvisorDialog::showAdvice(const plab::Advice& advice) {
                                     advice.gemmCandidates[static_cast<size_t>(advice.gemmChosen)].config.plan.gemm_format)) +
                                 " GEMMs"
                           : "Apply with suggested GEMM format");
+}
+
+void AdvisorDialog::showMomentStores(const plab::Advice& advice) {
+  momentStores_->setRowCount(static_cast<int>(advice.momentStores.size()));
+  for (int row = 0; row < momentStores_->rowCount(); ++row) {
+    const plab::MomentStoreVerdict& v = advice.momentStores[static_cast<size_t>(row)];
+    const QString store = QString::fromStdString(plab::momentPrecisionId(v.store));
+    momentStores_->setItem(row, 0, cell(store, storeDescription(v.store)));
+    momentStores_->setItem(row, 1, cell(storeVerdictText(v)));
+    // A store not run has the module-tree estimate only, and says so.
+    const bool known = v.stateBytes > 0 && std::isfinite(v.memorySaved);
+    QString savedTip;
+    if (known) {
+      savedTip = QString("%1 bytes of training state (codes and scales included)%2")
+                     .arg(v.stateBytes)
+                     .arg(v.confirmed ? QString(", as its first run allocated them") : QString(": the module-tree estimate"));
+      if (v.bytesSaved != 0)
+        savedTip += QString("; %1 bytes %2 than the plan with its own moments")
+                        .arg(std::abs(v.bytesSaved))
+                        .arg(v.bytesSaved > 0 ? "fewer" : "more");
+    }
+    momentStores_->setItem(row, 2, cell(known ? percent(v.memorySaved) + (v.confirmed ? "" : " (estimate)") : "–", savedTip));
+    momentStores_->setItem(row, 3, cell(storeGapText(v, advice.seeds.size())));
+    momentStores_->setItem(row, 4, cell(storeMomentErrorText(v)));
+    const QString why = QString::fromStdString(v.reason);
+    momentStores_->setItem(row, 5, cell(why, why));
+    if (v.inPlan) {  // the figures bold, the reason (a paragraph) not
+      for (int col = 0; col + 1 < momentStores_->columnCount(); ++col) {
+        QFont bold = momentStores_->item(row, col)->font();
+        bold.setBold(true);
+        momentStores_->item(row, col)->setFont(bold);
+      }
+    }
+  }
+  for (int col = 0; col + 1 < momentStores_->columnCount(); ++col) momentStores_->resizeColumnToContents(col);
 }
 
 void AdvisorDialog::showDetails(int row) {

@@ -92,16 +92,18 @@ void drawFullWidth(QPainter& p, PdfPageCursor& cur, const QImage& image, const Q
   cur.y += QFontMetrics(p.font(), p.device()).height() / 2;
 }
 
-// Small multiples: kGridColumns images a row, each scaled to the cell width.
+// Small multiples: kGridColumns images a row, each scaled to the cell width;
+// a null entry leaves its cell empty.
 void drawGrid(QPainter& p, PdfPageCursor& cur, const std::vector<const QImage*>& images) {
   const int gap = cur.width() / 60;
   const int cellW = (cur.width() - gap * (kGridColumns - 1)) / kGridColumns;
   for (size_t first = 0; first < images.size(); first += kGridColumns) {
     int rowH = 0;
     for (size_t i = first; i < std::min(images.size(), first + kGridColumns); ++i)
-      rowH = std::max(rowH, scaledHeight(*images[i], cellW));
+      if (images[i]) rowH = std::max(rowH, scaledHeight(*images[i], cellW));
     cur.ensure(rowH);
     for (size_t i = first; i < std::min(images.size(), first + kGridColumns); ++i) {
+      if (!images[i]) continue;
       const int x = static_cast<int>(i - first) * (cellW + gap);
       p.drawImage(QRect(x, cur.y, cellW, scaledHeight(*images[i], cellW)), *images[i]);
     }
@@ -155,8 +157,10 @@ void writePdfReport(const std::vector<plab::RunRecord>& runs, const std::vector<
   drawVerdicts(p, cur, runs);
 
   // The loss charts span the page; the others and the per-run heatmaps
-  // (one colour scale for all) go side by side.
-  std::vector<const QImage*> grid;
+  // (one colour scale for all) go side by side; then, under a line that
+  // gives their scale, each run's moment-error maps (m beside v) on a row.
+  std::vector<const QImage*> grid, momentMaps;
+  double momentScale = 0;
   for (const ReportImage& c : images) {
     p.setFont(sized(base, 7));
     if (c.kind == ReportImageKind::Loss)
@@ -166,10 +170,31 @@ void writePdfReport(const std::vector<plab::RunRecord>& runs, const std::vector<
                                     : QString());
     else if (c.kind == ReportImageKind::LossVsFp32)
       drawFullWidth(p, cur, c.image, QString());
-    else
+    else if (c.kind == ReportImageKind::MomentErrorM || c.kind == ReportImageKind::MomentErrorV) {
+      // m then v of each run (the order of the jobs): a row per run.
+      if (c.kind == ReportImageKind::MomentErrorM && momentMaps.size() % kGridColumns != 0) momentMaps.push_back(nullptr);
+      momentMaps.push_back(&c.image);
+      momentScale = c.scaleMax;
+    } else {
       grid.push_back(&c.image);
+    }
   }
   drawGrid(p, cur, grid);
+  if (!momentMaps.empty()) {
+    p.setFont(sized(base, 7));
+    const QString note = QString("Moment error (runs with quantized moments, adamw.moments 8bit, 4bit or fp8), first "
+                                 "moment (m) left, second (v) right: ||stored − exact|| / ||exact|| per layer and window, "
+                                 "the exact moment being the fp32 one each step computed from the stored one. These maps "
+                                 "share a colour scale of 0–%1 %; the update-lost maps above, 0–100 %.")
+                             .arg(momentScale, 0, 'g', 3);
+    // The line and the first row of maps on one page.
+    const int cellW = (cur.width() - cur.width() / 60 * (kGridColumns - 1)) / kGridColumns;
+    cur.ensure(p.boundingRect(QRect(0, 0, cur.width(), 100000), Qt::TextWordWrap, note).height() +
+               scaledHeight(*momentMaps.front(), cellW));
+    drawParagraph(p, cur, note, QColor(90, 90, 90));
+    cur.y += QFontMetrics(p.font(), p.device()).height() / 4;
+    drawGrid(p, cur, momentMaps);
+  }
 
   p.setFont(base);
   drawPdfConfigAppendix(p, cur, runs);

@@ -15,7 +15,9 @@
 namespace plab::ui {
 
 // Writes loss.png, loss_vs_fp32.png (when an fp32 reference exists), update_lost.png,
-// rounded_away.png, memory.png and layers_heatmap.png into dir.
+// rounded_away.png, memory.png, layers_heatmap.png and, for a run with quantized
+// moments, layers_moment_error_m.png and _v.png into dir (a run's name after
+// each heatmap's stem when there are several runs).
 // Throws plab::IoError naming the file on failure.
 void writeChartPngs(const std::vector<plab::RunRecord>& runs, const QString& dir);
 void writeChartPngs(const std::vector<ReportImage>& images, const QString& dir);

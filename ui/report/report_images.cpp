@@ -1,5 +1,8 @@
 #include "report/report_images.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "charts/layer_heatmap.h"
 #include "charts/loss_chart.h"
 #include "charts/memory_chart.h"
@@ -82,7 +85,41 @@ bool hasLayerStats(const plab::RunRecord& run, HeatmapMetric metric) {
   return false;
 }
 
+std::function<ReportImage()> heatmapJob(Runs runs, size_t run, ReportImageKind kind, HeatmapMetric metric, QString file,
+                                        QString name, double scaleMax) {
+  return [runs, run, kind, metric, file, name, scaleMax] {
+    LayerHeatmap chart;
+    chart.setMetric(metric);
+    chart.setSelectedRun(static_cast<int>(run));
+    chart.setScaleMax(scaleMax);
+    ReportImage image{kind, file, name, QImage(), render(chart, *runs, kHeatmapWidth, kHeatmapHeight),
+                      QSize(kHeatmapWidth, kHeatmapHeight)};
+    image.scaleMax = scaleMax;
+    return image;
+  };
+}
+
 }  // namespace
+
+bool hasMomentErrorLayers(const plab::RunRecord& run) {
+  for (const plab::StepMetrics& m : run.steps)
+    for (const plab::LayerWindowMetrics& w : m.windowLayers)
+      if (w.momentErrorM || w.momentErrorV) return true;
+  return false;
+}
+
+double momentErrorScaleMax(const std::vector<plab::RunRecord>& runs) {
+  double most = 0;
+  for (const plab::RunRecord& r : runs)
+    for (const plab::StepMetrics& m : r.steps)
+      for (const plab::LayerWindowMetrics& w : m.windowLayers)
+        for (const std::optional<double>& e : {w.momentErrorM, w.momentErrorV})
+          if (e && std::isfinite(*e)) most = std::max(most, 100 * *e);
+  for (double decade = 0.1; decade < 100; decade *= 10)
+    for (double step : {1.0, 2.0, 5.0})
+      if (most <= step * decade * (1 + 1e-9)) return std::min(100.0, step * decade);
+  return 100;
+}
 
 std::vector<std::function<ReportImage()>> reportImageJobs(Runs runs) {
   std::vector<std::function<ReportImage()>> jobs;
@@ -111,18 +148,19 @@ std::vector<std::function<ReportImage()>> reportImageJobs(Runs runs) {
     if (hasLayerStats(r, HeatmapMetric::UpdateLost)) metric = HeatmapMetric::UpdateLost;
   // One file per run: two runs named alike get "name (2)" and a file each.
   const std::vector<std::string> stems = plab::report::uniqueFileStems(*runs);
+  const double momentScale = momentErrorScaleMax(*runs);
   for (size_t i = 0; i < runs->size(); ++i) {
-    if (!hasLayerStats((*runs)[i], metric) && runs->size() > 1) continue;
     const QString name = QString::fromStdString(plab::report::runLabel(*runs, i));
-    const QString file = runs->size() == 1 ? QString("layers_heatmap.png")
-                                           : QString::fromStdString("layers_heatmap_" + stems[i] + ".png");
-    jobs.push_back([runs, i, file, name, metric] {
-      LayerHeatmap chart;
-      chart.setMetric(metric);
-      chart.setSelectedRun(static_cast<int>(i));
-      return ReportImage{ReportImageKind::Heatmap, file, name, QImage(), render(chart, *runs, kHeatmapWidth, kHeatmapHeight),
-                         QSize(kHeatmapWidth, kHeatmapHeight)};
-    });
+    const QString suffix = runs->size() == 1 ? QString(".png") : QString::fromStdString("_" + stems[i] + ".png");
+    if (hasLayerStats((*runs)[i], metric) || runs->size() == 1)
+      jobs.push_back(heatmapJob(runs, i, ReportImageKind::Heatmap, metric, "layers_heatmap" + suffix, name, 100));
+    // The moment store's own loss beside it: the HTML report's file names.
+    if (hasMomentErrorLayers((*runs)[i])) {
+      jobs.push_back(heatmapJob(runs, i, ReportImageKind::MomentErrorM, HeatmapMetric::MomentErrorM,
+                                "layers_moment_error_m" + suffix, name, momentScale));
+      jobs.push_back(heatmapJob(runs, i, ReportImageKind::MomentErrorV, HeatmapMetric::MomentErrorV,
+                                "layers_moment_error_v" + suffix, name, momentScale));
+    }
   }
   return jobs;
 }
