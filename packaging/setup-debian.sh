@@ -32,7 +32,7 @@ packages=(
   nlohmann-json3-dev libcurl4-openssl-dev libutf8proc-dev libonig-dev
   qt6-base-dev qt6-base-dev-tools qt6-svg-dev libgl-dev
   xvfb xauth fonts-dejavu-core python3 python3-venv python3-pip
-  libgloo-dev
+  libgloo-dev poppler-utils
 )
 missing=()
 for p in "${packages[@]}"; do
