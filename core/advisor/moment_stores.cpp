@@ -247,6 +247,12 @@ std::vector<MomentStoreVerdict> momentStoreVerdicts(const AdvisorCandidate& plan
     } else {
       v.reason = "left out: loss " + gapText(c) + "; " + c.rejected + momentErrorText(c);
     }
+    // A part of the model names its layers first (readers that show the reason alone show them too).
+    if (!v.layers.empty()) {
+      std::string layers;
+      for (const std::string& l : v.layers) layers += (layers.empty() ? "" : ", ") + l;
+      v.reason = "on " + layers + " (the plan's own moments elsewhere): " + v.reason;
+    }
     out.push_back(std::move(v));
   }
   return out;
@@ -254,11 +260,7 @@ std::vector<MomentStoreVerdict> momentStoreVerdicts(const AdvisorCandidate& plan
 
 std::string momentStoreVerdictLine(const MomentStoreVerdict& v) {
   std::string label = momentPrecisionId(v.store) + " moments";
-  if (!v.layers.empty()) {
-    label += " on " + std::to_string(v.layers.size()) + " layers (";
-    for (size_t i = 0; i < v.layers.size(); ++i) label += (i ? ", " : "") + v.layers[i];
-    label += ")";
-  }
+  if (!v.layers.empty()) label += " on " + std::to_string(v.layers.size()) + " layers";  // the reason names them
   return label + ": " + v.reason;
 }
 

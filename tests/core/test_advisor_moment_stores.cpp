@@ -304,7 +304,7 @@ class TestAdvisorMomentStores : public QObject {
     const MomentStoreVerdict& in = verdicts.at(3);
     QVERIFY(in.inPlan && in.confirmed && in.store == MomentPrecision::Dynamic4bit);
     QCOMPARE(in.layers, (std::vector<std::string>{"b0", "b2"}));
-    QVERIFY2(has(momentStoreVerdictLine(in), "4bit moments on 2 layers (b0, b2): in the plan"),
+    QVERIFY2(has(momentStoreVerdictLine(in), "4bit moments on 2 layers: on b0, b2 (the plan's own moments elsewhere): in the plan"),
              momentStoreVerdictLine(in).c_str());
     for (size_t i = 0; i < 3; ++i) QVERIFY(!verdicts[i].inPlan && verdicts[i].layers.empty());
     // advice.json keeps the layers (additive: run-wide verdicts have none) and reads them back; the report shows them.
