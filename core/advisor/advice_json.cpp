@@ -37,7 +37,8 @@ json verdictToJson(const MomentStoreVerdict& v) {
           {"loss_vs_fp32", optionalNumber(v.lossVsFp32)},
           {"loss_vs_fp32_ci", v.lossVsFp32 ? json::array({number(v.ciLow), number(v.ciHigh)}) : json(nullptr)},
           {"moment_error", momentErrorToJson(v.momentErrorM, v.momentErrorV)},
-          {"reason", v.reason}};
+          {"reason", v.reason},
+          {"layers", v.layers}};  // the layers it was put on; empty: every layer (run-wide)
 }
 
 MomentStoreVerdict verdictFromJson(const json& j) {
@@ -58,6 +59,13 @@ MomentStoreVerdict verdictFromJson(const json& j) {
   }
   momentErrorFromJson(j.value("moment_error", json(nullptr)), v.momentErrorM, v.momentErrorV);
   v.reason = j.value("reason", "");
+  if (j.contains("layers")) {
+    if (!j.at("layers").is_array()) throw ConfigError("advice: moment_stores 'layers' must be an array of module paths");
+    for (const json& l : j.at("layers")) {
+      if (!l.is_string()) throw ConfigError("advice: moment_stores 'layers' must be an array of module paths");
+      v.layers.push_back(l.get<std::string>());
+    }
+  }
   return v;
 }
 
@@ -91,6 +99,9 @@ json candidateToJson(const AdvisorCandidate& c) {
   j["compensated_elements"] = c.compensatedElements;
   j["moments"] = momentPrecisionId(c.config.adamw.moments);
   j["moment_error"] = c.momentErrorM || c.momentErrorV ? momentErrorToJson(c.momentErrorM, c.momentErrorV) : json(nullptr);
+  json layerError = json::object();
+  for (const auto& [layer, e] : c.layerMomentError) layerError[layer] = number(e);
+  j["layer_moment_error"] = layerError;
   return j;
 }
 
@@ -125,6 +136,8 @@ AdvisorCandidate candidateFromJson(const json& j) {
   if (j.contains("measured_state_bytes") && j.at("measured_state_bytes").is_number_integer())
     c.measuredStateBytes = j.at("measured_state_bytes").get<int64_t>();
   momentErrorFromJson(j.value("moment_error", json(nullptr)), c.momentErrorM, c.momentErrorV);
+  if (j.contains("layer_moment_error") && j.at("layer_moment_error").is_object())
+    for (const auto& [layer, e] : j.at("layer_moment_error").items()) c.layerMomentError[layer] = numberOf(e);
   return c;
 }
 

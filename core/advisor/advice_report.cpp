@@ -104,14 +104,19 @@ std::string momentStoresSectionHtml(const Advice& a) {
   h << "<h2>Moment stores</h2>\n<p>Each quantized store (torchao's 8bit, 4bit, fp8: codes and an fp32 scale per "
        "block, both counted in the state bytes: as its first run allocated them, or the module-tree estimate for a store "
        "not run) put run-wide on the plan the candidates gave, cheapest first, and "
-       "confirmed like the candidates (paired against fp32 over the seeds); a store enters the plan only when its "
+       "confirmed like the candidates (paired against fp32 over the seeds); then a store over the tolerance "
+       "run-wide on the half of its layers whose moment error (m's + half v's) its runs measured smallest, the "
+       "plan's own moments elsewhere, confirmed the same way. A store enters the plan only when its "
        "gap is within the tolerance. Moment error: the relative error of the stored m and v against the fp32 moment "
-       "each step computed, mean over the windows and seeds.</p>\n<table><tr><th>store</th><th>in the plan</th>"
+       "each step computed, mean over the windows and seeds.</p>\n<table><tr><th>store</th><th>layers</th><th>in the plan</th>"
        "<th>state bytes</th><th>memory saved</th><th>loss − fp32</th><th>95 % CI</th><th>moment error m / v</th>"
        "<th>why</th></tr>\n";
   for (const MomentStoreVerdict& v : a.momentStores) {
-    h << "<tr" << (v.inPlan ? " class=\"chosen\"" : "") << "><td>" << momentPrecisionId(v.store) << "</td><td>"
-      << (v.inPlan ? "yes" : "no") << "</td><td>" << (v.stateBytes > 0 ? std::to_string(v.stateBytes) : "–")
+    std::string layers;
+    for (const std::string& l : v.layers) layers += (layers.empty() ? "" : ", ") + l;
+    h << "<tr" << (v.inPlan ? " class=\"chosen\"" : "") << "><td>" << momentPrecisionId(v.store) << "</td><td class=\"text\">"
+      << (v.layers.empty() ? std::string("every layer") : escapeXml(std::to_string(v.layers.size()) + ": " + layers))
+      << "</td><td>" << (v.inPlan ? "yes" : "no") << "</td><td>" << (v.stateBytes > 0 ? std::to_string(v.stateBytes) : "–")
       << (v.stateBytes > 0 && !v.confirmed ? " (estimate)" : "") << "</td><td>"
       << (v.stateBytes > 0 ? pct(v.memorySaved) : "–") << "</td><td>"
       << (v.lossVsFp32 ? signedFixed(*v.lossVsFp32, 4) : "–") << "</td><td>"
@@ -210,7 +215,11 @@ std::string adviceReportHtml(const Advice& a) {
       h << (first ? "" : "<br>") << escapeXml(layer) << ": " << optimizerModeId(recipe);
       first = false;
     }
-    h << "</td><td>" << momentPrecisionId(c.config.adamw.moments) << "</td><td>" << c.stateBytes << "</td><td>" << pct(c.memorySaved) << "</td><td>"
+    std::string moments = momentPrecisionId(c.config.adamw.moments);
+    if (!c.config.plan.moments.empty())
+      moments += "; " + momentPrecisionId(c.config.plan.moments.begin()->second) + " on " +
+                 std::to_string(c.config.plan.moments.size()) + " layers";
+    h << "</td><td>" << escapeXml(moments) << "</td><td>" << c.stateBytes << "</td><td>" << pct(c.memorySaved) << "</td><td>"
       << (c.trainingPeakBytes ? fixedOrDash(double(*c.trainingPeakBytes) / (1024.0 * 1024.0), 2) : "–") << "</td><td>"
       << (c.predictedUpdateLost ? pct(*c.predictedUpdateLost) : "–") << "</td><td>";
     for (size_t k = 0; k < c.valLoss.size(); ++k) h << (k ? " " : "") << fixedOrDash(c.valLoss[k], 4);

@@ -312,8 +312,19 @@ class AdvisorRun {
 
   void confirm(AdvisorCandidate& c) {
     std::vector<double> differences, lost, lostSe, errorM, errorV;
+    // Quantized moments: each layer's moment error on the update, err(m) + err(v)/2, over windows and seeds.
+    std::map<std::string, std::pair<double, int>> layerError;
+    const auto addLayerErrors = [&](const StepMetrics& m) {
+      for (const LayerWindowMetrics& w : m.windowLayers)
+        if (w.momentErrorM && w.momentErrorV && std::isfinite(*w.momentErrorM) && std::isfinite(*w.momentErrorV)) {
+          auto& [sum, count] = layerError[w.layer];
+          sum += *w.momentErrorM + *w.momentErrorV / 2;
+          count += 1;
+        }
+    };
     for (uint64_t seed : o_.seeds) {
-      const RunResult r = train(configFor(c.config, seed, slug(c.name) + "-seed" + std::to_string(seed)));
+      const RunResult r =
+          train(configFor(c.config, seed, slug(c.name) + "-seed" + std::to_string(seed)), addLayerErrors);
       if (r.status != RunStatus::Completed || !r.finalValLoss) {
         c.rejected = "its run of seed " + std::to_string(seed) + " failed: " + r.message;
         return;
@@ -332,6 +343,7 @@ class AdvisorRun {
     c.lossVsFp32 = e.mean;
     c.ciLow = e.ciLow;
     c.ciHigh = e.ciHigh;
+    for (const auto& [layer, sumCount] : layerError) c.layerMomentError[layer] = sumCount.first / sumCount.second;
     if (!errorM.empty()) c.momentErrorM = meanOf(errorM);
     if (!errorV.empty()) c.momentErrorV = meanOf(errorV);
     if (!lost.empty()) {
@@ -367,8 +379,19 @@ class AdvisorRun {
     log("advisor: moment stores on " + momentPlan_.name + " (" + percent(momentPlan_.memorySaved) +
         " saved), cheapest first");
     momentVariants_ = tryMomentStores(momentPlan_, o_.momentStores, tree_, advice_.fp32StateBytes, advice_.tolerance,
-                                      [&](AdvisorCandidate& v) { confirm(v); });
+                                      [&](AdvisorCandidate& v) {
+                                        // A store on part of the model: runs beyond the count above.
+                                        if (!v.config.plan.moments.empty()) {
+                                          total_ += static_cast<int>(seeds);
+                                          log("advisor: " + v.name + ": " + v.description);
+                                        }
+                                        confirm(v);
+                                      });
     for (const AdvisorCandidate& v : momentVariants_) {
+      if (!v.config.plan.moments.empty()) {  // counted when run
+        if (v.rejected.rfind("not tried", 0) != 0) advice_.candidates.push_back(v);
+        continue;
+      }
       if (v.rejected.rfind("not tried", 0) == 0) {  // momentStoreSkipReason: no runs made
         total_ -= static_cast<int>(seeds);
         continue;

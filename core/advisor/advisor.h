@@ -124,6 +124,10 @@ struct AdvisorCandidate {
   // Quantized moment stores only: the confirmation runs' moment error
   // (RunResult::meanMomentErrorM/V, mean over seeds).
   std::optional<double> momentErrorM, momentErrorV;
+  // Quantized moment stores only: per layer, the confirmation runs' moment
+  // error as it bears on the update m/√v to first order, err(m) + err(v)/2
+  // (mean over the windows and seeds); the layers the store quantized.
+  std::map<std::string, double> layerMomentError;
 };
 
 // What the advisor decided about one quantized moment store
@@ -139,6 +143,9 @@ struct MomentStoreVerdict {
   double ciLow = 0, ciHigh = 0;
   std::optional<double> momentErrorM, momentErrorV;
   std::string reason;  // one line: in or out, and the figures
+  // The layers the store was put on (PrecisionPlan::moments); empty: every
+  // layer (adamw.moments, run-wide).
+  std::vector<std::string> layers;
 };
 
 struct Advice {

@@ -95,6 +95,7 @@ std::vector<AdvisorCandidate> buildCandidates(const RunConfig& base, const Modul
     c.config.plan.preset = PlanPreset::AllBf16;
     c.config.plan.overrides.clear();
     c.config.plan.recipes = recipes;
+    c.config.plan.moments.clear();  // the moment stage puts stores on the chosen plan (moment_stores.h)
     for (const std::string& layer : fp32Layers) c.config.plan.setSubtree(layer, LayerPrecision::Fp32);
     c.config.shadow_recipes = false;
     c.config.shadow_gemm_formats.clear();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "advisor/candidate_choice.h"
 #include "precision/kernels/dynamic_tree_8bit.h"
@@ -24,6 +25,17 @@ std::string momentErrorText(const AdvisorCandidate& c) {
   if (!c.momentErrorM && !c.momentErrorV) return "";
   return "; moment error m " + (c.momentErrorM ? report::percentText(*c.momentErrorM, 2) : std::string("–")) + ", v " +
          (c.momentErrorV ? report::percentText(*c.momentErrorV, 2) : std::string("–"));
+}
+
+// Path -> own parameter count of every module of `n`.
+void collectOwn(const ModuleNode& n, std::map<std::string, int64_t>& out) {
+  out[n.path] = n.ownParameters;
+  for (const ModuleNode& c : n.children) collectOwn(c, out);
+}
+std::map<std::string, int64_t> ownParameters(const ModuleNode& n) {
+  std::map<std::string, int64_t> out;
+  collectOwn(n, out);
+  return out;
 }
 
 int64_t largestOwnParameters(const ModuleNode& n) {
@@ -50,6 +62,7 @@ AdvisorCandidate withMomentStore(const AdvisorCandidate& plan, MomentPrecision s
   c.name = plan.name + ", " + id + " moments";
   c.description = plan.description + "; m and v in the " + id + " store (torchao's), every parameter";
   c.config.adamw.moments = store;
+  c.config.plan.moments.clear();  // every layer
   c.stateBytes = estimateMemory(tree, c.config.plan, c.config.mode, c.config.adamw).total();
   c.memorySaved = fp32Bytes > 0 ? 1.0 - double(c.stateBytes) / double(fp32Bytes) : 0.0;
   c.valLoss.clear();
@@ -62,8 +75,49 @@ AdvisorCandidate withMomentStore(const AdvisorCandidate& plan, MomentPrecision s
   c.measuredUpdateLostSe.reset();
   c.momentErrorM.reset();
   c.momentErrorV.reset();
+  c.layerMomentError.clear();
   c.rejected.clear();
   return c;
+}
+
+AdvisorCandidate withMomentStoreOn(const AdvisorCandidate& plan, MomentPrecision store,
+                                   const std::vector<std::string>& layers, const ModuleNode& tree, int64_t fp32Bytes) {
+  AdvisorCandidate c = withMomentStore(plan, store, tree, fp32Bytes);
+  const std::string id = momentPrecisionId(store);
+  c.config.adamw.moments = plan.config.adamw.moments;
+  c.config.plan.moments.clear();
+  for (const std::string& layer : layers) c.config.plan.setMomentSubtree(layer, store);
+  c.name = plan.name + ", " + id + " moments on " + std::to_string(layers.size()) + " layers";
+  c.description = plan.description + "; m and v in the " + id + " store (torchao's) on the " +
+                  std::to_string(layers.size()) + " layers with the smallest moment error under " + id +
+                  " run-wide, the plan's own moments elsewhere";
+  c.stateBytes = estimateMemory(tree, c.config.plan, c.config.mode, c.config.adamw).total();
+  c.memorySaved = fp32Bytes > 0 ? 1.0 - double(c.stateBytes) / double(fp32Bytes) : 0.0;
+  return c;
+}
+
+std::vector<std::string> lowestMomentErrorLayers(const AdvisorCandidate& runWide, const ModuleNode& tree) {
+  const std::map<std::string, int64_t> own = ownParameters(tree);
+  std::vector<std::pair<double, std::string>> byError;
+  for (const auto& [layer, error] : runWide.layerMomentError) {
+    const auto it = own.find(layer);
+    if (std::isfinite(error) && it != own.end() && it->second >= kernels::kDynamicTreeMinElements)
+      byError.emplace_back(error, layer);
+  }
+  std::sort(byError.begin(), byError.end());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < byError.size() / 2; ++i) out.push_back(byError[i].second);
+  return out;
+}
+
+MomentPrecision variantStore(const AdvisorCandidate& v) {
+  return v.config.plan.moments.empty() ? v.config.adamw.moments : v.config.plan.moments.begin()->second;
+}
+
+std::string variantLabel(const AdvisorCandidate& v) {
+  std::string label = momentPrecisionId(variantStore(v)) + " moments";
+  if (!v.config.plan.moments.empty()) label += " on " + std::to_string(v.config.plan.moments.size()) + " layers";
+  return label;
 }
 
 std::vector<AdvisorCandidate> momentStoreVariants(const AdvisorCandidate& plan,
@@ -80,17 +134,20 @@ std::string momentStoreSkipReason(const AdvisorCandidate& plan, const AdvisorCan
                                   const std::vector<AdvisorCandidate>& confirmed, double tolerance) {
   if (!modeHasMomentChoice(plan.config.mode))
     return "not tried: the plan's recipe (" + optimizerModeId(plan.config.mode) + ") has no moment choice";
-  if (variant.config.adamw.moments == plan.config.adamw.moments) return "not tried: the plan already stores its moments so";
+  if (variant.config.plan.moments.empty() && variant.config.adamw.moments == plan.config.adamw.moments)
+    return "not tried: the plan already stores its moments so";
   // No module owns enough elements for one tensor of it to pass torchao's
   // size rule (a tensor holds at most its module's own elements).
   if (largestOwnParameters(tree) < kernels::kDynamicTreeMinElements)
     return "not tried: saves no byte on this model (no tensor large enough to quantize, torchao's size rule)";
   for (const AdvisorCandidate& c : confirmed)
     if (c.stateBytes <= variant.stateBytes && withinTolerance(c, tolerance))
-      return "not tried: " + momentPrecisionId(c.config.adamw.moments) + " moments store " +
+      return "not tried: " + variantLabel(c) + " store " +
              (c.stateBytes < variant.stateBytes ? "fewer bytes" : "as few bytes") + " (state saved " +
              report::percentText(c.memorySaved, 1) + " as allocated vs " + report::percentText(variant.memorySaved, 1) +
-             " by the module-tree estimate) and are within the tolerance";
+             (variant.config.plan.moments.empty() ? " by the module-tree estimate"
+                                                  : " estimated from the run-wide store's measured saving") +
+             ") and are within the tolerance";
   return "";
 }
 
@@ -111,6 +168,41 @@ std::vector<AdvisorCandidate> tryMomentStores(const AdvisorCandidate& plan, cons
     }
     confirmed.push_back(v);
   }
+  // Part of the model: each store over the tolerance run-wide on the half
+  // of its layers that its own runs measured least disturbed.
+  std::vector<AdvisorCandidate> partial;
+  for (const AdvisorCandidate& v : variants) {
+    if (v.valLoss.empty() || !v.lossVsFp32 || withinTolerance(v, tolerance)) continue;
+    const std::vector<std::string> layers = lowestMomentErrorLayers(v, tree);
+    if (layers.empty()) continue;
+    AdvisorCandidate p = withMomentStoreOn(plan, variantStore(v), layers, tree, fp32Bytes);
+    // Its bytes before its runs: the run-wide store's measured saving, by
+    // the chosen layers' share of the measured layers' elements (the
+    // module-tree estimate adds a module's weight and bias together, and
+    // misses quantized weights whose module is not whole blocks).
+    const std::map<std::string, int64_t> own = ownParameters(tree);
+    int64_t chosenElements = 0, measuredElements = 0;
+    for (const auto& [layer, error] : v.layerMomentError)
+      if (own.count(layer) && own.at(layer) >= kernels::kDynamicTreeMinElements) measuredElements += own.at(layer);
+    for (const std::string& layer : layers) chosenElements += own.at(layer);
+    const int64_t planBytes = plan.measuredStateBytes.value_or(plan.stateBytes);
+    if (measuredElements > 0 && planBytes > v.stateBytes) {
+      p.stateBytes = planBytes - static_cast<int64_t>(std::llround(double(planBytes - v.stateBytes) *
+                                                                    double(chosenElements) / double(measuredElements)));
+      p.memorySaved = fp32Bytes > 0 ? 1.0 - double(p.stateBytes) / double(fp32Bytes) : 0.0;
+    }
+    p.rejected = momentStoreSkipReason(plan, p, tree, confirmed, tolerance);
+    if (p.rejected.empty()) {
+      confirm(p);
+      if (p.measuredStateBytes) {
+        p.stateBytes = *p.measuredStateBytes;
+        p.memorySaved = fp32Bytes > 0 ? 1.0 - double(p.stateBytes) / double(fp32Bytes) : 0.0;
+      }
+      confirmed.push_back(p);
+    }
+    partial.push_back(std::move(p));
+  }
+  variants.insert(variants.end(), partial.begin(), partial.end());
   return variants;
 }
 
@@ -127,12 +219,14 @@ std::vector<MomentStoreVerdict> momentStoreVerdicts(const AdvisorCandidate& plan
       for (const AdvisorCandidate& k : candidates)
         if (k.name == c.name) c.rejected = k.rejected;
     MomentStoreVerdict v;
-    v.store = c.config.adamw.moments;
+    v.store = variantStore(c);
+    for (const auto& [layer, store] : c.config.plan.moments) v.layers.push_back(layer);
     v.stateBytes = c.stateBytes;
     v.bytesSaved = plan.measuredStateBytes.value_or(plan.stateBytes) - c.stateBytes;
     v.memorySaved = c.memorySaved;
     v.confirmed = !c.valLoss.empty() && c.lossVsFp32.has_value();
-    v.inPlan = chosen && chosen->name == c.name && chosen->config.adamw.moments == c.config.adamw.moments;
+    v.inPlan = chosen && chosen->name == c.name && chosen->config.adamw.moments == c.config.adamw.moments &&
+               chosen->config.plan.moments == c.config.plan.moments;
     if (v.confirmed) {
       v.lossVsFp32 = c.lossVsFp32;
       v.ciLow = c.ciLow;
@@ -153,13 +247,21 @@ std::vector<MomentStoreVerdict> momentStoreVerdicts(const AdvisorCandidate& plan
     } else {
       v.reason = "left out: loss " + gapText(c) + "; " + c.rejected + momentErrorText(c);
     }
+    // A part of the model names its layers first (readers that show the reason alone show them too).
+    if (!v.layers.empty()) {
+      std::string layers;
+      for (const std::string& l : v.layers) layers += (layers.empty() ? "" : ", ") + l;
+      v.reason = "on " + layers + " (the plan's own moments elsewhere): " + v.reason;
+    }
     out.push_back(std::move(v));
   }
   return out;
 }
 
 std::string momentStoreVerdictLine(const MomentStoreVerdict& v) {
-  return momentPrecisionId(v.store) + " moments: " + v.reason;
+  std::string label = momentPrecisionId(v.store) + " moments";
+  if (!v.layers.empty()) label += " on " + std::to_string(v.layers.size()) + " layers";  // the reason names them
+  return label + ": " + v.reason;
 }
 
 }  // namespace plab

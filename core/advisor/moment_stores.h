@@ -2,9 +2,12 @@
 // The quantized moment stores in the advisor (issue 40 point 5): each store
 // of AdvisorOptions::momentStores put run-wide on the plan chosen from the
 // candidates, confirmed like a candidate (paired against fp32 over the
-// seeds), cheapest first; a store enters the chosen plan only when its
-// measured gap is within the tolerance and no cheaper plan's is. Torch-free
-// and pure, so a constructed set of figures can be judged in a test.
+// seeds), cheapest first; then a store over the tolerance run-wide on part
+// of the model: the half of its layers whose moment error its run-wide runs
+// measured smallest (PrecisionPlan::moments), confirmed the same way. A
+// store enters the chosen plan only when its measured gap is within the
+// tolerance and no cheaper plan's is. Torch-free and pure, so a constructed
+// set of figures can be judged in a test.
 #include <functional>
 #include <string>
 #include <vector>
@@ -21,6 +24,24 @@ namespace plab {
 AdvisorCandidate withMomentStore(const AdvisorCandidate& plan, MomentPrecision store, const ModuleNode& tree,
                                  int64_t fp32Bytes);
 
+// `plan` with `store` on `layers` alone (PrecisionPlan::moments; the other
+// layers keep the plan's moments): name, description, config, stateBytes
+// (module-tree estimate) and memorySaved; the confirmation figures cleared.
+AdvisorCandidate withMomentStoreOn(const AdvisorCandidate& plan, MomentPrecision store,
+                                   const std::vector<std::string>& layers, const ModuleNode& tree, int64_t fp32Bytes);
+
+// The layers a run-wide variant's runs measured (layerMomentError) that own
+// at least 4096 elements in `tree` (torchao's size rule: a smaller tensor
+// keeps its own dtype and saves nothing; its "error" is that dtype's
+// rounding), the half with the smallest error: the first floor(n / 2) by
+// error ascending (ties by path); empty under two such layers.
+std::vector<std::string> lowestMomentErrorLayers(const AdvisorCandidate& runWide, const ModuleNode& tree);
+
+// The store a variant tried (its plan's per-layer store, else adamw.moments)
+// and its label: "8bit moments", "8bit moments on 3 layers".
+MomentPrecision variantStore(const AdvisorCandidate& variant);
+std::string variantLabel(const AdvisorCandidate& variant);
+
 // The variants of `plan` in the order they are tried: least state memory
 // first (equal bytes keep the order of `stores`).
 std::vector<AdvisorCandidate> momentStoreVariants(const AdvisorCandidate& plan,
@@ -35,10 +56,14 @@ std::string momentStoreSkipReason(const AdvisorCandidate& plan, const AdvisorCan
                                   const std::vector<AdvisorCandidate>& confirmed, double tolerance);
 
 // The stage: the variants of `plan` cheapest first, each given to
-// `confirm` (its runs: valLoss, lossVsFp32, measuredStateBytes, ...)
-// unless momentStoreSkipReason names a reason, which goes in its
-// `rejected`. A confirmed variant's stateBytes become its measured ones.
-// Returns every variant, confirmed or not, cheapest first.
+// `confirm` (its runs: valLoss, lossVsFp32, measuredStateBytes,
+// layerMomentError, ...) unless momentStoreSkipReason names a reason,
+// which goes in its `rejected`. Then, for each run-wide variant confirmed
+// over the tolerance, in that order, the store on its
+// lowestMomentErrorLayers (withMomentStoreOn), confirmed unless a confirmed
+// variant within the tolerance stores at most as many bytes. A confirmed
+// variant's stateBytes become its measured ones. Returns every variant,
+// confirmed or not: the run-wide ones cheapest first, then the partial ones.
 std::vector<AdvisorCandidate> tryMomentStores(const AdvisorCandidate& plan, const std::vector<MomentPrecision>& stores,
                                               const ModuleNode& tree, int64_t fp32Bytes, double tolerance,
                                               const std::function<void(AdvisorCandidate&)>& confirm);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "distributed/flat_shards.h"
+#include "precision/state_layout.h"
 
 namespace plab {
 
@@ -12,7 +13,7 @@ std::vector<MemoryBreakdown> projectRankMemory(const std::vector<ParameterGroup>
   MemoryBreakdown replicated;  // weights and gradients: every rank holds them whole
   std::vector<int64_t> sizes;
   for (const ParameterGroup& g : groups) {
-    const MemoryBreakdown m = elementBytes(g.elements, g.bf16, g.mode, options);
+    const MemoryBreakdown m = elementBytes(g.elements, g.bf16, g.mode, state_layout::withStore(options, g.moments));
     replicated.weights += m.weights;
     replicated.gradients += m.gradients;
     sizes.push_back(g.elements);
@@ -21,7 +22,7 @@ std::vector<MemoryBreakdown> projectRankMemory(const std::vector<ParameterGroup>
   const std::vector<ShardPiece> pieces = flatShards(sizes, sharded ? worldSize : 1);
   for (const ShardPiece& p : pieces) {
     const ParameterGroup& g = groups[p.param];
-    const MemoryBreakdown m = elementBytes(p.length, g.bf16, g.mode, options);
+    const MemoryBreakdown m = elementBytes(p.length, g.bf16, g.mode, state_layout::withStore(options, g.moments));
     // Unsharded, every rank keeps all of it.
     for (int r = 0; r < worldSize; ++r) {
       if (sharded && r != p.owner) continue;

@@ -218,6 +218,11 @@ ShardedAdamW::ShardedAdamW(std::vector<TrainableParam> params, OptimizerMode mod
   if (momentsQuantized(options.moments))
     throw ConfigError("adamw.moments \"" + momentPrecisionId(options.moments) +
                       "\" is not supported with a sharded optimizer (ZeRO) yet");
+  // The same rule for a plan's per-layer store (PrecisionPlan::moments).
+  for (const TrainableParam& tp : params)
+    if (tp.moments && momentsQuantized(*tp.moments))
+      throw ConfigError("plan.moments puts \"" + momentPrecisionId(*tp.moments) + "\" on '" + tp.layer +
+                        "'; quantized moment stores are not supported with a sharded optimizer (ZeRO) yet");
   std::vector<int64_t> sizes;
   for (const TrainableParam& tp : params) sizes.push_back(tp.param.numel());
   im.pieces = flatShards(sizes, dp.world().worldSize);
@@ -232,6 +237,7 @@ ShardedAdamW::ShardedAdamW(std::vector<TrainableParam> params, OptimizerMode mod
     shape.name = tp.name;
     shape.layer = tp.layer;
     shape.recipe = tp.recipe;
+    shape.moments = tp.moments;
     shape.param = torch::empty(tp.param.sizes(), tp.param.options().device(torch::kMeta));
     shapes.push_back(std::move(shape));
     const auto owned = im.mineByParam.find(i);

@@ -47,6 +47,7 @@ ModuleNode moduleTree(const torch::nn::Module& module, const std::string& path, 
 struct Converter {
   const std::map<std::string, LayerPrecision>* resolved;  // null: everything fp32
   const std::map<std::string, OptimizerMode>* recipes;    // path -> recipe; null: the mode everywhere
+  const std::map<std::string, MomentPrecision>* moments;  // path -> store; null: adamw.moments everywhere
   OptimizerMode mode;
   std::unordered_set<const void*> seen;
   std::vector<TrainableParam> out;
@@ -70,6 +71,10 @@ struct Converter {
         const auto r = recipes->find(path);
         if (r != recipes->end() && r->second != mode) tp.recipe = r->second;
       }
+      if (moments) {  // fp32 layers too: a quantized store takes them, as adamw.moments does
+        const auto m = moments->find(path);
+        if (m != moments->end()) tp.moments = m->second;
+      }
       if (param.scalar_type() != target) {
         // Mixed keeps the unrounded fp32 values as the master copy; the old
         // storage is free to adopt since set_data swaps in a new one.
@@ -91,13 +96,16 @@ std::vector<TrainableParam> applyPrecisionPlan(torch::nn::Module& model, const P
   torch::NoGradGuard noGrad;
   std::map<std::string, LayerPrecision> resolved;
   std::map<std::string, OptimizerMode> recipes;
+  std::map<std::string, MomentPrecision> moments;
   const bool fp32Only = mode == OptimizerMode::Fp32AdamW;  // the reference ignores the plan
   if (!fp32Only) {
     const ModuleNode tree = moduleTree(model, "", "");
     resolved = plan.resolve(tree);
     recipes = plan.resolveRecipes(tree, mode);
+    moments = plan.resolveMoments(tree, mode);
   }
-  Converter converter{fp32Only ? nullptr : &resolved, fp32Only ? nullptr : &recipes, mode, {}, {}};
+  Converter converter{fp32Only ? nullptr : &resolved, fp32Only ? nullptr : &recipes,
+                      fp32Only ? nullptr : &moments, mode, {}, {}};
   converter.visit(model, "");
   // The plan's GEMM formats go into the layers' slots (the reference keeps bf16: its own dtype).
   applyGemmFormats(model, plan, fp32Only);

@@ -18,6 +18,7 @@
 //                 module's small bias is counted with its weight there)
 // Fp32AdamW ignores the plan (everything fp32). Torch-free.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,23 +34,29 @@ struct ParameterGroup {
   int64_t elements = 0;
   bool bf16 = false;  // after the mode (fp32 AdamW keeps everything fp32)
   OptimizerMode mode = OptimizerMode::Fp32AdamW;  // the recipe its bf16 elements step with
+  // The plan's moment store for the module (PrecisionPlan::resolveMoments);
+  // unset: the run's adamw.moments.
+  std::optional<MomentPrecision> moments = std::nullopt;
 };
 
 // Every module that owns parameters, in the model's parameter order.
 // `recipes` (PrecisionPlan::resolveRecipes) gives a bf16 module its own
-// recipe; a module it does not name steps with `mode`.
+// recipe; a module it does not name steps with `mode`. `moments`
+// (PrecisionPlan::resolveMoments) gives a module its own moment store.
 std::vector<ParameterGroup> parameterGroups(const ModuleNode& tree,
                                             const std::map<std::string, LayerPrecision>& resolved, OptimizerMode mode,
-                                            const std::map<std::string, OptimizerMode>& recipes = {});
+                                            const std::map<std::string, OptimizerMode>& recipes = {},
+                                            const std::map<std::string, MomentPrecision>& moments = {});
 
 // The bytes `elements` parameters of one group add (weights, gradients and state).
 MemoryBreakdown elementBytes(int64_t elements, bool bf16, OptimizerMode mode, const AdamWOptions& options);
 
 MemoryBreakdown estimateMemory(const ModuleNode& tree, const std::map<std::string, LayerPrecision>& resolved,
                                OptimizerMode mode, const AdamWOptions& options,
-                               const std::map<std::string, OptimizerMode>& recipes = {});
+                               const std::map<std::string, OptimizerMode>& recipes = {},
+                               const std::map<std::string, MomentPrecision>& moments = {});
 
-// The same from a plan: its precision and, under a bf16 mode, its recipes.
+// The same from a plan: its precision and, under a bf16 mode, its recipes and moment stores.
 MemoryBreakdown estimateMemory(const ModuleNode& tree, const PrecisionPlan& plan, OptimizerMode mode,
                                const AdamWOptions& options);
 

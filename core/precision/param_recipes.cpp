@@ -18,7 +18,8 @@ std::string momentPrecisionOf(const std::vector<TrainableParam>& params, Optimiz
   std::vector<std::string> ids;
   for (const TrainableParam& p : params) {
     if (!lowPrecision(p)) continue;
-    const std::string id = momentPrecisionId(state_layout::moments(p.recipe.value_or(mode), options, true));
+    const std::string id = momentPrecisionId(
+        state_layout::moments(p.recipe.value_or(mode), state_layout::withStore(options, p.moments), true));
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
   }
   if (ids.empty()) return momentPrecisionId(state_layout::moments(mode, options, false));

@@ -215,7 +215,11 @@ PrecisionAdamW::PrecisionAdamW(std::vector<TrainableParam> params, OptimizerMode
     if (tp.recipe && (!modeIsLayerRecipe(*tp.recipe) || !modeIsLayerRecipe(mode)))
       throw ConfigError("optimizer: parameter '" + tp.name + "' has recipe " + optimizerModeId(*tp.recipe) +
                         " under mode " + optimizerModeId(mode) + "; per-layer recipes are bf16 recipes under a bf16 mode");
-    s.moments = state_layout::moments(recipe, options, bf16);
+    if (tp.moments && !modeIsLayerRecipe(mode))
+      throw ConfigError("optimizer: parameter '" + tp.name + "' has its own moment store " +
+                        momentPrecisionId(*tp.moments) + " under mode " + optimizerModeId(mode) +
+                        "; per-layer stores are for the bf16 modes");
+    s.moments = state_layout::moments(recipe, state_layout::withStore(options, tp.moments), bf16);
     if (!bf16) {
       s.rule = StepRule::Fp32;
     } else {
@@ -524,7 +528,8 @@ MemoryBreakdown predictMemory(const std::vector<TrainableParam>& params, Optimiz
   // The rules of the module-tree estimate, per tensor (2-byte bf16 or fp16).
   for (const TrainableParam& tp : params) {
     const bool lowPrecision = tp.param.scalar_type() == torch::kBFloat16 || tp.param.scalar_type() == torch::kFloat16;
-    mem += elementBytes(tp.param.numel(), lowPrecision, tp.recipe.value_or(mode), options);
+    mem += elementBytes(tp.param.numel(), lowPrecision, tp.recipe.value_or(mode),
+                        state_layout::withStore(options, tp.moments));
   }
   return mem;
 }

@@ -40,6 +40,10 @@ struct TrainableParam {
   // The recipe this bf16 param steps with when the plan gives its layer one
   // (PrecisionPlan::recipes); unset: the run's mode.
   std::optional<OptimizerMode> recipe = std::nullopt;
+  // The moment store its layer's plan entry gives (PrecisionPlan::moments),
+  // instead of the run's adamw.moments; unset: the run's. It applies as
+  // adamw.moments would (state_layout::moments).
+  std::optional<MomentPrecision> moments = std::nullopt;
 };
 
 class PrecisionAdamW {

@@ -134,6 +134,71 @@ std::map<std::string, OptimizerMode> PrecisionPlan::resolveRecipes(const ModuleN
   return out;
 }
 
+namespace {
+
+// Whether a layer ends up with `store` as its moments (state_layout::moments'
+// rule): "default" (the recipe's own) always; a bf16 layer when its recipe
+// offers the choice; an fp32 layer takes a quantized store when the run's
+// mode offers it (torchao quantizes fp32 weights' moments too) and keeps
+// fp32 moments under any other.
+bool storeApplies(MomentPrecision store, bool bf16, OptimizerMode recipe, OptimizerMode runMode) {
+  if (store == MomentPrecision::ModeDefault) return true;
+  if (bf16) return modeHasMomentChoice(recipe);
+  if (momentsQuantized(store)) return modeHasMomentChoice(runMode);
+  return store == MomentPrecision::Fp32;
+}
+
+}  // namespace
+
+std::map<std::string, MomentPrecision> PrecisionPlan::resolveMoments(const ModuleNode& tree,
+                                                                     OptimizerMode runMode) const {
+  std::map<std::string, MomentPrecision> out;
+  if (moments.empty()) return out;
+  if (!modeIsLayerRecipe(runMode))
+    throw ConfigError("precision plan: moments give layers their own moment store, but mode " +
+                      optimizerModeId(runMode) +
+                      (runMode == OptimizerMode::Fp32AdamW ? " trains everything in fp32 with fp32 moments"
+                                                           : " holds fp16 layers; use a bf16 mode"));
+  const std::map<std::string, LayerPrecision> precision = resolve(tree);
+  const std::map<std::string, OptimizerMode> layerRecipes = resolveRecipes(tree, runMode);
+  std::set<std::string> applied;  // entries that give at least one layer their store
+  visitWithOverrides(
+      tree, moments, "moments",
+      [](const ModuleNode& node) {
+        if (!node.tiedTo.empty())
+          throw ConfigError("precision plan: moments '" + node.path + "' names the tied output head, which has no "
+                            "weight of its own; set '" + node.tiedTo + "' instead");
+      },
+      [&](const ModuleNode& node) {
+        if (node.ownParameters == 0) return;
+        // The deepest entry reaching the node, and its path.
+        const std::string* entry = nullptr;
+        for (const auto& [path, store] : moments)
+          if (inSubtree(node.path, path) && (!entry || path.size() >= entry->size())) entry = &path;
+        if (!entry) return;
+        const MomentPrecision store = moments.at(*entry);
+        const auto p = precision.find(node.path);
+        const bool bf16 = p != precision.end() && p->second == LayerPrecision::Bf16;
+        const auto r = layerRecipes.find(node.path);
+        const OptimizerMode recipe = r != layerRecipes.end() ? r->second : runMode;
+        if (bf16 && !modeHasMomentChoice(recipe) && store != MomentPrecision::ModeDefault)
+          throw ConfigError("precision plan: moments '" + *entry + "' puts \"" + momentPrecisionId(store) +
+                            "\" on '" + node.path + "', a bf16 layer whose recipe " + optimizerModeId(recipe) +
+                            " keeps its own moments (" + momentPrecisionId(momentPrecisionDefault(recipe)) +
+                            "); stores go to bf16-nearest, bf16-kahan and bf16-sr layers (write \"default\" "
+                            "for that subtree)");
+        if (storeApplies(store, bf16, recipe, runMode)) applied.insert(*entry);
+        out[node.path] = store;
+      });
+  for (const auto& [path, store] : moments)
+    if (!applied.count(path))
+      throw ConfigError("precision plan: moments '" + path + "' (\"" + momentPrecisionId(store) +
+                        "\") changes no layer: fp32 layers keep fp32 moments except under a quantized store "
+                        "(8bit, 4bit, fp8) in a run whose mode offers it (bf16-nearest, bf16-kahan, bf16-sr), "
+                        "as with adamw.moments");
+  return out;
+}
+
 bool PrecisionPlan::usesLowPrecisionGemms() const {
   if (gemm_format != GemmFormat::Bf16) return true;
   for (const auto& [path, f] : gemm_formats)
@@ -175,6 +240,11 @@ nlohmann::json toJson(const PrecisionPlan& p) {
     for (const auto& [path, m] : p.recipes) recipes[path] = optimizerModeId(m);
     j["recipes"] = recipes;
   }
+  if (!p.moments.empty()) {
+    nlohmann::json moments = nlohmann::json::object();
+    for (const auto& [path, store] : p.moments) moments[path] = momentPrecisionId(store);
+    j["moments"] = moments;
+  }
   return j;
 }
 
@@ -182,7 +252,8 @@ PrecisionPlan precisionPlanFromJson(const nlohmann::json& j) {
   using namespace json_strict;
   const std::string what = "plan";
   requireObject(j, what);
-  rejectUnknownKeys(j, what, {"preset", "norms_bf16", "embeddings_bf16", "overrides", "gemm_format", "gemm_formats", "recipes"});
+  rejectUnknownKeys(j, what, {"preset", "norms_bf16", "embeddings_bf16", "overrides", "gemm_format", "gemm_formats", "recipes",
+                           "moments"});
   PrecisionPlan plan;
   std::string preset = planPresetId(plan.preset);
   readString(j, "preset", what, preset);
@@ -232,6 +303,25 @@ PrecisionPlan precisionPlanFromJson(const nlohmann::json& j) {
         throw ConfigError(field + ": '" + optimizerModeId(m) +
                           "' is not a bf16 layer recipe (bf16, bf16-nearest, bf16-kahan, bf16-sr, mixed)");
       plan.recipes[it.key()] = m;
+    }
+  }
+  if (j.contains("moments")) {
+    const auto& o = j.at("moments");
+    requireObject(o, what + ".moments");
+    for (auto it = o.begin(); it != o.end(); ++it) {
+      const std::string field = what + ".moments['" + it.key() + "']";
+      if (!it.value().is_string()) throw ConfigError(field + ": expected a moment store id string");
+      const std::string id = it.value().get<std::string>();
+      std::string valid;
+      bool known = false;
+      for (MomentPrecision p : allMomentPrecisions()) {
+        valid += (valid.empty() ? "" : ", ") + momentPrecisionId(p);
+        if (momentPrecisionId(p) == id) {
+          plan.moments[it.key()] = p;
+          known = true;
+        }
+      }
+      if (!known) throw ConfigError(field + ": unknown moment store '" + id + "' (valid: " + valid + ")");
     }
   }
   return plan;

@@ -40,6 +40,15 @@ struct PrecisionPlan {
   // plain bf16 writes to the rest. fp32 layers step as fp32 whatever it
   // says; the fp32 and fp16 modes take none (resolveRecipes throws).
   std::map<std::string, OptimizerMode> recipes;  // module path -> recipe for its subtree
+  // JSON "moments": the moment store of a subtree's layers (adamw.moments
+  // per layer; the run's adamw.moments where none applies). A store applies
+  // to a layer exactly as adamw.moments would (state_layout::moments): a
+  // quantized store ("8bit", "4bit", "fp8") takes the fp32 layers too, as
+  // torchao's optimizers do; "fp32", "bf16", "bf16-sr" leave fp32 layers'
+  // fp32 moments; "default" is the layer recipe's own choice (so a subtree
+  // can keep it under a quantized run-wide store). resolveMoments refuses
+  // what would not apply (see there).
+  std::map<std::string, MomentPrecision> moments;  // module path -> store for its subtree
 
   // Precision of every module that owns parameters (path -> precision).
   std::map<std::string, LayerPrecision> resolve(const ModuleNode& tree) const;
@@ -58,6 +67,17 @@ struct PrecisionPlan {
   // are set and runMode is fp32 or an fp16 recipe.
   std::map<std::string, OptimizerMode> resolveRecipes(const ModuleNode& tree, OptimizerMode runMode) const;
   void setRecipeSubtree(const std::string& modulePath, OptimizerMode m) { recipes[modulePath] = m; }
+
+  // The store of every module that owns parameters and that a moments entry
+  // reaches (path -> store; modules none reaches are left out: they take the
+  // run's adamw.moments). Throws ConfigError when an entry names no module
+  // or the tied head; when moments are set and runMode is fp32 or an fp16
+  // recipe; when an entry puts a store other than "default" on a bf16 layer
+  // whose recipe keeps its own moments ("bf16", "mixed": they ignore
+  // adamw.moments too); and when an entry changes no layer (a non-quantized
+  // store on fp32 layers only).
+  std::map<std::string, MomentPrecision> resolveMoments(const ModuleNode& tree, OptimizerMode runMode) const;
+  void setMomentSubtree(const std::string& modulePath, MomentPrecision p) { moments[modulePath] = p; }
 };
 
 std::string planPresetId(PlanPreset p);   // "all-fp32", "linear-bf16", "all-bf16"

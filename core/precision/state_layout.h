@@ -6,11 +6,23 @@
 // "Low precision" (paramIsBf16 below, the name older than the fp16 modes) is
 // a plan's bf16 layer: it holds bf16, or fp16 under the fp16 modes; both
 // take 2 bytes per element.
+#include <optional>
+
 #include "precision/kernels/dynamic_tree_4bit.h"
 #include "precision/kernels/dynamic_tree_8bit.h"
 #include "precision/optimizer_mode.h"
 
 namespace plab::state_layout {
+
+// The options a layer's parameters step with: the run's, with the plan's
+// per-layer moment store (PrecisionPlan::moments) in place of adamw.moments
+// where one reaches the layer. Every rule below then reads it as it reads
+// the run-wide setting, so per-layer and run-wide stores cannot diverge.
+inline AdamWOptions withStore(const AdamWOptions& o, const std::optional<MomentPrecision>& store) {
+  AdamWOptions out = o;
+  if (store) out.moments = *store;
+  return out;
+}
 
 // The moment precision a parameter really gets: fp32 params and the fp32,
 // mixed and fp16-mixed modes keep fp32 moments; "bf16" and "fp16" follow

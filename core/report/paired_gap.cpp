@@ -97,6 +97,8 @@ std::optional<PairedGap> pairedGap(const std::vector<RunRecord>& runs, const Run
   // the weight write and the moments' storage.
   const RunConfig& c = runs[run].config;
   if (!modeHasMomentChoice(c.mode)) return gap;
+  // Per-layer stores (plan.moments) stay in a sibling with fp32 adamw.moments: no fp32-moments twin.
+  if (!c.plan.moments.empty()) return gap;
   const MomentPrecision moments =
       c.adamw.moments == MomentPrecision::ModeDefault ? momentPrecisionDefault(c.mode) : c.adamw.moments;
   if (moments == MomentPrecision::Fp32) return gap;

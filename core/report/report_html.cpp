@@ -64,6 +64,14 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
     return " (error m " + report::percentText(*res.meanMomentErrorM, 2) + ", v " +
            report::percentText(*res.meanMomentErrorV, 2) + ")";
   };
+  // A plan's per-layer moment stores (PrecisionPlan::moments) after the stores the layers got.
+  const auto layerStoresText = [](const RunRecord& r) {
+    std::string text;
+    for (const auto& [path, store] : r.config.plan.moments)
+      text += (text.empty() ? "; plan: " : ", ") + (path.empty() ? std::string("(model)") : path) + " " +
+              momentPrecisionId(store);
+    return text;
+  };
   h << "<h2>Summary</h2>\n<table>\n<tr><th>run</th><th>mode</th><th title=\"the fp32 run this run is measured against: the same config except "
        "mode and plan\">fp32 twin</th><th>status</th><th>moments</th><th>steps</th><th>final loss</th>"
        "<th>final val loss</th><th>memory</th><th title=\"training state: weights, gradients, moments, master copies and Kahan "
@@ -82,7 +90,8 @@ std::string renderReportHtml(const std::vector<RunRecord>& runs, const std::stri
     h << "<tr><td class=\"text\" style=\"color:" << hexColor(colors[i]) << ";font-weight:bold\">"
       << escapeXml(report::runLabel(runs, i)) << "</td><td class=\"text\">" << escapeXml(optimizerModeLabel(r.config.mode))
       << "</td><td class=\"text\">" << escapeXml(report::fp32TwinCell(runs, i)) << "</td><td class=\"text " << f.status << "\">" << f.status << "</td><td class=\"text\">"
-      << escapeXml(r.info.momentPrecision.empty() ? "–" : r.info.momentPrecision) << momentErrorText(res) << "</td><td>" << f.steps << "</td><td>"
+      << escapeXml(r.info.momentPrecision.empty() ? "–" : r.info.momentPrecision) << escapeXml(layerStoresText(r))
+      << momentErrorText(res) << "</td><td>" << f.steps << "</td><td>"
       << f.finalLoss << "</td><td>" << f.finalValLoss << "</td><td>" << f.memory << "</td><td>" << f.stateSaved << "</td><td>"
       << escapeXml(f.peakSaved) << "</td><td>" << f.updateLost << "</td><td>" << pct(res.meanUpdateError) << "</td><td>"
       << f.roundedAway << "</td><td>" << f.tokensPerSecond << "</td></tr>\n";

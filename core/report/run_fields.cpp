@@ -108,7 +108,7 @@ std::string fieldValueLabel(const std::string& field, const FieldValue* value) {
     if (plan.is_object()) {
       std::string label = plan.value("preset", "?");
       size_t changes = 0;
-      for (const char* part : {"overrides", "gemm_formats", "recipes"})
+      for (const char* part : {"overrides", "gemm_formats", "recipes", "moments"})
         if (plan.contains(part) && plan.at(part).is_object()) changes += plan.at(part).size();
       if (plan.value("gemm_format", "bf16") != "bf16") label += ", " + plan.value("gemm_format", "") + " GEMMs";
       if (changes > 0) label += " + " + std::to_string(changes) + " layer choices";

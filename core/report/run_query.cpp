@@ -60,7 +60,7 @@ bool knownField(const std::string& path) {
     return k;
   }();
   if (known.count(path)) return true;
-  for (const char* prefix : {"plan.overrides.", "plan.gemm_formats.", "plan.recipes."})
+  for (const char* prefix : {"plan.overrides.", "plan.gemm_formats.", "plan.recipes.", "plan.moments."})
     if (path.rfind(prefix, 0) == 0) return true;
   return false;
 }

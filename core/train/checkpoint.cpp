@@ -82,6 +82,7 @@ std::string safetensorsDtype(torch::ScalarType t) {
     case torch::kBFloat16: return "BF16";
     case torch::kFloat16: return "F16";
     case torch::kFloat64: return "F64";
+    case torch::kUInt8: return "U8";  // quantized moments' codes (adamw.moments 8bit, 4bit, fp8)
     default: return c10::toString(t);
   }
 }

@@ -108,6 +108,9 @@ void validate(const RunConfig& c) {
   require(c.plan.recipes.empty() || !modeUsesFp16(c.mode),
           "'plan.recipes' gives bf16 layers their own recipe; mode " + optimizerModeId(c.mode) +
               " holds fp16 layers (use a bf16 mode, or drop the recipes)");
+  require(c.plan.moments.empty() || !modeUsesFp16(c.mode),
+          "'plan.moments' gives layers their own moment store; mode " + optimizerModeId(c.mode) +
+              " holds fp16 layers (use a bf16 mode, or drop the moments)");
   require(c.checkpoint_every >= 0, "'checkpoint_every' must be >= 0");
   // Tokens per step = batch_size x grad_accum x seq_len must stay a count
   // (2^40: far past any memory), not overflow int64.

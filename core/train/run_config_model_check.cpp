@@ -21,6 +21,7 @@ void checkRunConfigForModel(const RunConfig& config) {
     (void)config.plan.resolve(tree);
     (void)config.plan.resolveGemmFormats(tree);
     if (!config.plan.recipes.empty()) (void)config.plan.resolveRecipes(tree, config.mode);
+    if (!config.plan.moments.empty()) (void)config.plan.resolveMoments(tree, config.mode);
   } catch (const ConfigError& e) {
     throw ConfigError(run + "run config: 'plan': " + e.what());
   }

@@ -243,6 +243,92 @@ class TestAdvisorMomentStores : public QObject {
     QVERIFY2(has(four.reason, "as cheap as the chosen") && !has(four.reason, "over the tolerance"), four.reason.c_str());
   }
 
+  // Every store over the tolerance run-wide: each is then tried on the half
+  // of its layers its runs measured least disturbed (smallest moment
+  // error), the plan's own moments elsewhere. 4bit on those two layers is
+  // within the tolerance and enters the plan; 8bit and fp8 on part of the
+  // model would store more bytes and are not run.
+  void storeOnTheLayersItDisturbsLeast() {
+    ModuleNode t;
+    t.name = t.type = "Model";
+    for (const char* name : {"b0", "b1", "b2", "b3"}) {
+      ModuleNode b;
+      b.path = b.name = name;
+      b.type = "Linear";
+      b.ownParameters = b.totalParameters = kBig;
+      t.children.push_back(b);
+    }
+    ModuleNode ln;  // too small to quantize: its bf16 moments' error is smallest, and it saves nothing
+    ln.path = ln.name = "ln";
+    ln.type = "LayerNorm";
+    ln.ownParameters = ln.totalParameters = kSmall;
+    t.children.push_back(ln);
+    t.totalParameters = 4 * kBig + kSmall;
+    const AdvisorCandidate plan = srPlan(t);
+    const double tolerance = 0.005;
+    // Measured under each store run-wide: b0 and b2 least disturbed.
+    const std::map<std::string, double> layerError = {
+        {"b0", 0.010}, {"b1", 0.300}, {"b2", 0.020}, {"b3", 0.250}, {"ln", 0.001}};
+    std::vector<std::string> tried;
+    const std::vector<AdvisorCandidate> variants =
+        tryMomentStores(plan, kStores, t, fp32Bytes(t), tolerance, [&](AdvisorCandidate& v) {
+          tried.push_back(v.name);
+          const bool partial = !v.config.plan.moments.empty();
+          const double o = partial ? 0.001 : 0.02;
+          confirmWith(v, {kFp32[0] + o + 0.0003, kFp32[1] + o - 0.0002, kFp32[2] + o - 0.0001});
+          if (!partial) v.layerMomentError = layerError;
+        });
+    for (const std::string& name : tried) qInfo("ran %s", name.c_str());
+    QCOMPARE(tried.size(), size_t(4));  // three stores run-wide, then 4bit on two layers
+    const AdvisorCandidate& part = variants.at(3);
+    QCOMPARE(part.name, std::string("bf16-sr, 4bit moments on 2 layers"));
+    QVERIFY((part.config.plan.moments ==
+             std::map<std::string, MomentPrecision>{{"b0", MomentPrecision::Dynamic4bit}, {"b2", MomentPrecision::Dynamic4bit}}));
+    QVERIFY(part.config.adamw.moments == plan.config.adamw.moments);  // the rest keep the plan's
+    // Bytes by hand: b0 and b2 4-bit codes and scales, b1, b3 and ln bf16-sr.
+    const int64_t n = 4 * kBig + kSmall;
+    QCOMPARE(part.stateBytes, n * (2 + 2) + 2 * (kBig + 2 * 4 * (kBig / 128)) + 2 * (2 * 2 * kBig) + 2 * 2 * kSmall);
+    // 8bit and fp8 on part of the model: dearer than the 4-bit part within the tolerance.
+    QCOMPARE(variants.size(), size_t(6));
+    for (size_t i = 4; i < 6; ++i)
+      QVERIFY2(has(variants[i].rejected, "not tried: 4bit moments on 2 layers store fewer bytes"),
+               variants[i].rejected.c_str());
+    std::vector<AdvisorCandidate> candidates = {plan};
+    for (const AdvisorCandidate& v : variants)
+      if (!v.valLoss.empty()) candidates.push_back(v);
+    const int chosen = chooseCandidate(candidates, tolerance);
+    QVERIFY(chosen >= 0);
+    QCOMPARE(candidates[size_t(chosen)].name, part.name);
+    const std::vector<MomentStoreVerdict> verdicts = momentStoreVerdicts(plan, variants, candidates, chosen, tolerance);
+    QCOMPARE(verdicts.size(), size_t(6));
+    const MomentStoreVerdict& in = verdicts.at(3);
+    QVERIFY(in.inPlan && in.confirmed && in.store == MomentPrecision::Dynamic4bit);
+    QCOMPARE(in.layers, (std::vector<std::string>{"b0", "b2"}));
+    QVERIFY2(has(momentStoreVerdictLine(in), "4bit moments on 2 layers: on b0, b2 (the plan's own moments elsewhere): in the plan"),
+             momentStoreVerdictLine(in).c_str());
+    for (size_t i = 0; i < 3; ++i) QVERIFY(!verdicts[i].inPlan && verdicts[i].layers.empty());
+    // advice.json keeps the layers (additive: run-wide verdicts have none) and reads them back; the report shows them.
+    Advice a;
+    a.completed = true;
+    a.seeds = {1, 2, 3};
+    a.tolerance = tolerance;
+    a.candidates = candidates;
+    a.chosen = chosen;
+    a.momentStores = verdicts;
+    const nlohmann::json j = adviceToJson(a);
+    QCOMPARE(j.at("moment_stores").at(3).at("layers"), nlohmann::json::array({"b0", "b2"}));
+    QVERIFY(j.at("moment_stores").at(0).at("layers").empty());
+    QCOMPARE(j.at("chosen").at("plan").at("moments").at("b2").get<std::string>(), std::string("4bit"));
+    const Advice b = adviceFromJson(nlohmann::json::parse(j.dump()));
+    QCOMPARE(adviceToJson(b), j);
+    nlohmann::json bad = j;
+    bad["moment_stores"][3]["layers"] = "b0";
+    QVERIFY_THROWS_EXCEPTION(ConfigError, adviceFromJson(bad));
+    const std::string html = adviceReportHtml(a);
+    QVERIFY(has(html, "2: b0, b2"));
+    QVERIFY(has(html, "default; 4bit on 2 layers"));
+  }
+
   // advice.json keeps the verdicts; report.html shows each store's.
   void verdictsReachJsonAndReport() {
     const Outcome o = judge({{MomentPrecision::Dynamic4bit, 0.0080}, {MomentPrecision::Dynamic8bit, 0.0002},

@@ -291,6 +291,33 @@ class CheckpointTest : public QObject {
     QCOMPARE(longer.stepsTrained, int64_t(4));
   }
 
+  // Per-layer quantized moment stores (plan.moments): the uint8 codes and
+  // their scales go into the checkpoint and a resume continues the run it
+  // interrupted bit for bit (a quantized store's codes were refused as
+  // "U8 ... keeps it in Byte" before, run-wide stores too).
+  void quantizedMomentStoresResumeBitForBit() {
+    const auto withStores = [](RunConfig& c) {
+      c.mode = OptimizerMode::Bf16StochasticRounding;
+      c.plan.setMomentSubtree("transformer.h.0", MomentPrecision::Dynamic8bit);
+      c.plan.setMomentSubtree("transformer.h.1.mlp", MomentPrecision::Dynamic4bit);
+    };
+    RunConfig whole = shortRun(dir("stores"));
+    withStores(whole);
+    Trainer t(whole);
+    const RunResult uninterrupted = t.run({});
+    QVERIFY2(uninterrupted.status == RunStatus::Completed, uninterrupted.message.c_str());
+    const SafetensorsFile saved(dir("stores") / "checkpoint-2" / "optimizer.safetensors");
+    QCOMPARE(saved.entry("transformer.h.0.mlp.c_fc.weight.exp_avg").dtype, std::string("U8"));
+    QVERIFY(saved.contains("transformer.h.1.mlp.c_fc.weight.exp_avg_sq.scale"));
+    QCOMPARE(saved.entry("transformer.h.1.attn.c_attn.weight.exp_avg").dtype, std::string("BF16"));  // the run's bf16-sr
+    const Resumed r = resumeFrom(dir("stores") / "checkpoint-2", dir("stores-resumed"), withStores);
+    QVERIFY2(r.result.status == RunStatus::Completed, r.result.message.c_str());
+    QCOMPARE(r.firstStep, int64_t(3));
+    QCOMPARE(r.result.finalLoss, uninterrupted.finalLoss);
+    QVERIFY(r.result.finalValLoss && uninterrupted.finalValLoss);
+    QCOMPARE(*r.result.finalValLoss, *uninterrupted.finalValLoss);
+  }
+
   // A resumed run takes the bf16 product path its checkpoint names, not a
   // new measurement; a value other than the two paths is refused.
   void resumeTakesTheCheckpointsBf16Path() {
@@ -371,6 +398,9 @@ class CheckpointTest : public QObject {
     QTest::newRow("grad_clip") << "grad_clip" << "'grad_clip' is 0.5 in this run, the checkpoint's run trained with 1.0";
     QTest::newRow("warmup_steps") << "warmup_steps" << "'warmup_steps' is 3 in this run, the checkpoint's run trained with 0";
     QTest::newRow("lr") << "adamw.lr" << "'adamw.lr' is 0.001 in this run, the checkpoint's run trained with 5e-05";
+    // A per-layer moment store: 8bit and fp8 codes even have the same
+    // shapes, so the trajectory, not the tensor check, must refuse it.
+    QTest::newRow("plan.moments") << "plan.moments" << "'plan.moments";
   }
   void trajectoryChangesAreRefused() {
     QFETCH(QString, field);
@@ -392,6 +422,7 @@ class CheckpointTest : public QObject {
       if (f == "grad_clip") c.grad_clip = 0.5;
       if (f == "warmup_steps") c.warmup_steps = 3;
       if (f == "adamw.lr") c.adamw.lr = 1e-3;
+      if (f == "plan.moments") c.plan.setMomentSubtree("transformer.h.0", MomentPrecision::Fp8);
     });
     qInfo("%s: %s", f.c_str(), r.result.message.c_str());
     QVERIFY2(r.result.status == RunStatus::Failed && r.result.configError, r.result.message.c_str());

@@ -174,6 +174,18 @@ class TestConfigReading : public QObject {
     QVERIFY(mentions(errorMessageOf<ConfigError>([&] { checkRunConfigForModel(c); }),
                      "'plan': precision plan: recipes 'transformer.nope' names no module"));
     c = defaultRunConfig();
+    c.plan.moments["transformer.nope"] = MomentPrecision::Dynamic8bit;
+    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { checkRunConfigForModel(c); }),
+                     "'plan': precision plan: moments 'transformer.nope' names no module"));
+    c = defaultRunConfig();
+    c.mode = OptimizerMode::Bf16StochasticRounding;
+    c.plan.moments["transformer.h.0"] = MomentPrecision::Dynamic8bit;
+    checkRunConfigForModel(c);
+    nlohmann::json fp16 = c.toJson();
+    fp16["mode"] = "fp16-mixed";
+    QVERIFY(mentions(errorMessageOf<ConfigError>([&] { RunConfig::fromJson(fp16); }),
+                     "'plan.moments' gives layers their own moment store; mode fp16-mixed holds fp16 layers"));
+    c = defaultRunConfig();
     c.plan.overrides["nope"] = LayerPrecision::Fp32;
     QVERIFY(mentions(errorMessageOf<ConfigError>([&] { checkRunConfigForModel(c); }), "override 'nope'"));
     c = defaultRunConfig();

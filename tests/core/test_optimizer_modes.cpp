@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "precision/precision_adamw.h"
 #include "support/test_registry.h"
@@ -778,6 +779,118 @@ class OptimizerModesTest : public QObject {
     QCOMPARE(predictMemory(mixed, runMode, AdamWOptions{}).total(), perLayer.measuredMemory().total());
     QCOMPARE(perLayer.measuredMemory().kahan, int64_t(300 * 2));
     QCOMPARE(perLayer.measuredMemory().master, int64_t(300 * 4));
+  }
+
+  // Per-layer moment stores (PrecisionPlan::moments): 8bit on one block
+  // (its bf16 weight, its small bias, an fp32 norm), 4bit and fp8 on
+  // others, the run's bf16-sr moments elsewhere. Each param steps exactly as
+  // under a run-wide adamw.moments of its store (weights, codes, scales and
+  // dequantized moments bit for bit, SR streams included), the moment error
+  // is measured for the quantized layers alone, and the bytes are the
+  // prediction's and the hand count's.
+  void perLayerMomentStoresStepAsTheirRunWideStores() {
+    torch::manual_seed(12);
+    struct Entry {
+      std::string layer, name;
+      std::vector<int64_t> shape;
+      bool bf16;
+      std::optional<MomentPrecision> store;
+    };
+    const std::vector<Entry> layout = {
+        {"blk", "blk.weight", {64, 256}, true, MomentPrecision::Dynamic8bit},
+        {"blk", "blk.bias", {300}, true, MomentPrecision::Dynamic8bit},  // under 4096: bf16 moments
+        {"blk.norm", "blk.norm.weight", {32, 256}, false, MomentPrecision::Dynamic8bit},  // fp32 weights too
+        {"q4", "q4.weight", {33, 128}, true, MomentPrecision::Dynamic4bit},
+        {"f8", "f8.weight", {16, 256}, true, MomentPrecision::Fp8},
+        {"rest", "rest.weight", {64, 256}, true, std::nullopt},
+        {"rest.norm", "rest.norm.weight", {300}, false, std::nullopt}};
+    std::vector<torch::Tensor> inits;
+    for (const Entry& e : layout) inits.push_back(torch::randn(e.shape) * 0.5);
+    auto build = [&](bool ownStores) {
+      std::vector<TrainableParam> params;
+      for (size_t i = 0; i < layout.size(); ++i) {
+        const Entry& e = layout[i];
+        TrainableParam tp{e.name, e.layer, inits[i].to(e.bf16 ? torch::kBFloat16 : torch::kFloat32).clone(), {}};
+        if (ownStores) tp.moments = e.store;
+        params.push_back(std::move(tp));
+      }
+      return params;
+    };
+    const OptimizerMode runMode = OptimizerMode::Bf16StochasticRounding;
+    AdamWOptions runWide;
+    runWide.moments = MomentPrecision::Bf16Stochastic;
+    std::vector<TrainableParam> perLayerParams = build(true);
+    PrecisionAdamW perLayer(perLayerParams, runMode, runWide, 23, UpdateStatsOptions{3, 1 << 16});
+    // One optimizer per store run-wide over the same params, for the reference bits.
+    const std::vector<MomentPrecision> stores = {MomentPrecision::Bf16Stochastic, MomentPrecision::Dynamic8bit,
+                                                 MomentPrecision::Dynamic4bit, MomentPrecision::Fp8};
+    std::map<MomentPrecision, std::vector<TrainableParam>> wholes;
+    std::map<MomentPrecision, std::unique_ptr<PrecisionAdamW>> references;
+    for (MomentPrecision store : stores) {
+      AdamWOptions o = runWide;
+      o.moments = store;
+      wholes[store] = build(false);
+      references[store] = std::make_unique<PrecisionAdamW>(wholes[store], runMode, o, 23, UpdateStatsOptions{0, 1});
+    }
+    std::set<std::string> measuredLayers;
+    for (int step = 0; step < 6; ++step) {
+      for (size_t i = 0; i < layout.size(); ++i) {
+        const torch::Tensor g = torch::randn(layout[i].shape) * 1e-2;
+        perLayerParams[i].param.mutable_grad() = g.to(perLayerParams[i].param.scalar_type());
+        for (auto& [store, params] : wholes) params[i].param.mutable_grad() = g.to(params[i].param.scalar_type());
+      }
+      const OptimizerStepStats stats = perLayer.step(1e-2, step % 2 == 0);
+      for (const LayerWindowStats& w : stats.window)
+        if (w.momentsMeasured) measuredLayers.insert(w.layer);
+      for (auto& [store, opt] : references) opt->step(1e-2, false);
+    }
+    const auto stateOf = [](const PrecisionAdamW& opt, const std::string& param) {
+      std::map<std::string, torch::Tensor> out;
+      for (auto& [name, t] : opt.stateTensors())
+        if (name.rfind(param + ".", 0) == 0) out[name] = t;
+      return out;
+    };
+    for (size_t i = 0; i < layout.size(); ++i) {
+      const Entry& e = layout[i];
+      const MomentPrecision store = e.store.value_or(MomentPrecision::Bf16Stochastic);
+      const PrecisionAdamW& reference = *references[store];
+      QVERIFY2(torch::equal(perLayerParams[i].param, wholes[store][i].param), e.name.c_str());
+      // Not the run's store: a per-layer store that were ignored would fail here.
+      if (e.store) QVERIFY2(!torch::equal(perLayerParams[i].param, wholes[MomentPrecision::Bf16Stochastic][i].param), e.name.c_str());
+      QVERIFY(torch::equal(perLayer.firstMoment(e.name), reference.firstMoment(e.name)));
+      QVERIFY(torch::equal(perLayer.secondMoment(e.name), reference.secondMoment(e.name)));
+      const auto mine = stateOf(perLayer, e.name), theirs = stateOf(reference, e.name);
+      QCOMPARE(mine.size(), theirs.size());
+      for (const auto& [name, t] : mine) {
+        QVERIFY2(theirs.count(name) && t.scalar_type() == theirs.at(name).scalar_type() &&
+                     torch::equal(t, theirs.at(name)), name.c_str());
+      }
+    }
+    QCOMPARE(measuredLayers, (std::set<std::string>{"blk", "blk.norm", "q4", "f8"}));
+    // Bytes: measured = predicted = by hand.
+    const MemoryBreakdown measured = perLayer.measuredMemory();
+    QCOMPARE(predictMemory(perLayerParams, runMode, runWide).total(), measured.total());
+    QCOMPARE(measured.moments, int64_t(2 * 16384         // blk.weight: 1-byte codes
+                                       + 2 * 2 * 300     // blk.bias: bf16
+                                       + 2 * 8192        // blk.norm: 1-byte codes on fp32 weights
+                                       + 4224            // q4: two half-byte codes per element
+                                       + 2 * 4096        // f8: 1-byte codes
+                                       + 2 * 2 * 16384   // rest: bf16-sr
+                                       + 2 * 4 * 300));  // rest.norm: fp32
+    QCOMPARE(measured.scales, int64_t(2 * 4 * (16384 / 256 + 8192 / 256 + 4224 / 128 + 4096 / 256)));
+    QCOMPARE(predictMemory(perLayerParams, runMode, runWide).scales, measured.scales);
+  }
+
+  // A per-layer store under a mode whose layers take no store is refused.
+  void perLayerStoresNeedABf16Mode() {
+    TrainableParam tp{"w", "l", torch::ones({8}), {}};
+    tp.moments = MomentPrecision::Dynamic8bit;
+    try {
+      PrecisionAdamW({tp}, OptimizerMode::Fp32AdamW, AdamWOptions{}, 0);
+      QFAIL("no exception");
+    } catch (const ConfigError& e) {
+      QVERIFY2(QString(e.what()).contains("its own moment store 8bit under mode fp32"), e.what());
+    }
   }
 
   void recipesNeedABf16Mode() {

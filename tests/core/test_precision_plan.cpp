@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include <functional>
+#include <optional>
 
 #include "precision/memory_estimate.h"
 #include "precision/precision_plan.h"
@@ -223,6 +224,136 @@ class PrecisionPlanTest : public QObject {
     QTest::newRow("recipe not per layer") << R"({"recipes":{"lm_head":"fp16-mixed"}})" << "not a bf16 layer recipe";
     QTest::newRow("recipe fp32") << R"({"recipes":{"lm_head":"fp32"}})" << "not a bf16 layer recipe";
     QTest::newRow("recipe type") << R"({"recipes":{"lm_head":2}})" << "lm_head";
+    QTest::newRow("moments type") << R"({"moments":["8bit"]})" << "plan.moments";
+    QTest::newRow("moments store unknown") << R"({"moments":{"lm_head":"6bit"}})" << "unknown moment store '6bit'";
+    QTest::newRow("moments fp16 not selectable") << R"({"moments":{"lm_head":"fp16"}})" << "unknown moment store 'fp16'";
+    QTest::newRow("moments store type") << R"({"moments":{"lm_head":8}})" << "plan.moments['lm_head']";
+    QTest::newRow("moments store null") << R"({"moments":{"lm_head":null}})" << "expected a moment store id";
+  }
+
+  // Per-layer moment stores (PrecisionPlan::moments): the deepest entry
+  // reaches a layer, layers no entry reaches are left to adamw.moments, and
+  // an fp32 layer is listed with the store as it takes it (state_layout).
+  void momentsResolvePerSubtree() {
+    const ModuleNode tree = gpt2Tree();
+    PrecisionPlan plan;  // linear-bf16: LayerNorms and embeddings fp32
+    plan.setMomentSubtree("transformer.h.1", MomentPrecision::Dynamic8bit);
+    plan.setMomentSubtree("transformer.h.1.mlp.c_fc", MomentPrecision::Bf16Nearest);
+    plan.setMomentSubtree("transformer.h.10.ln_1", MomentPrecision::Dynamic4bit);  // an fp32 layer
+    const auto stores = plan.resolveMoments(tree, OptimizerMode::Bf16StochasticRounding);
+    size_t reached = 0;
+    for (const ModuleNode* m : withParameters(tree)) {
+      std::optional<MomentPrecision> expected;
+      if (under(m->path, "transformer.h.1")) expected = MomentPrecision::Dynamic8bit;  // not h.10
+      if (m->path == "transformer.h.1.mlp.c_fc") expected = MomentPrecision::Bf16Nearest;
+      if (m->path == "transformer.h.10.ln_1") expected = MomentPrecision::Dynamic4bit;
+      const auto it = stores.find(m->path);
+      QVERIFY2(expected.has_value() == (it != stores.end()), m->path.c_str());
+      if (expected) {
+        QVERIFY2(it->second == *expected, m->path.c_str());
+        ++reached;
+      }
+    }
+    QCOMPARE(reached, stores.size());
+    QCOMPARE(reached, size_t(7));  // h.1's six layers and h.10.ln_1
+    // fp32 layers take a quantized store (torchao), not a bf16 one: the rule of adamw.moments.
+    const AdamWOptions o;
+    QVERIFY(state_layout::moments(OptimizerMode::Bf16StochasticRounding,
+                                  state_layout::withStore(o, stores.at("transformer.h.1.ln_1")),
+                                  false) == MomentPrecision::Dynamic8bit);
+    // JSON round trip; plans without moments write no key.
+    const nlohmann::json j = toJson(plan);
+    QCOMPARE(j.at("moments").at("transformer.h.1").get<std::string>(), std::string("8bit"));
+    const PrecisionPlan back = precisionPlanFromJson(nlohmann::json::parse(j.dump()));
+    QVERIFY(back.moments == plan.moments);
+    QVERIFY(!toJson(PrecisionPlan{}).contains("moments"));
+    // Every store id reads back.
+    for (MomentPrecision p : allMomentPrecisions()) {
+      PrecisionPlan one;
+      one.setMomentSubtree("transformer.h.0", p);
+      QVERIFY(precisionPlanFromJson(toJson(one)).moments == one.moments);
+    }
+  }
+
+  void momentsErrors() {
+    const ModuleNode tree = gpt2Tree();
+    auto fails = [&](const PrecisionPlan& plan, OptimizerMode mode, const char* mentions) {
+      try {
+        plan.resolveMoments(tree, mode);
+        QFAIL("no exception");
+      } catch (const ConfigError& e) {
+        QVERIFY2(QString(e.what()).contains(mentions), e.what());
+      }
+    };
+    const OptimizerMode sr = OptimizerMode::Bf16StochasticRounding;
+    PrecisionPlan typo;
+    typo.setMomentSubtree("transformer.h.2", MomentPrecision::Dynamic8bit);
+    fails(typo, sr, "moments 'transformer.h.2' names no module");
+    PrecisionPlan ok;
+    ok.setMomentSubtree("transformer.h.0", MomentPrecision::Dynamic8bit);
+    (void)ok.resolveMoments(tree, sr);
+    fails(ok, OptimizerMode::Fp16Mixed, "fp16");
+    fails(ok, OptimizerMode::Fp32AdamW, "trains everything in fp32");
+    // Recipes that keep their own moments ("mixed" run-wide or per layer, "bf16").
+    fails(ok, OptimizerMode::Fp32MasterWeights, "whose recipe mixed keeps its own moments");
+    PrecisionPlan plain = ok;
+    plain.setRecipeSubtree("transformer.h.0.attn", OptimizerMode::Bf16Plain);
+    fails(plain, sr, "'transformer.h.0.attn.c_attn', a bf16 layer whose recipe bf16 keeps its own moments");
+    plain.setMomentSubtree("transformer.h.0.attn", MomentPrecision::ModeDefault);  // the way out it names
+    QVERIFY(plain.resolveMoments(tree, sr).at("transformer.h.0.attn.c_attn") == MomentPrecision::ModeDefault);
+    // A per-layer recipe that offers the choice takes a store under a "mixed" run.
+    PrecisionPlan underMixed = ok;
+    underMixed.setRecipeSubtree("transformer.h.0", sr);
+    QVERIFY(underMixed.resolveMoments(tree, OptimizerMode::Fp32MasterWeights).at("transformer.h.0.mlp.c_fc") ==
+            MomentPrecision::Dynamic8bit);
+    // A store that changes no layer: bf16 moments on fp32 layers only; a
+    // quantized store on fp32 layers under a mode without the choice.
+    PrecisionPlan fp32Only;
+    fp32Only.setMomentSubtree("transformer.ln_f", MomentPrecision::Bf16Stochastic);
+    fails(fp32Only, sr, "moments 'transformer.ln_f' (\"bf16-sr\") changes no layer");
+    PrecisionPlan quantizedFp32;
+    quantizedFp32.setMomentSubtree("transformer.ln_f", MomentPrecision::Dynamic8bit);
+    (void)quantizedFp32.resolveMoments(tree, sr);
+    quantizedFp32.setRecipeSubtree("transformer.h.0", sr);
+    fails(quantizedFp32, OptimizerMode::Fp32MasterWeights, "changes no layer");
+    // The tied head has no weight of its own.
+    ModuleNode tied = gpt2Tree();
+    tied.children.erase(tied.children.begin() + 1);
+    addTiedHead(tied, "transformer.wte");
+    PrecisionPlan head;
+    head.setMomentSubtree("lm_head", MomentPrecision::Dynamic8bit);
+    try {
+      head.resolveMoments(tied, sr);
+      QFAIL("no exception");
+    } catch (const ConfigError& e) {
+      QVERIFY2(QString(e.what()).contains("tied output head"), e.what());
+    }
+  }
+
+  // The module-tree estimate counts each layer under its own store, by hand:
+  // codes and scales where a module is quantized, the run's store elsewhere.
+  void momentsMemoryByHand() {
+    const ModuleNode tree = node("", "Model", 0,
+                                 {node("a", "Linear", 16384), node("b", "Linear", 16384), node("n", "LayerNorm", 8192),
+                                  node("small", "Linear", 300)});
+    PrecisionPlan plan;  // linear-bf16: n is fp32
+    plan.setMomentSubtree("a", MomentPrecision::Dynamic8bit);
+    plan.setMomentSubtree("n", MomentPrecision::Dynamic4bit);
+    plan.setMomentSubtree("small", MomentPrecision::Fp8);  // under 4096 elements: its own dtype (bf16)
+    const AdamWOptions o;  // "default": bf16-sr moments for bf16-sr's bf16 layers, fp32 for fp32 ones
+    const MemoryBreakdown m = estimateMemory(tree, plan, OptimizerMode::Bf16StochasticRounding, o);
+    QCOMPARE(m.weights, int64_t(2 * 16384 + 2 * 16384 + 4 * 8192 + 2 * 300));
+    QCOMPARE(m.gradients, m.weights);
+    QCOMPARE(m.moments, int64_t(2 * 16384             // a: two 1-byte codes per element
+                                + 2 * 2 * 16384       // b: bf16-sr, 2 bytes each
+                                + 2 * 8192 / 2        // n: two half-byte codes per element
+                                + 2 * 2 * 300));      // small: bf16
+    QCOMPARE(m.scales, int64_t(2 * 4 * (16384 / 256) + 2 * 4 * (8192 / 128)));
+    QCOMPARE(m.master + m.kahan, int64_t(0));
+    // Without the entries: the run's store everywhere.
+    const MemoryBreakdown runWide = estimateMemory(tree, PrecisionPlan{}, OptimizerMode::Bf16StochasticRounding, o);
+    QCOMPARE(runWide.moments, int64_t(2 * 2 * 16384 * 2 + 2 * 4 * 8192 + 2 * 2 * 300));
+    QCOMPARE(runWide.scales, int64_t(0));
   }
 
   // Per-layer recipes: a subtree's bf16 layers step with their own recipe,

@@ -434,6 +434,24 @@ class TestLayerTree : public QObject {
     QCOMPARE(panel.predictedMemory().total(), before);
   }
 
+  // A plan file's per-row moment stores (plan.moments): read-only here; the
+  // predicted memory counts each row under its store and the summary lists them.
+  void momentStoresFromAPlanFile() {
+    LayerTreePanel panel;
+    panel.setModules(tinyTree());
+    panel.setOptimizer(plab::OptimizerMode::Bf16Nearest, plab::AdamWOptions{});  // bf16 moments
+    panel.applyPreset(plab::PlanPreset::AllBf16);
+    const int64_t before = panel.predictedMemory().total();
+    plab::PrecisionPlan plan = panel.plan();
+    plan.setMomentSubtree("transformer.wte", plab::MomentPrecision::Fp32);
+    panel.setPlan(plan);
+    QCOMPARE(panel.predictedMemory().total() - before, int64_t(100 * 2 * 2));  // m and v: 4 bytes instead of 2
+    QVERIFY(panel.planLabel()->text().contains("1 row moment store"));
+    QVERIFY2(panel.summaryLabel()->text().contains("transformer.wte fp32"), qPrintable(panel.summaryLabel()->text()));
+    panel.setOptimizer(plab::OptimizerMode::Fp16Mixed, plab::AdamWOptions{});
+    QVERIFY(panel.summaryLabel()->text().contains("refuses it"));
+  }
+
   // Issue 35.5: a row's right-click menu ticks its current precision, GEMM
   // format and recipe; none where its subtree mixes several.
   void rowMenusTickTheCurrentChoice() {

@@ -35,6 +35,17 @@ std::map<std::string, plab::OptimizerMode> resolvedRecipesOrEmpty(const plab::Pr
   }
 }
 
+std::map<std::string, plab::MomentPrecision> resolvedMomentsOrEmpty(const plab::PrecisionPlan& plan,
+                                                                    const plab::ModuleNode& modules,
+                                                                    plab::OptimizerMode mode) {
+  if (plan.moments.empty() || !plab::modeIsLayerRecipe(mode)) return {};
+  try {
+    return plan.resolveMoments(modules, mode);
+  } catch (const plab::ConfigError&) {
+    return {};
+  }
+}
+
 QString recipeNote(const plab::ModuleNode& subtree, const std::map<std::string, plab::LayerPrecision>& precision,
                    const std::map<std::string, plab::OptimizerMode>& recipes, plab::OptimizerMode mode) {
   std::set<plab::OptimizerMode> used;

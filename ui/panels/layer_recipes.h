@@ -22,6 +22,14 @@ std::map<std::string, plab::OptimizerMode> resolvedRecipesOrEmpty(const plab::Pr
                                                                   const plab::ModuleNode& modules,
                                                                   plab::OptimizerMode mode);
 
+// Path -> moment store of every module a plan's "moments" entry reaches
+// (PrecisionPlan::resolveMoments); empty when the mode takes none or the
+// entries do not resolve on this model (the summary says so). The tree
+// shows them read-only: a plan file sets them.
+std::map<std::string, plab::MomentPrecision> resolvedMomentsOrEmpty(const plab::PrecisionPlan& plan,
+                                                                    const plab::ModuleNode& modules,
+                                                                    plab::OptimizerMode mode);
+
 // " · bf16-sr" when the subtree's bf16 modules all step with one recipe other
 // than the run's mode, " · 2 recipes" when they differ, "" otherwise.
 QString recipeNote(const plab::ModuleNode& subtree, const std::map<std::string, plab::LayerPrecision>& precision,

@@ -467,7 +467,9 @@ int64_t LayerTreePanel::bf16Parameters() const {
 }
 
 plab::MemoryBreakdown LayerTreePanel::predictedMemory() const {
-  return plab::estimateMemory(modules_, resolved(), mode_, adamw_, resolvedRecipes());
+  return plab::estimateMemory(modules_, resolved(), mode_, adamw_, resolvedRecipes(),
+                              hasModules_ ? resolvedMomentsOrEmpty(plan_, modules_, mode_)
+                                          : std::map<std::string, plab::MomentPrecision>{});
 }
 
 plab::MemoryBreakdown LayerTreePanel::fp32Memory() const {
@@ -542,7 +544,11 @@ void LayerTreePanel::refresh() {
                                                      .arg(plan_.overrides.size() == 1 ? "" : "s")) +
                       (plan_.recipes.empty() ? QString()
                                              : QString("; %1 row recipe%2").arg(plan_.recipes.size())
-                                                   .arg(plan_.recipes.size() == 1 ? "" : "s")));
+                                                   .arg(plan_.recipes.size() == 1 ? "" : "s")) +
+                      (plan_.moments.empty() ? QString()
+                                             : QString("; %1 row moment store%2 (from the plan file)")
+                                                   .arg(plan_.moments.size())
+                                                   .arg(plan_.moments.size() == 1 ? "" : "s")));
 
   if (!hasModules_) {
     summary_->setText("No model selected");
@@ -581,7 +587,8 @@ void LayerTreePanel::refresh() {
 
   const int64_t total = modules_.totalParameters;
   const int64_t bf16 = plab::bf16ParameterCount(modules_, res);
-  const plab::MemoryBreakdown predicted = plab::estimateMemory(modules_, res, mode_, adamw_, recipes);
+  const std::map<std::string, plab::MomentPrecision> stores = resolvedMomentsOrEmpty(plan_, modules_, mode_);
+  const plab::MemoryBreakdown predicted = plab::estimateMemory(modules_, res, mode_, adamw_, recipes, stores);
   const plab::MemoryBreakdown baseline = plab::fp32AdamWBaseline(total);
   const int64_t saved = baseline.total() - predicted.total();
   const double savedFraction = baseline.total() > 0 ? double(saved) / double(baseline.total()) : 0.0;
@@ -607,6 +614,20 @@ void LayerTreePanel::refresh() {
             "remove the rows' recipes).</b>";
   else if (!plan_.recipes.empty() && plab::modeIsLayerRecipe(mode_) && recipes.empty())
     text += "<br><b>The plan's recipes name a module this model does not have.</b>";
+  if (!plan_.moments.empty()) {
+    if (!plab::modeIsLayerRecipe(mode_))
+      text += "<br><b>The plan gives rows their own moment store: mode " +
+              QString::fromStdString(plab::optimizerModeId(mode_)).toHtmlEscaped() + " refuses it.</b>";
+    else if (stores.empty())
+      text += "<br><b>The plan's moment stores do not apply to this model (a run says why).</b>";
+    else {
+      QString list;
+      for (const auto& [path, store] : plan_.moments)
+        list += (list.isEmpty() ? "" : ", ") + QString::fromStdString(path.empty() ? "(model)" : path) + " " +
+                QString::fromStdString(plab::momentPrecisionId(store));
+      text += "<br><i>Moment stores per row (plan file, counted above): " + list.toHtmlEscaped() + "</i>";
+    }
+  }
   summary_->setText(text);
   updating_ = false;
 }
