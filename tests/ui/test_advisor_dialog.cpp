@@ -232,6 +232,15 @@ class TestAdvisorDialog : public QObject {
     QCOMPARE(t->item(2, 4)->text(), QString("not run"));
     QVERIFY(t->item(2, 5)->text().startsWith("not tried: "));
     QVERIFY(dialog.verdictLabel()->text().contains("4bit left out, 8bit in the plan, fp8 not run"));
+    QVERIFY(t->item(2, 2)->toolTip().contains("module-tree estimate"));
+    // A store on part of the model, not run: its layers named, its estimate said to be the scaled saving.
+    Advice part = advice;
+    part.momentStores[2].layers = {"transformer.h.0.mlp.c_fc", "transformer.wte"};
+    dialog.showAdvice(part);
+    QCOMPARE(t->item(2, 0)->text(), QString("fp8 (2 layers)"));
+    QVERIFY(t->item(2, 0)->toolTip().contains("transformer.h.0.mlp.c_fc, transformer.wte"));
+    QVERIFY(t->item(2, 2)->toolTip().contains("scaled by these layers' share"));
+    QVERIFY(!t->item(2, 2)->toolTip().contains("module-tree"));
     // An advice without the stage (written before it): an empty table, no sentence.
     Advice before = advice;
     before.momentStores.clear();

@@ -266,7 +266,8 @@ AdvisorDialog::AdvisorDialog(const plab::RunConfig& base, QWidget* parent)
   momentStores_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   momentStores_->horizontalHeaderItem(2)->setToolTip(
       "Training state (weights, gradients, optimizer state with the codes and their fp32 scales) saved against "
-      "fp32 AdamW's: as the store's first run allocated it, or the module-tree estimate for a store not run");
+      "fp32 AdamW's: as the store's first run allocated it; for a store not run, the module-tree estimate (run-wide) "
+      "or the run-wide store's measured saving scaled by its layers' share of the elements (on part of the model)");
   momentStores_->horizontalHeaderItem(4)->setToolTip(
       "The relative error of the stored m and v against the fp32 moment each step computed "
       "(||stored − exact|| / ||exact||), mean over the windows and seeds");
@@ -472,15 +473,26 @@ void AdvisorDialog::showMomentStores(const plab::Advice& advice) {
   for (int row = 0; row < momentStores_->rowCount(); ++row) {
     const plab::MomentStoreVerdict& v = advice.momentStores[static_cast<size_t>(row)];
     const QString store = QString::fromStdString(plab::momentPrecisionId(v.store));
-    momentStores_->setItem(row, 0, cell(store, storeDescription(v.store)));
+    if (v.layers.empty()) {
+      momentStores_->setItem(row, 0, cell(store, storeDescription(v.store)));
+    } else {  // a store tried on part of the model (the advisor's partial store)
+      QStringList layers;
+      for (const std::string& l : v.layers) layers << QString::fromStdString(l);
+      momentStores_->setItem(row, 0, cell(QString("%1 (%2 layers)").arg(store).arg(layers.size()),
+                                          storeDescription(v.store) + "\nOn: " + layers.join(", ") +
+                                              "; the plan's own moments elsewhere"));
+    }
     momentStores_->setItem(row, 1, cell(storeVerdictText(v)));
-    // A store not run has the module-tree estimate only, and says so.
+    // A store not run has an estimate only, and says which.
     const bool known = v.stateBytes > 0 && std::isfinite(v.memorySaved);
     QString savedTip;
     if (known) {
       savedTip = QString("%1 bytes of training state (codes and scales included)%2")
                      .arg(v.stateBytes)
-                     .arg(v.confirmed ? QString(", as its first run allocated them") : QString(": the module-tree estimate"));
+                     .arg(v.confirmed        ? QString(", as its first run allocated them")
+                          : v.layers.empty() ? QString(": the module-tree estimate")
+                                             : QString(": the run-wide store's measured saving scaled by these layers' "
+                                                       "share of the elements"));
       if (v.bytesSaved != 0)
         savedTip += QString("; %1 bytes %2 than the plan with its own moments")
                         .arg(std::abs(v.bytesSaved))
