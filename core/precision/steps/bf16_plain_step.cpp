@@ -1,14 +1,83 @@
 // "bf16": the recipe users run when they call model.to(torch.bfloat16) and
 // step torch's AdamW: the same operations as fp32, each rounding to bf16.
-#include <algorithm>
+#include <ATen/Version.h>
 
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+
+#include "precision/kernels/bf16_bits.h"
 #include "precision/kernels/change_sums_cpu.h"
 #include "precision/kernels/fused_adamw_cpu.h"
+#include "precision/kernels/torch_forloop_bf16.h"
 #include "precision/steps/adamw_step.h"
 
 namespace plab::steps {
+namespace {
 
-void bf16PlainStep(ParamState& p, const StepScalars& s) { torchOptimAdamwInPlace(p.param, p.grad, p.m, p.v, s); }
+bool cpuContiguousBf16(const torch::Tensor& t) {
+  return t.defined() && t.is_cpu() && t.is_contiguous() && t.scalar_type() == torch::kBFloat16;
+}
+
+// The kernel reproduces ATen's AVX2 / AVX-512 kernels, which fuse the lerp's
+// and addcmul's multiply-adds; its portable ones (and other CPUs' vector
+// kernels) do not, and keep the tensor-op form.
+bool atenFusesMultiplyAdds() {
+#if defined(__x86_64__) || defined(_M_X64)
+  static const bool fuses = at::get_cpu_capability() != "DEFAULT";
+  return fuses;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
+bool torchForloopBf16Runs(const ParamState& p) {
+  return cpuContiguousBf16(p.param) && cpuContiguousBf16(p.grad) && cpuContiguousBf16(p.m) &&
+         cpuContiguousBf16(p.v) && atenFusesMultiplyAdds();
+}
+
+// Each Python float converted to fp32 as ATen's kernels take it; beyond
+// fp32's range torch's checked conversion would throw, and the tensor-op
+// form runs (and does); so it does for a NaN (the kernel's rounding passes
+// only NaNs whose low 16 bits are zero).
+bool torchForloopBf16Scalars(const StepScalars& s, kernels::TorchForloopBf16Scalars& k) {
+  const double stepSize = s.lr / s.biasCorrection1();
+  const double values[] = {1 - s.lr * s.weightDecay, 1 - s.beta1, s.beta2, 1 - s.beta2,
+                           std::pow(s.biasCorrection2(), 0.5), s.eps, -stepSize};
+  for (const double x : values)
+    if (std::isnan(x) || (std::isfinite(x) && std::fabs(x) > FLT_MAX)) return false;
+  k.decay = s.weightDecay != 0 ? static_cast<float>(values[0]) : 1.0f;
+  k.lerpWeight = static_cast<float>(values[1]);
+  k.lerpSmall = std::fabs(k.lerpWeight) < 0.5f;
+  // beta1 = 0: ATen's vectorised lerp adds (w - 1) (g - m) = +0 (g - m) to
+  // g, its scalar remainder subtracts (g - m) (1 - w), the same product of
+  // the other sign: -0 and +0 results differ, by where the remainder falls.
+  if (k.lerpWeight == 1.0f) return false;
+  k.beta2 = static_cast<float>(values[2]);
+  k.oneMinusBeta2 = static_cast<float>(values[3]);
+  k.sqrtBiasCorrection2 = static_cast<float>(values[4]);
+  // add_'s scalar becomes a bf16 tensor first (TensorIterator casts it to
+  // the common dtype; mul and div read the original value instead).
+  k.eps = kernels::bf16ToFloat(kernels::bf16Nearest(static_cast<float>(values[5])));
+  k.negStepSize = static_cast<float>(values[6]);
+  return true;
+}
+
+void bf16PlainStep(ParamState& p, const StepScalars& s, bool kernel) {
+  kernels::TorchForloopBf16Args a;
+  if (kernel && torchForloopBf16Runs(p) && torchForloopBf16Scalars(s, a.s)) {
+    a.n = p.param.numel();
+    a.param = reinterpret_cast<uint16_t*>(p.param.data_ptr<at::BFloat16>());
+    a.grad = reinterpret_cast<const uint16_t*>(p.grad.data_ptr<at::BFloat16>());
+    a.m = reinterpret_cast<uint16_t*>(p.m.data_ptr<at::BFloat16>());
+    a.v = reinterpret_cast<uint16_t*>(p.v.data_ptr<at::BFloat16>());
+    kernels::torchForloopBf16Cpu(a);
+    return;
+  }
+  torchOptimAdamwInPlace(p.param, p.grad, p.m, p.v, s);
+}
 
 namespace {
 
@@ -22,13 +91,13 @@ bool onCpuContiguous(const torch::Tensor& t) { return t.is_cpu() && t.is_contigu
 
 }  // namespace
 
-StepWithTerms bf16PlainStepWithTerms(ParamState& p, const StepScalars& s, const WindowSample& sample) {
+StepWithTerms bf16PlainStepWithTerms(ParamState& p, const StepScalars& s, const WindowSample& sample, bool kernel) {
   const torch::Tensor& w = p.param;
   if (!onCpuContiguous(w) || !onCpuContiguous(p.grad) || !onCpuContiguous(p.m) || !onCpuContiguous(p.v)) {
     // Whole tensors: fp32 copies of the weights before the step and of what fp32 arithmetic intended.
     const torch::Tensor before = w.to(torch::kFloat32, false, /*copy=*/true);
     const torch::Tensor intendedAfter = fp32IntendedWeights(before, p.grad, p.m, p.v, s);
-    bf16PlainStep(p, s);
+    bf16PlainStep(p, s, kernel);
     StepWithTerms out;
     if (sample) out.windowSample = exactDifference(sample(intendedAfter), sample(before));
     out.terms = stepTermsOnePass(before, intendedAfter, w.to(torch::kFloat32));
@@ -51,7 +120,7 @@ StepWithTerms bf16PlainStepWithTerms(ParamState& p, const StepScalars& s, const 
     torchOptimAdamwInPlace(w32, copy32(flatG.narrow(0, a, len)), copy32(flatM.narrow(0, a, len)),
                            copy32(flatV.narrow(0, a, len)), s);
   }
-  bf16PlainStep(p, s);
+  bf16PlainStep(p, s, kernel);
   StepWithTerms out;
   if (sample) out.windowSample = exactDifference(sample(intendedAfter), sample(before));
   kernels::StepSums sums;
