@@ -156,11 +156,8 @@ struct PrecisionAdamW::Impl {
   torch::Tensor torchStepWithTerms(Slot& s, double lr, bool windowOn) {
     const steps::StepScalars k = scalarsFor(s, lr);
     if (s.rule != StepRule::Fp32) {
-      const UpdateWindow& w = s.window;
-      const steps::StepWithTerms r = steps::bf16PlainStepWithTerms(
-          s.state, k, windowOn ? steps::WindowSample([&w](const torch::Tensor& t) { return w.sample(t); })
-                               : steps::WindowSample(),
-          plainBf16Kernel());
+      const steps::StepWithTerms r =
+          steps::bf16PlainStepWithTerms(s.state, k, windowOn ? s.window.stride() : 0, plainBf16Kernel());
       if (windowOn) s.window.addSampled(r.windowSample);
       return r.terms;
     }

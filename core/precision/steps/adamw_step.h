@@ -102,15 +102,16 @@ void bf16PlainStep(ParamState& p, const StepScalars& s, bool kernel = true);
 
 // bf16PlainStep with its statistics: the terms (stepTermsOnePass's, from the
 // weights before the step, fp32IntendedWeights of the state before it and
-// the weights after) and, given the update window's sample (UpdateWindow::
-// sample), the exact intended update of its elements. On CPU tensors the
-// fp32 reference is taken a piece at a time (no fp32 copies of the
-// tensor's size; the same bits with one intra-op thread).
-using WindowSample = std::function<torch::Tensor(const torch::Tensor&)>;
+// the weights after) and, with windowStride > 0, the exact intended update
+// of the update window's elements (every windowStride-th element of the
+// flattened tensor, UpdateWindow::sample's). On CPU tensors the fp32
+// reference is taken a piece at a time (no fp32 copies of the tensor's
+// size; the same bits with one intra-op thread); where the one-pass kernel
+// runs, the step and the sums go the same piece at a time.
 struct StepWithTerms {
   torch::Tensor terms, windowSample;  // windowSample: undefined without a window
 };
-StepWithTerms bf16PlainStepWithTerms(ParamState& p, const StepScalars& s, const WindowSample& sample,
+StepWithTerms bf16PlainStepWithTerms(ParamState& p, const StepScalars& s, int64_t windowStride,
                                      bool kernel = true);
 
 // "bf16-nearest", "bf16-kahan", "bf16-sr": the update is computed in fp32

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <vector>
 
 #include "precision/kernels/bf16_bits.h"
 #include "precision/kernels/change_sums_cpu.h"
@@ -89,40 +90,106 @@ constexpr int64_t kPiece = 4 * kernels::kCpuBlock;
 
 bool onCpuContiguous(const torch::Tensor& t) { return t.is_cpu() && t.is_contiguous(); }
 
+// Every stride-th element of t, flattened (UpdateWindow::sample's selection).
+torch::Tensor everyStrideth(const torch::Tensor& t, int64_t stride) {
+  const torch::Tensor flat = t.reshape({-1});
+  return flat.slice(0, 0, flat.numel(), stride);
+}
+
+torch::Tensor termsOf(const kernels::StepSums& sums, int64_t n) {
+  return torch::tensor({sums.intendedNonZero, sums.roundedAway, sums.intendedSq, sums.changeSq,
+                        static_cast<double>(n)},
+                       torch::TensorOptions().dtype(torch::kFloat64));
+}
+
+torch::Tensor fp32Copy(const torch::Tensor& t) { return t.to(torch::kFloat32, false, /*copy=*/true); }
+
+// The kernel's statistics step, one piece at a time: the piece's weights
+// before the step in fp32, its fp32 reference (torch's fp32 ops on fp32
+// copies of the piece, as fp32IntendedWeights), the kernel on the piece (its
+// elements are independent: the same bits as on the whole tensor), its
+// weights after in fp32, the sums added in block order, and the window's
+// elements of the piece. Nothing of the tensor's size is allocated.
+StepWithTerms kernelStepWithTerms(ParamState& p, const StepScalars& s, const kernels::TorchForloopBf16Scalars& k,
+                                  int64_t windowStride) {
+  const int64_t n = p.param.numel();
+  const torch::Tensor flatW = p.param.view({-1}), flatG = p.grad.view({-1}), flatM = p.m.view({-1}),
+                      flatV = p.v.view({-1});
+  const auto options = p.param.options().dtype(torch::kFloat32);
+  const int64_t room = std::min(kPiece, n);
+  const torch::Tensor before32 = torch::empty({room}, options), intended32 = torch::empty({room}, options),
+                      after32 = torch::empty({room}, options);
+  std::vector<torch::Tensor> samples;
+  kernels::StepSums sums;
+  kernels::TorchForloopBf16Args a;
+  a.s = k;
+  for (int64_t start = 0; start < n; start += kPiece) {
+    const int64_t len = std::min(kPiece, n - start);
+    const torch::Tensor before = before32.narrow(0, 0, len), intended = intended32.narrow(0, 0, len),
+                        after = after32.narrow(0, 0, len);
+    before.copy_(flatW.narrow(0, start, len));
+    intended.copy_(before);
+    torchOptimAdamwInPlace(intended, fp32Copy(flatG.narrow(0, start, len)), fp32Copy(flatM.narrow(0, start, len)),
+                           fp32Copy(flatV.narrow(0, start, len)), s);
+    a.n = len;
+    a.param = reinterpret_cast<uint16_t*>(p.param.data_ptr<at::BFloat16>()) + start;
+    a.grad = reinterpret_cast<const uint16_t*>(p.grad.data_ptr<at::BFloat16>()) + start;
+    a.m = reinterpret_cast<uint16_t*>(p.m.data_ptr<at::BFloat16>()) + start;
+    a.v = reinterpret_cast<uint16_t*>(p.v.data_ptr<at::BFloat16>()) + start;
+    kernels::torchForloopBf16Cpu(a);
+    after.copy_(flatW.narrow(0, start, len));
+    kernels::addStepSumsCpu(sums, before.data_ptr<float>(), intended.data_ptr<float>(), after.data_ptr<float>(), len);
+    if (windowStride > 0) {
+      const int64_t first = (start + windowStride - 1) / windowStride * windowStride - start;
+      if (first < len)
+        samples.push_back(exactDifference(intended.slice(0, first, len, windowStride),
+                                          before.slice(0, first, len, windowStride)));
+    }
+  }
+  StepWithTerms out;
+  if (windowStride > 0) out.windowSample = torch::cat(samples);
+  out.terms = termsOf(sums, n);
+  return out;
+}
+
 }  // namespace
 
-StepWithTerms bf16PlainStepWithTerms(ParamState& p, const StepScalars& s, const WindowSample& sample, bool kernel) {
+StepWithTerms bf16PlainStepWithTerms(ParamState& p, const StepScalars& s, int64_t windowStride, bool kernel) {
   const torch::Tensor& w = p.param;
+  kernels::TorchForloopBf16Scalars k;
+  if (kernel && torchForloopBf16Runs(p) && torchForloopBf16Scalars(s, k)) return kernelStepWithTerms(p, s, k, windowStride);
   if (!onCpuContiguous(w) || !onCpuContiguous(p.grad) || !onCpuContiguous(p.m) || !onCpuContiguous(p.v)) {
     // Whole tensors: fp32 copies of the weights before the step and of what fp32 arithmetic intended.
-    const torch::Tensor before = w.to(torch::kFloat32, false, /*copy=*/true);
+    const torch::Tensor before = fp32Copy(w);
     const torch::Tensor intendedAfter = fp32IntendedWeights(before, p.grad, p.m, p.v, s);
     bf16PlainStep(p, s, kernel);
     StepWithTerms out;
-    if (sample) out.windowSample = exactDifference(sample(intendedAfter), sample(before));
+    if (windowStride > 0)
+      out.windowSample =
+          exactDifference(everyStrideth(intendedAfter, windowStride), everyStrideth(before, windowStride));
     out.terms = stepTermsOnePass(before, intendedAfter, w.to(torch::kFloat32));
     return out;
   }
-  // The same values a piece at a time: the fp32 reference of each piece
-  // before the step (fp32 copies of a piece, not of the tensor), the step
-  // on the whole tensor as without statistics, then the sums piece by piece
-  // in block order. Held meanwhile: the intended weights in fp32 and the
-  // weights before the step in their own dtype (exact in fp32).
+  // torch's ops: the fp32 reference a piece at a time (fp32 copies of a
+  // piece, not of the tensor), the step on the whole tensor as without
+  // statistics, then the sums piece by piece in block order. Held
+  // meanwhile: the intended weights in fp32 and the weights before the step
+  // in their own dtype (exact in fp32).
   const int64_t n = w.numel();
   const torch::Tensor flatW = w.view({-1}), flatG = p.grad.view({-1}), flatM = p.m.view({-1}), flatV = p.v.view({-1});
   const torch::Tensor before = flatW.clone();
   const torch::Tensor intendedAfter = torch::empty({n}, w.options().dtype(torch::kFloat32));
-  const auto copy32 = [](const torch::Tensor& t) { return t.to(torch::kFloat32, false, /*copy=*/true); };
   for (int64_t a = 0; a < n; a += kPiece) {
     const int64_t len = std::min(kPiece, n - a);
     torch::Tensor w32 = intendedAfter.narrow(0, a, len);
     w32.copy_(flatW.narrow(0, a, len));
-    torchOptimAdamwInPlace(w32, copy32(flatG.narrow(0, a, len)), copy32(flatM.narrow(0, a, len)),
-                           copy32(flatV.narrow(0, a, len)), s);
+    torchOptimAdamwInPlace(w32, fp32Copy(flatG.narrow(0, a, len)), fp32Copy(flatM.narrow(0, a, len)),
+                           fp32Copy(flatV.narrow(0, a, len)), s);
   }
   bf16PlainStep(p, s, kernel);
   StepWithTerms out;
-  if (sample) out.windowSample = exactDifference(sample(intendedAfter), sample(before));
+  if (windowStride > 0)
+    out.windowSample = exactDifference(everyStrideth(intendedAfter, windowStride), everyStrideth(before, windowStride));
   kernels::StepSums sums;
   for (int64_t a = 0; a < n; a += kPiece) {
     const int64_t len = std::min(kPiece, n - a);
@@ -131,9 +198,7 @@ StepWithTerms bf16PlainStepWithTerms(ParamState& p, const StepScalars& s, const 
     kernels::addStepSumsCpu(sums, before32.data_ptr<float>(), intendedAfter.data_ptr<float>() + a,
                             after32.data_ptr<float>(), len);
   }
-  out.terms = torch::tensor({sums.intendedNonZero, sums.roundedAway, sums.intendedSq, sums.changeSq,
-                             static_cast<double>(n)},
-                            torch::TensorOptions().dtype(torch::kFloat64));
+  out.terms = termsOf(sums, n);
   return out;
 }
 
