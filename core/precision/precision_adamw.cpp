@@ -143,10 +143,7 @@ struct PrecisionAdamW::Impl {
       steps::fp32Step(s.state, k);
       return w.sample(s.state.param).to(torch::kFloat64) - before;
     }
-    const torch::Tensor intended = steps::fp32Intended(w.sample(s.state.param), w.sample(s.state.grad),
-                                                        w.sample(s.state.m), w.sample(s.state.v), k);
-    steps::bf16PlainStep(s.state, k, plainBf16Kernel());
-    return intended;
+    return steps::bf16PlainStepWithSampledIntended(s.state, k, w.stride(), plainBf16Kernel());
   }
 
   // The torch-op rules with statistics, without fp64 tensors of the

@@ -293,6 +293,28 @@ class TorchForloopBf16Test : public QObject {
       }
   }
 
+  // A window step (no statistics): the kernel copies the window's elements
+  // during its pass; the same intended-update sample, weights and moments as
+  // torch's ops after strided reads, for strides that fall on block
+  // boundaries and not, and on every element (stride 1).
+  void windowSampleIsTheTensorOpBits() {
+    const int64_t n = 3 * kernels::kCpuBlock + 77;
+    for (const int64_t stride : {int64_t(1), int64_t(7), int64_t(64), int64_t(590), n + 5})
+      for (const Hyper& h : {kHypers[0], kHypers[2]}) {
+        steps::ParamState ops = stateOf(n, 17);
+        steps::ParamState ours = copyOf(ops);
+        const steps::StepScalars k = scalarsOf(h, 4);
+        const torch::Tensor a = steps::bf16PlainStepWithSampledIntended(ops, k, stride, /*kernel=*/false);
+        const torch::Tensor b = steps::bf16PlainStepWithSampledIntended(ours, k, stride, /*kernel=*/true);
+        const QString where = QString("stride %1, %2").arg(stride).arg(h.name);
+        QVERIFY2(a.numel() == (n + stride - 1) / stride && a.scalar_type() == torch::kFloat64, qPrintable(where));
+        QVERIFY2(torch::equal(a.isnan(), b.isnan()), qPrintable(where));
+        QVERIFY2(torch::equal(a.nan_to_num(0, 0, 0).view(torch::kInt64), b.nan_to_num(0, 0, 0).view(torch::kInt64)),
+                 qPrintable(where));
+        QVERIFY(bitsOrBothNan(ours.param, ops.param) && bitsOrBothNan(ours.m, ops.m) && bitsOrBothNan(ours.v, ops.v));
+      }
+  }
+
   // Through PrecisionAdamW: adamw.kernels "fused" (the kernel) and
   // "reference" (torch's ops) give the same run, statistics and window
   // included; a non-contiguous parameter takes torch's ops either way.

@@ -50,6 +50,14 @@ struct TorchForloopBf16Args {
   uint16_t* m = nullptr;  // bf16 moments, updated in place
   uint16_t* v = nullptr;
   TorchForloopBf16Scalars s;
+  // The update window's sample: with sampleStride > 0, element i with
+  // i % sampleStride == 0 is copied, as it was before the step, to
+  // element i / sampleStride of these (bf16 bits), while its block is in cache.
+  int64_t sampleStride = 0;
+  uint16_t* sampleParam = nullptr;
+  uint16_t* sampleGrad = nullptr;
+  uint16_t* sampleM = nullptr;
+  uint16_t* sampleV = nullptr;
 };
 
 // Steps elements [0, n) on torch's threads, in fixed blocks.

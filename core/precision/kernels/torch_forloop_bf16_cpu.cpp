@@ -20,6 +20,18 @@ Variant variantOf(CpuKernel kernel) {
   return torchForloopBf16CpuBaseline;
 }
 
+// The window's elements of [begin, end), before the block is stepped.
+void copySamples(const TorchForloopBf16Args& a, int64_t begin, int64_t end) {
+  const int64_t stride = a.sampleStride;
+  for (int64_t i = (begin + stride - 1) / stride * stride; i < end; i += stride) {
+    const int64_t j = i / stride;
+    a.sampleParam[j] = a.param[i];
+    a.sampleGrad[j] = a.grad[i];
+    a.sampleM[j] = a.m[i];
+    a.sampleV[j] = a.v[i];
+  }
+}
+
 }  // namespace
 
 void torchForloopBf16Cpu(const TorchForloopBf16Args& a) {
@@ -29,7 +41,10 @@ void torchForloopBf16Cpu(const TorchForloopBf16Args& a) {
 
 void torchForloopBf16Cpu(const TorchForloopBf16Args& a, CpuKernel kernel) {
   const Variant variant = variantOf(kernel);
-  forEachCpuBlock(a.n, [&](int64_t begin, int64_t end, size_t) { variant(a, begin, end); });
+  forEachCpuBlock(a.n, [&](int64_t begin, int64_t end, size_t) {
+    if (a.sampleStride > 0) copySamples(a, begin, end);
+    variant(a, begin, end);
+  });
 }
 
 }  // namespace plab::kernels

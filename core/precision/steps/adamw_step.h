@@ -100,6 +100,13 @@ bool torchForloopBf16Runs(const ParamState& p);
 bool torchForloopBf16Scalars(const StepScalars& s, kernels::TorchForloopBf16Scalars& out);
 void bf16PlainStep(ParamState& p, const StepScalars& s, bool kernel = true);
 
+// bf16PlainStep, returning the intended update (fp32Intended) of the
+// update window's elements, every windowStride-th of the flattened tensor
+// (UpdateWindow::sample's): the kernel copies them as they were before the
+// step during its pass, instead of strided reads of four tensors before it.
+torch::Tensor bf16PlainStepWithSampledIntended(ParamState& p, const StepScalars& s, int64_t windowStride,
+                                               bool kernel = true);
+
 // bf16PlainStep with its statistics: the terms (stepTermsOnePass's, from the
 // weights before the step, fp32IntendedWeights of the state before it and
 // the weights after) and, with windowStride > 0, the exact intended update

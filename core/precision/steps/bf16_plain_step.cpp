@@ -154,6 +154,32 @@ StepWithTerms kernelStepWithTerms(ParamState& p, const StepScalars& s, const ker
 
 }  // namespace
 
+torch::Tensor bf16PlainStepWithSampledIntended(ParamState& p, const StepScalars& s, int64_t windowStride, bool kernel) {
+  kernels::TorchForloopBf16Args a;
+  if (kernel && torchForloopBf16Runs(p) && torchForloopBf16Scalars(s, a.s)) {
+    a.n = p.param.numel();
+    const int64_t count = (a.n + windowStride - 1) / windowStride;
+    const torch::Tensor w = torch::empty({count}, p.param.options()), g = torch::empty({count}, p.param.options()),
+                        m = torch::empty({count}, p.param.options()), v = torch::empty({count}, p.param.options());
+    const auto bits = [](const torch::Tensor& t) { return reinterpret_cast<uint16_t*>(t.data_ptr<at::BFloat16>()); };
+    a.param = bits(p.param);
+    a.grad = bits(p.grad);
+    a.m = bits(p.m);
+    a.v = bits(p.v);
+    a.sampleStride = windowStride;
+    a.sampleParam = bits(w);
+    a.sampleGrad = bits(g);
+    a.sampleM = bits(m);
+    a.sampleV = bits(v);
+    kernels::torchForloopBf16Cpu(a);
+    return fp32Intended(w, g, m, v, s);
+  }
+  const torch::Tensor intended = fp32Intended(everyStrideth(p.param, windowStride), everyStrideth(p.grad, windowStride),
+                                              everyStrideth(p.m, windowStride), everyStrideth(p.v, windowStride), s);
+  bf16PlainStep(p, s, kernel);
+  return intended;
+}
+
 StepWithTerms bf16PlainStepWithTerms(ParamState& p, const StepScalars& s, int64_t windowStride, bool kernel) {
   const torch::Tensor& w = p.param;
   kernels::TorchForloopBf16Scalars k;
