@@ -39,7 +39,8 @@ struct TorchForloopBf16Scalars {
   bool lerpSmall = true;    // |lerpWeight| < 0.5: m + w (g - m), else g - (1 - w) (g - m)
   float beta2 = 0.999f, oneMinusBeta2 = 0.001f;
   float sqrtBiasCorrection2 = 1;  // float((1 - beta2^t) ** 0.5)
-  float eps = 1e-8f;
+  float eps = 1e-8f;       // bf16(float(eps)): add_'s scalar, cast to the tensor's dtype
+  float eps32 = 1e-8f;     // float(eps): the same add_ on the fp32 reference's tensors
   float negStepSize = 0;  // float(-lr / (1 - beta1^t))
 };
 
@@ -58,9 +59,24 @@ struct TorchForloopBf16Args {
   uint16_t* sampleGrad = nullptr;
   uint16_t* sampleM = nullptr;
   uint16_t* sampleV = nullptr;
+  // The statistics' fp32 reference (steps::fp32IntendedWeights: torch's
+  // same operations on fp32 copies), n floats each, or null: the weight
+  // before the step and after it, and, before torch's fp32 square root
+  // (MKL's, which this does not reproduce: the caller takes it on refV in
+  // place), the fp32 weight after decay, m and v. Then
+  // torchForloopFp32ReferenceEndCpu turns refWeight into the intended weights.
+  float* refBefore = nullptr;
+  float* refAfter = nullptr;
+  float* refWeight = nullptr;
+  float* refM = nullptr;
+  float* refV = nullptr;
 };
 
 // Steps elements [0, n) on torch's threads, in fixed blocks.
 void torchForloopBf16Cpu(const TorchForloopBf16Args& args);
+
+// refWeight = refWeight + (-step * refM) / (refV / sqrt(1 - beta2^t) + eps)
+// in fp32 as torch's ops round it, refV holding torch's square root of v.
+void torchForloopFp32ReferenceEndCpu(const TorchForloopBf16Args& args);
 
 }  // namespace plab::kernels

@@ -20,6 +20,20 @@ Variant variantOf(CpuKernel kernel) {
   return torchForloopBf16CpuBaseline;
 }
 
+Variant referenceEndOf(CpuKernel kernel) {
+#ifdef PLAB_CPU_KERNEL_X86
+  if (kernel == CpuKernel::Avx512) return torchForloopFp32ReferenceEndCpuAvx512;
+  if (kernel == CpuKernel::Avx2 && __builtin_cpu_supports("fma")) return torchForloopFp32ReferenceEndCpuAvx2;
+#endif
+  (void)kernel;
+  return torchForloopFp32ReferenceEndCpuBaseline;
+}
+
+CpuKernel bestCpuKernel() {
+  static const CpuKernel best = availableCpuKernels().back();
+  return best;
+}
+
 // The window's elements of [begin, end), before the block is stepped.
 void copySamples(const TorchForloopBf16Args& a, int64_t begin, int64_t end) {
   const int64_t stride = a.sampleStride;
@@ -34,9 +48,13 @@ void copySamples(const TorchForloopBf16Args& a, int64_t begin, int64_t end) {
 
 }  // namespace
 
-void torchForloopBf16Cpu(const TorchForloopBf16Args& a) {
-  static const CpuKernel best = availableCpuKernels().back();
-  torchForloopBf16Cpu(a, best);
+void torchForloopBf16Cpu(const TorchForloopBf16Args& a) { torchForloopBf16Cpu(a, bestCpuKernel()); }
+
+void torchForloopFp32ReferenceEndCpu(const TorchForloopBf16Args& a) { torchForloopFp32ReferenceEndCpu(a, bestCpuKernel()); }
+
+void torchForloopFp32ReferenceEndCpu(const TorchForloopBf16Args& a, CpuKernel kernel) {
+  const Variant variant = referenceEndOf(kernel);
+  forEachCpuBlock(a.n, [&](int64_t begin, int64_t end, size_t) { variant(a, begin, end); });
 }
 
 void torchForloopBf16Cpu(const TorchForloopBf16Args& a, CpuKernel kernel) {

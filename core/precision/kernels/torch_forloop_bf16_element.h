@@ -57,4 +57,23 @@ PLAB_HD uint16_t torchForloopBf16Element(uint16_t w, uint16_t g, uint16_t& m, ui
   return bf16BitsOf(bf16Round(w1 + (s.negStepSize * m1) / denom));
 }
 
+// The statistics' fp32 reference, torch's same operations on fp32 tensors
+// (each rounded to fp32 once; lerp and addcmul fused as above): the weight
+// after decay (torch skips the product without weight decay, where the
+// factor is 1: the same value), m and v, before the square root.
+template <bool LerpSmall>
+PLAB_HD void torchForloopFp32ReferenceStart(float w, float g, float m, float v, const TorchForloopBf16Scalars& s,
+                                            float& wRef, float& mRef, float& vRef) {
+  wRef = w * s.decay;
+  const float diff = g - m;
+  mRef = LerpSmall ? fmaf(s.lerpWeight, diff, m) : fmaf(s.lerpWeight - 1.0f, diff, g);
+  vRef = fmaf(s.oneMinusBeta2 * g, g, v * s.beta2);
+}
+
+// Its end, from torch's fp32 square root of vRef: the intended weight.
+PLAB_HD float torchForloopFp32ReferenceEnd(float wRef, float mRef, float root, const TorchForloopBf16Scalars& s) {
+  const float denom = root / s.sqrtBiasCorrection2 + s.eps32;
+  return wRef + (s.negStepSize * mRef) / denom;
+}
+
 }  // namespace plab::kernels

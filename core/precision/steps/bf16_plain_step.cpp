@@ -62,6 +62,7 @@ bool torchForloopBf16Scalars(const StepScalars& s, kernels::TorchForloopBf16Scal
   // add_'s scalar becomes a bf16 tensor first (TensorIterator casts it to
   // the common dtype; mul and div read the original value instead).
   k.eps = kernels::bf16ToFloat(kernels::bf16Nearest(static_cast<float>(values[5])));
+  k.eps32 = static_cast<float>(values[5]);
   k.negStepSize = static_cast<float>(values[6]);
   return true;
 }
@@ -104,46 +105,49 @@ torch::Tensor termsOf(const kernels::StepSums& sums, int64_t n) {
 
 torch::Tensor fp32Copy(const torch::Tensor& t) { return t.to(torch::kFloat32, false, /*copy=*/true); }
 
-// The kernel's statistics step, one piece at a time: the piece's weights
-// before the step in fp32, its fp32 reference (torch's fp32 ops on fp32
-// copies of the piece, as fp32IntendedWeights), the kernel on the piece (its
-// elements are independent: the same bits as on the whole tensor), its
-// weights after in fp32, the sums added in block order, and the window's
-// elements of the piece. Nothing of the tensor's size is allocated.
-StepWithTerms kernelStepWithTerms(ParamState& p, const StepScalars& s, const kernels::TorchForloopBf16Scalars& k,
-                                  int64_t windowStride) {
+// The kernel's statistics step, one piece at a time. The kernel's pass also
+// writes the piece's weights before and after the step in fp32 and the
+// first part of the fp32 reference (fp32IntendedWeights' operations, rounded
+// as torch's fp32 kernels round them); torch's own fp32 square root (MKL's,
+// which is not correctly rounded and not reproduced here) runs on the
+// piece's v, then the reference's end gives the intended weights; the sums
+// are added in block order and the window's elements of the piece taken.
+// The same bits as torch's ops on fp32 copies of the whole tensor, and
+// nothing of the tensor's size allocated.
+StepWithTerms kernelStepWithTerms(ParamState& p, const kernels::TorchForloopBf16Scalars& k, int64_t windowStride) {
   const int64_t n = p.param.numel();
-  const torch::Tensor flatW = p.param.view({-1}), flatG = p.grad.view({-1}), flatM = p.m.view({-1}),
-                      flatV = p.v.view({-1});
   const auto options = p.param.options().dtype(torch::kFloat32);
   const int64_t room = std::min(kPiece, n);
-  const torch::Tensor before32 = torch::empty({room}, options), intended32 = torch::empty({room}, options),
-                      after32 = torch::empty({room}, options);
+  const torch::Tensor before32 = torch::empty({room}, options), after32 = torch::empty({room}, options),
+                      weight32 = torch::empty({room}, options), m32 = torch::empty({room}, options),
+                      v32 = torch::empty({room}, options);
+  const auto bits = [](const torch::Tensor& t) { return reinterpret_cast<uint16_t*>(t.data_ptr<at::BFloat16>()); };
   std::vector<torch::Tensor> samples;
   kernels::StepSums sums;
   kernels::TorchForloopBf16Args a;
   a.s = k;
+  a.refBefore = before32.data_ptr<float>();
+  a.refAfter = after32.data_ptr<float>();
+  a.refWeight = weight32.data_ptr<float>();
+  a.refM = m32.data_ptr<float>();
   for (int64_t start = 0; start < n; start += kPiece) {
     const int64_t len = std::min(kPiece, n - start);
-    const torch::Tensor before = before32.narrow(0, 0, len), intended = intended32.narrow(0, 0, len),
-                        after = after32.narrow(0, 0, len);
-    before.copy_(flatW.narrow(0, start, len));
-    intended.copy_(before);
-    torchOptimAdamwInPlace(intended, fp32Copy(flatG.narrow(0, start, len)), fp32Copy(flatM.narrow(0, start, len)),
-                           fp32Copy(flatV.narrow(0, start, len)), s);
     a.n = len;
-    a.param = reinterpret_cast<uint16_t*>(p.param.data_ptr<at::BFloat16>()) + start;
-    a.grad = reinterpret_cast<const uint16_t*>(p.grad.data_ptr<at::BFloat16>()) + start;
-    a.m = reinterpret_cast<uint16_t*>(p.m.data_ptr<at::BFloat16>()) + start;
-    a.v = reinterpret_cast<uint16_t*>(p.v.data_ptr<at::BFloat16>()) + start;
+    a.param = bits(p.param) + start;
+    a.grad = bits(p.grad) + start;
+    a.m = bits(p.m) + start;
+    a.v = bits(p.v) + start;
+    a.refV = v32.data_ptr<float>();
     kernels::torchForloopBf16Cpu(a);
-    after.copy_(flatW.narrow(0, start, len));
-    kernels::addStepSumsCpu(sums, before.data_ptr<float>(), intended.data_ptr<float>(), after.data_ptr<float>(), len);
+    const torch::Tensor root = v32.narrow(0, 0, len).sqrt();  // as torchOptimAdamwInPlace's v.sqrt()
+    a.refV = root.data_ptr<float>();
+    kernels::torchForloopFp32ReferenceEndCpu(a);
+    kernels::addStepSumsCpu(sums, a.refBefore, a.refWeight, a.refAfter, len);
     if (windowStride > 0) {
       const int64_t first = (start + windowStride - 1) / windowStride * windowStride - start;
       if (first < len)
-        samples.push_back(exactDifference(intended.slice(0, first, len, windowStride),
-                                          before.slice(0, first, len, windowStride)));
+        samples.push_back(exactDifference(weight32.slice(0, first, len, windowStride),
+                                          before32.slice(0, first, len, windowStride)));
     }
   }
   StepWithTerms out;
@@ -183,7 +187,7 @@ torch::Tensor bf16PlainStepWithSampledIntended(ParamState& p, const StepScalars&
 StepWithTerms bf16PlainStepWithTerms(ParamState& p, const StepScalars& s, int64_t windowStride, bool kernel) {
   const torch::Tensor& w = p.param;
   kernels::TorchForloopBf16Scalars k;
-  if (kernel && torchForloopBf16Runs(p) && torchForloopBf16Scalars(s, k)) return kernelStepWithTerms(p, s, k, windowStride);
+  if (kernel && torchForloopBf16Runs(p) && torchForloopBf16Scalars(s, k)) return kernelStepWithTerms(p, k, windowStride);
   if (!onCpuContiguous(w) || !onCpuContiguous(p.grad) || !onCpuContiguous(p.m) || !onCpuContiguous(p.v)) {
     // Whole tensors: fp32 copies of the weights before the step and of what fp32 arithmetic intended.
     const torch::Tensor before = fp32Copy(w);
