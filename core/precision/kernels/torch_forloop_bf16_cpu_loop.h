@@ -28,6 +28,9 @@ void stepRange(const TorchForloopBf16Args& a, int64_t begin, int64_t end) {
   float* __restrict mRef = a.refM;
   float* __restrict vRef = a.refV;
   const TorchForloopBf16Scalars s = a.s;
+  // The arrays never overlap: without this GCC kept a scalar loop for some
+  // of the four forms (or versioned them on a run-time alias check).
+#pragma GCC ivdep
   for (int64_t i = begin; i < end; ++i) {
     const uint16_t w = param[i], g = grad[i];
     uint16_t m = mp[i], v = vp[i];
@@ -66,6 +69,7 @@ void PLAB_TORCH_FORLOOP_REFERENCE_END(const TorchForloopBf16Args& a, int64_t beg
   const float* __restrict mRef = a.refM;
   const float* __restrict root = a.refV;
   const TorchForloopBf16Scalars s = a.s;
+#pragma GCC ivdep
   for (int64_t i = begin; i < end; ++i) wRef[i] = torchForloopFp32ReferenceEnd(wRef[i], mRef[i], root[i], s);
 }
 
