@@ -247,15 +247,20 @@ int main(int argc, char** argv) {
   for (OptimizerMode mode : allOptimizerModes()) {
     // fp32 and bf16: torch's fused form or its for-loop form (adamw.torch_step);
     // the others: the fused kernels or their tensor-op reference (adamw.kernels).
+    // bf16's for-loop form twice: its one-pass kernel (adamw.kernels "fused",
+    // kernels/torch_forloop_bf16.h) and torch's tensor ops ("reference").
     const bool torchRecipe = mode == OptimizerMode::Fp32AdamW || mode == OptimizerMode::Bf16Plain;
-    for (StepKernels kernels : {StepKernels::Fused, StepKernels::Reference}) {
+    for (int form = 0; form < 3; ++form) {
+      const bool forLoopKernel = form == 2;
+      if (forLoopKernel && mode != OptimizerMode::Bf16Plain) continue;
+      const StepKernels kernels = form == 1 ? StepKernels::Reference : StepKernels::Fused;
       // none: nothing measured; window: the update-lost window alone (20
       // steps), what most training steps carry; stats: the per-step
       // statistics too, as on a layer-stats step.
       for (int collect = 0; collect < 3; ++collect) {
         const bool stats = collect == 2;
         std::string name = optimizerModeId(mode);
-        if (torchRecipe) name += kernels == StepKernels::Fused ? " torch fused" : " torch for-loop";
+        if (torchRecipe) name += form == 0 ? " torch fused" : form == 1 ? " torch for-loop" : " for-loop kernel";
         else name += kernels == StepKernels::Fused ? " fused" : " reference";
         if (collect == 1) name += " +window";
         if (collect == 2) name += " +window +stats";
@@ -273,7 +278,7 @@ int main(int argc, char** argv) {
         statsOptions.window = collect > 0 ? 20 : 0;
         AdamWOptions options;
         options.kernels = kernels;
-        options.torchStep = kernels == StepKernels::Fused ? TorchStep::Fused : TorchStep::ForLoop;
+        options.torchStep = form == 0 ? TorchStep::Fused : TorchStep::ForLoop;
         PrecisionAdamW opt(params, mode, options, 0, statsOptions);
         const Paired t = pairedRounds(steps, warmup, device, bf16 ? torchStepBf16 : torchStep,
                                       [&] { opt.step(1e-3, stats); });

@@ -82,7 +82,9 @@ MomentPrecision momentPrecisionDefault(OptimizerMode m);
 // How the bf16 write rules and "mixed" are computed: "fused" runs one pass
 // per element (precision/kernels/, CPU and CUDA twins); "reference" runs the
 // tensor-op functions of precision/steps/ (slower, several full-size fp32
-// temporaries). "fp32" and "bf16" are always torch's own tensor ops.
+// temporaries). "fp32" and "bf16" are torch's own arithmetic either way;
+// "bf16"'s for-loop form runs in one pass (kernels/torch_forloop_bf16.h,
+// the same bits) unless this is "reference".
 enum class StepKernels { Fused, Reference };
 std::string stepKernelsId(StepKernels k);                 // "fused", "reference"
 StepKernels stepKernelsFromId(const std::string& id);     // throws ConfigError

@@ -120,6 +120,10 @@ struct PrecisionAdamW::Impl {
            steps::fusedStepRuns(s.state);
   }
 
+  // "bf16"'s for-loop step in one pass per element (kernels/torch_forloop_bf16.h,
+  // the same bits as torch's ops), unless adamw.kernels is "reference".
+  bool plainBf16Kernel() const { return options.kernels == StepKernels::Fused; }
+
   // fp32 and bf16 rules whose adamw.torch_step resolves to "fused": torch's
   // fused step, one pass (fp16 weights, CUDA and odd layouts take the for-loop form).
   bool runsTorchFused(const Slot& s) const {
@@ -139,10 +143,7 @@ struct PrecisionAdamW::Impl {
       steps::fp32Step(s.state, k);
       return w.sample(s.state.param).to(torch::kFloat64) - before;
     }
-    const torch::Tensor intended = steps::fp32Intended(w.sample(s.state.param), w.sample(s.state.grad),
-                                                        w.sample(s.state.m), w.sample(s.state.v), k);
-    steps::bf16PlainStep(s.state, k);
-    return intended;
+    return steps::bf16PlainStepWithSampledIntended(s.state, k, w.stride(), plainBf16Kernel());
   }
 
   // The torch-op rules with statistics, without fp64 tensors of the
@@ -152,10 +153,8 @@ struct PrecisionAdamW::Impl {
   torch::Tensor torchStepWithTerms(Slot& s, double lr, bool windowOn) {
     const steps::StepScalars k = scalarsFor(s, lr);
     if (s.rule != StepRule::Fp32) {
-      const UpdateWindow& w = s.window;
-      const steps::StepWithTerms r = steps::bf16PlainStepWithTerms(
-          s.state, k, windowOn ? steps::WindowSample([&w](const torch::Tensor& t) { return w.sample(t); })
-                               : steps::WindowSample());
+      const steps::StepWithTerms r =
+          steps::bf16PlainStepWithTerms(s.state, k, windowOn ? s.window.stride() : 0, plainBf16Kernel());
       if (windowOn) s.window.addSampled(r.windowSample);
       return r.terms;
     }
@@ -173,7 +172,7 @@ struct PrecisionAdamW::Impl {
     if (s.rule == StepRule::Fp32)
       steps::fp32Step(s.state, scalarsFor(s, lr));
     else
-      steps::bf16PlainStep(s.state, scalarsFor(s, lr));
+      steps::bf16PlainStep(s.state, scalarsFor(s, lr), plainBf16Kernel());
   }
 
   // The tensor-op reference of the other rules (mixed, the bf16 writes);

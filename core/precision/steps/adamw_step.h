@@ -26,6 +26,7 @@
 
 #include "precision/kernels/fused_adamw.h"
 #include "precision/kernels/quantized_adamw.h"
+#include "precision/kernels/torch_forloop_bf16.h"
 #include "precision/optimizer_mode.h"
 
 namespace plab::steps {
@@ -90,20 +91,35 @@ void fp32Step(ParamState& p, const StepScalars& s);
 
 // "bf16": Python's torch.optim.AdamW on bf16 param, grad and moments (what
 // model.to(torch.bfloat16) + AdamW does); every operation rounds to bf16. Its intended update is fp32Intended of the state
-// read before the step.
-void bf16PlainStep(ParamState& p, const StepScalars& s);
+// read before the step. With `kernel` and where torchForloopBf16Runs(p), one
+// pass per element (kernels/torch_forloop_bf16.h, the same bits); otherwise,
+// and as the reference, torchOptimAdamwInPlace.
+bool torchForloopBf16Runs(const ParamState& p);
+// The kernel's fp32 scalars from s, as ATen converts Python's floats; false
+// when one is beyond fp32's range (the tensor-op form runs then).
+bool torchForloopBf16Scalars(const StepScalars& s, kernels::TorchForloopBf16Scalars& out);
+void bf16PlainStep(ParamState& p, const StepScalars& s, bool kernel = true);
+
+// bf16PlainStep, returning the intended update (fp32Intended) of the
+// update window's elements, every windowStride-th of the flattened tensor
+// (UpdateWindow::sample's): the kernel copies them as they were before the
+// step during its pass, instead of strided reads of four tensors before it.
+torch::Tensor bf16PlainStepWithSampledIntended(ParamState& p, const StepScalars& s, int64_t windowStride,
+                                               bool kernel = true);
 
 // bf16PlainStep with its statistics: the terms (stepTermsOnePass's, from the
 // weights before the step, fp32IntendedWeights of the state before it and
-// the weights after) and, given the update window's sample (UpdateWindow::
-// sample), the exact intended update of its elements. On CPU tensors the
-// fp32 reference is taken a piece at a time (no fp32 copies of the
-// tensor's size; the same bits with one intra-op thread).
-using WindowSample = std::function<torch::Tensor(const torch::Tensor&)>;
+// the weights after) and, with windowStride > 0, the exact intended update
+// of the update window's elements (every windowStride-th element of the
+// flattened tensor, UpdateWindow::sample's). On CPU tensors the fp32
+// reference is taken a piece at a time (no fp32 copies of the tensor's
+// size; the same bits with one intra-op thread); where the one-pass kernel
+// runs, the step and the sums go the same piece at a time.
 struct StepWithTerms {
   torch::Tensor terms, windowSample;  // windowSample: undefined without a window
 };
-StepWithTerms bf16PlainStepWithTerms(ParamState& p, const StepScalars& s, const WindowSample& sample);
+StepWithTerms bf16PlainStepWithTerms(ParamState& p, const StepScalars& s, int64_t windowStride,
+                                     bool kernel = true);
 
 // "bf16-nearest", "bf16-kahan", "bf16-sr": the update is computed in fp32
 // from upcast state; moments and weight are then written back with their
