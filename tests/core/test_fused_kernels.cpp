@@ -103,6 +103,13 @@ struct Recipe {
   MomentPrecision moments;
 };
 
+// A row per recipe, without and with weight decay.
+void addRows(const std::vector<std::pair<const char*, Recipe>>& recipes) {
+  for (const auto& [name, r] : recipes)
+    for (double wd : {0.0, 0.1})
+      QTest::newRow((std::string(name) + (wd > 0 ? ", decay" : "")).c_str()) << int(r.mode) << int(r.moments) << wd;
+}
+
 void addRecipeRows() {
   QTest::addColumn<int>("mode");
   QTest::addColumn<int>("moments");
@@ -116,9 +123,7 @@ void addRecipeRows() {
       {"bf16-sr, bf16 moments", {OptimizerMode::Bf16StochasticRounding, MomentPrecision::Bf16Nearest}},
       {"mixed", {OptimizerMode::Fp32MasterWeights, MomentPrecision::ModeDefault}},
   };
-  for (const auto& [name, r] : recipes)
-    for (double wd : {0.0, 0.1})
-      QTest::newRow((std::string(name) + (wd > 0 ? ", decay" : "")).c_str()) << int(r.mode) << int(r.moments) << wd;
+  addRows(recipes);
 }
 
 AdamWOptions optionsFor(int moments, double weightDecay, StepKernels kernels) {
@@ -452,9 +457,7 @@ class FusedKernelsTest : public QObject {
         {"bf16-nearest, 4bit moments", {OptimizerMode::Bf16Nearest, MomentPrecision::Dynamic4bit}},
         {"bf16-sr, fp8 moments", {OptimizerMode::Bf16StochasticRounding, MomentPrecision::Fp8}},
     };
-    for (const auto& [name, r] : quantized)
-      for (double wd : {0.0, 0.1})
-        QTest::newRow((std::string(name) + (wd > 0 ? ", decay" : "")).c_str()) << int(r.mode) << int(r.moments) << wd;
+    addRows(quantized);
   }
   void cudaTwinMatchesCpuTwin() {
 #ifndef PLAB_HAVE_CUDA_KERNELS
